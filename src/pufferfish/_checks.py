@@ -1,0 +1,61 @@
+"""Argument checks shared by the public API.
+
+Every check raises :class:`ValueError` (or :class:`TypeError`) whose message names the argument,
+the rule and the value it got, e.g. ``epsilon must be finite and > 0, got -1.0``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking it is finite and > 0."""
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}") from None
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
+    return value
+
+
+def check_scale(scale: Any, name: str = "scale") -> float:
+    """Return ``scale`` as a float after checking it is finite and >= 0."""
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be finite and >= 0, got {scale!r}") from None
+    if not math.isfinite(value) or value < 0.0:
+        raise ValueError(f"{name} must be finite and >= 0, got {scale!r}")
+    return value
+
+
+def check_epsilons(epsilons: Iterable[Any], name: str = "epsilon") -> tuple[float, ...]:
+    """Check every value of ``epsilons`` with :func:`check_epsilon`; at least one is needed."""
+    values = tuple(check_epsilon(e, name) for e in epsilons)
+    if not values:
+        raise ValueError(f"{name} needs at least one value, got none")
+    return values
+
+
+def as_float_vector(values: Any, name: str) -> NDArray[np.float64]:
+    """Return ``values`` as a 1-D float64 array of finite numbers with at least one entry."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-D array of real numbers, got {values!r}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must have at least one entry, got an empty array")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be finite, got {arr[k]!r} at index {k}")
+    return arr

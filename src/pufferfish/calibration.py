@@ -1,0 +1,695 @@
+"""Calibration of Laplace noise for discrete priors: l1, Kantorovich, relaxed and optimal.
+
+Each calibrator returns the Laplace scale ``theta`` (noise variance ``2 theta^2``) that makes
+``Y = X + Laplace(theta)`` (eps, S)-pufferfish private for every pair and prior of a
+:class:`~pufferfish.priors.Scenario`, and checks it against the exact privacy loss of SPEC 2.1
+before returning it (``Calibration.check``). A scale that fails the check after a bounded move to
+the safe side raises :class:`PrivacyCheckError`: that would be a bug or a false theorem.
+
+=============  ==========================================================  =====================
+mechanism      scale                                                        source
+=============  ==========================================================  =====================
+``l1``         ``max |x - x'|`` over both alphabets, / eps                  seed 001 eq (26)
+``kantorovich`` ``max |x - x'|`` over the Kantorovich plan, / eps           seed 002 Lemma 1;
+                                                                            seed 000 Prop 1-2;
+                                                                            seed 001 eq (4)
+``relaxed``    largest root over plan columns and rows of                   seed 002 Thm 2
+               ``sum pi(x, x') (e^{|x - x'|/theta} - e^eps) = 0``          (14a, 14b); seed 001
+                                                                            Prop 3.2-3.3, Alg 1
+``optimal``    smallest theta whose exact loss is <= eps                    SPEC sec 2.1
+=============  ==========================================================  =====================
+
+Always ``optimal <= relaxed <= kantorovich <= l1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import logsumexp
+
+from ._checks import check_epsilon, check_epsilons
+from .loss import PrivacyLoss, privacy_loss
+from .priors import Scenario
+from .transport import TransportPlan, kantorovich_plan
+
+#: Names of the calibrators, from most to least noise.
+MECHANISMS: tuple[str, ...] = ("l1", "kantorovich", "relaxed", "optimal")
+
+#: Relative steps by which a scale that fails the exact check is moved up before giving up.
+_NUDGES = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
+
+
+def _num(x: float) -> str:
+    """Short text of a number for messages (``g`` format, 10 significant digits)."""
+    return f"{float(x):.10g}"
+
+
+class PrivacyCheckError(RuntimeError):
+    """A calibrated scale failed the exact privacy-loss check (a bug or a false theorem)."""
+
+
+@dataclass(frozen=True)
+class RootFinding:
+    """Convergence data of the root finds behind a scale.
+
+    Attributes
+    ----------
+    method : str
+        ``"brentq"`` (scipy.optimize.brentq).
+    variable : str
+        What was solved for: ``"t = exp(1/theta)"`` (relaxed) or ``"log theta"`` (optimal).
+    solves : int
+        Number of root finds (relaxed: one per plan row and column with off-diagonal mass).
+    iterations : int
+        Total iterations over all solves.
+    function_calls : int
+        Total function evaluations over all solves.
+    converged : bool
+        Whether every solve converged.
+    bracket : (float, float)
+        Scale bracket ``(theta_low, theta_high)`` of the deciding solve.
+    """
+
+    method: str
+    variable: str
+    solves: int
+    iterations: int
+    function_calls: int
+    converged: bool
+    bracket: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibrated Laplace scale and its exact privacy check.
+
+    Attributes
+    ----------
+    mechanism : str
+        One of :data:`MECHANISMS`.
+    epsilon : float
+        Target privacy budget (nats, > 0).
+    scale : float
+        Laplace scale ``theta >= 0`` in the unit of the released column.
+    checked_loss : float
+        Exact privacy loss at ``scale`` (SPEC 2.1), ``<= epsilon`` (with its rounding bound).
+    check : PrivacyLoss
+        The full check: worst prior, pair, released value, rounding bound, every pair's loss.
+    prior, pair :
+        The prior and pair that decided the scale (for ``optimal``: the binding pair of the check).
+    decided_by : str
+        What in that pair decided it, e.g. ``"plan atom 1.0 -> 3.0"`` or ``"column x' = 1.0"``.
+    root : RootFinding or None
+        Convergence data where a root finder ran.
+    safety_step : float
+        Relative amount by which the scale was moved up to pass the check (0 if none).
+    noiseless : bool
+        ``True`` when ``scale == 0``: the priors are already eps-indistinguishable and the data
+        can be released without noise. This holds only if the priors are right.
+    """
+
+    mechanism: str
+    epsilon: float
+    scale: float
+    checked_loss: float
+    check: PrivacyLoss
+    prior: str
+    pair: tuple[str, str]
+    decided_by: str
+    root: RootFinding | None
+    safety_step: float
+    noiseless: bool
+
+    @property
+    def variance(self) -> float:
+        """Noise variance ``2 theta^2`` (the mean squared error of the release, seed 001 eq 3)."""
+        return 2.0 * self.scale**2
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary."""
+        out: dict[str, Any] = {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "scale": self.scale,
+            "variance": self.variance,
+            "checked_loss": self.checked_loss,
+            "check_error_bound": self.check.error_bound,
+            "check_worst_y": self.check.worst_y,
+            "check_pair": list(self.check.pair),
+            "check_prior": self.check.prior,
+            "prior": self.prior,
+            "pair": list(self.pair),
+            "decided_by": self.decided_by,
+            "safety_step": self.safety_step,
+            "noiseless": self.noiseless,
+            "root": None,
+        }
+        if self.root is not None:
+            out["root"] = {
+                "method": self.root.method,
+                "variable": self.root.variable,
+                "solves": self.root.solves,
+                "iterations": self.root.iterations,
+                "function_calls": self.root.function_calls,
+                "converged": self.root.converged,
+                "bracket": list(self.root.bracket),
+            }
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification (calibrate, then verify and move to the safe side)
+
+
+def _verified(
+    scenario: Scenario,
+    mechanism: str,
+    epsilon: float,
+    scale: float,
+    *,
+    prior: str,
+    pair: tuple[str, str],
+    decided_by: str,
+    root: RootFinding | None = None,
+) -> Calibration:
+    """Check ``scale`` exactly; move it up by at most a relative 1e-6 to pass, else raise."""
+    for step in _NUDGES:
+        trial = scale * (1.0 + step)
+        check = privacy_loss(scenario, trial)
+        if check.satisfies(epsilon):
+            return Calibration(
+                mechanism=mechanism,
+                epsilon=epsilon,
+                scale=trial,
+                checked_loss=check.loss,
+                check=check,
+                prior=prior,
+                pair=pair,
+                decided_by=decided_by,
+                root=root,
+                safety_step=step,
+                noiseless=trial == 0.0,
+            )
+        if scale == 0.0:
+            break
+    raise PrivacyCheckError(
+        f"{mechanism} scale {scale!r} at epsilon {epsilon!r} fails the exact privacy check: "
+        f"loss {check.loss!r} (+ rounding bound {check.error_bound:.3g}) > epsilon for pair "
+        f"{check.pair} of prior {check.prior!r} at y = {check.worst_y!r}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# l1 and Kantorovich
+
+
+def calibrate_l1(scenario: Scenario, epsilon: float) -> Calibration:
+    """The l1-sensitivity scale ``max |x - x'| / eps`` over both priors' alphabets.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and discrete priors.
+    epsilon : float
+        Privacy budget, finite and > 0.
+
+    Returns
+    -------
+    Calibration
+        With the exact check at the returned scale.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0.
+    PrivacyCheckError
+        If the scale fails the exact check (it cannot, by seed 001 eq 26).
+
+    Notes
+    -----
+    Seed 001 eq (26): ``theta_l = max_{(x, x') in X^2} |x - x'| / eps`` over the alphabet ``X``;
+    here the alphabet of a pair is the declared support of each prior (zero-probability points
+    included), so ``max(max X_i - min X_j, max X_j - min X_i)``. Equal to the Laplace mechanism
+    of differential privacy calibrated to the query's sensitivity.
+    """
+    epsilon = check_epsilon(epsilon)
+    best = (-1.0, "", ("", ""), "")
+    for prior, pair, p_i, p_j in scenario.iter_pairs():
+        right = float(p_j.support[-1] - p_i.support[0])
+        left = float(p_i.support[-1] - p_j.support[0])
+        if right >= left:
+            d, how = right, f"{_num(p_i.support[0])} -> {_num(p_j.support[-1])}"
+        else:
+            d, how = left, f"{_num(p_i.support[-1])} -> {_num(p_j.support[0])}"
+        d = max(d, 0.0)
+        if d > best[0]:
+            best = (d, prior.name, pair, f"alphabet extremes {how} (distance {_num(d)})")
+    d, prior_name, pair, how = best
+    return _verified(scenario, "l1", epsilon, d / epsilon, prior=prior_name, pair=pair, decided_by=how)
+
+
+def calibrate_kantorovich(scenario: Scenario, epsilon: float) -> Calibration:
+    """The Kantorovich (W1) mechanism: the plan's largest displacement over eps.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and discrete priors.
+    epsilon : float
+        Privacy budget, finite and > 0.
+
+    Returns
+    -------
+    Calibration
+        With the exact check at the returned scale.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0.
+    PrivacyCheckError
+        If the scale fails the exact check (it cannot, by seed 002 Lemma 1).
+
+    Notes
+    -----
+    ``theta = max_{rho, (s_i, s_j)} max_{(x, x') in supp(pi*)} |x - x'| / eps`` with ``pi*`` the
+    Kantorovich optimal transport plan (seed 002 Lemma 1; seed 000 Prop 1-2 and eq 28; seed 001
+    eq 4). In 1-D this equals the W-infinity mechanism of Song et al. (2017).
+    """
+    epsilon = check_epsilon(epsilon)
+    best = (-1.0, "", ("", ""), "")
+    for prior, pair, p_i, p_j in scenario.iter_pairs():
+        plan = kantorovich_plan(p_i, p_j)
+        k = int(np.argmax(plan.displacement))
+        d = float(plan.displacement[k])
+        if d > best[0]:
+            best = (d, prior.name, pair, f"plan atom {_num(plan.source[k])} -> {_num(plan.target[k])}")
+    d, prior_name, pair, how = best
+    return _verified(
+        scenario, "kantorovich", epsilon, d / epsilon, prior=prior_name, pair=pair, decided_by=how
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Relaxed
+
+
+@dataclass(frozen=True)
+class _GroupRoot:
+    scale: float
+    iterations: int
+    function_calls: int
+    converged: bool
+    bracket: tuple[float, float]
+    solved: bool
+
+
+def _relaxed_group_scale(
+    log_mass: np.ndarray, distance: np.ndarray, epsilon: float
+) -> _GroupRoot:
+    """Smallest theta with ``sum pi (e^{d/theta} - e^eps) <= 0`` for one plan row or column.
+
+    Solved for ``t = e^{1/theta}`` with brentq on ``log sum pi t^d - eps - log sum pi``, which is
+    increasing in ``t > 1``. Bracket from seed 001 eq (14)-(15), generalised to real distances:
+    ``Phi = log((e^eps P - pi_0)/(P - pi_0))`` with ``pi_0`` the mass at distance 0, and
+    ``t in [e^{Phi/d_max}, e^{Phi/d_min}]`` (``theta in [d_min/Phi, d_max/Phi]``). The returned
+    theta is on the safe side: the condition holds at it.
+    """
+    off = distance > 0
+    if not off.any():
+        return _GroupRoot(0.0, 0, 0, True, (0.0, 0.0), False)
+    log_total = float(logsumexp(log_mass))
+    log_off = float(logsumexp(log_mass[off]))
+    log_diag = float(logsumexp(log_mass[~off])) if (~off).any() else -math.inf
+    # Phi = log(e^eps P - pi_0) - log(P - pi_0), in log space.
+    log_num = log_total + epsilon + math.log1p(-math.exp(min(log_diag - log_total - epsilon, 0.0)))
+    phi = log_num - log_off
+    d_min = float(distance[off].min())
+    d_max = float(distance[off].max())
+    theta_hi = d_max / phi  # condition holds here (seed 001 Prop 3.3 (1))
+    if d_min == d_max:
+        return _GroupRoot(theta_hi, 0, 0, True, (theta_hi, theta_hi), False)
+    theta_lo = d_min / phi
+    log_t_lo, log_t_hi = phi / d_max, phi / d_min
+    target = epsilon + log_total
+
+    def g_log_t(log_t: float) -> float:
+        return float(logsumexp(log_mass + distance * log_t)) - target
+
+    def g(t: float) -> float:
+        return g_log_t(math.log(t))
+
+    t_lo, t_hi = math.exp(log_t_lo), math.exp(log_t_hi)
+    if g(t_lo) >= 0.0:  # root at the safe end of the bracket (rounding)
+        return _GroupRoot(theta_hi, 0, 1, True, (theta_lo, theta_hi), False)
+    root, info = brentq(g, t_lo, t_hi, xtol=1e-15, rtol=1e-15, full_output=True, disp=False)
+    # Safe side: the largest t <= root with g(t) <= 0, i.e. the smallest passing theta.
+    t_safe, steps = float(root), 1
+    if g(t_safe) > 0.0:
+        a, b = t_lo, t_safe  # g(a) < 0 < g(b)
+        while steps < 200:
+            mid = 0.5 * (a + b)
+            if mid in (a, b):
+                break
+            steps += 1
+            if g(mid) <= 0.0:
+                a = mid
+            else:
+                b = mid
+        t_safe = a
+    theta = min(1.0 / math.log(t_safe), theta_hi) if t_safe > 1.0 else theta_hi
+    return _GroupRoot(
+        theta,
+        int(info.iterations),
+        int(info.function_calls) + steps + 1,
+        bool(info.converged),
+        (theta_lo, theta_hi),
+        True,
+    )
+
+
+def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str, _Tally]:
+    """Relaxed scale of one transport plan: max over its columns (14a) and rows (14b).
+
+    Parameters
+    ----------
+    plan : TransportPlan
+        Kantorovich plan of ``(P(.|s_i), P(.|s_j))``.
+    epsilon : float
+        Privacy budget, > 0.
+
+    Returns
+    -------
+    scale : float
+        ``max`` over columns ``x'`` and rows ``x`` of the smallest theta satisfying
+        ``sum_x pi(x, x') (e^{|x - x'|/theta} - e^eps) <= 0`` (column) and
+        ``sum_{x'} pi(x, x') (e^{|x - x'|/theta} - e^eps) <= 0`` (row).
+    decided_by : str
+        Which row or column gave the maximum.
+    tally : _Tally
+        Convergence data of the root finds.
+
+    Notes
+    -----
+    Seed 002 Thm 2, eq (14a)-(14b); seed 001 Prop 3.2, eq (11)-(12), Alg 1. Seed 001 writes only
+    the column condition (11); the row condition (12) is the other direction of eq (1) and is
+    needed too.
+    """
+    log_mass = np.log(plan.mass)
+    distance = plan.displacement
+    tally = _Tally()
+    best, how = 0.0, "no off-diagonal mass"
+    for label, keys in (("column x'", plan.target), ("row x", plan.source)):
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(uniq.size + 1))
+        for g in range(uniq.size):
+            idx = order[bounds[g] : bounds[g + 1]]
+            res = _relaxed_group_scale(log_mass[idx], distance[idx], epsilon)
+            tally.add(res)
+            if res.scale > best:
+                best, how = res.scale, f"{label} = {_num(uniq[g])}"
+                tally.deciding_bracket = res.bracket
+    return best, how, tally
+
+
+class _Tally:
+    """Running totals of root-finding effort."""
+
+    def __init__(self) -> None:
+        self.solves = 0
+        self.iterations = 0
+        self.function_calls = 0
+        self.converged = True
+        self.deciding_bracket: tuple[float, float] = (0.0, 0.0)
+
+    def add(self, res: _GroupRoot) -> None:
+        if res.solved:
+            self.solves += 1
+        self.iterations += res.iterations
+        self.function_calls += res.function_calls
+        self.converged = self.converged and res.converged
+
+    def merge(self, other: _Tally) -> None:
+        self.solves += other.solves
+        self.iterations += other.iterations
+        self.function_calls += other.function_calls
+        self.converged = self.converged and other.converged
+
+
+def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
+    """The relaxed Kantorovich mechanism: the largest root of the row and column conditions.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and discrete priors.
+    epsilon : float
+        Privacy budget, finite and > 0.
+
+    Returns
+    -------
+    Calibration
+        ``root`` holds the brentq convergence data summed over all rows and columns.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0.
+    PrivacyCheckError
+        If the scale fails the exact check (it cannot, by seed 002 Thm 2).
+
+    Notes
+    -----
+    ``theta = max_{rho, (s_i, s_j)} max(max_{x'} theta_col(x'), max_x theta_row(x))`` where
+    ``theta_col(x')`` is the root of ``sum_x pi*(x, x') (e^{|x - x'|/theta} - e^eps) = 0``
+    (seed 002 Thm 2 eq 14a; seed 001 eq 11 and Prop 3.2) and ``theta_row(x)`` the root of the row
+    sum (seed 002 eq 14b; seed 001 eq 12). Each root is found by ``scipy.optimize.brentq`` in
+    ``t = e^{1/theta}`` (seed 001 Alg 1) inside the bracket of seed 001 eq (14)-(15), generalised
+    to real distances, and returned on the safe side. ``relaxed <= kantorovich`` always
+    (seed 001 Thm 4.1).
+    """
+    epsilon = check_epsilon(epsilon)
+    total = _Tally()
+    best = (0.0, "", ("", ""), "no off-diagonal mass", (0.0, 0.0))
+    first = True
+    for prior, pair, p_i, p_j in scenario.iter_pairs():
+        plan = kantorovich_plan(p_i, p_j)
+        scale, how, tally = _relaxed_plan_scale(plan, epsilon)
+        total.merge(tally)
+        if first or scale > best[0]:
+            best = (scale, prior.name, pair, how, tally.deciding_bracket)
+            first = False
+    scale, prior_name, pair, how, bracket = best
+    root = RootFinding(
+        method="brentq",
+        variable="t = exp(1/theta)",
+        solves=total.solves,
+        iterations=total.iterations,
+        function_calls=total.function_calls,
+        converged=total.converged,
+        bracket=bracket,
+    )
+    return _verified(
+        scenario, "relaxed", epsilon, scale, prior=prior_name, pair=pair, decided_by=how, root=root
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Optimal
+
+
+def calibrate_optimal(
+    scenario: Scenario, epsilon: float, *, upper: Calibration | None = None
+) -> Calibration:
+    """The smallest Laplace scale whose exact privacy loss is at most eps.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and discrete priors.
+    epsilon : float
+        Privacy budget, finite and > 0.
+    upper : Calibration, optional
+        A passing calibration at the same ``epsilon`` to bracket from (default: the relaxed one).
+
+    Returns
+    -------
+    Calibration
+        The closest passing scale to the root of ``L(theta) = eps`` (the returned scale passes the
+        exact check; any smaller scale found on the way did not), with brentq convergence data.
+        ``scale == 0`` and ``noiseless`` when the priors themselves are eps-indistinguishable.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0, or ``upper`` is for another epsilon.
+    PrivacyCheckError
+        If no passing scale is found (a bug).
+
+    Notes
+    -----
+    SPEC sec 2.1 (beyond the seed papers). ``L(theta)`` is non-increasing: ``Laplace(t2)`` is
+    ``Laplace(t1)`` convolved with ``(t1/t2)^2 delta_0 + (1 - (t1/t2)^2) Laplace(t2)``, and
+    convolution is post-processing. So ``{theta : L(theta) <= eps}`` is an interval
+    ``[theta*, inf)``. It is bracketed by halving from the relaxed scale and solved with brentq on
+    ``log theta``; the result is moved up to the nearest scale that passes the check (including
+    its rounding bound) and never exceeds the bracketing scale.
+    """
+    epsilon = check_epsilon(epsilon)
+    at_zero = privacy_loss(scenario, 0.0)
+    if at_zero.satisfies(epsilon):
+        return _verified(
+            scenario,
+            "optimal",
+            epsilon,
+            0.0,
+            prior=at_zero.prior,
+            pair=at_zero.pair,
+            decided_by=f"prior log-ratio {_num(at_zero.loss)} <= epsilon: no noise needed",
+        )
+    if upper is None:
+        upper = calibrate_relaxed(scenario, epsilon)
+    elif upper.epsilon != epsilon:
+        raise ValueError(f"upper must be calibrated at epsilon {epsilon!r}, got {upper.epsilon!r}")
+    hi = upper.scale
+
+    def excess(log_scale: float) -> float:
+        check = privacy_loss(scenario, math.exp(log_scale))
+        return check.loss + check.error_bound - epsilon
+
+    calls = 0
+    lo = hi
+    for _ in range(2000):
+        lo = lo / 2.0
+        calls += 1
+        if excess(math.log(lo)) > 0.0:
+            break
+        hi = lo
+    else:  # pragma: no cover - L(theta) -> L(0) > eps as theta -> 0
+        raise PrivacyCheckError("could not bracket the optimal scale from below")
+    if excess(math.log(hi)) > 0.0:  # pragma: no cover - hi passed the check
+        raise PrivacyCheckError(f"bracketing scale {hi!r} fails the exact check")
+    root, info = brentq(
+        excess, math.log(lo), math.log(hi), xtol=1e-13, rtol=1e-15, full_output=True, disp=False
+    )
+    # Move up to the nearest passing scale, never above the passing end of the bracket.
+    scale = math.exp(root)
+    for step in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
+        trial = min(math.exp(root + step), hi)
+        calls += 1
+        if excess(math.log(trial)) <= 0.0:
+            scale = trial
+            break
+    else:
+        scale = hi
+    check = privacy_loss(scenario, scale)
+    rootdata = RootFinding(
+        method="brentq",
+        variable="log theta",
+        solves=1,
+        iterations=int(info.iterations),
+        function_calls=int(info.function_calls) + calls + 2,
+        converged=bool(info.converged),
+        bracket=(lo, hi),
+    )
+    return _verified(
+        scenario,
+        "optimal",
+        epsilon,
+        scale,
+        prior=check.prior,
+        pair=check.pair,
+        decided_by=f"exact loss binding at y = {_num(check.worst_y)}",
+        root=rootdata,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Front doors
+
+
+def calibrate(scenario: Scenario, epsilon: float, mechanism: str = "optimal") -> Calibration:
+    """Calibrate Laplace noise with one mechanism.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and discrete priors.
+    epsilon : float
+        Privacy budget, finite and > 0.
+    mechanism : {"l1", "kantorovich", "relaxed", "optimal"}
+        The calibrator (see the module docstring).
+
+    Returns
+    -------
+    Calibration
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0 or ``mechanism`` is unknown.
+    PrivacyCheckError
+        If a scale fails the exact privacy check.
+    """
+    fn = {
+        "l1": calibrate_l1,
+        "kantorovich": calibrate_kantorovich,
+        "relaxed": calibrate_relaxed,
+        "optimal": calibrate_optimal,
+    }.get(mechanism)
+    if fn is None:
+        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    return fn(scenario, epsilon)
+
+
+def compare(
+    scenario: Scenario,
+    epsilons: float | Iterable[float],
+    mechanisms: Sequence[str] = MECHANISMS,
+) -> tuple[Calibration, ...]:
+    """Calibrate several mechanisms at several budgets.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and discrete priors.
+    epsilons : float or iterable of float
+        Privacy budgets, each finite and > 0.
+    mechanisms : sequence of str
+        Names from :data:`MECHANISMS` (default: all four).
+
+    Returns
+    -------
+    tuple of Calibration
+        Ordered by epsilon, then by ``mechanisms``.
+
+    Raises
+    ------
+    ValueError
+        On a bad epsilon or an unknown mechanism.
+    """
+    eps_list = check_epsilons([epsilons] if isinstance(epsilons, (int, float)) else epsilons)
+    mechs = tuple(mechanisms)
+    for m in mechs:
+        if m not in MECHANISMS:
+            raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {m!r}")
+    if not mechs:
+        raise ValueError("mechanisms needs at least one name, got none")
+    out: list[Calibration] = []
+    for eps in eps_list:
+        done: dict[str, Calibration] = {}
+        for m in mechs:
+            if m == "optimal":
+                relaxed = done.get("relaxed") or calibrate_relaxed(scenario, eps)
+                done[m] = calibrate_optimal(scenario, eps, upper=relaxed)
+            else:
+                done[m] = calibrate(scenario, eps, m)
+            out.append(done[m])
+    return tuple(out)

@@ -1,0 +1,250 @@
+"""The ``pufferfish`` command line: a thin layer over :mod:`pufferfish.data`,
+:mod:`pufferfish.calibration` and :mod:`pufferfish.release`.
+
+Errors in the input (unknown column or value, one-sided pair, empty group, bad epsilon,
+unreadable file, existing output) print one line ``error: ...`` on standard error and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from enum import Enum
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .calibration import MECHANISMS, Calibration, PrivacyCheckError, compare
+from .data import DataError, EstimatedPriors, estimate_priors, parse_pair
+
+app = typer.Typer(
+    name="pufferfish",
+    help="Calibrate and release data under pufferfish privacy (Laplace noise, discrete priors).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+T = TypeVar("T")
+
+
+class Mechanism(str, Enum):
+    l1 = "l1"
+    kantorovich = "kantorovich"
+    relaxed = "relaxed"
+    optimal = "optimal"
+    all = "all"
+
+
+class ReleaseMechanism(str, Enum):
+    l1 = "l1"
+    kantorovich = "kantorovich"
+    relaxed = "relaxed"
+    optimal = "optimal"
+
+
+DataArg = Annotated[str, typer.Argument(help="CSV or Parquet file, or a shipped data set name: adult.")]
+SecretOpt = Annotated[str, typer.Option("--secret", help="Column holding the secret.")]
+PairOpt = Annotated[
+    list[str], typer.Option("--pair", help="Discriminative pair of secret values 'A,B' (repeatable).")
+]
+PublicOpt = Annotated[str, typer.Option("--public", help="Column to release.")]
+OrderOpt = Annotated[
+    str | None,
+    typer.Option("--order", help="Label order of a categorical public column 'v1,v2,...' (default: sorted)."),
+]
+WeightOpt = Annotated[str | None, typer.Option("--weight", help="Frequency-weight column.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=1)
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    """Run ``fn``; turn the library's input errors into one line on stderr and exit code 1."""
+    try:
+        return fn()
+    except (ValueError, FileExistsError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
+        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except PrivacyCheckError as exc:
+        _fail(f"privacy check failed (please report this bug): {exc}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _order(order: str | None) -> list[str] | None:
+    if order is None:
+        return None
+    values = [v.strip() for v in order.split(",")]
+    if any(not v for v in values):
+        raise ValueError(f"order must be comma-separated labels without empty entries, got {order!r}")
+    return values
+
+
+def _num(x: float, digits: int = 4) -> str:
+    if x == 0:
+        return "0"
+    return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:.4e}"
+
+
+def _inputs_table(est: EstimatedPriors) -> Table:
+    table = Table(title=f"Priors P({est.public_column} | {est.secret_column})", title_justify="left")
+    table.add_column(est.public_column)
+    table.add_column("code", justify="right")
+    prior = est.scenario.priors[0]
+    for g in est.groups:
+        table.add_column(f"{g.secret}\n(n={g.rows})", justify="right")
+    labels = [label for label, _ in est.mapping] if est.categorical else [_num(float(v), 8) for v in est.support]
+    for k, label in enumerate(labels):
+        row = [label, _num(float(est.support[k]), 8)]
+        row += [f"{prior.conditionals[g.secret].pmf[k]:.4f}" for g in est.groups]
+        table.add_row(*row)
+    return table
+
+
+def _comparison_table(results: list[Calibration], epsilon: float, *, show_pair: bool) -> Table:
+    table = Table(title=f"epsilon = {epsilon:g}", title_justify="left")
+    for name, justify in (
+        ("mechanism", "left"),
+        ("scale", "right"),
+        ("noise variance", "right"),
+        ("checked loss", "right"),
+        ("decided by", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for c in results:
+        table.add_row(
+            c.mechanism,
+            _num(c.scale),
+            _num(c.variance),
+            f"{c.checked_loss:.6g}",
+            (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
+        )
+    return table
+
+
+def _print_tables(console: Console, est: EstimatedPriors, results: tuple[Calibration, ...]) -> None:
+    console.print(f"data: {est.source}")
+    console.print(
+        f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
+        f"public value or weight)"
+    )
+    console.print(_inputs_table(est))
+    show_pair = len(est.scenario.pairs) * len(est.scenario.priors) > 1
+    for eps in dict.fromkeys(c.epsilon for c in results):
+        console.print(_comparison_table([c for c in results if c.epsilon == eps], eps, show_pair=show_pair))
+    if any(c.noiseless for c in results):
+        console.print(
+            "note: scale 0 means the priors are already eps-indistinguishable: the column may be "
+            "released without noise. This holds only if the adversary's prior is the estimated one."
+        )
+
+
+def _estimate(
+    data: str, secret: str, pair: list[str], public: str, order: str | None, weight: str | None
+) -> EstimatedPriors:
+    if not pair:
+        raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
+    pairs = [parse_pair(p) for p in pair]
+    return estimate_priors(data, secret=secret, public=public, pairs=pairs, order=_order(order), weight=weight)
+
+
+@app.command()
+def calibrate(
+    data: DataArg,
+    secret: SecretOpt,
+    public: PublicOpt,
+    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (repeatable).")],
+    pair: PairOpt,
+    order: OrderOpt = None,
+    weight: WeightOpt = None,
+    mechanism: Annotated[Mechanism, typer.Option("--mechanism", help="Calibrator, or all.")] = Mechanism.all,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compare the Laplace scales of the calibrators on empirical priors from DATA."""
+
+    def run() -> tuple[EstimatedPriors, tuple[Calibration, ...]]:
+        est = _estimate(data, secret, pair, public, order, weight)
+        mechs = MECHANISMS if mechanism is Mechanism.all else (mechanism.value,)
+        return est, compare(est.scenario, epsilon, mechs)
+
+    est, results = _guard(run)
+    if as_json:
+        typer.echo(json.dumps({**est.to_dict(), "results": [c.to_dict() for c in results]}, allow_nan=False))
+        return
+    _print_tables(Console(), est, results)
+
+
+@app.command()
+def release(
+    data: DataArg,
+    secret: SecretOpt,
+    public: PublicOpt,
+    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (one value).")],
+    output: Annotated[str, typer.Option("--output", help="Output file: .csv, .csv.gz, .parquet or .pq.")],
+    pair: PairOpt,
+    order: OrderOpt = None,
+    weight: WeightOpt = None,
+    mechanism: Annotated[
+        ReleaseMechanism, typer.Option("--mechanism", help="Calibrator whose scale is used.")
+    ] = ReleaseMechanism.optimal,
+    rng_seed: Annotated[
+        int | None,
+        typer.Option("--rng-seed", help="Use a seeded, INSECURE sampler (experiments only)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write DATA with the public column replaced by a pufferfish-private noisy version."""
+    from .release import release as do_release
+
+    def run() -> Any:
+        if len(epsilon) != 1:
+            raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
+        if not pair:
+            raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
+        return do_release(
+            data,
+            secret=secret,
+            public=public,
+            pairs=[parse_pair(p) for p in pair],
+            epsilon=epsilon[0],
+            output=output,
+            mechanism=mechanism.value,
+            order=_order(order),
+            weight=weight,
+            rng=rng_seed,
+            force=force,
+        )
+
+    result = _guard(run)
+    if as_json:
+        typer.echo(json.dumps(result.report, allow_nan=False))
+        return
+    console = Console()
+    _print_tables(console, result.estimated, result.comparison)
+    c = result.chosen
+    console.print(
+        f"released: {result.output} ({result.rows_released} rows with noise, "
+        f"{result.rows_missing_public} missing left missing)"
+    )
+    console.print(f"mechanism: {c.mechanism}, Laplace scale {c.scale:.6g}, exact loss {c.checked_loss:.6g} <= {c.epsilon:g}")
+    console.print(f"noise: {result.noise.sampler}")
+    console.print(f"report: {result.report_path}")
+
+
+def main() -> None:
+    """Entry point of the ``pufferfish`` console script."""
+    try:
+        app()
+    except DataError as exc:  # pragma: no cover - handled in _guard
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

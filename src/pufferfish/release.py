@@ -1,0 +1,348 @@
+"""Release a table with its public column replaced by a pufferfish-private noisy version.
+
+Steps: estimate the empirical priors (:func:`pufferfish.data.estimate_priors`), calibrate every
+mechanism and check each scale exactly (:func:`pufferfish.calibration.compare`), add Laplace noise
+of the chosen mechanism's scale to every non-missing value of the public column (secure sampler
+unless a seed is given), and write the table (CSV or Parquet by extension) and a JSON report
+beside it, each atomically and never over an existing file unless ``force``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from ._checks import check_epsilon
+from .calibration import MECHANISMS, Calibration, compare
+from .data import DataError, EstimatedPriors, _first_line, _is_dataframe, _quote, estimate_priors, open_table, resolve_source
+from .noise import NoisyValues, add_laplace
+
+_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+class OutputExistsError(FileExistsError):
+    """The output file exists and ``force`` was not given."""
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    """What :func:`release` wrote.
+
+    Attributes
+    ----------
+    output : pathlib.Path
+        The released table.
+    report_path : pathlib.Path
+        The JSON report beside it.
+    report : dict
+        The report's content.
+    chosen : Calibration
+        The calibration whose scale was used.
+    comparison : tuple of Calibration
+        Every mechanism's calibration at the same epsilon.
+    estimated : EstimatedPriors
+        Priors, mapping and row counts.
+    noise : NoisyValues
+        The noisy public values (non-missing rows, in row order) and the sampler used.
+    rows_released : int
+        Rows whose public value received noise.
+    rows_missing_public : int
+        Rows whose public value was missing and stays missing.
+    """
+
+    output: Path
+    report_path: Path
+    report: dict[str, Any]
+    chosen: Calibration
+    comparison: tuple[Calibration, ...]
+    estimated: EstimatedPriors
+    noise: NoisyValues
+    rows_released: int
+    rows_missing_public: int
+
+
+def output_format(path: Path) -> str:
+    """``"csv"`` or ``"parquet"`` from the file name (``.csv``, ``.csv.gz``, ``.parquet``, ``.pq``).
+
+    Raises
+    ------
+    ValueError
+        For any other extension.
+    """
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-2:] == [".csv", ".gz"]:
+        return "csv"
+    if suffixes and suffixes[-1] in _FORMATS:
+        return _FORMATS[suffixes[-1]]
+    raise ValueError(f"output must end in .csv, .csv.gz, .parquet or .pq, got {str(path)!r}")
+
+
+def report_path_for(output: Path) -> Path:
+    """The report file beside ``output``: ``name.csv`` -> ``name.report.json``."""
+    name = output.name
+    for ext in (".csv.gz", ".csv", ".parquet", ".pq"):
+        if name.lower().endswith(ext):
+            name = name[: -len(ext)]
+            break
+    return output.with_name(name + ".report.json")
+
+
+def release(
+    data: Any,
+    *,
+    secret: str,
+    public: str,
+    pairs: Iterable[tuple[str, str]],
+    epsilon: float,
+    output: str | Path,
+    mechanism: str = "optimal",
+    order: Sequence[str] | None = None,
+    weight: str | None = None,
+    rng: np.random.Generator | int | None = None,
+    force: bool = False,
+) -> ReleaseResult:
+    """Release ``data`` with its public column made (eps, S)-pufferfish private by Laplace noise.
+
+    Parameters
+    ----------
+    data : str, pathlib.Path or pandas.DataFrame
+        CSV (any delimiter, quoted fields, header) or Parquet file, DataFrame, or ``"adult"``.
+    secret : str
+        Secret column; its values in ``pairs`` define the discriminative pairs.
+    public : str
+        Column to release. A categorical column is replaced by its codes plus noise (see the
+        report's ``mapping``); a numeric column by its values plus noise. Missing values stay
+        missing.
+    pairs : iterable of (str, str)
+        Discriminative pairs of secret values.
+    epsilon : float
+        Privacy budget, finite and > 0.
+    output : str or pathlib.Path
+        Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
+        beside it (:func:`report_path_for`).
+    mechanism : {"optimal", "relaxed", "kantorovich", "l1"}
+        Calibrator whose scale is used (default ``"optimal"``); all four are computed and reported.
+    order : sequence of str, optional
+        Label order of a categorical public column (default: sorted labels).
+    weight : str, optional
+        Frequency-weight column for the prior estimate.
+    rng : numpy.random.Generator, int or None
+        ``None`` (default) samples securely (OpenDP). A seed or Generator switches to NumPy's
+        insecure sampler, labelled as such in the report; for experiments only.
+    force : bool
+        Overwrite existing output and report files.
+
+    Returns
+    -------
+    ReleaseResult
+
+    Raises
+    ------
+    ValueError
+        Bad epsilon, mechanism, pair or output extension; :class:`~pufferfish.data.DataError` for
+        unreadable data, unknown columns or values, empty groups.
+    OutputExistsError
+        If the output or report file exists and ``force`` is false (nothing is written).
+    pufferfish.calibration.PrivacyCheckError
+        If a scale fails the exact privacy check (a bug).
+
+    Notes
+    -----
+    Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. For
+    a CSV written from a CSV every other column is copied as text, unchanged; row order is kept.
+    Files are written to a temporary file in the same folder and then linked into place, so a
+    failure never leaves a partial file and never replaces an existing one without ``force``.
+    """
+    epsilon = check_epsilon(epsilon)
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    out_path = Path(output)
+    fmt = output_format(out_path)
+    rep_path = report_path_for(out_path)
+    if not out_path.parent.is_dir():
+        raise ValueError(f"output folder must exist, got {str(out_path.parent)!r}")
+    source = resolve_source(data)
+    if not _is_dataframe(source) and Path(source).resolve() == out_path.resolve():
+        raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
+    for path in (out_path, rep_path):
+        if path.exists() and not force:
+            raise OutputExistsError(f"output file {str(path)!r} exists; pass --force (force=True) to overwrite it")
+
+    estimated = estimate_priors(data, secret=secret, public=public, pairs=pairs, order=order, weight=weight)
+    comparison = compare(estimated.scenario, [epsilon])
+    chosen = next(c for c in comparison if c.mechanism == mechanism)
+
+    con = duckdb.connect()
+    try:
+        typed = open_table(con, source)
+        text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet_path(source)
+        table = open_table(con, source, all_varchar=True).to_arrow_table() if text_copy else typed.to_arrow_table()
+        con.register("t", typed)
+        expr = f"CAST({_quote(public)} AS VARCHAR)" if estimated.categorical else f"CAST({_quote(public)} AS DOUBLE)"
+        column = [r[0] for r in con.execute(f"SELECT {expr} FROM t").fetchall()]
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read the table: {_first_line(exc)}") from None
+    finally:
+        con.close()
+    if len(column) != table.num_rows:  # pragma: no cover - both reads are of one file
+        raise DataError("the table changed while it was read")
+
+    if estimated.categorical:
+        codes = estimated.codes_for(column)
+    else:
+        codes = np.array([np.nan if v is None else v for v in column], dtype=np.float64)
+    present = ~np.isnan(codes)
+    noise = add_laplace(codes[present], chosen.scale, rng=rng)
+    released = np.full(codes.shape, np.nan)
+    released[present] = noise.values
+    new_col = pa.array(released, type=pa.float64(), mask=~present)
+    idx = table.schema.get_field_index(public)
+    table = table.set_column(idx, pa.field(public, pa.float64()), new_col)
+
+    report = _report(
+        estimated=estimated,
+        comparison=comparison,
+        chosen=chosen,
+        noise=noise,
+        inputs={
+            "data": estimated.source,
+            "secret": secret,
+            "public": public,
+            "pairs": [list(p) for p in estimated.scenario.pairs],
+            "epsilon": epsilon,
+            "mechanism": mechanism,
+            "order": list(order) if order is not None else None,
+            "weight": weight,
+        },
+        output=out_path,
+        rows_released=int(present.sum()),
+        rows_missing_public=int((~present).sum()),
+    )
+    _write_table(table, out_path, fmt, force=force)
+    _write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force)
+    return ReleaseResult(
+        output=out_path,
+        report_path=rep_path,
+        report=report,
+        chosen=chosen,
+        comparison=comparison,
+        estimated=estimated,
+        noise=noise,
+        rows_released=int(present.sum()),
+        rows_missing_public=int((~present).sum()),
+    )
+
+
+def _is_parquet_path(source: Any) -> bool:
+    return Path(source).suffix.lower() in (".parquet", ".pq")
+
+
+def _report(
+    *,
+    estimated: EstimatedPriors,
+    comparison: tuple[Calibration, ...],
+    chosen: Calibration,
+    noise: NoisyValues,
+    inputs: dict[str, Any],
+    output: Path,
+    rows_released: int,
+    rows_missing_public: int,
+) -> dict[str, Any]:
+    est = estimated.to_dict()
+    return {
+        "tool": f"pufferfish-privacy {version('pufferfish-privacy')}",
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "inputs": inputs,
+        "output": str(output),
+        "public_column_released_as": (
+            "code of the label (see mapping) + Laplace noise" if estimated.categorical else "value + Laplace noise"
+        ),
+        "mapping": est["mapping"],
+        "priors": est["priors"],
+        "rows": {
+            "total": estimated.rows_total,
+            "dropped_from_prior_estimate_missing_values": estimated.rows_dropped,
+            "released_with_noise": rows_released,
+            "missing_public_left_missing": rows_missing_public,
+        },
+        "mechanisms": [c.to_dict() for c in comparison],
+        "chosen": chosen.to_dict(),
+        "noise": noise.describe(),
+        "guarantee": (
+            f"(epsilon={chosen.epsilon}, S)-pufferfish privacy for the pairs above under the "
+            "empirical priors: exact privacy loss "
+            f"{chosen.checked_loss:.6g} <= epsilon (SPEC sec 2.1). It holds for adversaries whose "
+            "prior is the estimated one."
+        ),
+    }
+
+
+def _publish(tmp: Path, final: Path, *, force: bool) -> None:
+    """Move ``tmp`` to ``final`` atomically; without ``force`` never replace an existing file."""
+    try:
+        if force:
+            os.replace(tmp, final)
+            return
+        try:
+            os.link(tmp, final)
+        except FileExistsError:
+            raise OutputExistsError(
+                f"output file {str(final)!r} exists; pass --force (force=True) to overwrite it"
+            ) from None
+        except OSError:  # file system without hard links
+            if final.exists():
+                raise OutputExistsError(
+                    f"output file {str(final)!r} exists; pass --force (force=True) to overwrite it"
+                ) from None
+            os.replace(tmp, final)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _temp_beside(final: Path) -> Path:
+    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def _write_table(table: pa.Table, final: Path, fmt: str, *, force: bool) -> None:
+    tmp = _temp_beside(final)
+    try:
+        con = duckdb.connect()
+        try:
+            con.register("out_table", table)
+            if fmt == "parquet":
+                options = "FORMAT parquet"
+            else:
+                gz = final.name.lower().endswith(".gz")
+                options = "FORMAT csv, HEADER true" + (", COMPRESSION gzip" if gz else "")
+            path_sql = str(tmp).replace("'", "''")
+            con.execute(f"COPY (SELECT * FROM out_table) TO '{path_sql}' ({options})")
+        finally:
+            con.close()
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _publish(tmp, final, force=force)
+
+
+def _write_text(text: str, final: Path, *, force: bool) -> None:
+    tmp = _temp_beside(final)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _publish(tmp, final, force=force)
