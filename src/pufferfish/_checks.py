@@ -57,5 +57,5 @@ def as_float_vector(values: Any, name: str) -> NDArray[np.float64]:
     bad = ~np.isfinite(arr)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite, got {arr[k]!r} at index {k}")
+        raise ValueError(f"{name} must be finite, got {float(arr[k])!r} at index {k}")
     return arr

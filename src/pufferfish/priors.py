@@ -79,11 +79,11 @@ class DiscretePrior:
             k = int(np.flatnonzero(steps <= 0)[0])
             raise ValueError(
                 "support must be strictly increasing, got "
-                f"{support[k]!r} then {support[k + 1]!r} at index {k}"
+                f"{float(support[k])!r} then {float(support[k + 1])!r} at index {k}"
             )
         if (pmf < 0).any():
             k = int(np.flatnonzero(pmf < 0)[0])
-            raise ValueError(f"pmf must be >= 0, got {pmf[k]!r} at index {k}")
+            raise ValueError(f"pmf must be >= 0, got {float(pmf[k])!r} at index {k}")
         total = float(pmf.sum())
         if abs(total - 1.0) > PMF_SUM_TOLERANCE:
             raise ValueError(f"pmf must sum to 1 (within 1e-9), got a sum of {total!r}")
@@ -117,7 +117,7 @@ class DiscretePrior:
         c = as_float_vector(counts, "counts")
         if (c < 0).any():
             k = int(np.flatnonzero(c < 0)[0])
-            raise ValueError(f"counts must be >= 0, got {c[k]!r} at index {k}")
+            raise ValueError(f"counts must be >= 0, got {float(c[k])!r} at index {k}")
         total = float(c.sum())
         if total <= 0:
             raise ValueError(f"counts must have a positive sum, got {total!r}")
@@ -166,7 +166,7 @@ class DiscretePrior:
         ok = (idx < grid.size) & (grid[np.minimum(idx, grid.size - 1)] == self.support)
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"support must contain {self.support[k]!r}, which is missing")
+            raise ValueError(f"support must contain {float(self.support[k])!r}, which is missing")
         out = np.zeros(grid.size)
         out[idx] = self.pmf
         return out
