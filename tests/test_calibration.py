@@ -112,7 +112,9 @@ def test_bad_epsilon(bad) -> None:
 
 
 def test_unknown_mechanism() -> None:
-    with pytest.raises(ValueError, match="mechanism must be one of l1, kantorovich, relaxed, optimal, got 'w2'"):
+    with pytest.raises(
+        ValueError, match="mechanism must be one of l1, kantorovich, relaxed, optimal, got 'w2'"
+    ):
         calibrate(TABLE1, 1.0, "w2")
 
 

@@ -27,7 +27,9 @@ def test_seed001_table1_loss_at_zero() -> None:
 
 
 def test_loss_at_zero_is_infinite_when_supports_differ() -> None:
-    loss, y, sign, _ = pair_privacy_loss(DiscretePrior([0, 1], [1, 0]), DiscretePrior([0, 1], [0.5, 0.5]), 0.0)
+    loss, y, sign, _ = pair_privacy_loss(
+        DiscretePrior([0, 1], [1, 0]), DiscretePrior([0, 1], [0.5, 0.5]), 0.0
+    )
     assert loss == np.inf and y == 1.0 and sign == -1
 
 

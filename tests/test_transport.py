@@ -127,6 +127,22 @@ def test_plan_is_optimal_against_brute_force_lp(p: DiscretePrior, q: DiscretePri
         a_eq[i, i * m : (i + 1) * m] = 1.0
     for j in range(m):
         a_eq[n + j, j::m] = 1.0
-    res = linprog(cost.ravel(), A_eq=a_eq, b_eq=np.concatenate([p.pmf, q.pmf]), bounds=(0, None), method="highs")
+    res = linprog(
+        cost.ravel(), A_eq=a_eq, b_eq=np.concatenate([p.pmf, q.pmf]), bounds=(0, None), method="highs"
+    )
     assert res.status == 0
     assert kantorovich_plan(p, q).cost(power) == pytest.approx(res.fun, abs=1e-9)
+
+
+def test_mass_below_cdf_rounding_still_gets_an_atom() -> None:
+    """Found by hypothesis: a mass of 2.4e-252 at x' = 1 vanishes from the CDF (1 - 2.4e-252 == 1).
+
+    It must still be transported, else the Kantorovich scale is 0 and the release is not private
+    (the loss at scale 0 is infinite). The exact check caught this before the fix.
+    """
+    p = DiscretePrior([0, 1], [1.0, 0.0])
+    q = DiscretePrior([0, 1], [1.0, 2.44143701e-252])
+    plan = kantorovich_plan(p, q)
+    assert plan.max_displacement == 1.0 and plan.mass.min() == pytest.approx(2.44143701e-252)
+    assert max_displacement_from_cdfs(p, q) == 1.0
+    assert max_displacement_from_cdfs(q, p) == 1.0

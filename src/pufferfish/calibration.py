@@ -310,9 +310,7 @@ class _GroupRoot:
     solved: bool
 
 
-def _relaxed_group_scale(
-    log_mass: np.ndarray, distance: np.ndarray, epsilon: float
-) -> _GroupRoot:
+def _relaxed_group_scale(log_mass: np.ndarray, distance: np.ndarray, epsilon: float) -> _GroupRoot:
     """Smallest theta with ``sum pi (e^{d/theta} - e^eps) <= 0`` for one plan row or column.
 
     Solved for ``t = e^{1/theta}`` with brentq on ``log sum pi t^d - eps - log sum pi``, which is
@@ -505,9 +503,7 @@ def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
 # Optimal
 
 
-def calibrate_optimal(
-    scenario: Scenario, epsilon: float, *, upper: Calibration | None = None
-) -> Calibration:
+def calibrate_optimal(scenario: Scenario, epsilon: float, *, upper: Calibration | None = None) -> Calibration:
     """The smallest Laplace scale whose exact privacy loss is at most eps.
 
     Parameters

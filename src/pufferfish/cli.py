@@ -98,7 +98,9 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     prior = est.scenario.priors[0]
     for g in est.groups:
         table.add_column(f"{g.secret}\n(n={g.rows})", justify="right")
-    labels = [label for label, _ in est.mapping] if est.categorical else [_num(float(v), 8) for v in est.support]
+    labels = (
+        [label for label, _ in est.mapping] if est.categorical else [_num(float(v), 8) for v in est.support]
+    )
     for k, label in enumerate(labels):
         row = [label, _num(float(est.support[k]), 8)]
         row += [f"{prior.conditionals[g.secret].pmf[k]:.4f}" for g in est.groups]
@@ -150,7 +152,9 @@ def _estimate(
     if not pair:
         raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
     pairs = [parse_pair(p) for p in pair]
-    return estimate_priors(data, secret=secret, public=public, pairs=pairs, order=_order(order), weight=weight)
+    return estimate_priors(
+        data, secret=secret, public=public, pairs=pairs, order=_order(order), weight=weight
+    )
 
 
 @app.command()
@@ -232,7 +236,10 @@ def release(
         f"released: {result.output} ({result.rows_released} rows with noise, "
         f"{result.rows_missing_public} missing left missing)"
     )
-    console.print(f"mechanism: {c.mechanism}, Laplace scale {c.scale:.6g}, exact loss {c.checked_loss:.6g} <= {c.epsilon:g}")
+    console.print(
+        f"mechanism: {c.mechanism}, Laplace scale {c.scale:.6g}, "
+        f"exact loss {c.checked_loss:.6g} <= {c.epsilon:g}"
+    )
     console.print(f"noise: {result.noise.sampler}")
     console.print(f"report: {result.report_path}")
 

@@ -72,9 +72,7 @@ def dataset_path(name: str) -> Path:
         If ``name`` is not a shipped data set.
     """
     if name not in SHIPPED_DATASETS:
-        raise DataError(
-            f"data set must be one of {', '.join(SHIPPED_DATASETS)}, got {name!r}"
-        )
+        raise DataError(f"data set must be one of {', '.join(SHIPPED_DATASETS)}, got {name!r}")
     ref = resources.files("pufferfish") / "datasets" / SHIPPED_DATASETS[name][0]
     return Path(str(ref))
 
@@ -341,14 +339,20 @@ def estimate_priors(
             if bad and bad[0]:
                 raise DataError(f"public column {public!r} must hold finite numbers; {bad[0]} rows do not")
         # Alphabet of the public column over the whole table (the release covers every row).
-        labels = [r[0] for r in con.execute(
-            f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
-        ).fetchall()]
+        labels = [
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
+            ).fetchall()
+        ]
         if not labels:
             raise DataError(f"public column {public!r} has no non-missing value")
-        secret_values = {r[0] for r in con.execute(
-            f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
-        ).fetchall()}
+        secret_values = {
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
+            ).fetchall()
+        }
         counts = con.execute(
             f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}) FROM t "
             f"WHERE {valid} GROUP BY 1, 2"

@@ -109,7 +109,9 @@ def add_laplace(
     x = np.asarray(values, dtype=np.float64) if np.size(values) == 0 else as_float_vector(values, "values")
     if rng is not None:
         if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer, np.random.Generator)):
-            raise TypeError(f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+            raise TypeError(
+                f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
+            )
         seed = int(rng) if isinstance(rng, (int, np.integer)) else None
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
         noisy = x + gen.laplace(0.0, scale, size=x.shape) if scale > 0 else x.copy()

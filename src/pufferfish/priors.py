@@ -71,9 +71,7 @@ class DiscretePrior:
         support = as_float_vector(self.support, "support")
         pmf = as_float_vector(self.pmf, "pmf")
         if support.shape != pmf.shape:
-            raise ValueError(
-                f"support and pmf must have the same length, got {support.size} and {pmf.size}"
-            )
+            raise ValueError(f"support and pmf must have the same length, got {support.size} and {pmf.size}")
         steps = np.diff(support)
         if (steps <= 0).any():
             k = int(np.flatnonzero(steps <= 0)[0])

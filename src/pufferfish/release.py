@@ -25,7 +25,16 @@ import pyarrow as pa
 
 from ._checks import check_epsilon
 from .calibration import MECHANISMS, Calibration, compare
-from .data import DataError, EstimatedPriors, _first_line, _is_dataframe, _quote, estimate_priors, open_table, resolve_source
+from .data import (
+    DataError,
+    EstimatedPriors,
+    _first_line,
+    _is_dataframe,
+    _quote,
+    estimate_priors,
+    open_table,
+    resolve_source,
+)
 from .noise import NoisyValues, add_laplace
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -177,7 +186,9 @@ def release(
         raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
     for path in (out_path, rep_path):
         if path.exists() and not force:
-            raise OutputExistsError(f"output file {str(path)!r} exists; pass --force (force=True) to overwrite it")
+            raise OutputExistsError(
+                f"output file {str(path)!r} exists; pass --force (force=True) to overwrite it"
+            )
 
     estimated = estimate_priors(data, secret=secret, public=public, pairs=pairs, order=order, weight=weight)
     comparison = compare(estimated.scenario, [epsilon])
@@ -187,9 +198,17 @@ def release(
     try:
         typed = open_table(con, source)
         text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet_path(source)
-        table = open_table(con, source, all_varchar=True).to_arrow_table() if text_copy else typed.to_arrow_table()
+        table = (
+            open_table(con, source, all_varchar=True).to_arrow_table()
+            if text_copy
+            else typed.to_arrow_table()
+        )
         con.register("t", typed)
-        expr = f"CAST({_quote(public)} AS VARCHAR)" if estimated.categorical else f"CAST({_quote(public)} AS DOUBLE)"
+        expr = (
+            f"CAST({_quote(public)} AS VARCHAR)"
+            if estimated.categorical
+            else f"CAST({_quote(public)} AS DOUBLE)"
+        )
         column = [r[0] for r in con.execute(f"SELECT {expr} FROM t").fetchall()]
     except duckdb.Error as exc:
         raise DataError(f"cannot read the table: {_first_line(exc)}") from None
@@ -266,7 +285,9 @@ def _report(
         "inputs": inputs,
         "output": str(output),
         "public_column_released_as": (
-            "code of the label (see mapping) + Laplace noise" if estimated.categorical else "value + Laplace noise"
+            "code of the label (see mapping) + Laplace noise"
+            if estimated.categorical
+            else "value + Laplace noise"
         ),
         "mapping": est["mapping"],
         "priors": est["priors"],

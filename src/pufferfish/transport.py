@@ -116,8 +116,8 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     ...  for a, b, m in zip(plan.source, plan.target, plan.mass)]
     [(0.0, 0.0, 0.5), (0.0, 1.0, 0.02), (1.0, 1.0, 0.48)]
     """
-    x_i, f_i = _positive_cdf(prior_i)
-    x_j, f_j = _positive_cdf(prior_j)
+    x_i, p_i, f_i = _positive_cdf(prior_i)
+    x_j, p_j, f_j = _positive_cdf(prior_j)
     tol = _level_tolerance(f_i.size + f_j.size)
     # One merge of two sorted runs (timsort detects the runs), then drop levels that repeat
     # within the rounding of the cumulative sums.
@@ -128,7 +128,20 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     rows = np.minimum(np.searchsorted(f_i, levels - tol, side="left"), f_i.size - 1)
     cols = np.minimum(np.searchsorted(f_j, levels - tol, side="left"), f_j.size - 1)
     keep = mass > 0
-    return TransportPlan(source=x_i[rows[keep]], target=x_j[cols[keep]], mass=mass[keep])
+    rows, cols, mass = rows[keep], cols[keep], mass[keep]
+    # A point whose probability is below the rounding of the CDF makes no level of its own; it
+    # still gets an atom, to the other prior's quantile at its level, so no mass is ignored.
+    lone_i = np.setdiff1d(np.arange(x_i.size), rows)
+    lone_j = np.setdiff1d(np.arange(x_j.size), cols)
+    if lone_i.size or lone_j.size:
+        to_j = np.minimum(np.searchsorted(f_j, f_i[lone_i] - tol, side="left"), f_j.size - 1)
+        to_i = np.minimum(np.searchsorted(f_i, f_j[lone_j] - tol, side="left"), f_i.size - 1)
+        rows = np.concatenate([rows, lone_i, to_i])
+        cols = np.concatenate([cols, to_j, lone_j])
+        mass = np.concatenate([mass, p_i[lone_i], p_j[lone_j]])
+        order = np.lexsort((cols, rows))
+        rows, cols, mass = rows[order], cols[order], mass[order]
+    return TransportPlan(source=x_i[rows], target=x_j[cols], mass=mass)
 
 
 def max_displacement_from_cdfs(prior_i: DiscretePrior, prior_j: DiscretePrior) -> float:
@@ -146,39 +159,38 @@ def max_displacement_from_cdfs(prior_i: DiscretePrior, prior_j: DiscretePrior) -
 
     Notes
     -----
-    Seed 000 Lemma 3, eq (25), in a corrected, symmetric form. For a point ``x`` with
-    ``F_i(x) > F_j(x)`` mass of ``prior_i`` at or below ``x`` is moved right, at most to
-    ``min{x' : F_j(x') >= F_i(x)}``, which gives the first case of eq (25). The paper's third case
-    (``F_i(x) < F_j(x)``, ``min{Delta > 0 : F_i(x) >= F_j(x - Delta)}``) misses leftward moves:
-    for ``prior_i = delta_1`` and ``prior_j = delta_0`` it returns 0 although the plan moves mass
-    by 1 (see ``tests/test_transport.py``). Here the leftward moves are computed with the roles of
-    the priors swapped, which is exact. Only points of positive mass are used.
+    Seed 000 Lemma 3, eq (25), restated with quantiles. The mass of a point ``x`` of ``prior_i``
+    fills the levels ``(F_i(x-), F_i(x)]`` and the monotone plan couples it with the quantiles of
+    ``prior_j`` at those levels, so its farthest partners are the quantiles at the two ends:
+    ``min{x' : F_j(x') > F_i(x-)}`` and ``min{x' : F_j(x') >= F_i(x)}``. The second is the first
+    case of eq (25). The paper's third case (``F_i(x) < F_j(x)``,
+    ``min{Delta > 0 : F_i(x) >= F_j(x - Delta)}``) misses leftward moves: for
+    ``prior_i = delta_1`` and ``prior_j = delta_0`` it gives 0 although the plan moves mass by 1
+    (see ``tests/test_transport.py``). Both priors' points are scanned, so a point whose mass is
+    below the rounding of the cumulative sums is not missed. Only points of positive mass count.
     """
-    return max(_rightward(prior_i, prior_j), _rightward(prior_j, prior_i))
+    return max(_quantile_reach(prior_i, prior_j), _quantile_reach(prior_j, prior_i))
 
 
-def _rightward(prior_a: DiscretePrior, prior_b: DiscretePrior) -> float:
-    """Largest ``x' - x`` over atoms of the monotone plan with ``x'`` (from b) right of ``x``."""
-    x_a, f_a = _positive_cdf(prior_a)
-    x_b, f_b = _positive_cdf(prior_b)
+def _quantile_reach(prior_a: DiscretePrior, prior_b: DiscretePrior) -> float:
+    """Largest ``|x - x'|`` between a point ``x`` of ``prior_a`` and its partners in ``prior_b``."""
+    x_a, _, f_a = _positive_cdf(prior_a)
+    x_b, _, f_b = _positive_cdf(prior_b)
     tol = _level_tolerance(f_a.size + f_b.size)
-    # F_b evaluated at each x_a (right-continuous step function).
-    idx = np.searchsorted(x_b, x_a, side="right") - 1
-    fb_at = np.where(idx >= 0, f_b[np.maximum(idx, 0)], 0.0)
-    ahead = f_a > fb_at + tol
-    if not ahead.any():
-        return 0.0
-    # Smallest x' with F_b(x') >= F_a(x), up to the rounding of the cumulative sums.
-    k = np.minimum(np.searchsorted(f_b, f_a[ahead] - tol, side="left"), x_b.size - 1)
-    return float(max(0.0, (x_b[k] - x_a[ahead]).max()))
+    f_before = np.concatenate([[0.0], f_a[:-1]])  # F_a(x-)
+    last = np.minimum(np.searchsorted(f_b, f_a - tol, side="left"), f_b.size - 1)
+    first = np.minimum(np.searchsorted(f_b, f_before + tol, side="right"), last)
+    return float(max(np.abs(x_b[first] - x_a).max(), np.abs(x_b[last] - x_a).max()))
 
 
-def _positive_cdf(prior: DiscretePrior) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Support points of positive mass and the CDF on them (last entry exactly 1)."""
+def _positive_cdf(
+    prior: DiscretePrior,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Support points of positive mass, their masses, and the CDF on them (last entry 1)."""
     keep = prior.pmf > 0
     cdf = np.cumsum(prior.pmf[keep])
     cdf[-1] = 1.0
-    return prior.support[keep], cdf
+    return prior.support[keep], prior.pmf[keep], cdf
 
 
 def _level_tolerance(n: int) -> float:

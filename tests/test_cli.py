@@ -1,0 +1,190 @@
+"""The pufferfish CLI and release on the shipped Adult data and on small files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from pufferfish import dataset_path, release
+from pufferfish.cli import app
+
+ADULT = [
+    "adult",
+    "--secret",
+    "marital-status",
+    "--pair",
+    "Married-civ-spouse,Never-married",
+    "--public",
+    "workclass",
+]
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def test_calibrate_json_on_adult() -> None:
+    res = run("calibrate", *ADULT, "--epsilon", "0.5", "--epsilon", "1", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    rows = out["results"]
+    assert [(r["mechanism"], r["epsilon"]) for r in rows[:4]] == [
+        ("l1", 0.5),
+        ("kantorovich", 0.5),
+        ("relaxed", 0.5),
+        ("optimal", 0.5),
+    ]
+    by = {(r["mechanism"], r["epsilon"]): r for r in rows}
+    assert by[("l1", 0.5)]["scale"] == pytest.approx(14.0)
+    assert by[("kantorovich", 0.5)]["scale"] == pytest.approx(4.0)
+    for eps in (0.5, 1.0):
+        s = [by[(m, eps)]["scale"] for m in ("optimal", "relaxed", "kantorovich", "l1")]
+        assert s == sorted(s)
+        assert all(by[(m, eps)]["checked_loss"] <= eps for m in ("optimal", "relaxed", "kantorovich", "l1"))
+    assert out["rows_dropped_missing"] == 2799
+    assert out["mapping"][0] == {"label": "Federal-gov", "code": 0}
+
+
+def test_calibrate_table_and_single_mechanism() -> None:
+    res = run("calibrate", *ADULT, "--epsilon", "0.5", "--mechanism", "optimal")
+    assert res.exit_code == 0, res.output
+    assert "epsilon = 0.5" in res.stdout and "optimal" in res.stdout and "kantorovich" not in res.stdout
+    assert "Priors P(workclass | marital-status)" in res.stdout
+
+
+def test_release_adult_csv(tmp_path) -> None:
+    out = tmp_path / "rel.csv"
+    res = run("release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "7")
+    assert res.exit_code == 0, res.output
+    original = pd.read_csv(dataset_path("adult"), dtype=str, keep_default_na=False)
+    released = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(released.columns) == list(original.columns)
+    others = [c for c in original.columns if c != "workclass"]
+    pd.testing.assert_frame_equal(released[others], original[others])  # untouched, same order
+    missing = original["workclass"] == ""
+    assert (released.loc[missing, "workclass"] == "").all()
+    noisy = released.loc[~missing, "workclass"].astype(float).to_numpy()
+    report = json.loads((tmp_path / "rel.report.json").read_text())
+    codes = {m["label"]: m["code"] for m in report["mapping"]}
+    x = original.loc[~missing, "workclass"].map(codes).to_numpy(dtype=float)
+    scale = report["chosen"]["scale"]
+    assert report["chosen"]["mechanism"] == "optimal"
+    assert np.mean(np.abs(noisy - x)) == pytest.approx(scale, rel=0.03)  # E|Laplace(b)| = b
+    assert report["noise"]["secure"] is False and report["noise"]["seed"] == 7
+    assert report["rows"]["released_with_noise"] == 46043
+    assert {m["mechanism"] for m in report["mechanisms"]} == {"l1", "kantorovich", "relaxed", "optimal"}
+    assert report["chosen"]["checked_loss"] <= 0.5
+
+    before = out.read_bytes()
+    again = run("release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "8")
+    assert again.exit_code == 1
+    assert "exists; pass --force" in again.output
+    assert out.read_bytes() == before  # never overwritten without --force
+    forced = run("release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "8", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert out.read_bytes() != before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("id,s,x\n1,a,0\n2,a,1\n3,b,1\n4,b,2\n5,a,\n6,c,2\n")
+    out = tmp_path / "out.parquet"
+    result = release(
+        src, secret="s", public="x", pairs=[("a", "b")], epsilon=1.0, output=out, mechanism="relaxed"
+    )
+    table = pd.read_parquet(out)
+    assert table["id"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert table["s"].tolist() == ["a", "a", "b", "b", "a", "c"]
+    assert pd.isna(table["x"][4]) and table["x"].notna().sum() == 5
+    assert result.noise.secure and result.chosen.mechanism == "relaxed"
+    assert result.report_path == tmp_path / "out.report.json"
+
+
+def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pufferfish.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["calibrate", *ADULT[:-1], "nope", "--epsilon", "1"], "public column 'nope' is not in the table"),
+        (
+            [
+                "calibrate",
+                "adult",
+                "--secret",
+                "marital-status",
+                "--pair",
+                "Married-civ-spouse,Martian",
+                "--public",
+                "workclass",
+                "--epsilon",
+                "1",
+            ],
+            "secret value 'Martian' does not occur",
+        ),
+        (
+            [
+                "calibrate",
+                "adult",
+                "--secret",
+                "marital-status",
+                "--pair",
+                "Married-civ-spouse,",
+                "--public",
+                "workclass",
+                "--epsilon",
+                "1",
+            ],
+            "pair must be two secret values",
+        ),
+        (["calibrate", *ADULT, "--epsilon", "0"], "epsilon must be finite and > 0, got 0.0"),
+        (["calibrate", *ADULT, "--epsilon", "-1"], "epsilon must be finite and > 0, got -1.0"),
+        (["calibrate", *ADULT, "--epsilon", "inf"], "epsilon must be finite and > 0, got inf"),
+        (
+            [
+                "calibrate",
+                "no-such-file.csv",
+                "--secret",
+                "s",
+                "--pair",
+                "a,b",
+                "--public",
+                "x",
+                "--epsilon",
+                "1",
+            ],
+            "does not exist",
+        ),
+    ],
+)
+def test_bad_input_gives_one_line_and_nonzero_exit(args, message) -> None:
+    res = _cli(*args)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_empty_group_and_existing_output_via_console(tmp_path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("s,x\na,u\nb,\n")
+    res = _cli("calibrate", str(src), "--secret", "s", "--pair", "a,b", "--public", "x", "--epsilon", "1")
+    assert res.returncode == 1 and "secret value 'b' has no row with a public value" in res.stderr
+    out = tmp_path / "out.csv"
+    out.write_text("precious\n")
+    res = _cli("release", *ADULT, "--epsilon", "1", "--output", str(out))
+    assert res.returncode == 1 and res.stderr.count("\n") == 1 and "exists; pass --force" in res.stderr
+    assert out.read_text() == "precious\n"
+    res = _cli("release", *ADULT, "--epsilon", "1", "--output", str(tmp_path / "out.txt"))
+    assert res.returncode == 1 and "output must end in .csv" in res.stderr
