@@ -333,8 +333,12 @@ def _publish(tmp: Path, final: Path, *, force: bool) -> None:
 
 
 def _temp_beside(final: Path) -> Path:
+    """An empty temporary file in ``final``'s folder, with the permissions a new file gets."""
     fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)
     return Path(name)
 
 
