@@ -344,8 +344,12 @@ def _relaxed_group_scale(log_mass: np.ndarray, distance: np.ndarray, epsilon: fl
         return g_log_t(math.log(t))
 
     t_lo, t_hi = math.exp(log_t_lo), math.exp(log_t_hi)
-    if g(t_lo) >= 0.0:  # root at the safe end of the bracket (rounding)
+    # In exact arithmetic g(t_lo) <= 0 <= g(t_hi); a sign that rounding flips puts the root at
+    # that end of the bracket (the exact check verifies the scale either way).
+    if g(t_lo) >= 0.0:
         return _GroupRoot(theta_hi, 0, 1, True, (theta_lo, theta_hi), False)
+    if g(t_hi) <= 0.0:
+        return _GroupRoot(theta_lo, 0, 2, True, (theta_lo, theta_hi), False)
     root, info = brentq(g, t_lo, t_hi, xtol=1e-15, rtol=1e-15, full_output=True, disp=False)
     # Safe side: the largest t <= root with g(t) <= 0, i.e. the smallest passing theta.
     t_safe, steps = float(root), 1

@@ -8,7 +8,6 @@ unreadable file, existing output) print one line ``error: ...`` on standard erro
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, TypeVar
@@ -18,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .calibration import MECHANISMS, Calibration, PrivacyCheckError, compare
-from .data import DataError, EstimatedPriors, estimate_priors, parse_pair
+from .data import EstimatedPriors, estimate_priors, parse_pair
 
 app = typer.Typer(
     name="pufferfish",
@@ -246,11 +245,7 @@ def release(
 
 def main() -> None:
     """Entry point of the ``pufferfish`` console script."""
-    try:
-        app()
-    except DataError as exc:  # pragma: no cover - handled in _guard
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+    app()
 
 
 if __name__ == "__main__":  # pragma: no cover
