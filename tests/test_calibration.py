@@ -146,3 +146,20 @@ def test_optimal_is_the_smallest_passing_scale(scenario: Scenario, eps: float) -
         from pufferfish import privacy_loss
 
         assert privacy_loss(scenario, c.scale * (1 - 1e-6)).loss > eps - 1e-6
+
+
+def test_several_priors_the_worst_decides() -> None:
+    from pufferfish import AdversaryPrior
+
+    a = DiscretePrior([0, 1, 2], [0.6, 0.3, 0.1])
+    b = DiscretePrior([0, 1, 2], [0.1, 0.3, 0.6])
+    c = DiscretePrior([0, 1, 2], [0.4, 0.3, 0.3])
+    mild = AdversaryPrior("mild", {"x": a, "y": c})
+    strong = AdversaryPrior("strong", {"x": a, "y": b})
+    both = Scenario((("x", "y"),), (mild, strong))
+    for m in MECHANISMS:
+        res = calibrate(both, 0.5, m)
+        alone = calibrate(Scenario((("x", "y"),), (strong,)), 0.5, m)
+        assert res.scale == pytest.approx(alone.scale, rel=1e-9)
+        if m != "l1":
+            assert res.prior == "strong"

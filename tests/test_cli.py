@@ -188,3 +188,23 @@ def test_empty_group_and_existing_output_via_console(tmp_path) -> None:
     assert out.read_text() == "precious\n"
     res = _cli("release", *ADULT, "--epsilon", "1", "--output", str(tmp_path / "out.txt"))
     assert res.returncode == 1 and "output must end in .csv" in res.stderr
+
+
+def test_several_pairs_report_the_deciding_pair() -> None:
+    res = run(
+        "calibrate", "adult", "--secret", "race", "--public", "education-num",
+        "--pair", "White,Black", "--pair", "Asian-Pac-Islander,Amer-Indian-Eskimo",
+        "--epsilon", "1", "--json",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["categorical"] is False and out["mapping"] == []
+    assert set(out["priors"]) == {"White", "Black", "Asian-Pac-Islander", "Amer-Indian-Eskimo"}
+    for r in out["results"]:
+        assert r["pair"] in (["White", "Black"], ["Asian-Pac-Islander", "Amer-Indian-Eskimo"])
+        assert r["checked_loss"] <= 1.0
+    table = run(
+        "calibrate", "adult", "--secret", "race", "--public", "education-num",
+        "--pair", "White,Black", "--pair", "Asian-Pac-Islander,Amer-Indian-Eskimo", "--epsilon", "1",
+    )  # fmt: skip
+    assert table.exit_code == 0 and "vs" in table.stdout  # the deciding pair is shown
