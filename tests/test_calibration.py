@@ -91,10 +91,14 @@ def test_seed000_table4_kantorovich_is_two_over_eps() -> None:
 
 
 def test_result_carries_check_and_convergence() -> None:
-    c = calibrate(TABLE2, 0.5, "relaxed")
+    p_i = DiscretePrior([1, 2, 3, 4, 5], [0.2, 0.225, 0.5, 0.075, 0.0])  # seed 000 Table 4
+    p_j = DiscretePrior([1, 2, 3, 4, 5], [0.0, 0.075, 0.5, 0.225, 0.2])
+    c = calibrate(Scenario.single(p_i, p_j), 0.5, "relaxed")
     assert c.check.satisfies(0.5) and c.checked_loss == c.check.loss
     assert c.root is not None and c.root.method == "brentq" and c.root.variable == "t = exp(1/theta)"
-    assert c.root.converged and c.root.solves >= 1
+    assert c.root.converged and c.root.solves >= 1 and c.root.conditions == 8
+    lo, hi = c.root.bracket
+    assert lo <= c.scale <= hi
     assert c.variance == pytest.approx(2 * c.scale**2)
     d = c.to_dict()
     assert {"mechanism", "epsilon", "scale", "checked_loss"} <= d.keys()
@@ -163,3 +167,19 @@ def test_several_priors_the_worst_decides() -> None:
         assert res.scale == pytest.approx(alone.scale, rel=1e-9)
         if m != "l1":
             assert res.prior == "strong"
+
+
+@given(prior_pairs(), epsilons)
+def test_relaxed_screening_matches_solving_every_condition(scenario: Scenario, eps: float) -> None:
+    """The vectorised screen + brentq equals brentq on every plan row and column (seed 002 Thm 2)."""
+    from pufferfish import kantorovich_plan
+    from pufferfish.calibration import _relaxed_group_scale
+
+    _, _, p, q = next(iter(scenario.iter_pairs()))
+    plan = kantorovich_plan(p, q)
+    log_mass, d = np.log(plan.mass), plan.displacement
+    oracle = 0.0
+    for keys in (plan.source, plan.target):
+        for k in np.unique(keys):
+            oracle = max(oracle, _relaxed_group_scale(log_mass[keys == k], d[keys == k], eps).scale)
+    assert calibrate(scenario, eps, "relaxed").scale == pytest.approx(oracle, rel=1e-9, abs=1e-300)

@@ -64,8 +64,12 @@ class RootFinding:
         ``"brentq"`` (scipy.optimize.brentq).
     variable : str
         What was solved for: ``"t = exp(1/theta)"`` (relaxed) or ``"log theta"`` (optimal).
+    conditions : int
+        Number of conditions examined (relaxed: plan rows and columns over all pairs and priors;
+        optimal: 1). The relaxed calibrator bounds every condition's root by a vectorised
+        bisection and runs brentq only where the bound can decide the scale.
     solves : int
-        Number of root finds (relaxed: one per plan row and column with off-diagonal mass).
+        Number of brentq root finds.
     iterations : int
         Total iterations over all solves.
     function_calls : int
@@ -78,6 +82,7 @@ class RootFinding:
 
     method: str
     variable: str
+    conditions: int
     solves: int
     iterations: int
     function_calls: int
@@ -154,6 +159,7 @@ class Calibration:
             out["root"] = {
                 "method": self.root.method,
                 "variable": self.root.variable,
+                "conditions": self.root.conditions,
                 "solves": self.root.solves,
                 "iterations": self.root.iterations,
                 "function_calls": self.root.function_calls,
@@ -310,14 +316,20 @@ class _GroupRoot:
     solved: bool
 
 
-def _relaxed_group_scale(log_mass: np.ndarray, distance: np.ndarray, epsilon: float) -> _GroupRoot:
+def _relaxed_group_scale(
+    log_mass: np.ndarray,
+    distance: np.ndarray,
+    epsilon: float,
+    bracket: tuple[float, float] | None = None,
+) -> _GroupRoot:
     """Smallest theta with ``sum pi (e^{d/theta} - e^eps) <= 0`` for one plan row or column.
 
     Solved for ``t = e^{1/theta}`` with brentq on ``log sum pi t^d - eps - log sum pi``, which is
     increasing in ``t > 1``. Bracket from seed 001 eq (14)-(15), generalised to real distances:
     ``Phi = log((e^eps P - pi_0)/(P - pi_0))`` with ``pi_0`` the mass at distance 0, and
     ``t in [e^{Phi/d_max}, e^{Phi/d_min}]`` (``theta in [d_min/Phi, d_max/Phi]``). The returned
-    theta is on the safe side: the condition holds at it.
+    theta is on the safe side: the condition holds at it. ``bracket = (log t_lo, log t_hi)``, when
+    given, is a narrower bracket already known to hold the root (from the vectorised screening).
     """
     off = distance > 0
     if not off.any():
@@ -333,8 +345,9 @@ def _relaxed_group_scale(log_mass: np.ndarray, distance: np.ndarray, epsilon: fl
     theta_hi = d_max / phi  # condition holds here (seed 001 Prop 3.3 (1))
     if d_min == d_max:
         return _GroupRoot(theta_hi, 0, 0, True, (theta_hi, theta_hi), False)
-    theta_lo = d_min / phi
-    log_t_lo, log_t_hi = phi / d_max, phi / d_min
+    log_t_lo, log_t_hi = (phi / d_max, phi / d_min) if bracket is None else bracket
+    theta_lo = 1.0 / log_t_hi
+    theta_hi = min(theta_hi, 1.0 / log_t_lo)
     target = epsilon + log_total
 
     def g_log_t(log_t: float) -> float:
@@ -406,25 +419,85 @@ def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str
     log_mass = np.log(plan.mass)
     distance = plan.displacement
     tally = _Tally()
-    best, how = 0.0, "no off-diagonal mass"
+    screens = []
     for label, keys in (("column x'", plan.target), ("row x", plan.source)):
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(uniq.size + 1))
-        for g in range(uniq.size):
-            idx = order[bounds[g] : bounds[g + 1]]
-            res = _relaxed_group_scale(log_mass[idx], distance[idx], epsilon)
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        starts = np.flatnonzero(np.concatenate([[True], np.diff(sorted_keys) != 0]))
+        lower, upper, u_lo, u_hi, open_ = _screen_groups(log_mass[order], distance[order], starts, epsilon)
+        screens.append((label, order, starts, sorted_keys[starts], lower, upper, u_lo, u_hi, open_))
+    # Every group's root lies in [lower, upper]; the largest root is at least max(lower), so only
+    # groups whose upper bound reaches it can decide the scale: solve those with brentq.
+    floor = max(float(sc[4].max()) for sc in screens)
+    best, how = 0.0, "no off-diagonal mass"
+    for label, order, starts, keys, _, upper, u_lo, u_hi, open_ in screens:
+        ends = np.append(starts[1:], order.size)
+        tally.groups += int(starts.size)
+        for g in np.flatnonzero((upper >= floor) & (upper > 0)).tolist():
+            idx = order[starts[g] : ends[g]]
+            bracket = (float(u_lo[g]), float(u_hi[g])) if open_[g] else None
+            res = _relaxed_group_scale(log_mass[idx], distance[idx], epsilon, bracket)
             tally.add(res)
             if res.scale > best:
-                best, how = res.scale, f"{label} = {_num(uniq[g])}"
+                best, how = res.scale, f"{label} = {_num(keys[g])}"
                 tally.deciding_bracket = res.bracket
     return best, how, tally
+
+
+def _screen_groups(
+    log_mass: np.ndarray, distance: np.ndarray, starts: np.ndarray, epsilon: float, steps: int = 40
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds on every group's relaxed root by a vectorised bisection in ``u = log t = 1/theta``.
+
+    Atoms are sorted by group; ``starts`` are the first atom of each group. Returns ``lower`` and
+    ``upper`` bounds on each group's theta (equal for a closed-form group, 0 for a group without
+    off-diagonal mass) and the bracket ``[u_lo, u_hi]`` in ``log t`` (``g(u_lo) <= 0 <= g(u_hi)``
+    up to rounding), and which groups need a root find (off-diagonal atoms at more than one
+    distance). Every step costs O(K) for K atoms.
+    """
+    n_groups = starts.size
+    group = np.repeat(np.arange(n_groups), np.diff(np.append(starts, log_mass.size)))
+    off = distance > 0
+
+    def seg_lse(values: np.ndarray) -> np.ndarray:
+        top = np.maximum.reduceat(values, starts)
+        shift = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            return np.log(np.add.reduceat(np.exp(values - shift[group]), starts)) + shift
+
+    log_total = seg_lse(log_mass)
+    log_off = seg_lse(np.where(off, log_mass, -np.inf))
+    log_diag = seg_lse(np.where(off, -np.inf, log_mass))
+    has_off = np.isfinite(log_off)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_num = log_total + epsilon + np.log1p(-np.exp(np.minimum(log_diag - log_total - epsilon, 0.0)))
+        phi = log_num - log_off
+        d_min = np.minimum.reduceat(np.where(off, distance, np.inf), starts)
+        d_max = np.maximum.reduceat(np.where(off, distance, 0.0), starts)
+        u_lo = np.where(has_off, phi / d_max, 0.0)
+        u_hi = np.where(has_off, phi / d_min, 0.0)
+    target = epsilon + log_total
+    open_ = has_off & (d_min < d_max)
+    lo, hi = u_lo.copy(), u_hi.copy()
+    for _ in range(steps if open_.any() else 0):
+        mid = 0.5 * (lo + hi)
+        passes = seg_lse(log_mass + distance * mid[group]) <= target
+        lo = np.where(open_ & passes, mid, lo)
+        hi = np.where(open_ & ~passes, mid, hi)
+    with np.errstate(divide="ignore"):
+        lower = np.where(has_off, 1.0 / hi, 0.0)
+        upper = np.where(has_off, 1.0 / lo, 0.0)
+    closed = has_off & ~open_
+    lower[closed] = upper[closed] = (d_max / phi)[closed]
+    # Widen by a few ulps so rounding in the screen never excludes the deciding group.
+    return lower * (1 - 1e-12), upper * (1 + 1e-12), lo, hi, open_
 
 
 class _Tally:
     """Running totals of root-finding effort."""
 
     def __init__(self) -> None:
+        self.groups = 0
         self.solves = 0
         self.iterations = 0
         self.function_calls = 0
@@ -439,6 +512,7 @@ class _Tally:
         self.converged = self.converged and res.converged
 
     def merge(self, other: _Tally) -> None:
+        self.groups += other.groups
         self.solves += other.solves
         self.iterations += other.iterations
         self.function_calls += other.function_calls
@@ -492,6 +566,7 @@ def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
     root = RootFinding(
         method="brentq",
         variable="t = exp(1/theta)",
+        conditions=total.groups,
         solves=total.solves,
         iterations=total.iterations,
         function_calls=total.function_calls,
@@ -593,6 +668,7 @@ def calibrate_optimal(scenario: Scenario, epsilon: float, *, upper: Calibration 
     rootdata = RootFinding(
         method="brentq",
         variable="log theta",
+        conditions=1,
         solves=1,
         iterations=int(info.iterations),
         function_calls=int(info.function_calls) + calls + 2,
