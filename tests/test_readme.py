@@ -1,0 +1,44 @@
+"""The README's Python example and its Adult table are what the code prints."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from pufferfish import compare, estimate_priors
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme() -> str:
+    if not README.is_file():  # pragma: no cover - tests run from a checkout
+        pytest.skip("README.md not found")
+    return README.read_text()
+
+
+def test_python_example_prints_what_the_comment_says() -> None:
+    block = re.search(r"```python\n(.*?)```", _readme(), re.S)
+    assert block is not None
+    code = block.group(1)
+    expected = next(line for line in code.splitlines() if line.startswith("# l1"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert " / ".join(out.getvalue().strip().splitlines()) == expected.lstrip("# ")
+
+
+def test_adult_table_matches_calibrate() -> None:
+    rows = re.findall(r"^\| (0\.1|0\.5|1) \| (.+) \|$", _readme(), re.M)
+    assert len(rows) == 3
+    est = estimate_priors(
+        "adult", secret="marital-status", public="workclass", pairs=[("Married-civ-spouse", "Never-married")]
+    )
+    for eps_text, cells in rows:
+        got = {c.mechanism: c.scale for c in compare(est.scenario, float(eps_text))}
+        printed = [float(v) for v in cells.split(" | ")]
+        for mech, value in zip(("l1", "kantorovich", "relaxed", "optimal"), printed, strict=True):
+            assert float(f"{got[mech]:.4g}") == value, (eps_text, mech)
