@@ -182,4 +182,6 @@ def test_relaxed_screening_matches_solving_every_condition(scenario: Scenario, e
     for keys in (plan.source, plan.target):
         for k in np.unique(keys):
             oracle = max(oracle, _relaxed_group_scale(log_mass[keys == k], d[keys == k], eps).scale)
-    assert calibrate(scenario, eps, "relaxed").scale == pytest.approx(oracle, rel=1e-9, abs=1e-300)
+    c = calibrate(scenario, eps, "relaxed")
+    # Compare before the exact check's move to the safe side (tight cases move by <= 1e-6).
+    assert c.scale / (1 + c.safety_step) == pytest.approx(oracle, rel=1e-9, abs=1e-300)

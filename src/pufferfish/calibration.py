@@ -25,7 +25,7 @@ Always ``optimal <= relaxed <= kantorovich <= l1``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -353,32 +353,48 @@ def _relaxed_group_scale(
     def g_log_t(log_t: float) -> float:
         return float(logsumexp(log_mass + distance * log_t)) - target
 
-    def g(t: float) -> float:
-        return g_log_t(math.log(t))
+    # brentq runs in t = e^{1/theta} (seed 001 Alg 1) unless t overflows float64, then in log t.
+    in_t = log_t_hi < 700.0
+    g: Callable[[float], float]
+    if in_t:
+        a, b = math.exp(log_t_lo), math.exp(log_t_hi)
 
-    t_lo, t_hi = math.exp(log_t_lo), math.exp(log_t_hi)
-    # In exact arithmetic g(t_lo) <= 0 <= g(t_hi); a sign that rounding flips puts the root at
-    # that end of the bracket (the exact check verifies the scale either way).
-    if g(t_lo) >= 0.0:
+        def g_t(t: float) -> float:
+            return g_log_t(math.log(t))
+
+        g = g_t
+
+        def to_log_t(t: float) -> float:
+            return math.log(t)
+    else:
+        a, b, g = log_t_lo, log_t_hi, g_log_t
+
+        def to_log_t(t: float) -> float:
+            return t
+
+    # In exact arithmetic g(a) <= 0 <= g(b); a sign that rounding flips puts the root at that
+    # end of the bracket (the exact check verifies the scale either way).
+    if g(a) >= 0.0:
         return _GroupRoot(theta_hi, 0, 1, True, (theta_lo, theta_hi), False)
-    if g(t_hi) <= 0.0:
+    if g(b) <= 0.0:
         return _GroupRoot(theta_lo, 0, 2, True, (theta_lo, theta_hi), False)
-    root, info = brentq(g, t_lo, t_hi, xtol=1e-15, rtol=1e-15, full_output=True, disp=False)
+    root, info = brentq(g, a, b, xtol=1e-15, rtol=1e-15, full_output=True, disp=False)
     # Safe side: the largest t <= root with g(t) <= 0, i.e. the smallest passing theta.
-    t_safe, steps = float(root), 1
-    if g(t_safe) > 0.0:
-        a, b = t_lo, t_safe  # g(a) < 0 < g(b)
+    x_safe, steps = float(root), 1
+    if g(x_safe) > 0.0:
+        lo, hi = a, x_safe  # g(lo) < 0 < g(hi)
         while steps < 200:
-            mid = 0.5 * (a + b)
-            if mid in (a, b):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
                 break
             steps += 1
             if g(mid) <= 0.0:
-                a = mid
+                lo = mid
             else:
-                b = mid
-        t_safe = a
-    theta = min(1.0 / math.log(t_safe), theta_hi) if t_safe > 1.0 else theta_hi
+                hi = mid
+        x_safe = lo
+    u_safe = to_log_t(x_safe)
+    theta = min(1.0 / u_safe, theta_hi) if u_safe > 0.0 else theta_hi
     return _GroupRoot(
         theta,
         int(info.iterations),
