@@ -63,7 +63,20 @@ class NoisyValues:
 
 
 def grid_exponent(scale: float) -> int:
-    """Exponent ``k`` of the secure sampler's grid ``2^k`` for a Laplace ``scale > 0``."""
+    """Exponent ``k`` of the secure sampler's grid ``2^k`` for a Laplace scale.
+
+    Parameters
+    ----------
+    scale : float
+        Laplace scale ``theta > 0``.
+
+    Returns
+    -------
+    int
+        ``min(-30, floor(log2(theta)) - 40)``: the grid is at least 2^40 times finer than the
+        noise and at most 2^-30, so rounding the released column to it changes values by
+        < 2^-31 (exact for integer codes).
+    """
     return min(-30, math.floor(math.log2(scale)) - _GRID_BELOW_SCALE)
 
 

@@ -175,7 +175,19 @@ class DiscretePrior:
 
 
 def union_support(*priors: DiscretePrior) -> NDArray[np.float64]:
-    """Sorted union of the supports of ``priors``, shape (N,)."""
+    """Sorted union of the supports of ``priors``.
+
+    Parameters
+    ----------
+    *priors : DiscretePrior
+        One or more priors.
+
+    Returns
+    -------
+    numpy.ndarray, shape (N,)
+        Strictly increasing values, ``N <= sum of the support sizes``. The exact privacy loss of a
+        pair is attained on this grid (SPEC sec 2.1).
+    """
     return np.unique(np.concatenate([p.support for p in priors]))
 
 
