@@ -6,32 +6,20 @@ machine it ran on.
 
 from __future__ import annotations
 
-import os
-import platform
-import statistics
 import sys
-import time
 
 import numpy as np
+from _timing import machine, median_seconds
 
 from pufferfish import add_laplace
-
-
-def _median_seconds(fn, repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
     x = np.arange(n, dtype=np.float64) % 8
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    secure = _median_seconds(lambda: add_laplace(x, 0.78))
-    insecure = _median_seconds(lambda: add_laplace(x, 0.78, rng=1))
+    print(machine())
+    secure = median_seconds(lambda: add_laplace(x, 0.78))
+    insecure = median_seconds(lambda: add_laplace(x, 0.78, rng=1))
     print(f"values per run: {n}")
     print(f"secure (OpenDP)      : {n / secure:>14,.0f} values/s  (median {secure:.3f} s)")
     print(f"insecure (NumPy)     : {n / insecure:>14,.0f} values/s  (median {insecure:.4f} s)")

@@ -30,6 +30,7 @@ from .data import (
     EstimatedPriors,
     _first_line,
     _is_dataframe,
+    _is_parquet,
     _quote,
     estimate_priors,
     open_table,
@@ -197,7 +198,7 @@ def release(
     con = duckdb.connect()
     try:
         typed = open_table(con, source)
-        text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet_path(source)
+        text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet(Path(source))
         table = (
             open_table(con, source, all_varchar=True).to_arrow_table()
             if text_copy
@@ -261,10 +262,6 @@ def release(
         rows_released=int(present.sum()),
         rows_missing_public=int((~present).sum()),
     )
-
-
-def _is_parquet_path(source: Any) -> bool:
-    return Path(source).suffix.lower() in (".parquet", ".pq")
 
 
 def _report(
