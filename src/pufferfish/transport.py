@@ -125,8 +125,8 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     levels = levels[np.concatenate([np.diff(levels) > tol, [True]])]
     levels[-1] = 1.0
     mass = np.diff(levels, prepend=0.0)
-    rows = np.minimum(np.searchsorted(f_i, levels - tol, side="left"), f_i.size - 1)
-    cols = np.minimum(np.searchsorted(f_j, levels - tol, side="left"), f_j.size - 1)
+    rows = _quantile_index(f_i, levels, tol)
+    cols = _quantile_index(f_j, levels, tol)
     keep = mass > 0
     rows, cols, mass = rows[keep], cols[keep], mass[keep]
     # A point whose probability is below the rounding of the CDF makes no level of its own; it
@@ -134,8 +134,8 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     lone_i = np.setdiff1d(np.arange(x_i.size), rows)
     lone_j = np.setdiff1d(np.arange(x_j.size), cols)
     if lone_i.size or lone_j.size:
-        to_j = np.minimum(np.searchsorted(f_j, f_i[lone_i] - tol, side="left"), f_j.size - 1)
-        to_i = np.minimum(np.searchsorted(f_i, f_j[lone_j] - tol, side="left"), f_i.size - 1)
+        to_j = _quantile_index(f_j, f_i[lone_i], tol)
+        to_i = _quantile_index(f_i, f_j[lone_j], tol)
         rows = np.concatenate([rows, lone_i, to_i])
         cols = np.concatenate([cols, to_j, lone_j])
         mass = np.concatenate([mass, p_i[lone_i], p_j[lone_j]])
@@ -178,7 +178,7 @@ def _quantile_reach(prior_a: DiscretePrior, prior_b: DiscretePrior) -> float:
     x_b, _, f_b = _positive_cdf(prior_b)
     tol = _level_tolerance(f_a.size + f_b.size)
     f_before = np.concatenate([[0.0], f_a[:-1]])  # F_a(x-)
-    last = np.minimum(np.searchsorted(f_b, f_a - tol, side="left"), f_b.size - 1)
+    last = _quantile_index(f_b, f_a, tol)
     first = np.minimum(np.searchsorted(f_b, f_before + tol, side="right"), last)
     return float(max(np.abs(x_b[first] - x_a).max(), np.abs(x_b[last] - x_a).max()))
 
@@ -191,6 +191,11 @@ def _positive_cdf(
     cdf = np.cumsum(prior.pmf[keep])
     cdf[-1] = 1.0
     return prior.support[keep], prior.pmf[keep], cdf
+
+
+def _quantile_index(cdf: NDArray[np.float64], levels: NDArray[np.float64], tol: float) -> NDArray[np.intp]:
+    """Index of the quantile at each level: the first point with ``cdf >= level`` (within ``tol``)."""
+    return np.minimum(np.searchsorted(cdf, levels - tol, side="left"), cdf.size - 1)
 
 
 def _level_tolerance(n: int) -> float:
