@@ -84,6 +84,12 @@ def _order(order: str | None) -> list[str] | None:
     return values
 
 
+def _pairs(pair: list[str]) -> list[tuple[str, str]]:
+    if not pair:
+        raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
+    return [parse_pair(p) for p in pair]
+
+
 def _num(x: float, digits: int = 4) -> str:
     if x == 0:
         return "0"
@@ -148,11 +154,8 @@ def _print_tables(console: Console, est: EstimatedPriors, results: tuple[Calibra
 def _estimate(
     data: str, secret: str, pair: list[str], public: str, order: str | None, weight: str | None
 ) -> EstimatedPriors:
-    if not pair:
-        raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
-    pairs = [parse_pair(p) for p in pair]
     return estimate_priors(
-        data, secret=secret, public=public, pairs=pairs, order=_order(order), weight=weight
+        data, secret=secret, public=public, pairs=_pairs(pair), order=_order(order), weight=weight
     )
 
 
@@ -208,13 +211,11 @@ def release(
     def run() -> Any:
         if len(epsilon) != 1:
             raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
-        if not pair:
-            raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
         return do_release(
             data,
             secret=secret,
             public=public,
-            pairs=[parse_pair(p) for p in pair],
+            pairs=_pairs(pair),
             epsilon=epsilon[0],
             output=output,
             mechanism=mechanism.value,
