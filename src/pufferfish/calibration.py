@@ -355,22 +355,12 @@ def _relaxed_group_scale(
 
     # brentq runs in t = e^{1/theta} (seed 001 Alg 1) unless t overflows float64, then in log t.
     in_t = log_t_hi < 700.0
-    g: Callable[[float], float]
-    if in_t:
-        a, b = math.exp(log_t_lo), math.exp(log_t_hi)
+    to_log_t: Callable[[float], float] = math.log if in_t else float
 
-        def g_t(t: float) -> float:
-            return g_log_t(math.log(t))
+    def g(x: float) -> float:
+        return g_log_t(to_log_t(x))
 
-        g = g_t
-
-        def to_log_t(t: float) -> float:
-            return math.log(t)
-    else:
-        a, b, g = log_t_lo, log_t_hi, g_log_t
-
-        def to_log_t(t: float) -> float:
-            return t
+    a, b = (math.exp(log_t_lo), math.exp(log_t_hi)) if in_t else (log_t_lo, log_t_hi)
 
     # In exact arithmetic g(a) <= 0 <= g(b); a sign that rounding flips puts the root at that
     # end of the bracket (the exact check verifies the scale either way).
