@@ -44,10 +44,13 @@ def check_epsilons(epsilons: Iterable[Any], name: str = "epsilon") -> tuple[floa
     return values
 
 
-def as_float_vector(values: Any, name: str) -> NDArray[np.float64]:
-    """Return ``values`` as a 1-D float64 array of finite numbers with at least one entry."""
+def as_float_vector(values: Any, name: str, *, allow_neg_inf: bool = False) -> NDArray[np.float64]:
+    """Return ``values`` as a 1-D float64 array of finite numbers with at least one entry.
+
+    With ``allow_neg_inf``, ``-inf`` entries (log of zero) are accepted too.
+    """
     try:
-        arr = np.asarray(values, dtype=np.float64)
+        arr = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 1-D array of real numbers, got {values!r}") from None
     if arr.ndim != 1:
@@ -55,6 +58,8 @@ def as_float_vector(values: Any, name: str) -> NDArray[np.float64]:
     if arr.size == 0:
         raise ValueError(f"{name} must have at least one entry, got an empty array")
     bad = ~np.isfinite(arr)
+    if allow_neg_inf:
+        bad &= arr != -np.inf
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be finite, got {float(arr[k])!r} at index {k}")

@@ -121,8 +121,7 @@ def laplace_log_density(
     if not scale > 0 or not math.isfinite(scale):
         raise ValueError(f"scale must be finite and > 0, got {scale!r}")
     grid = np.asarray(points, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        logp = np.log(prior.on(grid))
+    logp = prior.log_on(grid)
     left, bound_l = _log_left_sums(grid, logp, scale)
     right, bound_r = _log_left_sums(-grid[::-1], logp[::-1], scale)
     right = right[::-1]
@@ -130,7 +129,9 @@ def laplace_log_density(
     strict_right = np.full_like(right, -np.inf)
     strict_right[:-1] = right[1:] - np.diff(grid) / scale
     log_density = np.logaddexp(left, strict_right) - math.log(2.0 * scale)
-    return log_density, bound_l + bound_r + 4 * _EPS * (abs(math.log(2.0 * scale)) + 1.0)
+    rounding = bound_l + bound_r + 4 * _EPS * (abs(math.log(2.0 * scale)) + 1.0)
+    # A positive combination of the p_l keeps their relative error: add the prior's own bound.
+    return log_density, rounding + prior.log_error
 
 
 def _log_left_sums(
@@ -193,12 +194,17 @@ def pair_privacy_loss(
     scale = check_scale(scale)
     grid = union_support(prior_i, prior_j)
     if scale == 0.0:
-        p, q = prior_i.on(grid), prior_j.on(grid)
-        used = (p > 0) | (q > 0)
-        with np.errstate(divide="ignore"):
-            diff = np.log(p[used]) - np.log(q[used])
+        lp, lq = prior_i.log_on(grid), prior_j.log_on(grid)
+        used = np.isfinite(lp) | np.isfinite(lq)
+        with np.errstate(invalid="ignore"):
+            diff = lp[used] - lq[used]
         k = int(np.argmax(np.abs(diff)))
-        return float(abs(diff[k])), float(grid[used][k]), 1 if diff[k] >= 0 else -1, 0.0
+        return (
+            float(abs(diff[k])),
+            float(grid[used][k]),
+            1 if diff[k] >= 0 else -1,
+            prior_i.log_error + prior_j.log_error,
+        )
     ld_i, err_i = laplace_log_density(prior_i, grid, scale)
     ld_j, err_j = laplace_log_density(prior_j, grid, scale)
     diff = ld_i - ld_j

@@ -12,6 +12,7 @@ sec 2). This module holds
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import logsumexp
 
 from ._checks import as_float_vector
 
@@ -39,10 +41,20 @@ class DiscretePrior:
         ``pmf[k] = P(X = support[k])``. Finite, non-negative, and summing to 1 within
         ``1e-9``; it is then renormalised to sum to 1 exactly (up to rounding).
 
+    log_pmf : array_like of float, shape (n,), optional
+        ``log P(X = support[k])`` when the probabilities are too small for float64 (sums of many
+        users, whose tails reach ``1e-70000``). Given, it is the reference: it is shifted so that
+        ``logsumexp(log_pmf) = 0`` and ``pmf`` must be ``exp(log_pmf)`` (use :meth:`from_log_pmf`).
+        Default ``log(pmf)``.
+    log_error : float, optional
+        Bound on ``|error|`` of every entry of ``log_pmf`` (nats, >= 0), for example from a
+        convolution; added to the error bound of the exact privacy loss. Default 0.
+
     Attributes
     ----------
-    support, pmf : numpy.ndarray, shape (n,)
+    support, pmf, log_pmf : numpy.ndarray, shape (n,)
         Read-only float64 copies of the inputs (``pmf`` renormalised).
+    log_error : float
 
     Raises
     ------
@@ -66,6 +78,8 @@ class DiscretePrior:
 
     support: NDArray[np.float64]
     pmf: NDArray[np.float64]
+    log_pmf: NDArray[np.float64] | None = None
+    log_error: float = 0.0
 
     def __post_init__(self) -> None:
         support = as_float_vector(self.support, "support")
@@ -86,10 +100,53 @@ class DiscretePrior:
         if abs(total - 1.0) > PMF_SUM_TOLERANCE:
             raise ValueError(f"pmf must sum to 1 (within 1e-9), got a sum of {total!r}")
         pmf = pmf / total
-        support.setflags(write=False)
-        pmf.setflags(write=False)
+        if not (math.isfinite(self.log_error) and self.log_error >= 0):
+            raise ValueError(f"log_error must be finite and >= 0, got {self.log_error!r}")
+        if self.log_pmf is None:
+            with np.errstate(divide="ignore"):
+                log_pmf = np.log(pmf)
+        else:
+            log_pmf = np.array(self.log_pmf, dtype=np.float64)
+            if log_pmf.shape != support.shape or np.isnan(log_pmf).any() or (log_pmf == np.inf).any():
+                raise ValueError("log_pmf must be a vector of log-probabilities (< inf) as long as support")
+            log_pmf = log_pmf - float(logsumexp(log_pmf))
+        for arr in (support, pmf, log_pmf):
+            arr.setflags(write=False)
         object.__setattr__(self, "support", support)
         object.__setattr__(self, "pmf", pmf)
+        object.__setattr__(self, "log_pmf", log_pmf)
+        object.__setattr__(self, "log_error", float(self.log_error))
+
+    @classmethod
+    def from_log_pmf(cls, support: Any, log_pmf: Any, *, log_error: float = 0.0) -> DiscretePrior:
+        """Build a prior from log-probabilities, keeping those that underflow float64.
+
+        Parameters
+        ----------
+        support : array_like of float, shape (n,)
+            Strictly increasing values.
+        log_pmf : array_like of float, shape (n,)
+            Unnormalised log-probabilities (``-inf`` for zero mass); shifted to sum to one.
+        log_error : float
+            Bound on the absolute error of each entry of ``log_pmf`` (nats, >= 0).
+
+        Returns
+        -------
+        DiscretePrior
+            ``pmf = exp(log_pmf - logsumexp(log_pmf))``; :attr:`log_pmf` keeps the exact logs.
+
+        Raises
+        ------
+        ValueError
+            If ``log_pmf`` holds NaN or ``+inf``, or every entry is ``-inf``.
+        """
+        lp = as_float_vector(log_pmf, "log_pmf", allow_neg_inf=True)
+        if np.isnan(lp).any() or (lp == np.inf).any():
+            raise ValueError("log_pmf must hold log-probabilities (no NaN or +inf)")
+        if not np.isfinite(lp).any():
+            raise ValueError("log_pmf must have at least one finite entry, got all -inf")
+        lp = lp - float(logsumexp(lp))
+        return cls(support, np.exp(lp), log_pmf=lp, log_error=log_error)
 
     @classmethod
     def from_counts(cls, support: Any, counts: Any) -> DiscretePrior:
@@ -167,6 +224,35 @@ class DiscretePrior:
             raise ValueError(f"support must contain {float(self.support[k])!r}, which is missing")
         out = np.zeros(grid.size)
         out[idx] = self.pmf
+        return out
+
+    def log_on(self, support: Any) -> NDArray[np.float64]:
+        """Log-probabilities of this prior on a larger grid (``-inf`` off its support).
+
+        Parameters
+        ----------
+        support : array_like of float, shape (N,)
+            Strictly increasing grid containing every point of ``self.support``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (N,)
+            :attr:`log_pmf` placed on the grid, ``-inf`` elsewhere.
+
+        Raises
+        ------
+        ValueError
+            If a point of this prior's support is missing from the grid.
+        """
+        grid = np.asarray(support, dtype=np.float64)
+        idx = np.searchsorted(grid, self.support)
+        ok = (idx < grid.size) & (grid[np.minimum(idx, grid.size - 1)] == self.support)
+        if not ok.all():
+            k = int(np.flatnonzero(~ok)[0])
+            raise ValueError(f"support must contain {float(self.support[k])!r}, which is missing")
+        out = np.full(grid.size, -np.inf)
+        assert self.log_pmf is not None
+        out[idx] = self.log_pmf
         return out
 
     def to_dict(self) -> dict[str, list[float]]:

@@ -1,0 +1,831 @@
+"""Multi-user systems and the distribution of their summation query (seed 000 sec 3).
+
+Users ``i`` report independent random values ``D_i ~ P_i`` and are present with probability
+``zeta_i``; the query is ``X = sum_i D_i`` where an absent user contributes 0 (seed 000 Remark 1).
+So a user ``j`` other than the target enters ``X`` as the mixture
+``(1 - zeta_j) delta_0 + zeta_j P_j``, and for the target user ``i`` (seed 000 Table 1, eq 7-9):
+
+=============  ============================================  ===================================
+secret         meaning                                       ``X`` given the secret
+=============  ============================================  ===================================
+``s_{a,i}``    present, reports ``a``                        ``a + R_i``
+``s_{bot,i}``  absent                                        ``R_i``
+``s_{P,i}``    present, ``D_i ~ P_i``                        ``D_i + R_i``
+``s_{Q,i}``    present, ``D_i ~ Q_i`` (the alternative)      ``D_i' + R_i``
+=============  ============================================  ===================================
+
+with ``R_i = sum_{j != i} D_j`` (the other users). The four discriminative pair sets of seed 000
+sec 4 are ``ab``, ``a-bot``, ``P-bot`` and ``P-Q`` (:data:`PAIR_SETS`).
+
+Sums of users on a common lattice are computed in log space with relative accuracy everywhere,
+including tails far below float64's range (:func:`sum_distribution`): small sums exactly by direct
+convolution, large ones by FFT convolution of exponentially tilted distributions in overlapping
+windows. Supports off a lattice are summed exactly atom by atom.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.fft
+from numpy.typing import NDArray
+from scipy.special import logsumexp
+
+from ._checks import as_float_vector
+from .priors import AdversaryPrior, DiscretePrior, Scenario
+
+#: The discriminative pair sets of seed 000 sec 4.
+PAIR_SETS: tuple[str, ...] = ("ab", "a-bot", "P-bot", "P-Q")
+
+#: Name of the single adversary prior of a multi-user scenario.
+SYSTEM_PRIOR = "system"
+
+_EPS = float(np.finfo(np.float64).eps)
+#: Largest number of atoms of an exact sum of users off a common lattice.
+MAX_ATOMS = 2_000_000
+#: Direct log-space convolution is used while its work (products of lengths) stays below this.
+_DIRECT_WORK = 20_000_000
+#: A tilted FFT window is trusted where the tilted probability is at least this.
+_WINDOW_FLOOR = 1e-4
+
+
+# ---------------------------------------------------------------------------------------------
+# Model
+
+
+@dataclass(frozen=True)
+class User:
+    """One user of a multi-user system (seed 000 sec 3).
+
+    Parameters
+    ----------
+    name : str
+        Unique, non-empty name.
+    prior : DiscretePrior
+        ``P_i``: distribution of the value ``D_i`` the user reports when present (any finite real
+        support, in the unit of the query).
+    presence : float
+        ``zeta_i`` in ``[0, 1]``: probability that the user is present (default 1). Only matters
+        when the user is one of the *other* users of a query.
+    alternative : DiscretePrior, optional
+        ``Q_i``, the other distribution of the pair set ``P-Q`` (seed 000 sec 4.4).
+    values : tuple of float, optional
+        ``(a,)`` or ``(a, b)``: the reported values of the pair sets ``a-bot`` (uses ``a``) and
+        ``ab`` (needs ``a != b``), seed 000 sec 4.1-4.2.
+
+    Raises
+    ------
+    ValueError
+        If the name is empty, ``presence`` is outside ``[0, 1]``, or ``values`` does not hold one
+        or two finite numbers.
+    """
+
+    name: str
+    prior: DiscretePrior
+    presence: float = 1.0
+    alternative: DiscretePrior | None = None
+    values: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"user name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.prior, DiscretePrior):
+            raise ValueError(f"prior of user {self.name!r} must be a DiscretePrior, got {self.prior!r}")
+        if self.alternative is not None and not isinstance(self.alternative, DiscretePrior):
+            raise ValueError(
+                f"alternative of user {self.name!r} must be a DiscretePrior, got {self.alternative!r}"
+            )
+        try:
+            zeta = float(self.presence)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"presence of user {self.name!r} must be a number in [0, 1], got {self.presence!r}"
+            ) from None
+        if not 0.0 <= zeta <= 1.0:
+            raise ValueError(f"presence of user {self.name!r} must be in [0, 1], got {self.presence!r}")
+        object.__setattr__(self, "presence", zeta)
+        if self.values is not None:
+            vals = as_float_vector(self.values, f"values of user {self.name!r}")
+            if vals.size > 2:
+                raise ValueError(
+                    f"values of user {self.name!r} must be [a] or [a, b], got {len(vals)} numbers"
+                )
+            object.__setattr__(self, "values", tuple(float(v) for v in vals))
+
+    def contribution(self) -> DiscretePrior:
+        """How this user enters the sum of the *other* users: ``(1 - zeta) delta_0 + zeta P``.
+
+        Returns
+        -------
+        DiscretePrior
+            The mixture; equal to ``prior`` when ``presence == 1`` (seed 000 Remark 1).
+        """
+        if self.presence == 1.0:
+            return self.prior
+        support = np.union1d(self.prior.support, [0.0])
+        with np.errstate(divide="ignore"):
+            log_mix = np.log(self.presence) + self.prior.log_on(support)
+            zero = support == 0.0
+            log_mix[zero] = np.logaddexp(log_mix[zero], math.log1p(-self.presence))
+        return DiscretePrior.from_log_pmf(support, log_mix)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, as read by :meth:`MultiUserSystem.from_dict`."""
+        out: dict[str, Any] = {"name": self.name, **self.prior.to_dict(), "presence": self.presence}
+        if self.alternative is not None:
+            out["alternative"] = self.alternative.to_dict()
+        if self.values is not None:
+            out["values"] = list(self.values)
+        return out
+
+
+@dataclass(frozen=True)
+class MultiUserSystem:
+    """Users whose reported values are summed (seed 000 sec 3).
+
+    Parameters
+    ----------
+    users : sequence of User
+        At least one user; names must be unique.
+
+    Raises
+    ------
+    ValueError
+        If there is no user or two users share a name.
+
+    Examples
+    --------
+    The three users of seed 000 Table 2 and user 4 of Table 3:
+
+    >>> sys = MultiUserSystem.from_arrays(
+    ...     [[1, 2, 3, 4, 5]] * 4,
+    ...     [[.01, .04, .1, .2, .65], [.7, .2, .05, .04, .01], [.2] * 5, [.4, .1, 0, .1, .4]])
+    >>> sys.names
+    ('u1', 'u2', 'u3', 'u4')
+    >>> float(sum_distribution([u.prior for u in sys.users]).support[-1])
+    20.0
+    """
+
+    users: tuple[User, ...]
+    _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        users = tuple(self.users)
+        if not users:
+            raise ValueError("users must hold at least one user, got none")
+        index: dict[str, int] = {}
+        for k, u in enumerate(users):
+            if not isinstance(u, User):
+                raise ValueError(f"users must hold User objects, got {u!r} at index {k}")
+            if u.name in index:
+                raise ValueError(f"user names must be unique, got {u.name!r} twice")
+            index[u.name] = k
+        object.__setattr__(self, "users", users)
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The users' names, in order."""
+        return tuple(u.name for u in self.users)
+
+    def user(self, name: str) -> User:
+        """The user called ``name``.
+
+        Raises
+        ------
+        ValueError
+            If there is no such user.
+        """
+        if name not in self._index:
+            known = ", ".join(repr(n) for n in self.names[:10])
+            more = ", ..." if len(self.users) > 10 else ""
+            raise ValueError(f"user must be one of {known}{more}, got {name!r}")
+        return self.users[self._index[name]]
+
+    def others(self, name: str) -> tuple[User, ...]:
+        """Every user except ``name`` (the ``-i`` of seed 000 sec 3)."""
+        k = self._index[self.user(name).name]
+        return self.users[:k] + self.users[k + 1 :]
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_arrays(
+        cls,
+        supports: Sequence[Any],
+        pmfs: Sequence[Any],
+        *,
+        presence: Sequence[float] | None = None,
+        names: Sequence[str] | None = None,
+    ) -> MultiUserSystem:
+        """Build a system from one support and one pmf per user.
+
+        Parameters
+        ----------
+        supports, pmfs : sequence of array_like, length K
+            ``supports[i]`` (strictly increasing reals) and ``pmfs[i]`` (probabilities summing to
+            1) of user ``i``.
+        presence : sequence of float, length K, optional
+            ``zeta_i`` in ``[0, 1]`` (default all 1).
+        names : sequence of str, length K, optional
+            Default ``u1, ..., uK``.
+
+        Returns
+        -------
+        MultiUserSystem
+
+        Raises
+        ------
+        ValueError
+            If the lengths differ or a distribution is invalid.
+        """
+        k = len(supports)
+        if len(pmfs) != k:
+            raise ValueError(f"supports and pmfs must have the same length, got {k} and {len(pmfs)}")
+        zetas = [1.0] * k if presence is None else list(presence)
+        labels = [f"u{i + 1}" for i in range(k)] if names is None else list(names)
+        if len(zetas) != k or len(labels) != k:
+            raise ValueError(
+                f"presence and names must have one entry per user ({k}), got {len(zetas)} and {len(labels)}"
+            )
+        return cls(
+            tuple(User(labels[i], DiscretePrior(supports[i], pmfs[i]), presence=zetas[i]) for i in range(k))
+        )
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> MultiUserSystem:
+        """Build a system from ``{"users": [{"name", "support", "pmf", "presence"?, ...}]}``.
+
+        Parameters
+        ----------
+        obj : mapping
+            ``users`` is a list of objects with ``name`` (str), ``support`` and ``pmf`` (lists of
+            numbers), optional ``presence`` (default 1), ``alternative`` (``{"support", "pmf"}``,
+            the ``Q`` of ``P-Q``) and ``values`` (``[a]`` or ``[a, b]``).
+
+        Returns
+        -------
+        MultiUserSystem
+
+        Raises
+        ------
+        ValueError
+            If a key is missing or has the wrong type; the message names the user and the key.
+        """
+        if not isinstance(obj, Mapping) or not isinstance(obj.get("users"), list):
+            raise ValueError('system must be an object with a "users" list, got ' + _short(obj))
+        users = []
+        for k, entry in enumerate(obj["users"]):
+            if not isinstance(entry, Mapping):
+                raise ValueError(f"users[{k}] must be an object, got {_short(entry)}")
+            name = entry.get("name", f"u{k + 1}")
+            where = f"user {name!r}"
+            for key in ("support", "pmf"):
+                if key not in entry:
+                    raise ValueError(f'{where} needs "{key}", which is missing')
+            unknown = set(entry) - {"name", "support", "pmf", "presence", "alternative", "values"}
+            if unknown:
+                raise ValueError(f"{where} has unknown keys {sorted(unknown)}")
+            try:
+                prior = DiscretePrior(entry["support"], entry["pmf"])
+            except ValueError as exc:
+                raise ValueError(f"{where}: {exc}") from None
+            alt = None
+            if entry.get("alternative") is not None:
+                a = entry["alternative"]
+                if not isinstance(a, Mapping) or "support" not in a or "pmf" not in a:
+                    raise ValueError(f'{where}: "alternative" must be {{"support": [...], "pmf": [...]}}')
+                try:
+                    alt = DiscretePrior(a["support"], a["pmf"])
+                except ValueError as exc:
+                    raise ValueError(f"{where}: alternative: {exc}") from None
+            values = entry.get("values")
+            users.append(
+                User(
+                    name,
+                    prior,
+                    presence=entry.get("presence", 1.0),
+                    alternative=alt,
+                    values=None if values is None else tuple(values),
+                )
+            )
+        return cls(tuple(users))
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> MultiUserSystem:
+        """Read a system from a JSON file in the format of :meth:`from_dict`.
+
+        Raises
+        ------
+        ValueError
+            If the file cannot be read or parsed, or the content is invalid.
+        """
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"cannot read system file {str(p)!r}: {exc.strerror or exc}") from None
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"system file {str(p)!r} is not valid JSON: {exc}") from None
+        return cls.from_dict(obj)
+
+    @classmethod
+    def from_table(
+        cls,
+        data: Any,
+        *,
+        value: str,
+        user_by: str,
+        users: Sequence[str] | None = None,
+        codes: Mapping[str, float] | None = None,
+    ) -> MultiUserSystem:
+        """One user per class of records: ``P_i = Pr(value | user_by = i)`` (seed 000 Fig 5, 9).
+
+        Parameters
+        ----------
+        data : str, pathlib.Path or pandas.DataFrame
+            A CSV or Parquet file, a DataFrame, or a shipped dataset name (``"adult"``).
+        value : str
+            Column whose per-class distribution is the user's ``P_i``. Numeric columns are used
+            as they are; a text column needs ``codes``.
+        user_by : str
+            Column whose values name the users (classes of records).
+        users : sequence of str, optional
+            Classes to keep, in this order (default: every class, sorted).
+        codes : mapping of str to float, optional
+            Number of each label of a text ``value`` column (labels may share a number, e.g. to
+            reduce ``relationship`` to married = 1 / unmarried = 0). Every label present must
+            have a code.
+
+        Returns
+        -------
+        MultiUserSystem
+            Users named by their class, presence 1.
+
+        Raises
+        ------
+        ValueError
+            If a column is missing, a label has no code, or a requested class has no rows.
+        """
+        from .data import estimate_class_counts
+
+        counts = estimate_class_counts(data, value=value, by=user_by, codes=codes)
+        names = sorted(counts) if users is None else list(users)
+        out = []
+        for name in names:
+            if name not in counts:
+                raise ValueError(f"users: no row has {user_by} = {name!r}")
+            support, weights = counts[name]
+            out.append(User(name, DiscretePrior.from_counts(support, weights)))
+        return cls(tuple(out))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, as read by :meth:`from_dict`."""
+        return {"users": [u.to_dict() for u in self.users]}
+
+
+def _short(obj: Any) -> str:
+    text = repr(obj)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# Sums of independent users
+
+
+def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
+    """Distribution of the sum of independent values, with log-probabilities accurate everywhere.
+
+    Parameters
+    ----------
+    priors : sequence of DiscretePrior
+        The distributions of the summands (any number, possibly zero: the sum is then 0).
+
+    Returns
+    -------
+    DiscretePrior
+        The convolution. :attr:`~DiscretePrior.log_pmf` holds every log-probability (tails far
+        below float64's ``1e-308`` included), with :attr:`~DiscretePrior.log_error` bounding its
+        absolute error.
+
+    Raises
+    ------
+    ValueError
+        If the supports are not on a common lattice and the exact sum would exceed
+        :data:`MAX_ATOMS` atoms.
+
+    Notes
+    -----
+    Seed 000 eq (7)-(9) need the distribution of ``f(D_{-i}) = sum_{j != i} D_j``. On a common
+    lattice ``x = h k`` (integers ``k``; found from the supports) there are two exact routes:
+
+    * few or small summands: direct convolution in log space,
+      ``log r(k) = logsumexp_t (log a(k - t) + log b(t))``: every term is positive, so the
+      relative error stays at a few ulps per summand;
+    * many summands: FFT convolution (a product tree of batched ``scipy.fft.rfft``) of the
+      *exponentially tilted* summands ``q_j(k) ~ p_j(k) e^{lambda k}``. The tilted sum is the sum of
+      the tilts, ``log r(k) = log s_lambda(k) - lambda k + sum_j log M_j(lambda)``, and its FFT is
+      accurate to ``~1e-13`` absolutely, hence relatively where ``s_lambda(k) >= 1e-4``. Tilts
+      are chosen (brentq on the tilted mean) so these windows cover every point of the support.
+      If a point stays uncovered (supports with gaps), the direct route is used instead.
+
+    Off a lattice, atoms are added pairwise and equal sums merged.
+    """
+    priors = [p for p in priors]
+    for k, p in enumerate(priors):
+        if not isinstance(p, DiscretePrior):
+            raise ValueError(f"priors must hold DiscretePrior objects, got {p!r} at index {k}")
+    if not priors:
+        return DiscretePrior([0.0], [1.0])
+    if len(priors) == 1:
+        return priors[0]
+    trimmed = [_trim(p) for p in priors]
+    lattice = _lattice([p.support for p in trimmed])
+    if lattice is None:
+        return _sum_atoms(trimmed)
+    step, ints = lattice
+    offsets = [int(k[0]) for k in ints]
+    logs = []
+    for p, k in zip(trimmed, ints, strict=True):
+        arr = np.full(int(k[-1] - k[0]) + 1, -np.inf)
+        arr[k - k[0]] = p.log_pmf
+        logs.append(arr)
+    prior_err = max(p.log_error for p in trimmed)
+    work = _direct_work([a.size for a in logs])
+    result = None
+    if work > _DIRECT_WORK:
+        result = _log_sum_tilted(logs)
+    if result is None:
+        result = _log_sum_direct(logs)
+    log_r, err = result
+    support_k = sum(offsets) + np.arange(log_r.size)
+    keep = np.isfinite(log_r)
+    support = support_k[keep].astype(np.float64) * step
+    return DiscretePrior.from_log_pmf(support, log_r[keep], log_error=err + prior_err * len(priors))
+
+
+def _trim(p: DiscretePrior) -> DiscretePrior:
+    """Drop zero-probability points (they do not change a sum)."""
+    keep = np.isfinite(p.log_pmf) if p.log_pmf is not None else p.pmf > 0
+    if keep.all():
+        return p
+    assert p.log_pmf is not None
+    return DiscretePrior.from_log_pmf(p.support[keep], p.log_pmf[keep], log_error=p.log_error)
+
+
+def _lattice(supports: Sequence[NDArray[np.float64]]) -> tuple[float, list[NDArray[np.int64]]] | None:
+    """A step ``h`` with every support point an integer multiple of it, or None.
+
+    Tries integers, then decimals with up to 9 digits; ``h`` is the gcd of the scaled values.
+    """
+    values = np.concatenate(supports)
+    for digits in range(10):
+        scale = 10.0**digits
+        scaled = values * scale
+        rounded = np.round(scaled)
+        if np.all(np.abs(scaled - rounded) <= 1e-9 * np.maximum(1.0, np.abs(scaled))) and np.all(
+            np.abs(rounded) < 2**52
+        ):
+            nonzero = np.abs(rounded[rounded != 0]).astype(np.int64)
+            g = int(np.gcd.reduce(nonzero)) if nonzero.size else 1
+            step = float(Fraction(g) / Fraction(10**digits))
+            ints = [(np.round(s * scale).astype(np.int64) // g) for s in supports]
+            return step, ints
+    return None
+
+
+def _direct_work(lengths: Sequence[int]) -> int:
+    """Work of the direct sequential convolution (smallest summands first into the running sum)."""
+    total = 0
+    run = 1
+    for n in sorted(lengths):
+        total += run * n
+        run += n - 1
+    return total
+
+
+def _log_sum_direct(logs: Sequence[NDArray[np.float64]]) -> tuple[NDArray[np.float64], float]:
+    """Exact sequential log-space convolution; returns the log-pmf and an absolute error bound."""
+    order = sorted(range(len(logs)), key=lambda k: logs[k].size)
+    acc = np.array([0.0])
+    err = 0.0
+    for k in order:
+        b = logs[k]
+        out = np.full(acc.size + b.size - 1, -np.inf)
+        for t in np.flatnonzero(np.isfinite(b)):
+            seg = out[t : t + acc.size]
+            np.logaddexp(seg, acc + b[t], out=seg)
+        acc = out
+        finite = acc[np.isfinite(acc)]
+        # each output gathers <= b.size terms: a few ulps of the largest magnitude per term
+        err += 4.0 * _EPS * b.size * (float(np.abs(finite).max()) + 1.0)
+    return acc, err
+
+
+def _tree_convolve(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], int]:
+    """Convolve all rows (probability vectors) by a product tree of batched real FFTs.
+
+    Returns the full convolution and the number of tree levels.
+    """
+    levels = 0
+    while rows.shape[0] > 1:
+        if rows.shape[0] % 2:
+            delta = np.zeros((1, rows.shape[1]))
+            delta[0, 0] = 1.0
+            rows = np.vstack([rows, delta])
+        n_out = 2 * rows.shape[1] - 1
+        nfft = scipy.fft.next_fast_len(n_out, real=True)
+        fa = scipy.fft.rfft(rows[0::2], nfft, axis=1)
+        fa *= scipy.fft.rfft(rows[1::2], nfft, axis=1)
+        rows = scipy.fft.irfft(fa, nfft, axis=1)[:, :n_out]
+        levels += 1
+    return rows[0], levels
+
+
+def _log_sum_tilted(logs: Sequence[NDArray[np.float64]]) -> tuple[NDArray[np.float64], float] | None:
+    """Log-pmf of a sum of many lattice summands by tilted FFT windows (None: use direct)."""
+    m = max(a.size for a in logs)
+    n_out = sum(a.size - 1 for a in logs) + 1
+    table = np.full((len(logs), m), -np.inf)
+    for k, a in enumerate(logs):
+        table[k, : a.size] = a
+    idx = np.arange(m, dtype=np.float64)
+    out_idx = np.arange(n_out, dtype=np.float64)
+
+    def tilted(lam: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        z = table + lam * idx
+        log_m = logsumexp(z, axis=1)
+        return np.exp(z - log_m[:, None]), log_m
+
+    def moments(lam: float) -> tuple[float, float]:
+        q, _ = tilted(lam)
+        mu = q @ idx
+        return float(mu.sum()), float((q @ (idx * idx) - mu * mu).sum())
+
+    def solve(target: float, lam: float) -> float | None:
+        """Tilt whose mean is ``target`` (the tilted mean increases with the tilt; Newton steps)."""
+        lo, hi = -math.inf, math.inf
+        for _ in range(200):
+            mu, var = moments(lam)
+            if abs(mu - target) <= 1e-3 * max(1.0, math.sqrt(var)):
+                return lam
+            if mu < target:
+                lo = lam
+            else:
+                hi = lam
+            step = (target - mu) / max(var, 1e-300)
+            trial = lam + step
+            if not lo < trial < hi:  # Newton left the bracket: bisect (or expand)
+                if math.isinf(lo):
+                    trial = hi - max(1.0, abs(hi))
+                elif math.isinf(hi):
+                    trial = lo + max(1.0, abs(lo))
+                else:
+                    trial = 0.5 * (lo + hi)
+            if abs(trial) > 1e6:
+                return None
+            lam = trial
+        return None
+
+    log_r = np.full(n_out, -np.inf)
+    best = np.zeros(n_out)  # tilted probability behind each accepted value
+    covered = np.zeros(n_out, dtype=bool)
+    err = 0.0
+    lam = 0.0
+    pending: int | None = None
+    ahead = 0.0  # how far past the first uncovered point the next window is centred
+    for _ in range(2 * n_out + 2):
+        q, log_m = tilted(lam)
+        s, levels = _tree_convolve(q)
+        s = s[:n_out]
+        # FFT convolution error of unit-mass vectors: a few ulps per level and log2(length)
+        eta = 16.0 * _EPS * (levels + 1) * math.log2(2 * max(s.size, 2))
+        ok = s >= _WINDOW_FLOOR
+        if pending is not None and not ok[pending]:
+            if ahead == 0.0:
+                return None  # the window centred on this point misses it: a gap in the supports
+            ahead = 0.0  # retry centred on the point itself
+        else:
+            better = ok & (s > best)
+            total_log_m = math.fsum(log_m.tolist())
+            log_r[better] = np.log(s[better]) - lam * out_idx[better] + total_log_m
+            best[better] = s[better]
+            covered |= ok
+            err = max(err, -math.log1p(-eta / (_WINDOW_FLOOR - eta)))
+            err = max(err, 8.0 * _EPS * (abs(lam) * n_out + abs(total_log_m) + 1.0))
+            width = np.flatnonzero(ok)
+            ahead = 0.8 * (width[-1] - width[0]) / 2.0 if width.size else 0.0
+        todo = np.flatnonzero(~covered)
+        if todo.size == 0:
+            return log_r, err
+        pending = int(todo[0])
+        target = float(min(max(pending + ahead, 0.25), n_out - 1.25))
+        new_lam = solve(target, lam)
+        if new_lam is None:
+            return None
+        lam = new_lam
+    return None  # pragma: no cover - each window covers at least its centre or we returned
+
+
+def _sum_atoms(priors: Sequence[DiscretePrior]) -> DiscretePrior:
+    """Exact sum of summands off a common lattice: add atoms pairwise, merge equal sums."""
+    values = np.array([0.0])
+    logs = np.array([0.0])
+    err = 0.0
+    for p in priors:
+        assert p.log_pmf is not None
+        v = np.add.outer(values, p.support).ravel()
+        lp = np.add.outer(logs, p.log_pmf).ravel()
+        if v.size > MAX_ATOMS * 4:
+            raise ValueError(
+                f"the sum of these users has more than {MAX_ATOMS} distinct values off a common "
+                "lattice; round the supports to a grid (e.g. cents) to use the lattice route"
+            )
+        order = np.argsort(v, kind="stable")
+        v, lp = v[order], lp[order]
+        tol = 1e-12 * np.maximum(1.0, np.abs(v))
+        new = np.concatenate([[True], np.diff(v) > tol[1:]])
+        starts = np.flatnonzero(new)
+        values = v[starts]
+        logs = np.array(
+            [float(logsumexp(lp[a:b])) for a, b in zip(starts, np.append(starts[1:], v.size), strict=True)]
+        )
+        if values.size > MAX_ATOMS:
+            raise ValueError(
+                f"the sum of these users has {values.size} distinct values (> {MAX_ATOMS}) off a "
+                "common lattice; round the supports to a grid to use the lattice route"
+            )
+        err += 4.0 * _EPS * (float(np.abs(logs[np.isfinite(logs)]).max()) + 1.0) * p.size
+    return DiscretePrior.from_log_pmf(values, logs, log_error=err + sum(p.log_error for p in priors))
+
+
+# ---------------------------------------------------------------------------------------------
+# Query distributions and scenarios
+
+
+def others_distribution(system: MultiUserSystem, user: str) -> DiscretePrior:
+    """Distribution of ``R_i = sum_{j != i} D_j``, absent users counting 0 (seed 000 eq 7-9).
+
+    Parameters
+    ----------
+    system : MultiUserSystem
+    user : str
+        Name of the target user ``i``.
+
+    Returns
+    -------
+    DiscretePrior
+        Sum of the mixtures ``(1 - zeta_j) delta_0 + zeta_j P_j`` of the other users (``delta_0``
+        if there is none), with log-probabilities accurate in the tails.
+
+    Raises
+    ------
+    ValueError
+        If there is no such user.
+    """
+    return sum_distribution([u.contribution() for u in system.others(user)])
+
+
+def secret_names(user: User, pair_set: str) -> tuple[str, str]:
+    """Names of the two secrets of ``user`` in ``pair_set`` (e.g. ``("u4 = 5", "u4 absent")``).
+
+    Raises
+    ------
+    ValueError
+        If ``pair_set`` is unknown or does not fit the user's data (see :func:`query_priors`).
+    """
+    _check_fit(user, pair_set)
+    if pair_set == "ab":
+        assert user.values is not None
+        return f"{user.name} = {user.values[0]:g}", f"{user.name} = {user.values[1]:g}"
+    if pair_set == "a-bot":
+        assert user.values is not None
+        return f"{user.name} = {user.values[0]:g}", f"{user.name} absent"
+    if pair_set == "P-bot":
+        return f"{user.name} ~ P", f"{user.name} absent"
+    return f"{user.name} ~ P", f"{user.name} ~ Q"
+
+
+def check_pair_set(pair_set: str) -> str:
+    """Return ``pair_set`` if it is one of :data:`PAIR_SETS`, else raise ValueError naming it."""
+    if pair_set not in PAIR_SETS:
+        raise ValueError(f"pair_set must be one of {', '.join(PAIR_SETS)}, got {pair_set!r}")
+    return pair_set
+
+
+def _check_fit(user: User, pair_set: str) -> None:
+    check_pair_set(pair_set)
+    if pair_set == "ab":
+        if user.values is None or len(user.values) != 2:
+            raise ValueError(
+                f'pair set ab needs "values": [a, b] for user {user.name!r}, got {user.values!r}'
+            )
+        if user.values[0] == user.values[1]:
+            raise ValueError(f"pair set ab needs a != b for user {user.name!r}, got {list(user.values)}")
+    elif pair_set == "a-bot" and user.values is None:
+        raise ValueError(f'pair set a-bot needs "values": [a] for user {user.name!r}, got none')
+    elif pair_set == "P-Q" and user.alternative is None:
+        raise ValueError(f'pair set P-Q needs an "alternative" distribution for user {user.name!r}, got none')
+
+
+def query_priors(
+    system: MultiUserSystem, user: str, pair_set: str, *, others: DiscretePrior | None = None
+) -> tuple[tuple[str, DiscretePrior], tuple[str, DiscretePrior]]:
+    """The query's distribution under the two secrets of ``user`` in ``pair_set``.
+
+    Parameters
+    ----------
+    system : MultiUserSystem
+    user : str
+        Name of the target user ``i``.
+    pair_set : {"ab", "a-bot", "P-bot", "P-Q"}
+        Seed 000 sec 4: ``ab`` = ``(s_{a,i}, s_{b,i})`` (needs ``values = [a, b]``), ``a-bot`` =
+        ``(s_{a,i}, s_{bot,i})`` (needs ``values``), ``P-bot`` = ``(s_{P,i}, s_{bot,i})``, ``P-Q``
+        = ``(s_{P,i}, s_{Q,i})`` (needs ``alternative``).
+    others : DiscretePrior, optional
+        ``R_i`` if already computed (:func:`others_distribution`).
+
+    Returns
+    -------
+    ((str, DiscretePrior), (str, DiscretePrior))
+        Secret name and ``P_{X|S}(. | s)`` for each secret of the pair (seed 000 eq 7-9).
+
+    Raises
+    ------
+    ValueError
+        If the user is unknown, the pair set unknown, or it does not fit the user's data (e.g.
+        ``P-Q`` without an alternative).
+    """
+    u = system.user(user)
+    name_i, name_j = secret_names(u, pair_set)
+    r = others_distribution(system, user) if others is None else others
+    point = DiscretePrior([0.0], [1.0])
+    if pair_set == "ab":
+        assert u.values is not None
+        first = sum_distribution([r, DiscretePrior([u.values[0]], [1.0])])
+        second = sum_distribution([r, DiscretePrior([u.values[1]], [1.0])])
+    elif pair_set == "a-bot":
+        assert u.values is not None
+        first = sum_distribution([r, DiscretePrior([u.values[0]], [1.0])])
+        second = sum_distribution([r, point])
+    elif pair_set == "P-bot":
+        first = sum_distribution([r, u.prior])
+        second = sum_distribution([r, point])
+    else:
+        assert u.alternative is not None
+        first = sum_distribution([r, u.prior])
+        second = sum_distribution([r, u.alternative])
+    return (name_i, first), (name_j, second)
+
+
+def pair_scenario(
+    system: MultiUserSystem,
+    pair_set: str,
+    users: Iterable[str] | None = None,
+    *,
+    others: Mapping[str, DiscretePrior] | None = None,
+) -> Scenario:
+    """A :class:`~pufferfish.priors.Scenario` of the query for ``pair_set`` over some users.
+
+    Parameters
+    ----------
+    system : MultiUserSystem
+    pair_set : {"ab", "a-bot", "P-bot", "P-Q"}
+    users : iterable of str, optional
+        Target users (default: every user). One discriminative pair per user, as in the sets
+        ``S_{a,b} = {(s_{a,i}, s_{b,i}) : i}`` etc. of seed 000 sec 4.
+    others : mapping of str to DiscretePrior, optional
+        Precomputed ``R_i`` per user.
+
+    Returns
+    -------
+    Scenario
+        One adversary prior named ``"system"`` holding the query's conditional distribution of
+        every secret; every calibrator of :mod:`pufferfish.calibration` applies to it.
+
+    Raises
+    ------
+    ValueError
+        As :func:`query_priors`.
+    """
+    names = list(system.names if users is None else users)
+    if not names:
+        raise ValueError("users must name at least one user, got none")
+    conditionals: dict[str, DiscretePrior] = {}
+    pairs = []
+    for name in names:
+        r = None if others is None else others.get(name)
+        (a, pa), (b, pb) = query_priors(system, name, pair_set, others=r)
+        conditionals[a] = pa
+        conditionals[b] = pb
+        pairs.append((a, b))
+    return Scenario(pairs=pairs, priors=[AdversaryPrior(SYSTEM_PRIOR, conditionals)])
