@@ -445,7 +445,7 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
         if not isinstance(p, DiscretePrior):
             raise ValueError(f"priors must hold DiscretePrior objects, got {p!r} at index {k}")
     if not priors:
-        return DiscretePrior([0.0], [1.0])
+        return DiscretePrior.point(0.0)
     if len(priors) == 1:
         return priors[0]
     trimmed = [_trim(p) for p in priors]
@@ -455,9 +455,9 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
     step, ints = lattice
     offsets = [int(k[0]) for k in ints]
     logs = []
-    for p, k in zip(trimmed, ints, strict=True):
-        arr = np.full(int(k[-1] - k[0]) + 1, -np.inf)
-        arr[k - k[0]] = p.log_pmf
+    for p, ks in zip(trimmed, ints, strict=True):
+        arr = np.full(int(ks[-1] - ks[0]) + 1, -np.inf)
+        arr[ks - ks[0]] = p.log_pmf
         logs.append(arr)
     prior_err = max(p.log_error for p in trimmed)
     work = _direct_work([a.size for a in logs])
@@ -768,14 +768,14 @@ def query_priors(
     u = system.user(user)
     name_i, name_j = secret_names(u, pair_set)
     r = others_distribution(system, user) if others is None else others
-    point = DiscretePrior([0.0], [1.0])
+    point = DiscretePrior.point(0.0)
     if pair_set == "ab":
         assert u.values is not None
-        first = sum_distribution([r, DiscretePrior([u.values[0]], [1.0])])
-        second = sum_distribution([r, DiscretePrior([u.values[1]], [1.0])])
+        first = sum_distribution([r, DiscretePrior.point(u.values[0])])
+        second = sum_distribution([r, DiscretePrior.point(u.values[1])])
     elif pair_set == "a-bot":
         assert u.values is not None
-        first = sum_distribution([r, DiscretePrior([u.values[0]], [1.0])])
+        first = sum_distribution([r, DiscretePrior.point(u.values[0])])
         second = sum_distribution([r, point])
     elif pair_set == "P-bot":
         first = sum_distribution([r, u.prior])
@@ -828,4 +828,4 @@ def pair_scenario(
         conditionals[a] = pa
         conditionals[b] = pb
         pairs.append((a, b))
-    return Scenario(pairs=pairs, priors=[AdversaryPrior(SYSTEM_PRIOR, conditionals)])
+    return Scenario(pairs=tuple(pairs), priors=(AdversaryPrior(SYSTEM_PRIOR, conditionals),))

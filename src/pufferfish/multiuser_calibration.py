@@ -766,16 +766,16 @@ class SystemCalibration:
 
 def _own_pairs(system: MultiUserSystem, pair_set: str) -> list[tuple[DiscretePrior, DiscretePrior]]:
     """Each user's own pair of value distributions (``P_i`` vs ``delta_0`` / ``Q_i`` / points)."""
-    point = DiscretePrior([0.0], [1.0])
+    point = DiscretePrior.point(0.0)
     out = []
     for u in system.users:
         _check_fit(u, pair_set)
         if pair_set == "ab":
             assert u.values is not None
-            out.append((DiscretePrior([u.values[0]], [1.0]), DiscretePrior([u.values[1]], [1.0])))
+            out.append((DiscretePrior.point(u.values[0]), DiscretePrior.point(u.values[1])))
         elif pair_set == "a-bot":
             assert u.values is not None
-            out.append((DiscretePrior([u.values[0]], [1.0]), point))
+            out.append((DiscretePrior.point(u.values[0]), point))
         elif pair_set == "P-bot":
             out.append((u.prior, point))
         else:

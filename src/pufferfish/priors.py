@@ -118,6 +118,11 @@ class DiscretePrior:
         object.__setattr__(self, "log_error", float(self.log_error))
 
     @classmethod
+    def point(cls, value: float) -> DiscretePrior:
+        """The point mass ``delta_value`` (a deterministic value; finite float)."""
+        return cls(np.array([float(value)]), np.array([1.0]))
+
+    @classmethod
     def from_log_pmf(cls, support: Any, log_pmf: Any, *, log_error: float = 0.0) -> DiscretePrior:
         """Build a prior from log-probabilities, keeping those that underflow float64.
 
