@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ._checks import check_epsilons
 from .calibration import MECHANISMS, Calibration, PrivacyCheckError, compare
 from .data import EstimatedPriors, estimate_priors, parse_pair
 
@@ -242,6 +243,111 @@ def release(
     )
     console.print(f"noise: {result.noise.sampler}")
     console.print(f"report: {result.report_path}")
+
+
+SystemArg = Annotated[str, typer.Argument(help='JSON file {"users": [{"name", "support", "pmf", ...}]}.')]
+PairSetOpt = Annotated[str, typer.Option("--pair-set", help="Secret pairs: ab, a-bot, P-bot or P-Q.")]
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="Target user (default: every user, optimal scale).")
+]
+
+
+@app.command()
+def multiuser(
+    system: SystemArg,
+    pair_set: PairSetOpt,
+    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (repeatable).")],
+    user: UserOpt = None,
+    mechanism: Annotated[
+        list[str] | None,
+        typer.Option("--mechanism", help="Calibrator (repeatable; default: all that apply)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Laplace scales for a summation query over the users of SYSTEM (seed 000)."""
+    from .multiuser import MultiUserSystem, check_pair_set
+    from .multiuser_calibration import calibrate_system, compare_user
+
+    def run() -> list[Any]:
+        sys_ = MultiUserSystem.from_json(system)
+        check_pair_set(pair_set)
+        if user is None:
+            if mechanism and list(mechanism) != ["optimal"]:
+                raise ValueError("without --user only the optimal scale over every user is computed")
+            return [calibrate_system(sys_, pair_set, e) for e in check_epsilons(epsilon)]
+        return list(compare_user(sys_, user, pair_set, epsilon, mechanism or None))
+
+    results = _guard(run)
+    if as_json:
+        rows: list[dict[str, Any]] = []
+        for r in results:
+            d = r.to_dict()
+            d.setdefault("checked_loss", None)
+            rows.append(d)
+        out = {"system": system, "user": user, "pair_set": pair_set, "results": rows}
+        typer.echo(json.dumps(out, allow_nan=False))
+        return
+    table = Table(
+        title=f"Laplace scale for pair set {pair_set}, user {user or '(every user)'}", title_justify="left"
+    )
+    for col in ("epsilon", "mechanism", "scale", "exact loss", "note"):
+        table.add_column(col, justify="right" if col in ("epsilon", "scale", "exact loss") else "left")
+    for r in results:
+        d = r.to_dict()
+        if d.get("scale") is None:
+            table.add_row(_num(d["epsilon"]), d["mechanism"], "-", "-", d["reason"])
+        elif "certified_alone" in d:
+            note = (
+                f"decided by {d['user']}; {d['certified_alone']} users certified alone, "
+                f"{d['checked_query']} on the full query"
+            )
+            table.add_row(_num(d["epsilon"]), "optimal", _num(d["scale"], 6), "<= eps", note)
+        else:
+            table.add_row(
+                _num(d["epsilon"]),
+                d["mechanism"],
+                _num(d["scale"], 6),
+                _num(d["checked_loss"], 6),
+                d["source"],
+            )
+    Console().print(table)
+
+
+@app.command("multiuser-release")
+def multiuser_release(
+    system: SystemArg,
+    pair_set: PairSetOpt,
+    value: Annotated[float, typer.Option("--sum", help="True value of the summation query.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy budget.")],
+    user: UserOpt = None,
+    mechanism: Annotated[
+        str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
+    ] = "optimal",
+    rng_seed: Annotated[
+        int | None,
+        typer.Option("--rng-seed", help="Use a seeded, INSECURE sampler (experiments only)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
+    from .multiuser import MultiUserSystem
+    from .multiuser_calibration import release_sum
+
+    def run() -> Any:
+        sys_ = MultiUserSystem.from_json(system)
+        return release_sum(sys_, value, pair_set, epsilon, user=user, mechanism=mechanism, rng=rng_seed)
+
+    result = _guard(run)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), allow_nan=False))
+        return
+    console = Console()
+    console.print(f"released sum: {result.value:.6g}")
+    console.print(
+        f"mechanism: {result.mechanism} ({pair_set}, user {user or 'every user'}), "
+        f"Laplace scale {result.scale:.6g}, epsilon {result.epsilon:g}"
+    )
+    console.print(f"noise: {result.noise['sampler']}")
 
 
 def main() -> None:
