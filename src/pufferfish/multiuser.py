@@ -52,6 +52,8 @@ _EPS = float(np.finfo(np.float64).eps)
 MAX_ATOMS = 2_000_000
 #: Direct log-space convolution is used while its work (products of lengths) stays below this.
 _DIRECT_WORK = 20_000_000
+#: Longest lattice of a sum (points) before the supports are treated as off-lattice.
+_MAX_LATTICE = 50_000_000
 #: A tilted FFT window is trusted where the tilted probability is at least this.
 _WINDOW_FLOOR = 1e-4
 
@@ -492,14 +494,15 @@ def _lattice(supports: Sequence[NDArray[np.float64]]) -> tuple[float, list[NDArr
         scale = 10.0**digits
         scaled = values * scale
         rounded = np.round(scaled)
-        if np.all(np.abs(scaled - rounded) <= 1e-9 * np.maximum(1.0, np.abs(scaled))) and np.all(
-            np.abs(rounded) < 2**52
-        ):
+        close = np.abs(scaled - rounded) <= 1e-7 + 1e-13 * np.abs(scaled)
+        if np.all(close) and np.all(np.abs(rounded) < 2**52):
             nonzero = np.abs(rounded[rounded != 0]).astype(np.int64)
             g = int(np.gcd.reduce(nonzero)) if nonzero.size else 1
-            step = float(Fraction(g) / Fraction(10**digits))
             ints = [(np.round(s * scale).astype(np.int64) // g) for s in supports]
-            return step, ints
+            span = sum(int(k.max() - k.min()) for k in ints)
+            if span > _MAX_LATTICE:
+                return None
+            return float(Fraction(g) / Fraction(10**digits)), ints
     return None
 
 
