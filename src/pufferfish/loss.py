@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -137,23 +138,38 @@ def laplace_log_density(
 def _log_left_sums(
     x: NDArray[np.float64], logp: NDArray[np.float64], scale: float
 ) -> tuple[NDArray[np.float64], float]:
-    """``log sum_{l <= k} exp(logp_l - (x_k - x_l)/scale)`` for every k, and an error bound."""
+    """``log sum_{l <= k} exp(logp_l - (x_k - x_l)/scale)`` for every k, and an error bound.
+
+    The scan runs in float64 while its first-order rounding bound ``2 eps n (64 + max|log p|)``
+    stays below ``1e-10``; beyond (long supports with far tails, e.g. sums of many users) it runs
+    in x87 extended precision (``numpy.longdouble``, eps ~1.1e-19), which shrinks the
+    accumulated bound by ~2000 at a few times the cost.
+    """
     n = x.size
+    finite = logp[np.isfinite(logp)]
+    top = float(np.abs(finite).max()) if finite.size else 0.0
+    magnitude = _BLOCK_SPAN + top + 1.0
+    dtype: type[np.floating[Any]] = np.float64
+    eps = _EPS
+    if 2.0 * _EPS * n * magnitude > 1e-10 and np.finfo(np.longdouble).eps < _EPS:
+        dtype, eps = np.longdouble, float(np.finfo(np.longdouble).eps)
+    xs = x.astype(dtype)
+    lp = logp.astype(dtype)
     block = np.floor((x - x[0]) / (scale * _BLOCK_SPAN))
     starts = np.flatnonzero(np.concatenate([[True], np.diff(block) > 0]))
     ends = np.append(starts[1:], n)
-    out = np.empty(n)
-    carry = -np.inf  # log L at the last point of the previous block
+    out = np.empty(n, dtype=dtype)
+    carry = dtype(-np.inf)  # log L at the last point of the previous block
     for b0, b1 in zip(starts.tolist(), ends.tolist(), strict=True):
-        c = (x[b0:b1] - x[b0]) / scale
-        acc = np.logaddexp.accumulate(logp[b0:b1] + c) - c
+        c = (xs[b0:b1] - xs[b0]) / scale
+        acc = np.logaddexp.accumulate(lp[b0:b1] + c) - c
         if b0 > 0:
-            acc = np.logaddexp(acc, carry - (x[b0:b1] - x[b0 - 1]) / scale)
+            acc = np.logaddexp(acc, carry - (xs[b0:b1] - xs[b0 - 1]) / scale)
         out[b0:b1] = acc
         carry = acc[-1]
-    finite = logp[np.isfinite(logp)]
-    magnitude = _BLOCK_SPAN + (float(np.abs(finite).max()) if finite.size else 0.0) + 1.0
-    return out, 2.0 * _EPS * n * magnitude
+    # scan rounding, plus the float64 rounding of the inputs and of the result
+    bound = 2.0 * eps * n * magnitude + 2.0 * _EPS * magnitude
+    return out.astype(np.float64), bound
 
 
 def pair_privacy_loss(
