@@ -421,3 +421,17 @@ def test_cli_multiuser_errors_are_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1
     assert proc.stderr.startswith("error: cannot read system file")
+
+
+def test_leave_one_out_shares_sums_between_identical_users() -> None:
+    from pufferfish.multiuser import leave_one_out
+
+    same = [User(f"s{k}", DiscretePrior([0, 1, 2], [0.2, 0.3, 0.5])) for k in range(6)]
+    other = User("o", DiscretePrior([0, 3], [0.5, 0.5]), presence=0.8)
+    system = MultiUserSystem((*same, other))
+    loo = leave_one_out(system)
+    assert loo["s0"] is loo["s5"]  # one sum for the six look-alikes
+    for name in ("s2", "o"):
+        want = others_distribution(system, name)
+        assert loo[name].support.tolist() == want.support.tolist()
+        assert loo[name].pmf == pytest.approx(want.pmf, abs=1e-15)

@@ -698,6 +698,50 @@ def others_distribution(system: MultiUserSystem, user: str) -> DiscretePrior:
     return sum_distribution([u.contribution() for u in system.others(user)])
 
 
+def _signature(user: User) -> tuple[float, bytes, bytes]:
+    """Key under which two users contribute identically to the other users' sum."""
+    c = user.contribution()
+    assert c.log_pmf is not None
+    return (user.presence, c.support.tobytes(), c.log_pmf.tobytes())
+
+
+def leave_one_out(system: MultiUserSystem, users: Iterable[str] | None = None) -> dict[str, DiscretePrior]:
+    """``R_i`` (the sum of every other user) for several target users, shared between look-alikes.
+
+    Parameters
+    ----------
+    system : MultiUserSystem
+    users : iterable of str, optional
+        Target users (default: every user).
+
+    Returns
+    -------
+    dict
+        ``name -> R_i`` (see :func:`others_distribution`).
+
+    Raises
+    ------
+    ValueError
+        If a name is unknown.
+
+    Notes
+    -----
+    Users with the same presence and distribution (e.g. the records of one class) have the same
+    ``R_i``: it is computed once per distinct user, not once per user. Each ``R_i`` is one sum of
+    ``K - 1`` users (O(n log n) per FFT window); pruning by per-user bounds
+    (:func:`~pufferfish.multiuser_calibration.calibrate_system`) decides which users need it.
+    """
+    names = list(system.names if users is None else users)
+    cache: dict[tuple[float, bytes, bytes], DiscretePrior] = {}
+    out: dict[str, DiscretePrior] = {}
+    for name in names:
+        key = _signature(system.user(name))
+        if key not in cache:
+            cache[key] = others_distribution(system, name)
+        out[name] = cache[key]
+    return out
+
+
 def secret_names(user: User, pair_set: str) -> tuple[str, str]:
     """Names of the two secrets of ``user`` in ``pair_set`` (e.g. ``("u4 = 5", "u4 absent")``).
 
@@ -823,11 +867,14 @@ def pair_scenario(
     names = list(system.names if users is None else users)
     if not names:
         raise ValueError("users must name at least one user, got none")
+    for name in names:
+        _check_fit(system.user(name), pair_set)
+    missing = [n for n in names if others is None or n not in others]
+    sums = {**leave_one_out(system, missing), **(dict(others) if others is not None else {})}
     conditionals: dict[str, DiscretePrior] = {}
     pairs = []
     for name in names:
-        r = None if others is None else others.get(name)
-        (a, pa), (b, pb) = query_priors(system, name, pair_set, others=r)
+        (a, pa), (b, pb) = query_priors(system, name, pair_set, others=sums[name])
         conditionals[a] = pa
         conditionals[b] = pb
         pairs.append((a, b))
