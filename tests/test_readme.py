@@ -42,3 +42,16 @@ def test_adult_table_matches_calibrate() -> None:
         printed = [float(v) for v in cells.split(" | ")]
         for mech, value in zip(("l1", "kantorovich", "relaxed", "optimal"), printed, strict=True):
             assert float(f"{got[mech]:.4g}") == value, (eps_text, mech)
+
+
+def test_multiuser_table_matches_reproductions() -> None:
+    from pufferfish.reproduce import seed000_fig5a, seed000_fig9a
+
+    rows = re.findall(r"^\| Fig (5\(a\)|9\(a\)) (\S+) \| (.+) \|$", _readme(), re.M)
+    assert len(rows) == 6
+    eps = (0.1, 0.5, 1.0, 2.0)
+    curves = {"5(a)": seed000_fig5a(epsilons=eps), "9(a)": seed000_fig9a(epsilons=eps)}
+    for fig, mech, cells in rows:
+        got = curves[fig].column(mech)
+        printed = [float(v) for v in cells.split(" | ")]
+        assert [float(f"{g:.4g}") for g in got] == printed, (fig, mech)
