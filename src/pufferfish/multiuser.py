@@ -522,15 +522,15 @@ def _log_sum_direct(logs: Sequence[NDArray[np.float64]]) -> tuple[NDArray[np.flo
     acc = np.array([0.0])
     err = 0.0
     for k in order:
-        b = logs[k]
-        out = np.full(acc.size + b.size - 1, -np.inf)
-        for t in np.flatnonzero(np.isfinite(b)):
-            seg = out[t : t + acc.size]
-            np.logaddexp(seg, acc + b[t], out=seg)
+        big, small = (acc, logs[k]) if acc.size >= logs[k].size else (logs[k], acc)
+        out = np.full(acc.size + logs[k].size - 1, -np.inf)
+        for t in np.flatnonzero(np.isfinite(small)):  # loop over the shorter operand
+            seg = out[t : t + big.size]
+            np.logaddexp(seg, big + small[t], out=seg)
         acc = out
         finite = acc[np.isfinite(acc)]
-        # each output gathers <= b.size terms: a few ulps of the largest magnitude per term
-        err += 4.0 * _EPS * b.size * (float(np.abs(finite).max()) + 1.0)
+        # each output gathers <= small.size terms: a few ulps of the largest magnitude per term
+        err += 4.0 * _EPS * small.size * (float(np.abs(finite).max()) + 1.0)
     return acc, err
 
 
