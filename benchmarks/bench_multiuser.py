@@ -47,7 +47,8 @@ def main() -> None:
     print(machine())
     t0 = time.perf_counter()
     system = build(users, pair_set == "P-Q")
-    print(f"built {users:,} users on {{0..4}} in {time.perf_counter() - t0:.1f} s; peak RSS {peak_mib():.0f} MiB")
+    built = time.perf_counter() - t0
+    print(f"built {users:,} users on {{0..4}} in {built:.1f} s; peak RSS {peak_mib():.0f} MiB")
     for eps in (0.5, 1.0):
         res = calibrate_system(system, pair_set, eps, check_query=False)
         print(
