@@ -435,3 +435,15 @@ def test_leave_one_out_shares_sums_between_identical_users() -> None:
         want = others_distribution(system, name)
         assert loo[name].support.tolist() == want.support.tolist()
         assert loo[name].pmf == pytest.approx(want.pmf, abs=1e-15)
+
+
+def test_cli_multiuser_json_p_bot_is_valid_json(tmp_path: Path, four_users: MultiUserSystem) -> None:
+    f = write_system(tmp_path / "sys.json", four_users)
+    args = ["multiuser", str(f), "--user", "u4", "--pair-set", "P-bot", "--epsilon", "1", "--json"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["results"]
+    e13 = next(r for r in rows if r["mechanism"] == "thm3-eq13")
+    e14 = next(r for r in rows if r["mechanism"] == "thm3-eq14")
+    lo, hi = e13["root"]["bracket"]
+    assert lo <= e13["scale"] <= hi == pytest.approx(e14["scale"])

@@ -300,7 +300,8 @@ def thm3_eq13_scale(user: User, epsilon: float) -> TheoremScale:
     Notes
     -----
     ``g(u) = log E[e^{u|D|}]`` is convex and increasing from ``g(0) = 0``, so the root is unique;
-    the bracket is ``[0, (eps - log p*) / max|D|]`` with ``p*`` the mass at the largest ``|D|``.
+    it lies in ``[eps / max|D|, eps / E|D|]`` (``u|D| <= u max|D|`` and Jensen), so the scale lies
+    between ``E|D| / eps`` and the eq (14) scale ``max|D| / eps``.
     For one-signed ``D_i`` this is exactly the optimal scale: beyond the end of the support the
     query's density ratio is ``E[e^{D_i/theta}]`` whatever the other users.
     """
@@ -316,12 +317,19 @@ def thm3_eq13_scale(user: User, epsilon: float) -> TheoremScale:
     def g(u: float) -> float:
         return float(logsumexp(logp + u * mags)) - epsilon
 
-    hi = (epsilon - float(logp[mags == top].max())) / top
-    hi_val = g(hi)
-    while hi_val < 0:  # rounding; the bound is exact in real arithmetic
-        hi *= 1.0 + 1e-9
-        hi_val = g(hi)
-    u, info = brentq(g, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, full_output=True, disp=False)
+    # u |D| <= u max|D| gives the lower end (where g <= 0: the eq (14) scale); Jensen,
+    # log E e^{u|D|} >= u E|D|, gives the upper end (g >= 0).
+    u_lo = epsilon / top
+    u_hi = epsilon / float(np.dot(np.exp(logp), mags))
+    while g(u_hi) < 0:  # rounding; the bound is exact in real arithmetic
+        u_hi *= 1.0 + 1e-9
+    if g(u_lo) >= 0.0:  # |D| constant: the root is the lower end
+        u, iterations, calls, converged = u_lo, 0, 1, True
+    else:
+        u, info = brentq(
+            g, u_lo, u_hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, full_output=True, disp=False
+        )
+        iterations, calls, converged = int(info.iterations), int(info.function_calls), bool(info.converged)
     while g(u) > 0.0:
         u = math.nextafter(u, 0.0)
     root = RootFinding(
@@ -329,10 +337,10 @@ def thm3_eq13_scale(user: User, epsilon: float) -> TheoremScale:
         variable="u = 1/theta",
         conditions=1,
         solves=1,
-        iterations=int(info.iterations),
-        function_calls=int(info.function_calls),
-        converged=bool(info.converged),
-        bracket=(1.0 / hi, math.inf),
+        iterations=iterations,
+        function_calls=calls,
+        converged=converged,
+        bracket=(1.0 / u_hi, 1.0 / u_lo),
     )
     return TheoremScale(
         "thm3-eq13", epsilon, 1.0 / u, f"E[e^(|D|/theta)] = e^eps at 1/theta = {u:.10g}", root
