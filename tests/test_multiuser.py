@@ -447,3 +447,32 @@ def test_cli_multiuser_json_p_bot_is_valid_json(tmp_path: Path, four_users: Mult
     e14 = next(r for r in rows if r["mechanism"] == "thm3-eq14")
     lo, hi = e13["root"]["bracket"]
     assert lo <= e13["scale"] <= hi == pytest.approx(e14["scale"])
+
+
+def test_lemma2_p_above_q_as_printed_is_not_condition_20() -> None:
+    """Finding: for p > q, eq (21) as printed is not the column condition (20) of its own proof.
+
+    The proof's plan has pi(x'+1, x') = (p - q) r(x'), not (p - q) r(x' - 1); condition (20)
+    then gives the relaxed (column) scale, while the printed formula gives the p < q value with P
+    and Q exchanged. Both pass the exact check here (and in the property test above).
+    """
+    from pufferfish.multiuser_calibration import lemma2_scale
+
+    def system(p: float, q: float) -> MultiUserSystem:
+        t = User("u4", DiscretePrior([0, 1], [1 - p, p]), alternative=DiscretePrior([0, 1], [1 - q, q]))
+        return MultiUserSystem((*table2_users(), t))
+
+    above, below = system(0.9, 0.2), system(0.2, 0.9)
+    r = others_distribution(above, "u4")
+    rr = dict(zip(r.support.astype(int).tolist(), r.pmf.tolist(), strict=True))
+    eps = 0.1
+    e = math.exp(eps)
+    derived = max(
+        1.0 / math.log(e + (e - 1.0) * ((0.1 * rr[x] + 0.2 * rr.get(x - 1, 0.0)) / (0.7 * rr[x]))) for x in rr
+    )
+    printed = lemma2_scale(above.user("u4"), eps, r).scale
+    assert printed == pytest.approx(lemma2_scale(below.user("u4"), eps, r).scale, rel=1e-12)
+    assert printed == pytest.approx(7.8848, abs=1e-4)
+    assert derived == pytest.approx(8.8103, abs=1e-4)
+    assert derived == pytest.approx(calibrate_user(above, "u4", "P-Q", eps, "relaxed").scale, rel=1e-6)
+    assert calibrate_user(above, "u4", "P-Q", eps, "lemma2").checked_loss <= eps
