@@ -784,6 +784,38 @@ def _check_fit(user: User, pair_set: str) -> None:
         raise ValueError(f'pair set P-Q needs an "alternative" distribution for user {user.name!r}, got none')
 
 
+def own_pair(user: User, pair_set: str) -> tuple[DiscretePrior, DiscretePrior]:
+    """The target user's own contribution under the two secrets of ``pair_set``.
+
+    Parameters
+    ----------
+    user : User
+    pair_set : {"ab", "a-bot", "P-bot", "P-Q"}
+
+    Returns
+    -------
+    (DiscretePrior, DiscretePrior)
+        ``(delta_a, delta_b)``, ``(delta_a, delta_0)``, ``(P_i, delta_0)`` or ``(P_i, Q_i)``
+        (seed 000 Table 1; absence counts 0, Remark 1). The query's conditionals are these
+        convolved with the other users' sum ``R_i``.
+
+    Raises
+    ------
+    ValueError
+        If the pair set is unknown or does not fit the user's data.
+    """
+    _check_fit(user, pair_set)
+    absent = DiscretePrior.point(0.0)
+    if pair_set == "P-Q":
+        assert user.alternative is not None
+        return user.prior, user.alternative
+    if pair_set == "P-bot":
+        return user.prior, absent
+    assert user.values is not None
+    a = DiscretePrior.point(user.values[0])
+    return (a, DiscretePrior.point(user.values[1])) if pair_set == "ab" else (a, absent)
+
+
 def query_priors(
     system: MultiUserSystem, user: str, pair_set: str, *, others: DiscretePrior | None = None
 ) -> tuple[tuple[str, DiscretePrior], tuple[str, DiscretePrior]]:
@@ -815,22 +847,9 @@ def query_priors(
     u = system.user(user)
     name_i, name_j = secret_names(u, pair_set)
     r = others_distribution(system, user) if others is None else others
-    point = DiscretePrior.point(0.0)
-    if pair_set == "ab":
-        assert u.values is not None
-        first = sum_distribution([r, DiscretePrior.point(u.values[0])])
-        second = sum_distribution([r, DiscretePrior.point(u.values[1])])
-    elif pair_set == "a-bot":
-        assert u.values is not None
-        first = sum_distribution([r, DiscretePrior.point(u.values[0])])
-        second = sum_distribution([r, point])
-    elif pair_set == "P-bot":
-        first = sum_distribution([r, u.prior])
-        second = sum_distribution([r, point])
-    else:
-        assert u.alternative is not None
-        first = sum_distribution([r, u.prior])
-        second = sum_distribution([r, u.alternative])
+    own_i, own_j = own_pair(u, pair_set)
+    first = sum_distribution([r, own_i])
+    second = sum_distribution([r, own_j])
     return (name_i, first), (name_j, second)
 
 

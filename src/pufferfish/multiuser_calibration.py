@@ -45,6 +45,7 @@ from .multiuser import (
     _check_fit,
     check_pair_set,
     others_distribution,
+    own_pair,
     pair_scenario,
     secret_names,
 )
@@ -786,21 +787,7 @@ class SystemCalibration:
 
 def _own_pairs(system: MultiUserSystem, pair_set: str) -> list[tuple[DiscretePrior, DiscretePrior]]:
     """Each user's own pair of value distributions (``P_i`` vs ``delta_0`` / ``Q_i`` / points)."""
-    point = DiscretePrior.point(0.0)
-    out = []
-    for u in system.users:
-        _check_fit(u, pair_set)
-        if pair_set == "ab":
-            assert u.values is not None
-            out.append((DiscretePrior.point(u.values[0]), DiscretePrior.point(u.values[1])))
-        elif pair_set == "a-bot":
-            assert u.values is not None
-            out.append((DiscretePrior.point(u.values[0]), point))
-        elif pair_set == "P-bot":
-            out.append((u.prior, point))
-        else:
-            assert u.alternative is not None
-            out.append((u.prior, u.alternative))
+    out = [own_pair(u, pair_set) for u in system.users]
     return out
 
 

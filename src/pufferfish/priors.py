@@ -221,15 +221,20 @@ class DiscretePrior:
         ValueError
             If a point of this prior's support is missing from the grid.
         """
+        grid, idx = self._grid_index(support)
+        out = np.zeros(grid.size)
+        out[idx] = self.pmf
+        return out
+
+    def _grid_index(self, support: Any) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """The grid as float64 and the position of each support point in it (ValueError if absent)."""
         grid = np.asarray(support, dtype=np.float64)
         idx = np.searchsorted(grid, self.support)
         ok = (idx < grid.size) & (grid[np.minimum(idx, grid.size - 1)] == self.support)
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
             raise ValueError(f"support must contain {float(self.support[k])!r}, which is missing")
-        out = np.zeros(grid.size)
-        out[idx] = self.pmf
-        return out
+        return grid, idx
 
     def log_on(self, support: Any) -> NDArray[np.float64]:
         """Log-probabilities of this prior on a larger grid (``-inf`` off its support).
@@ -249,12 +254,7 @@ class DiscretePrior:
         ValueError
             If a point of this prior's support is missing from the grid.
         """
-        grid = np.asarray(support, dtype=np.float64)
-        idx = np.searchsorted(grid, self.support)
-        ok = (idx < grid.size) & (grid[np.minimum(idx, grid.size - 1)] == self.support)
-        if not ok.all():
-            k = int(np.flatnonzero(~ok)[0])
-            raise ValueError(f"support must contain {float(self.support[k])!r}, which is missing")
+        grid, idx = self._grid_index(support)
         out = np.full(grid.size, -np.inf)
         assert self.log_pmf is not None
         out[idx] = self.log_pmf
