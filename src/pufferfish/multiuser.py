@@ -437,7 +437,8 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
       *exponentially tilted* summands ``q_j(k) ~ p_j(k) e^{lambda k}``. The tilted sum is the sum of
       the tilts, ``log r(k) = log s_lambda(k) - lambda k + sum_j log M_j(lambda)``, and its FFT is
       accurate to ``~1e-13`` absolutely, hence relatively where ``s_lambda(k) >= 1e-4``. Tilts
-      are chosen (brentq on the tilted mean) so these windows cover every point of the support.
+      are chosen (safeguarded Newton on the tilted mean, whose slope is the tilted variance) so
+      these windows cover every point of the support.
       If a point stays uncovered (supports with gaps), the direct route is used instead.
 
     Off a lattice, atoms are added pairwise and equal sums merged.
