@@ -478,10 +478,10 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
 
 def _trim(p: DiscretePrior) -> DiscretePrior:
     """Drop zero-probability points (they do not change a sum)."""
-    keep = np.isfinite(p.log_pmf) if p.log_pmf is not None else p.pmf > 0
+    assert p.log_pmf is not None  # always set by DiscretePrior
+    keep = np.isfinite(p.log_pmf)
     if keep.all():
         return p
-    assert p.log_pmf is not None
     return DiscretePrior.from_log_pmf(p.support[keep], p.log_pmf[keep], log_error=p.log_error)
 
 

@@ -36,7 +36,7 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from ._checks import check_epsilon, check_epsilons
-from .calibration import Calibration, PrivacyCheckError, RootFinding, _verified, calibrate
+from .calibration import Calibration, PrivacyCheckError, RootFinding, _verified, calibrate, calibrate_optimal
 from .loss import PrivacyLoss, privacy_loss
 from .multiuser import (
     SYSTEM_PRIOR,
@@ -628,25 +628,39 @@ def calibrate_user(
         raise ValueError(f"mechanism {mechanism} does not apply to user {user!r}: {reason}")
     r = others_distribution(system, user) if others is None else others
     scenario = pair_scenario(system, pair_set, [user], others={user: r})
-    pair = secret_names(u, pair_set)
-    if mechanism in GENERAL:
+    return _calibrate_on(scenario, r, u, pair_set, epsilon, mechanism)
+
+
+def _calibrate_on(
+    scenario: Scenario,
+    others: DiscretePrior,
+    u: User,
+    pair_set: str,
+    epsilon: float,
+    mechanism: str,
+    *,
+    upper: Calibration | None = None,
+) -> MultiUserCalibration:
+    """One applicable mechanism on a built query scenario (``upper``: a relaxed result to bracket)."""
+    if mechanism == "optimal":
+        result = calibrate_optimal(scenario, epsilon, upper=upper)
+    elif mechanism in GENERAL:
         result = calibrate(scenario, epsilon, mechanism)
-        uses = True
     else:
-        ts = lemma2_scale(u, epsilon, r) if mechanism == "lemma2" else _OWN_DATA[mechanism](u, epsilon)
+        ts = lemma2_scale(u, epsilon, others) if mechanism == "lemma2" else _OWN_DATA[mechanism](u, epsilon)
         result = _verified(
             scenario,
             mechanism,
             epsilon,
             ts.scale,
             prior=SYSTEM_PRIOR,
-            pair=pair,
+            pair=secret_names(u, pair_set),
             decided_by=ts.decided_by,
             root=ts.root,
         )
-        uses = mechanism == "lemma2"
+    uses = mechanism in GENERAL or mechanism == "lemma2"
     return MultiUserCalibration(
-        user=user, pair_set=pair_set, source=SOURCES[mechanism], uses_other_users=uses, calibration=result
+        user=u.name, pair_set=pair_set, source=SOURCES[mechanism], uses_other_users=uses, calibration=result
     )
 
 
@@ -690,17 +704,23 @@ def compare_user(
     for m in mechs:
         check_mechanism(m)
     r = others_distribution(system, user)
+    scenario = pair_scenario(system, pair_set, [user], others={user: r})  # built once, used by all
     out: list[MultiUserCalibration | Skipped] = []
     for eps in eps_list:
+        relaxed: Calibration | None = None
         for m in mechs:
             reason = not_applicable(u, pair_set, m)
             if reason is not None:
                 out.append(Skipped(m, eps, reason))
                 continue
             try:
-                out.append(calibrate_user(system, user, pair_set, eps, m, others=r))
+                res = _calibrate_on(scenario, r, u, pair_set, eps, m, upper=relaxed)
             except PrivacyCheckError as exc:
                 out.append(Skipped(m, eps, f"fails the exact privacy check: {exc}"))
+                continue
+            if m == "relaxed":
+                relaxed = res.calibration
+            out.append(res)
     return tuple(out)
 
 
