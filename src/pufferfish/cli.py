@@ -19,6 +19,7 @@ from rich.table import Table
 from ._checks import check_epsilons
 from .calibration import MECHANISMS, Calibration, PrivacyCheckError, compare
 from .data import EstimatedPriors, estimate_priors, parse_pair
+from .priors import DiscretePrior
 
 app = typer.Typer(
     name="pufferfish",
@@ -97,6 +98,11 @@ def _num(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:.4e}"
 
 
+def _pmf(prior: Any) -> Any:
+    assert isinstance(prior, DiscretePrior)
+    return prior.pmf
+
+
 def _inputs_table(est: EstimatedPriors) -> Table:
     table = Table(title=f"Priors P({est.public_column} | {est.secret_column})", title_justify="left")
     table.add_column(est.public_column)
@@ -109,7 +115,7 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     )
     for k, label in enumerate(labels):
         row = [label, _num(float(est.support[k]), 8)]
-        row += [f"{prior.conditionals[g.secret].pmf[k]:.4f}" for g in est.groups]
+        row += [f"{_pmf(prior.conditionals[g.secret])[k]:.4f}" for g in est.groups]
         table.add_row(*row)
     return table
 

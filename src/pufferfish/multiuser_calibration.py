@@ -192,15 +192,24 @@ class Skipped:
     reason : str
         Why it does not apply (e.g. ``"needs Bernoulli distributions"``) or why it failed the
         exact check (``"fails the exact privacy check: ..."``).
+    delta : float
+        The target delta of the comparison (0 for pure eps).
     """
 
     mechanism: str
     epsilon: float
     reason: str
+    delta: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``scale`` is ``None``)."""
-        return {"mechanism": self.mechanism, "epsilon": self.epsilon, "scale": None, "reason": self.reason}
+        return {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "scale": None,
+            "reason": self.reason,
+        }
 
 
 # ---------------------------------------------------------------------------------------------

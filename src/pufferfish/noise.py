@@ -1,4 +1,4 @@
-"""Laplace noise samplers: secure (OpenDP) for releases, seeded NumPy for experiments.
+"""Laplace and Gaussian noise samplers: secure (OpenDP) for releases, seeded NumPy for experiments.
 
 The secure sampler is OpenDP's Laplace mechanism with an explicit granularity ``2^k``: inputs are
 rounded to the grid ``2^k Z`` and discrete Laplace noise on that grid is drawn exactly from the
@@ -6,6 +6,8 @@ operating system's cryptographic randomness (Canonne, Kamath and Steinke 2020; G
 and Sundararajan 2012), so the output is immune to the floating-point attacks on textbook Laplace
 sampling (Mironov 2012). For inputs on the grid, the density ratio of two outputs is the continuous
 Laplace ratio restricted to the grid, so every bound computed for continuous Laplace noise holds.
+Gaussian noise is drawn the same way with OpenDP's ``make_gaussian`` (discrete Gaussian on the
+grid ``2^k``, Canonne, Kamath and Steinke 2020).
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ _GRID_BELOW_SCALE = 40
 
 @dataclass(frozen=True)
 class NoisyValues:
-    """Values with Laplace noise added, and how the noise was drawn.
+    """Values with Laplace or Gaussian noise added, and how the noise was drawn.
 
     Attributes
     ----------
     values : numpy.ndarray, shape (n,)
-        ``x + N`` with ``N ~ Laplace(scale)`` i.i.d.
+        ``x + N`` with ``N ~ Laplace(scale)`` or ``N(0, scale^2)`` i.i.d.
     scale : float
-        Laplace scale ``theta``.
+        Laplace scale ``theta`` or Gaussian ``sigma``.
     sampler : str
         Human-readable description of the sampler.
     secure : bool
@@ -118,6 +120,43 @@ def add_laplace(
     ``vector_domain(atom_domain(T=float, nan=False), size=n)`` with ``l1_distance`` and ``k``.
     About 10^5 values per second on one core here (``benchmarks/bench_noise.py``).
     """
+    return _add_noise(values, scale, "laplace", rng)
+
+
+def add_gaussian(
+    values: Any,
+    scale: float,
+    *,
+    rng: np.random.Generator | int | None = None,
+) -> NoisyValues:
+    """Add i.i.d. Gaussian noise ``N(0, scale^2)`` to values.
+
+    Parameters
+    ----------
+    values : array_like of float, shape (n,)
+        Finite values to perturb.
+    scale : float
+        Standard deviation ``sigma >= 0``. ``0`` returns the values.
+    rng : numpy.random.Generator, int or None
+        ``None`` (default): the secure sampler (OpenDP ``make_gaussian``, discrete Gaussian on the
+        grid ``2^grid_exponent(sigma)``, OS randomness). A Generator or an int seed: NumPy's
+        ``Generator.normal``, **not secure**; for experiments only.
+
+    Returns
+    -------
+    NoisyValues
+
+    Raises
+    ------
+    ValueError
+        If ``values`` is not a 1-D array of finite numbers or ``scale`` is not finite and >= 0.
+    TypeError
+        If ``rng`` is not a Generator, an int or None.
+    """
+    return _add_noise(values, scale, "gaussian", rng)
+
+
+def _add_noise(values: Any, scale: float, kind: str, rng: np.random.Generator | int | None) -> NoisyValues:
     scale = check_scale(scale)
     x = np.asarray(values, dtype=np.float64) if np.size(values) == 0 else as_float_vector(values, "values")
     if rng is not None:
@@ -127,11 +166,20 @@ def add_laplace(
             )
         seed = int(rng) if isinstance(rng, (int, np.integer)) else None
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
-        noisy = x + gen.laplace(0.0, scale, size=x.shape) if scale > 0 else x.copy()
+        if scale > 0:
+            draw = (
+                gen.laplace(0.0, scale, size=x.shape)
+                if kind == "laplace"
+                else gen.normal(0.0, scale, size=x.shape)
+            )
+            noisy = x + draw
+        else:
+            noisy = x.copy()
+        name = "laplace" if kind == "laplace" else "normal"
         return NoisyValues(
             values=noisy,
             scale=scale,
-            sampler="INSECURE numpy.random.Generator.laplace (seeded; for experiments only)",
+            sampler=f"INSECURE numpy.random.Generator.{name} (seeded; for experiments only)",
             secure=False,
             granularity=None,
             seed=seed,
@@ -143,13 +191,17 @@ def add_laplace(
     dp.enable_features("contrib")
     k = grid_exponent(scale)
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(x.size))
-    meas = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
+    if kind == "laplace":
+        meas = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
+        what = "make_laplace (discrete Laplace"
+    else:
+        meas = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale, k=k)
+        what = "make_gaussian (discrete Gaussian"
     noisy = np.asarray(meas(x.tolist()), dtype=np.float64)
     return NoisyValues(
         values=noisy,
         scale=scale,
-        sampler=f"opendp {version('opendp')} make_laplace "
-        f"(discrete Laplace on the grid 2^{k}, OS randomness)",
+        sampler=f"opendp {version('opendp')} {what} on the grid 2^{k}, OS randomness)",
         secure=True,
         granularity=2.0**k,
         seed=None,

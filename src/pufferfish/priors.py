@@ -5,7 +5,11 @@ of the public value ``X`` per secret ``s`` (SPEC sec 0; Kifer and Machanavajjhal
 sec 2). This module holds
 
 * :class:`DiscretePrior`: one such conditional distribution on a finite real support;
-* :class:`AdversaryPrior`: one adversary's prior, a named map ``secret -> DiscretePrior``;
+* :class:`GaussianMixturePrior`: a Gaussian or Gaussian-mixture conditional distribution
+  (seed 003 sec III-IV), given directly or fitted to values (maximum likelihood; scikit-learn's
+  ``GaussianMixture`` for more than one component);
+* :class:`AdversaryPrior`: one adversary's prior, a named map ``secret -> prior`` (all discrete
+  or all Gaussian mixtures);
 * :class:`Scenario`: the discriminative pairs and one or more adversary priors. Every guarantee
   computed on a scenario is a maximum over its pairs and its priors.
 """
@@ -16,7 +20,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -265,6 +269,254 @@ class DiscretePrior:
         return {"support": self.support.tolist(), "pmf": self.pmf.tolist()}
 
 
+@dataclass(frozen=True, eq=False)
+class GaussianMixturePrior:
+    """A Gaussian or Gaussian-mixture distribution of the public value for one secret.
+
+    Parameters
+    ----------
+    weights : array_like of float, shape (m,)
+        Component weights ``alpha_m > 0`` summing to 1 within ``1e-9`` (renormalised).
+    means : array_like of float, shape (m,)
+        Component means ``mu_m`` (unit of the released column).
+    stds : array_like of float, shape (m,)
+        Component standard deviations ``sigma_m >= 0`` (same unit). ``0`` is a point mass, as in
+        the differential-privacy special case of seed 003 sec III-A.
+
+    Attributes
+    ----------
+    weights, means, stds : numpy.ndarray, shape (m,)
+        Read-only float64 copies, in the order given (fitted mixtures: by mean).
+    fit : dict or None
+        How the prior was fitted to data (method, rows, components, BIC), ``None`` if given.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not a 1-D array of finite numbers, the lengths differ, a weight is
+        not > 0, a standard deviation is negative, or the weights do not sum to 1.
+
+    Notes
+    -----
+    ``P_{X|S}(x | s, rho) = sum_m alpha_m g(x; mu_m, sigma_m^2)``: seed 003 sec IV (a single
+    component is the Gaussian prior of sec III). The standard deviation, not the variance, is
+    stored: seed 003's theorems use ``|sigma_i - sigma_j|``.
+
+    Examples
+    --------
+    >>> p = GaussianMixturePrior.gaussian(10.0, 2.0)
+    >>> p.mean, p.variance
+    (10.0, 4.0)
+    """
+
+    weights: NDArray[np.float64]
+    means: NDArray[np.float64]
+    stds: NDArray[np.float64]
+    fit: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        w = as_float_vector(self.weights, "weights")
+        mu = as_float_vector(self.means, "means")
+        sd = as_float_vector(self.stds, "stds")
+        if not (w.shape == mu.shape == sd.shape):
+            raise ValueError(
+                f"weights, means and stds must have the same length, got {w.size}, {mu.size} and {sd.size}"
+            )
+        if (w <= 0).any():
+            k = int(np.flatnonzero(w <= 0)[0])
+            raise ValueError(f"weights must be > 0, got {float(w[k])!r} at index {k}")
+        if (sd < 0).any():
+            k = int(np.flatnonzero(sd < 0)[0])
+            raise ValueError(f"stds must be >= 0, got {float(sd[k])!r} at index {k}")
+        total = float(w.sum())
+        if abs(total - 1.0) > PMF_SUM_TOLERANCE:
+            raise ValueError(f"weights must sum to 1 (within 1e-9), got a sum of {total!r}")
+        w = w / total
+        for arr in (w, mu, sd):
+            arr.setflags(write=False)
+        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "means", mu)
+        object.__setattr__(self, "stds", sd)
+        if self.fit is not None:
+            object.__setattr__(self, "fit", MappingProxyType(dict(self.fit)))
+
+    @classmethod
+    def gaussian(cls, mean: float, std: float) -> GaussianMixturePrior:
+        """The Gaussian prior ``N(mean, std^2)`` (seed 003 sec III); ``std >= 0``."""
+        return cls(np.array([1.0]), np.array([float(mean)]), np.array([float(std)]))
+
+    @classmethod
+    def fit_gaussian(cls, values: Any, counts: Any = None) -> GaussianMixturePrior:
+        """Maximum-likelihood Gaussian: the mean and the standard deviation dividing by ``n``.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Observed values (finite).
+        counts : array_like of float, shape (n,), optional
+            Frequency of each value (>= 0, positive sum); default 1 each.
+
+        Returns
+        -------
+        GaussianMixturePrior
+            One component; ``fit`` records ``{"method": "maximum likelihood (divide by n)", ...}``.
+
+        Raises
+        ------
+        ValueError
+            On non-finite values, negative counts or no data.
+        """
+        x = as_float_vector(values, "values")
+        c = np.ones_like(x) if counts is None else as_float_vector(counts, "counts")
+        if c.shape != x.shape:
+            raise ValueError(f"values and counts must have the same length, got {x.size} and {c.size}")
+        if (c < 0).any() or c.sum() <= 0:
+            raise ValueError("counts must be >= 0 with a positive sum")
+        n = float(c.sum())
+        mean = float(np.dot(c, x) / n)
+        std = math.sqrt(float(np.dot(c, (x - mean) ** 2) / n))
+        fit = {"method": "maximum likelihood: mean and standard deviation dividing by n", "rows": n}
+        return cls(np.array([1.0]), np.array([mean]), np.array([std]), fit=fit)
+
+    @classmethod
+    def fit_mixture(
+        cls,
+        values: Any,
+        counts: Any = None,
+        *,
+        n_components: int | None = None,
+        max_components: int = 6,
+        rng: np.random.Generator | int | None = 0,
+    ) -> GaussianMixturePrior:
+        """Fit a Gaussian mixture with scikit-learn (EM), the number of components given or by BIC.
+
+        Parameters
+        ----------
+        values : array_like of float, shape (n,)
+            Observed values (finite).
+        counts : array_like of int, shape (n,), optional
+            Integer frequency of each value (the rows are expanded); default 1 each.
+        n_components : int, optional
+            Number of components ``K >= 1``; ``None`` picks ``K`` in ``1..max_components`` with the
+            lowest BIC (Schwarz criterion).
+        max_components : int
+            Largest ``K`` tried by BIC (default 6).
+        rng : numpy.random.Generator, int or None
+            Seed of the EM initialisation (k-means); default 0 so a fit is reproducible.
+
+        Returns
+        -------
+        GaussianMixturePrior
+            With ``fit`` recording the method, rows, ``K``, the BIC of every ``K`` tried, the seed.
+
+        Raises
+        ------
+        ValueError
+            On non-finite values, non-integer or negative counts, fewer rows than components, or a
+            bad ``n_components`` / ``max_components``.
+
+        Notes
+        -----
+        ``sklearn.mixture.GaussianMixture(n_components=K, covariance_type="full", n_init=3,
+        random_state=seed)``; its ``reg_covar = 1e-6`` is added to every variance, so a component
+        on one repeated value has standard deviation 1e-3. Seed 003 sec IV, V (three components on
+        Adult's education-num).
+        """
+        from sklearn.mixture import GaussianMixture
+
+        x = as_float_vector(values, "values")
+        if counts is not None:
+            c = as_float_vector(counts, "counts")
+            if c.shape != x.shape:
+                raise ValueError(f"values and counts must have the same length, got {x.size} and {c.size}")
+            if (c < 0).any() or not np.all(c == np.round(c)):
+                raise ValueError("counts must be non-negative integers to fit a mixture (rows are expanded)")
+            x = np.repeat(x, c.astype(np.int64))
+        if isinstance(n_components, bool) or (
+            n_components is not None and (not isinstance(n_components, (int, np.integer)) or n_components < 1)
+        ):
+            raise ValueError(f"n_components must be an integer >= 1 or None (BIC), got {n_components!r}")
+        if (
+            isinstance(max_components, bool)
+            or not isinstance(max_components, (int, np.integer))
+            or max_components < 1
+        ):
+            raise ValueError(f"max_components must be an integer >= 1, got {max_components!r}")
+        ks = [int(n_components)] if n_components is not None else list(range(1, int(max_components) + 1))
+        if x.size < max(ks):
+            raise ValueError(f"need at least {max(ks)} rows to fit {max(ks)} components, got {x.size}")
+        if isinstance(rng, np.random.Generator):
+            seed = int(rng.integers(2**31 - 1))
+        elif rng is None:
+            seed = None
+        elif isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+            seed = int(rng)
+        else:
+            raise TypeError(
+                f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
+            )
+        data = x.reshape(-1, 1)
+        best = None
+        bics: dict[int, float] = {}
+        for k in ks:
+            model = GaussianMixture(n_components=k, covariance_type="full", n_init=3, random_state=seed)
+            model.fit(data)
+            bics[k] = float(model.bic(data))
+            if best is None or bics[k] < bics[best[0]]:
+                best = (k, model)
+        assert best is not None
+        k, model = best
+        order = np.argsort(model.means_[:, 0], kind="stable")
+        fit = {
+            "method": "scikit-learn GaussianMixture (EM, full covariance, n_init=3, reg_covar=1e-6)",
+            "rows": int(x.size),
+            "n_components": k,
+            "chosen_by": "given" if n_components is not None else f"lowest BIC over K = 1..{max(ks)}",
+            "bic": {str(kk): v for kk, v in bics.items()},
+            "seed": seed,
+        }
+        return cls(
+            model.weights_[order].astype(np.float64),
+            model.means_[order, 0].astype(np.float64),
+            np.sqrt(model.covariances_[order, 0, 0]).astype(np.float64),
+            fit=fit,
+        )
+
+    @property
+    def n_components(self) -> int:
+        """Number of components ``m``."""
+        return int(self.weights.size)
+
+    @property
+    def mean(self) -> float:
+        """Mean ``sum_m alpha_m mu_m``."""
+        return float(np.dot(self.weights, self.means))
+
+    @property
+    def variance(self) -> float:
+        """Variance ``sum_m alpha_m (sigma_m^2 + mu_m^2) - mean^2`` (>= 0)."""
+        second = float(np.dot(self.weights, self.stds**2 + self.means**2))
+        return max(second - self.mean**2, 0.0)
+
+    @property
+    def is_gaussian(self) -> bool:
+        """Whether there is one component (seed 003 Thm 1 applies)."""
+        return self.n_components == 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: weights, means, stds and the fit record."""
+        return {
+            "weights": self.weights.tolist(),
+            "means": self.means.tolist(),
+            "stds": self.stds.tolist(),
+            "fit": None if self.fit is None else dict(self.fit),
+        }
+
+
+#: A conditional distribution of the public value for one secret.
+Prior = Union[DiscretePrior, GaussianMixturePrior]  # noqa: UP007 (a runtime alias on Python 3.10)
+
+
 def union_support(*priors: DiscretePrior) -> NDArray[np.float64]:
     """Sorted union of the supports of ``priors``.
 
@@ -290,15 +542,17 @@ class AdversaryPrior:
     ----------
     name : str
         A label used in results to say which prior decided a scale (e.g. ``"empirical"``).
-    conditionals : mapping of str to DiscretePrior
-        ``conditionals[s] = P_{X|S}(. | s, rho)`` for every secret ``s`` this prior speaks of.
+    conditionals : mapping of str to DiscretePrior or GaussianMixturePrior
+        ``conditionals[s] = P_{X|S}(. | s, rho)`` for every secret ``s`` this prior speaks of;
+        all of one kind.
 
     Raises
     ------
     ValueError
         If ``name`` is empty or ``conditionals`` is empty.
     TypeError
-        If a value of ``conditionals`` is not a :class:`DiscretePrior`.
+        If a value of ``conditionals`` is not a prior, or discrete and Gaussian-mixture priors are
+        mixed.
 
     Notes
     -----
@@ -306,7 +560,7 @@ class AdversaryPrior:
     """
 
     name: str
-    conditionals: Mapping[str, DiscretePrior]
+    conditionals: Mapping[str, Prior]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -315,11 +569,21 @@ class AdversaryPrior:
         if not conds:
             raise ValueError("conditionals must name at least one secret, got none")
         for secret, prior in conds.items():
-            if not isinstance(prior, DiscretePrior):
+            if not isinstance(prior, (DiscretePrior, GaussianMixturePrior)):
                 raise TypeError(
-                    f"conditionals[{secret!r}] must be a DiscretePrior, got {type(prior).__name__}"
+                    f"conditionals[{secret!r}] must be a DiscretePrior or a GaussianMixturePrior, "
+                    f"got {type(prior).__name__}"
                 )
+        kinds = {type(p).__name__ for p in conds.values()}
+        if len(kinds) > 1:
+            raise TypeError(f"conditionals must all be of one kind, got {sorted(kinds)}")
         object.__setattr__(self, "conditionals", MappingProxyType(conds))
+
+    @property
+    def kind(self) -> str:
+        """``"discrete"`` or ``"gaussian-mixture"``."""
+        first = next(iter(self.conditionals.values()))
+        return "discrete" if isinstance(first, DiscretePrior) else "gaussian-mixture"
 
 
 @dataclass(frozen=True)
@@ -374,6 +638,9 @@ class Scenario:
         names = [p.name for p in priors]
         if len(set(names)) != len(names):
             raise ValueError(f"priors must have distinct names, got {names}")
+        kinds = sorted({p.kind for p in priors})
+        if len(kinds) > 1:
+            raise ValueError(f"priors must all be of one kind, got {kinds}")
         secrets: list[str] = []
         for a, b in pairs:
             for s in (a, b):
@@ -391,14 +658,12 @@ class Scenario:
         object.__setattr__(self, "secrets", tuple(secrets))
 
     @classmethod
-    def single(
-        cls, prior_i: DiscretePrior, prior_j: DiscretePrior, *, names: tuple[str, str] = ("s_i", "s_j")
-    ) -> Scenario:
+    def single(cls, prior_i: Prior, prior_j: Prior, *, names: tuple[str, str] = ("s_i", "s_j")) -> Scenario:
         """The scenario of one pair ``(s_i, s_j)`` and one prior named ``"rho"``.
 
         Parameters
         ----------
-        prior_i, prior_j : DiscretePrior
+        prior_i, prior_j : DiscretePrior or GaussianMixturePrior
             ``P_{X|S}(. | s_i)`` and ``P_{X|S}(. | s_j)``.
         names : (str, str), optional
             Names of the two secrets.
@@ -410,8 +675,27 @@ class Scenario:
         rho = AdversaryPrior("rho", {names[0]: prior_i, names[1]: prior_j})
         return cls(((names[0], names[1]),), (rho,))
 
+    @property
+    def kind(self) -> str:
+        """``"discrete"`` (:class:`DiscretePrior`) or ``"gaussian-mixture"`` priors."""
+        return self.priors[0].kind
+
     def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
-        """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair."""
+        """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.
+
+        Raises
+        ------
+        ValueError
+            If the priors are not discrete (use :meth:`iter_prior_pairs`).
+        """
+        if self.kind != "discrete":
+            raise ValueError(f"this calculation needs discrete priors, got {self.kind} priors")
+        for prior, pair, p_i, p_j in self.iter_prior_pairs():
+            assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+            yield prior, pair, p_i, p_j
+
+    def iter_prior_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], Prior, Prior]]:
+        """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair, any kind."""
         for prior in self.priors:
             for a, b in self.pairs:
                 yield prior, (a, b), prior.conditionals[a], prior.conditionals[b]
