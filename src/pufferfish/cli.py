@@ -17,13 +17,16 @@ from rich.console import Console
 from rich.table import Table
 
 from ._checks import check_epsilons
-from .calibration import MECHANISMS, Calibration, PrivacyCheckError, compare
-from .data import EstimatedPriors, estimate_priors, parse_pair
-from .priors import DiscretePrior
+from .calibration import PrivacyCheckError
+from .data import EstimatedPriors, FittedPriors, estimate_priors, fit_priors, parse_pair, parse_prior_model
+from .mechanisms import NOISE_MECHANISMS, NoiseCalibration, check_delta, check_mechanism_name, compare_noise
+from .multiuser_calibration import Skipped
+from .priors import DiscretePrior, GaussianMixturePrior
 
 app = typer.Typer(
     name="pufferfish",
-    help="Calibrate and release data under pufferfish privacy (Laplace noise, discrete priors).",
+    help="Calibrate and release data under pufferfish privacy (Laplace or Gaussian noise; empirical, "
+    "Gaussian or Gaussian-mixture priors).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -32,19 +35,9 @@ app = typer.Typer(
 T = TypeVar("T")
 
 
-class Mechanism(str, Enum):
-    l1 = "l1"
-    kantorovich = "kantorovich"
-    relaxed = "relaxed"
-    optimal = "optimal"
-    all = "all"
-
-
-class ReleaseMechanism(str, Enum):
-    l1 = "l1"
-    kantorovich = "kantorovich"
-    relaxed = "relaxed"
-    optimal = "optimal"
+class Noise(str, Enum):
+    laplace = "laplace"
+    gaussian = "gaussian"
 
 
 DataArg = Annotated[str, typer.Argument(help="CSV or Parquet file, or a shipped data set name: adult.")]
@@ -59,6 +52,16 @@ OrderOpt = Annotated[
 ]
 WeightOpt = Annotated[str | None, typer.Option("--weight", help="Frequency-weight column.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+PriorOpt = Annotated[
+    str,
+    typer.Option(
+        "--prior",
+        help="Adversary prior: empirical, gaussian (ML fit), gmm (BIC) or gmm:K, fitted per secret.",
+    ),
+]
+NoiseOpt = Annotated[Noise, typer.Option("--noise", help="Noise for the optimal scale: laplace or gaussian.")]
+DeltaOpt = Annotated[float, typer.Option("--delta", help="Target delta in [0, 1) (default 0: pure eps).")]
+FitSeedOpt = Annotated[int, typer.Option("--fit-seed", help="Seed of the mixture fit (EM initialisation).")]
 
 
 def _fail(message: str) -> None:
@@ -120,41 +123,93 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     return table
 
 
-def _comparison_table(results: list[Calibration], epsilon: float, *, show_pair: bool) -> Table:
-    table = Table(title=f"epsilon = {epsilon:g}", title_justify="left")
+def _checked(c: NoiseCalibration) -> str:
+    if c.checked_information is not None:
+        return f"I = {c.checked_information:.6g}"
+    if c.checked_delta is not None and c.checked_loss is None:
+        return f"delta = {c.checked_delta:.6g}"
+    return f"loss = {c.checked_loss:.6g}"
+
+
+def _comparison_table(
+    results: list[NoiseCalibration | Skipped], epsilon: float, delta: float, *, show_pair: bool
+) -> Table:
+    title = f"epsilon = {epsilon:g}" + (f", delta = {delta:g}" if delta > 0 else "")
+    table = Table(title=title, title_justify="left")
     for name, justify in (
         ("mechanism", "left"),
+        ("noise", "left"),
         ("scale", "right"),
         ("noise variance", "right"),
-        ("checked loss", "right"),
-        ("decided by", "left"),
+        ("checked", "right"),
+        ("decided by / why not", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for c in results:
+        if isinstance(c, Skipped):
+            continue
         table.add_row(
-            c.mechanism,
+            c.mechanism + (" (eps-MI)" if c.criterion == "eps-MI PP" else ""),
+            c.noise,
             _num(c.scale),
             _num(c.variance),
-            f"{c.checked_loss:.6g}",
+            _checked(c),
             (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
         )
     return table
 
 
-def _print_tables(console: Console, est: EstimatedPriors, results: tuple[Calibration, ...]) -> None:
+def _fitted_table(fitted: FittedPriors) -> Table:
+    table = Table(title=f"Fitted {fitted.model} priors (per secret)", title_justify="left")
+    for name in ("secret", "component", "weight", "mean", "std"):
+        table.add_column(name, justify="left" if name == "secret" else "right")
+    prior = fitted.scenario.priors[0]
+    for g in fitted.estimated.groups:
+        p = prior.conditionals[g.secret]
+        assert isinstance(p, GaussianMixturePrior)
+        for m in range(p.n_components):
+            table.add_row(
+                g.secret if m == 0 else "",
+                str(m + 1),
+                f"{p.weights[m]:.4f}",
+                f"{p.means[m]:.4f}",
+                f"{p.stds[m]:.4f}",
+            )
+    return table
+
+
+def _print_tables(
+    console: Console,
+    est: EstimatedPriors,
+    fitted: FittedPriors | None,
+    results: tuple[NoiseCalibration | Skipped, ...],
+    delta: float,
+) -> None:
     console.print(f"data: {est.source}")
     console.print(
         f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
         f"public value or weight)"
     )
     console.print(_inputs_table(est))
-    show_pair = len(est.scenario.pairs) * len(est.scenario.priors) > 1
+    scenario = est.scenario if fitted is None else fitted.scenario
+    if fitted is not None:
+        console.print(_fitted_table(fitted))
+        if fitted.model == "gaussian":
+            console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
+    show_pair = len(scenario.pairs) * len(scenario.priors) > 1
     for eps in dict.fromkeys(c.epsilon for c in results):
-        console.print(_comparison_table([c for c in results if c.epsilon == eps], eps, show_pair=show_pair))
-    if any(c.noiseless for c in results):
+        here = [c for c in results if c.epsilon == eps]
+        console.print(_comparison_table(here, eps, delta, show_pair=show_pair))
+        reasons: dict[str, list[str]] = {}
+        for c in here:
+            if isinstance(c, Skipped):
+                reasons.setdefault(c.reason, []).append(c.mechanism)
+        for reason, names in reasons.items():
+            console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
+    if any(isinstance(c, NoiseCalibration) and c.noiseless for c in results):
         console.print(
-            "note: scale 0 means the priors are already eps-indistinguishable: the column may be "
-            "released without noise. This holds only if the adversary's prior is the estimated one."
+            "note: scale 0 means the priors already meet the target: the column may be released "
+            "without noise. This holds only if the adversary's prior is the one shown."
         )
 
 
@@ -175,21 +230,39 @@ def calibrate(
     pair: PairOpt,
     order: OrderOpt = None,
     weight: WeightOpt = None,
-    mechanism: Annotated[Mechanism, typer.Option("--mechanism", help="Calibrator, or all.")] = Mechanism.all,
+    mechanism: Annotated[str, typer.Option("--mechanism", help="Calibrator, or all.")] = "all",
+    prior: PriorOpt = "empirical",
+    noise: NoiseOpt = Noise.laplace,
+    delta: DeltaOpt = 0.0,
+    fit_seed: FitSeedOpt = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Compare the Laplace scales of the calibrators on empirical priors from DATA."""
+    """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
 
-    def run() -> tuple[EstimatedPriors, tuple[Calibration, ...]]:
+    def run() -> tuple[EstimatedPriors, FittedPriors | None, tuple[NoiseCalibration | Skipped, ...]]:
+        model, k = parse_prior_model(prior)
+        mechs = NOISE_MECHANISMS if mechanism == "all" else (check_mechanism_name(mechanism),)
+        check_epsilons(epsilon)
+        d = check_delta(delta)
         est = _estimate(data, secret, pair, public, order, weight)
-        mechs = MECHANISMS if mechanism is Mechanism.all else (mechanism.value,)
-        return est, compare(est.scenario, epsilon, mechs)
+        fitted = None if model == "empirical" else fit_priors(est, model, n_components=k, rng=fit_seed)
+        scenario = est.scenario if fitted is None else fitted.scenario
+        weights = {g.secret: g.weight for g in est.groups}
+        return (
+            est,
+            fitted,
+            compare_noise(
+                scenario, epsilon, delta=d, noise=noise.value, mechanisms=mechs, secret_weights=weights
+            ),
+        )
 
-    est, results = _guard(run)
+    est, fitted, results = _guard(run)
     if as_json:
-        typer.echo(json.dumps({**est.to_dict(), "results": [c.to_dict() for c in results]}, allow_nan=False))
+        head = est.to_dict() if fitted is None else fitted.to_dict()
+        payload = {**head, "delta": delta, "noise": noise.value, "results": [c.to_dict() for c in results]}
+        typer.echo(json.dumps(payload, allow_nan=False))
         return
-    _print_tables(Console(), est, results)
+    _print_tables(Console(), est, fitted, results, delta)
 
 
 @app.command()
@@ -203,8 +276,12 @@ def release(
     order: OrderOpt = None,
     weight: WeightOpt = None,
     mechanism: Annotated[
-        ReleaseMechanism, typer.Option("--mechanism", help="Calibrator whose scale is used.")
-    ] = ReleaseMechanism.optimal,
+        str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
+    ] = "optimal",
+    prior: PriorOpt = "empirical",
+    noise: NoiseOpt = Noise.laplace,
+    delta: DeltaOpt = 0.0,
+    fit_seed: FitSeedOpt = 0,
     rng_seed: Annotated[
         int | None,
         typer.Option("--rng-seed", help="Use a seeded, INSECURE sampler (experiments only)."),
@@ -225,11 +302,15 @@ def release(
             pairs=_pairs(pair),
             epsilon=epsilon[0],
             output=output,
-            mechanism=mechanism.value,
+            mechanism=mechanism,
             order=_order(order),
             weight=weight,
             rng=rng_seed,
             force=force,
+            prior=prior,
+            noise=noise.value,
+            delta=delta,
+            fit_seed=fit_seed,
         )
 
     result = _guard(run)
@@ -237,16 +318,14 @@ def release(
         typer.echo(json.dumps(result.report, allow_nan=False))
         return
     console = Console()
-    _print_tables(console, result.estimated, result.comparison)
+    _print_tables(console, result.estimated, result.fitted, result.comparison, result.chosen.delta)
     c = result.chosen
     console.print(
         f"released: {result.output} ({result.rows_released} rows with noise, "
         f"{result.rows_missing_public} missing left missing)"
     )
-    console.print(
-        f"mechanism: {c.mechanism}, Laplace scale {c.scale:.6g}, "
-        f"exact loss {c.checked_loss:.6g} <= {c.epsilon:g}"
-    )
+    console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {_checked(c)}")
+    console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise.sampler}")
     console.print(f"report: {result.report_path}")
 

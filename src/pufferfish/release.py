@@ -10,6 +10,7 @@ beside it, each atomically and never over an existing file unless ``force``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -24,19 +25,30 @@ import numpy as np
 import pyarrow as pa
 
 from ._checks import check_epsilon
-from .calibration import MECHANISMS, Calibration, compare
 from .data import (
     DataError,
     EstimatedPriors,
+    FittedPriors,
     _first_line,
     _is_dataframe,
     _is_parquet,
     _quote,
     estimate_priors,
+    fit_priors,
     open_table,
+    parse_prior_model,
     resolve_source,
 )
-from .noise import NoisyValues, add_laplace
+from .divergence import check_noise
+from .mechanisms import (
+    MECHANISM_NOISE,
+    NoiseCalibration,
+    check_delta,
+    check_mechanism_name,
+    compare_noise,
+)
+from .multiuser_calibration import Skipped
+from .noise import NoisyValues, add_gaussian, add_laplace
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -57,12 +69,14 @@ class ReleaseResult:
         The JSON report beside it.
     report : dict
         The report's content.
-    chosen : Calibration
+    chosen : NoiseCalibration
         The calibration whose scale was used.
-    comparison : tuple of Calibration
-        Every mechanism's calibration at the same epsilon.
+    comparison : tuple of NoiseCalibration or Skipped
+        Every mechanism at the same epsilon and delta (inapplicable ones with the reason).
     estimated : EstimatedPriors
-        Priors, mapping and row counts.
+        Empirical priors, mapping and row counts.
+    fitted : FittedPriors or None
+        Gaussian or Gaussian-mixture priors fitted per secret (``prior="gaussian"`` / ``"gmm"``).
     noise : NoisyValues
         The noisy public values (non-missing rows, in row order) and the sampler used.
     rows_released : int
@@ -74,9 +88,10 @@ class ReleaseResult:
     output: Path
     report_path: Path
     report: dict[str, Any]
-    chosen: Calibration
-    comparison: tuple[Calibration, ...]
+    chosen: NoiseCalibration
+    comparison: tuple[NoiseCalibration | Skipped, ...]
     estimated: EstimatedPriors
+    fitted: FittedPriors | None
     noise: NoisyValues
     rows_released: int
     rows_missing_public: int
@@ -121,6 +136,10 @@ def release(
     weight: str | None = None,
     rng: np.random.Generator | int | None = None,
     force: bool = False,
+    prior: str = "empirical",
+    noise: str = "laplace",
+    delta: float = 0.0,
+    fit_seed: int = 0,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by Laplace noise.
 
@@ -141,8 +160,10 @@ def release(
     output : str or pathlib.Path
         Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
         beside it (:func:`report_path_for`).
-    mechanism : {"optimal", "relaxed", "kantorovich", "l1"}
-        Calibrator whose scale is used (default ``"optimal"``); all four are computed and reported.
+    mechanism : str
+        Calibrator whose scale is used (default ``"optimal"``), one of
+        :data:`~pufferfish.mechanisms.NOISE_MECHANISMS`; every mechanism is computed and reported
+        (those that do not apply with the reason).
     order : sequence of str, optional
         Label order of a categorical public column (default: sorted labels).
     weight : str, optional
@@ -152,6 +173,15 @@ def release(
         insecure sampler, labelled as such in the report; for experiments only.
     force : bool
         Overwrite existing output and report files.
+    prior : {"empirical", "gaussian", "gmm", "gmm:K"}
+        The adversary's prior: the empirical distribution per secret (default), a maximum-likelihood
+        Gaussian, or a Gaussian mixture (K components, or chosen by BIC), fitted per secret.
+    noise : {"laplace", "gaussian"}
+        Noise for ``mechanism="optimal"`` (the theorems fix their own).
+    delta : float
+        Target delta in [0, 1) (default 0: pure eps).
+    fit_seed : int
+        Seed of the mixture fit (EM initialisation).
 
     Returns
     -------
@@ -175,8 +205,10 @@ def release(
     failure never leaves a partial file and never replaces an existing one without ``force``.
     """
     epsilon = check_epsilon(epsilon)
-    if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    delta = check_delta(delta)
+    noise = check_noise(noise)
+    mechanism = check_mechanism_name(mechanism)
+    model, n_components = parse_prior_model(prior)
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
@@ -192,8 +224,19 @@ def release(
             )
 
     estimated = estimate_priors(data, secret=secret, public=public, pairs=pairs, order=order, weight=weight)
-    comparison = compare(estimated.scenario, [epsilon])
-    chosen = next(c for c in comparison if c.mechanism == mechanism)
+    fitted = (
+        None
+        if model == "empirical"
+        else fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
+    )
+    scenario = estimated.scenario if fitted is None else fitted.scenario
+    weights = {g.secret: g.weight for g in estimated.groups}
+    noise_used = noise if mechanism == "optimal" else MECHANISM_NOISE[mechanism]
+    comparison = compare_noise(scenario, [epsilon], delta=delta, noise=noise_used, secret_weights=weights)
+    picked = next(c for c in comparison if c.mechanism == mechanism)
+    if isinstance(picked, Skipped):
+        raise ValueError(f"mechanism {mechanism} cannot be used here: {picked.reason}")
+    chosen = picked
 
     con = duckdb.connect()
     try:
@@ -223,24 +266,29 @@ def release(
     else:
         codes = np.array([np.nan if v is None else v for v in column], dtype=np.float64)
     present = ~np.isnan(codes)
-    noise = add_laplace(codes[present], chosen.scale, rng=rng)
+    adder = add_laplace if chosen.noise == "laplace" else add_gaussian
+    noisy = adder(codes[present], chosen.scale, rng=rng)
     released = np.full(codes.shape, np.nan)
-    released[present] = noise.values
+    released[present] = noisy.values
     new_col = pa.array(released, type=pa.float64(), mask=~present)
     idx = table.schema.get_field_index(public)
     table = table.set_column(idx, pa.field(public, pa.float64()), new_col)
 
     report = _report(
         estimated=estimated,
+        fitted=fitted,
         comparison=comparison,
         chosen=chosen,
-        noise=noise,
+        noise=noisy,
         inputs={
             "data": estimated.source,
             "secret": secret,
             "public": public,
             "pairs": [list(p) for p in estimated.scenario.pairs],
             "epsilon": epsilon,
+            "delta": delta,
+            "prior": prior,
+            "noise": noise_used,
             "mechanism": mechanism,
             "order": list(order) if order is not None else None,
             "weight": weight,
@@ -258,7 +306,8 @@ def release(
         chosen=chosen,
         comparison=comparison,
         estimated=estimated,
-        noise=noise,
+        fitted=fitted,
+        noise=noisy,
         rows_released=int(present.sum()),
         rows_missing_public=int((~present).sum()),
     )
@@ -267,8 +316,9 @@ def release(
 def _report(
     *,
     estimated: EstimatedPriors,
-    comparison: tuple[Calibration, ...],
-    chosen: Calibration,
+    fitted: FittedPriors | None,
+    comparison: tuple[NoiseCalibration | Skipped, ...],
+    chosen: NoiseCalibration,
     noise: NoisyValues,
     inputs: dict[str, Any],
     output: Path,
@@ -276,15 +326,38 @@ def _report(
     rows_missing_public: int,
 ) -> dict[str, Any]:
     est = estimated.to_dict()
-    return {
+    noise_name = "Laplace" if chosen.noise == "laplace" else "Gaussian"
+    if chosen.criterion == "eps-MI PP":
+        guarantee = (
+            f"epsilon={chosen.epsilon} mutual-information pufferfish privacy (seed 004 Def 3): "
+            f"checked I(S; Y) {chosen.checked_information:.6g} (+ bound {chosen.check_error_bound:.2g}) "
+            "<= epsilon with the secret's marginal taken from the rows; by seed 004 Thm 1 this implies "
+            f"(eps', {math.sqrt(2 * chosen.epsilon):.6g})-pufferfish privacy for every eps'."
+        )
+    elif chosen.delta == 0.0:
+        guarantee = (
+            f"(epsilon={chosen.epsilon}, S)-pufferfish privacy for the pairs above: exact privacy loss "
+            f"{chosen.checked_loss:.6g} <= epsilon (SPEC sec 2.1, 4)."
+        )
+    else:
+        guarantee = (
+            f"(epsilon={chosen.epsilon}, delta={chosen.delta}, S)-pufferfish privacy for the pairs above: "
+            f"checked delta {chosen.checked_delta:.6g} (+ bound {chosen.check_error_bound:.2g}) <= delta "
+            "(hockey-stick divergence, both directions; SPEC sec 0, 4, 5)."
+        )
+    which = (
+        "empirical" if fitted is None else ("fitted Gaussian" if fitted.model == "gaussian" else "fitted GMM")
+    )
+    guarantee += f" It holds for adversaries whose prior is the {which} one."
+    out = {
         "tool": f"pufferfish-privacy {version('pufferfish-privacy')}",
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "inputs": inputs,
         "output": str(output),
         "public_column_released_as": (
-            "code of the label (see mapping) + Laplace noise"
+            f"code of the label (see mapping) + {noise_name} noise"
             if estimated.categorical
-            else "value + Laplace noise"
+            else f"value + {noise_name} noise"
         ),
         "mapping": est["mapping"],
         "priors": est["priors"],
@@ -297,13 +370,12 @@ def _report(
         "mechanisms": [c.to_dict() for c in comparison],
         "chosen": chosen.to_dict(),
         "noise": noise.describe(),
-        "guarantee": (
-            f"(epsilon={chosen.epsilon}, S)-pufferfish privacy for the pairs above under the "
-            "empirical priors: exact privacy loss "
-            f"{chosen.checked_loss:.6g} <= epsilon (SPEC sec 2.1). It holds for adversaries whose "
-            "prior is the estimated one."
-        ),
+        "guarantee": guarantee,
     }
+    if fitted is not None:
+        out["fitted_priors"] = fitted.to_dict()["fitted_priors"]
+        out["prior_model"] = fitted.model
+    return out
 
 
 def _publish(tmp: Path, final: Path, *, force: bool) -> None:
