@@ -53,6 +53,7 @@ TAIL_MASS = 1e-15
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _MAX_LEVELS = 60
+_MAX_OPEN = 1_000_000
 _ROUNDING = 1e-12
 
 
@@ -523,9 +524,10 @@ def hockey_stick(
     with its mode at its centre, and the centres are grid points, so on an interval each kernel lies
     between its values at the ends; this bounds ``log f_i``, ``log f_j`` and so ``g`` on the
     interval. Intervals with ``g >= eps`` or ``g <= eps`` throughout are decided; the others are
-    bisected (60 levels at most). An undecided interval contributes at most
-    ``P_i(I) (1 - e^{-(max g - eps)})``, and the tails beyond the range at most ``2 * TAIL_MASS``;
-    both go to ``error_bound``, with a rounding term. Seed 003 eq (1)-(2), (16); SPEC sec 0 and 4.
+    bisected until that bound on their contribution, ``P_i(I) (1 - e^{-(max g - eps)})``, is below
+    1e-14, the bound on ``g`` is narrower than ``tol``, 60 levels are reached or a million intervals
+    are open; the contributions of the intervals left undecided and the tails beyond the range (at
+    most ``2 * TAIL_MASS``) go to ``error_bound``, with a rounding term. Seed 003 eq (1)-(2), (16); SPEC sec 0 and 4.
     """
     eps = float(epsilon)
     if not math.isfinite(eps) or eps < 0.0:
@@ -570,10 +572,13 @@ def _one_direction(
             aa, cc = a[above], c[above]
             total += float(np.sum((f_p.cdf(cc) - f_p.cdf(aa)) - e_eps * (f_q.cdf(cc) - f_q.cdf(aa))))
         open_ = ~(above | below)
-        done = open_ & ((g_hi - g_lo <= tol) | (level == _MAX_LEVELS))
-        if done.any():
-            mass = np.maximum(f_p.cdf(c[done]) - f_p.cdf(a[done]), 0.0)
-            err += float(np.sum(mass * -np.expm1(-(g_hi[done] - eps))))
+        bound = np.zeros(a.size)
+        if open_.any():
+            mass = np.maximum(f_p.cdf(c[open_]) - f_p.cdf(a[open_]), 0.0)
+            bound[open_] = mass * -np.expm1(-(g_hi[open_] - eps))
+        last = level == _MAX_LEVELS or int(open_.sum()) > _MAX_OPEN
+        done = open_ & ((g_hi - g_lo <= tol) | (bound <= 1e-14) | last)
+        err += float(bound[done].sum())
         split = open_ & ~done
         if not split.any():
             break

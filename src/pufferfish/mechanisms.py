@@ -1140,3 +1140,50 @@ def corollary1_identical_scale(mean: float, std: float, users: int, epsilon: flo
     if users < 2:
         raise ValueError(f"users must be >= 2, got {users!r}")
     return (abs(mean) + (math.sqrt(users) - math.sqrt(users - 1)) * std * tau_star(delta, "q")) / epsilon
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed 004 Theorem 1: conversions between eps-PP, eps-MI PP and (eps', delta)-PP
+
+
+def mi_from_pure(epsilon: float) -> float:
+    """eps-PP implies eps-MI PP (seed 004 Thm 1, first implication): returns ``epsilon``."""
+    return check_epsilon(epsilon)
+
+
+def approximate_from_mi(epsilon: float) -> float:
+    """eps-MI PP implies (eps', sqrt(2 eps))-PP for every eps' >= 0 (seed 004 Thm 1): the delta.
+
+    Examples
+    --------
+    >>> approximate_from_mi(0.02)
+    0.2
+    """
+    return math.sqrt(2.0 * check_epsilon(epsilon))
+
+
+def mi_from_approximate(epsilon: float, delta: float, size: int) -> float:
+    """(eps, delta)-PP implies eps*-MI PP when the release or the secret is finite (seed 004 Thm 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0.
+    delta : float
+        In [0, 1).
+    size : int
+        ``min(|supp M(X)|, max_g |Im(g)| + 1)`` (>= 2), e.g. the number of secret values plus 1.
+
+    Returns
+    -------
+    float
+        ``eps* = 2 h_b(delta') + 2 delta' log(size)`` with ``delta' = 1 - 2 (1 - delta)/(e^eps + 1)``
+        and ``h_b`` the binary entropy in nats.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 2:
+        raise ValueError(f"size must be an integer >= 2, got {size!r}")
+    dp = 1.0 - 2.0 * (1.0 - delta) / (math.exp(epsilon) + 1.0)
+    hb = 0.0 if dp in (0.0, 1.0) else -(dp * math.log(dp) + (1 - dp) * math.log(1 - dp))
+    return 2.0 * hb + 2.0 * dp * math.log(size)

@@ -13,6 +13,7 @@ import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -265,3 +266,149 @@ def write_curves(result: ScaleCurves, directory: str | Path) -> list[Path]:
     fig.savefig(svg_path, format="svg")
     plt.close(fig)
     return [csv_path, md_path, svg_path]
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed 003 sec V (Fig 3): education-num given race Black vs Asian-Pac-Islander, three-component GMMs
+
+
+@dataclass(frozen=True)
+class Seed003Adult:
+    """Seed 003 sec V on the shipped Adult data: Thm 2's Laplace scale against the optimal one.
+
+    Attributes
+    ----------
+    epsilon : float
+    deltas : tuple of float
+    theorem_scales, optimal_scales : tuple of float
+        Seed 003 Thm 2 (eq 13) and the smallest scale passing the exact (eps, delta) check, per delta.
+    checked_deltas : tuple of float
+        Checked hockey-stick divergence at the theorem's scale, per delta.
+    optimal_pure : float
+        The smallest Laplace scale giving pure eps (delta = 0) for the same priors.
+    priors : dict
+        The fitted mixtures per secret (weights, means, stds, fit record).
+    setting : str
+        What was fitted and how.
+    """
+
+    epsilon: float
+    deltas: tuple[float, ...]
+    theorem_scales: tuple[float, ...]
+    optimal_scales: tuple[float, ...]
+    checked_deltas: tuple[float, ...]
+    optimal_pure: float
+    priors: dict[str, Any]
+    setting: str
+
+
+def seed003_adult(
+    epsilon: float = 1.0, deltas: Sequence[float] = (0.5, 0.3), *, seed: int = 0
+) -> Seed003Adult:
+    """Seed 003 sec V / Fig 3: three-component GMMs of education-num for Black and Asian-Pac-Islander.
+
+    Parameters
+    ----------
+    epsilon : float
+        Default 1 (the paper's).
+    deltas : sequence of float
+        Default (0.5, 0.3) (the paper's).
+    seed : int
+        Seed of the mixture fit (scikit-learn EM).
+
+    Returns
+    -------
+    Seed003Adult
+    """
+    from .data import estimate_priors, fit_priors
+    from .mechanisms import calibrate_noise, calibrate_optimal_noise
+
+    est = estimate_priors(
+        "adult", secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
+    )
+    fitted = fit_priors(est, "gmm", n_components=3, rng=seed)
+    thm, opt, chk = [], [], []
+    for d in deltas:
+        c = calibrate_noise(fitted.scenario, epsilon, delta=d, mechanism="gmm")
+        thm.append(c.scale)
+        chk.append(float(c.checked_delta or 0.0))
+        opt.append(calibrate_optimal_noise(fitted.scenario, epsilon, delta=d, upper=c.scale).scale)
+    pure = calibrate_optimal_noise(fitted.scenario, epsilon, delta=0.0).scale
+    rows = {g.secret: g.rows for g in est.groups}
+    return Seed003Adult(
+        epsilon=epsilon,
+        deltas=tuple(float(d) for d in deltas),
+        theorem_scales=tuple(thm),
+        optimal_scales=tuple(opt),
+        checked_deltas=tuple(chk),
+        optimal_pure=pure,
+        priors=fitted.to_dict()["fitted_priors"],
+        setting=(
+            "shipped UCI Adult (adult.data + adult.test, 48,842 rows); X = education-num, "
+            f"S = race; Black ({rows['Black']} rows) vs Asian-Pac-Islander ({rows['Asian-Pac-Islander']} "
+            f"rows); 3-component GMM per secret (scikit-learn, seed {seed}); Laplace noise"
+        ),
+    )
+
+
+def write_seed003_adult(res: Seed003Adult, folder: str | Path, *, rng_seed: int = 0) -> list[Path]:
+    """Write the table (CSV, Markdown) and Fig 3 (histograms of X and of Y = X + N per secret, SVG).
+
+    The released histograms use NumPy's seeded (insecure) Laplace sampler: this is a simulation
+    figure, not a release.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .data import dataset_path, estimate_priors
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / "seed003_fig3.csv"
+    with csv_path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["epsilon", "delta", "gmm_thm2_scale", "checked_delta_at_thm2", "optimal_scale"])
+        for d, t, c, o in zip(
+            res.deltas, res.theorem_scales, res.checked_deltas, res.optimal_scales, strict=True
+        ):
+            w.writerow([res.epsilon, d, repr(t), repr(c), repr(o)])
+        w.writerow([res.epsilon, 0.0, "", "", repr(res.optimal_pure)])
+    md = out / "seed003_fig3.md"
+    lines = [
+        f"# Seed 003 sec V, Fig 3: {res.setting}",
+        "",
+        "| (eps, delta) | Thm 2 scale b | checked delta at b | optimal b |",
+        "|---|---|---|---|",
+    ]
+    for d, t, c, o in zip(
+        res.deltas, res.theorem_scales, res.checked_deltas, res.optimal_scales, strict=True
+    ):
+        lines.append(f"| ({res.epsilon:g}, {d:g}) | {t:.4g} | {c:.3g} | {o:.4g} |")
+    lines.append(f"| ({res.epsilon:g}, 0) | - | - | {res.optimal_pure:.4g} |")
+    md.write_text("\n".join(lines) + "\n")
+    est = estimate_priors(
+        dataset_path("adult"), secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
+    )
+    prior = est.scenario.priors[0]
+    gen = np.random.default_rng(rng_seed)
+    fig, axes = plt.subplots(2, 1 + len(res.deltas), figsize=(4 * (1 + len(res.deltas)), 6), sharex=True)
+    bins = np.arange(-10.5, 28.5, 1.0)
+    for r, g in enumerate(est.groups):
+        p = prior.conditionals[g.secret]
+        assert isinstance(p, DiscretePrior)
+        x = np.repeat(p.support, np.round(p.pmf * g.weight).astype(np.int64))
+        axes[r, 0].hist(x, bins=bins, density=True, color="0.4")
+        axes[r, 0].set_title(f"{g.secret}: X (original)", fontsize=9)
+        for k, (d, b) in enumerate(zip(res.deltas, res.theorem_scales, strict=True)):
+            y = x + gen.laplace(0.0, b, size=x.size)
+            axes[r, k + 1].hist(y, bins=bins, density=True, color="C0")
+            axes[r, k + 1].set_title(f"{g.secret}: Y = X + L({b:.3g}), ({res.epsilon:g}, {d:g})", fontsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel("education-num")
+    fig.tight_layout()
+    svg = out / "seed003_fig3.svg"
+    fig.savefig(svg)
+    plt.close(fig)
+    return [csv_path, md, svg]
