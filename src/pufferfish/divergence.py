@@ -527,7 +527,8 @@ def hockey_stick(
     bisected until that bound on their contribution, ``P_i(I) (1 - e^{-(max g - eps)})``, is below
     1e-14, the bound on ``g`` is narrower than ``tol``, 60 levels are reached or a million intervals
     are open; the contributions of the intervals left undecided and the tails beyond the range (at
-    most ``2 * TAIL_MASS``) go to ``error_bound``, with a rounding term. Seed 003 eq (1)-(2), (16); SPEC sec 0 and 4.
+    most ``2 * TAIL_MASS``) go to ``error_bound``, with a rounding term. Seed 003 eq (1)-(2), (16);
+    SPEC sec 0 and 4.
     """
     eps = float(epsilon)
     if not math.isfinite(eps) or eps < 0.0:
