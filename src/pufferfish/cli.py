@@ -247,12 +247,16 @@ def calibrate(
         est = _estimate(data, secret, pair, public, order, weight)
         fitted = None if model == "empirical" else fit_priors(est, model, n_components=k, rng=fit_seed)
         scenario = est.scenario if fitted is None else fitted.scenario
-        weights = {g.secret: g.weight for g in est.groups}
         return (
             est,
             fitted,
             compare_noise(
-                scenario, epsilon, delta=d, noise=noise.value, mechanisms=mechs, secret_weights=weights
+                scenario,
+                epsilon,
+                delta=d,
+                noise=noise.value,
+                mechanisms=mechs,
+                secret_weights=est.secret_weights,
             ),
         )
 

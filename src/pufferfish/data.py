@@ -215,6 +215,12 @@ class EstimatedPriors:
     rows_dropped: int
     source: str
 
+    @property
+    def secret_weights(self) -> dict[str, float]:
+        """Share of each secret among the rows of the pairs' secrets (the secret's marginal)."""
+        total = sum(g.weight for g in self.groups)
+        return {g.secret: g.weight / total for g in self.groups}
+
     def codes_for(self, labels: Sequence[str | None]) -> np.ndarray:
         """Map public-column labels to codes (``nan`` for missing), shape (len(labels),)."""
         table = dict(self.mapping)
@@ -585,12 +591,6 @@ class FittedPriors:
     estimated: EstimatedPriors
     scenario: Scenario
     model: str
-
-    @property
-    def secret_weights(self) -> dict[str, float]:
-        """Share of each secret among the rows of the pairs' secrets (the secret's marginal)."""
-        total = sum(g.weight for g in self.estimated.groups)
-        return {g.secret: g.weight / total for g in self.estimated.groups}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description: the empirical summary plus each secret's fitted prior."""

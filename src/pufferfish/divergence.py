@@ -22,14 +22,16 @@ Three quantities are computed for a pair of densities, each with a stated numeri
   smallest delta of (eps, delta)-indistinguishability (SPEC sec 0);
 * :func:`mutual_information`: ``I(S; Y) = sum_s pi_s KL(f_s || sum_t pi_t f_t)`` (seed 004 Def 3).
 
-All three rest on one fact: ``g = log f_i - log f_j`` has a bounded slope on every interval.
-A Laplace mixture satisfies ``|f'| <= f / b``, so ``|g'| <= 2/b`` everywhere; a Gaussian mixture
-has ``(log f)' = sum_m q_m(y) (mu_m - y)/v_m`` (posterior weights ``q_m``), between the smallest
-and largest of the lines ``(mu_m - y)/v_m``, whose spread is convex in ``y`` and so is largest at
-an end of the interval. On an interval of width ``h`` whose ends have values ``u, v`` an
-``L``-Lipschitz function lies in ``[(u+v)/2 - L h/2, (u+v)/2 + L h/2]``. The grid is refined
-(bisection, vectorised) until every interval is decided or its contribution is within the error
-budget; the bounds of undecided intervals and of the far tails are added to the error bound.
+Each rests on bounding ``log f`` over the intervals of a grid that is refined by vectorised
+bisection until every interval is decided or its contribution is within the error budget; the
+bounds of undecided intervals and of the far tails are added to the error bound.
+
+* The loss uses a slope bound: a Laplace mixture satisfies ``|f'| <= f / b``, so
+  ``g = log f_i - log f_j`` has ``|g'| <= 2/b`` and, on an interval of width ``h`` whose ends have
+  values ``u, v``, lies in ``[(u+v)/2 - h/b, (u+v)/2 + h/b]``; beyond the grid a tail bound.
+* Delta and the information use kernel bounds: every kernel (Laplace, normal-Laplace, Gaussian) is
+  log-concave with its mode at its centre, the centres are grid points, so on each interval every
+  kernel lies between its values at the two ends, which bounds ``log f`` there.
 """
 
 from __future__ import annotations
@@ -160,20 +162,6 @@ class ReleaseDensity:
             out[k : k + step] = np.clip(vals @ w, 0.0, 1.0)
         return out
 
-    def slope_bounds(self, y: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Bounds ``lo(y) <= (log f)'(y) <= hi(y)``, each shape (n,).
-
-        Laplace kernels: ``-1/b, 1/b``. Gaussian kernels: the smallest and largest of the lines
-        ``(mu_m - y) / v_m`` (module docstring).
-        """
-        yy = np.asarray(y, dtype=np.float64)
-        if self.laplace:
-            c = 1.0 / self.scale
-            return np.full(yy.shape, -c), np.full(yy.shape, c)
-        v = self.variances
-        lines = (self.locs[None, :] - yy[:, None]) / v[None, :]
-        return lines.min(axis=1), lines.max(axis=1)
-
     def range(self, tail: float = TAIL_MASS) -> tuple[float, float]:
         """``(lo, hi)`` with ``P(Y < lo) <= tail`` and ``P(Y > hi) <= tail``."""
         if self.laplace:
@@ -267,20 +255,6 @@ def release_density(prior: Prior, noise: str, scale: float) -> ReleaseDensity:
 # Interval machinery
 
 
-def _lipschitz(
-    f_i: ReleaseDensity, f_j: ReleaseDensity, a: NDArray[np.float64], c: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Bound on ``|g'|`` over each interval ``[a_k, c_k]`` for ``g = log f_i - log f_j``."""
-    if f_i.laplace and f_j.laplace:
-        return np.full(a.shape, 1.0 / f_i.scale + 1.0 / f_j.scale)
-    out = np.zeros(a.shape)
-    for y in (a, c):
-        lo_i, hi_i = f_i.slope_bounds(y)
-        lo_j, hi_j = f_j.slope_bounds(y)
-        out = np.maximum(out, np.maximum(hi_i - lo_j, hi_j - lo_i))
-    return out
-
-
 class GridTooFineError(ValueError):
     """The densities vary too fast for the interval grid (a noise scale far below the priors' spread)."""
 
@@ -289,8 +263,9 @@ class GridTooFineError(ValueError):
 MAX_GRID = 5_000_000
 
 
-def _initial_grid(f_i: ReleaseDensity, f_j: ReleaseDensity, lo: float, hi: float) -> NDArray[np.float64]:
-    """A sorted grid on ``[lo, hi]`` through every kernel centre with ``L h <= 1/2`` per interval.
+def _laplace_grid(f_i: ReleaseDensity, f_j: ReleaseDensity, lo: float, hi: float) -> NDArray[np.float64]:
+    """A sorted grid on ``[lo, hi]`` through every kernel centre with ``L h <= 1/2`` per interval,
+    ``L = 1/b_i + 1/b_j`` the slope bound of ``g`` for two Laplace releases (module docstring).
 
     Raises
     ------
@@ -300,9 +275,9 @@ def _initial_grid(f_i: ReleaseDensity, f_j: ReleaseDensity, lo: float, hi: float
     centres = np.concatenate([f_i.locs, f_j.locs])
     centres = centres[(centres > lo) & (centres < hi)]
     grid = np.unique(np.concatenate([np.linspace(lo, hi, 2049), centres]))
+    lip = 1.0 / f_i.scale + 1.0 / f_j.scale
     for _ in range(40):
         a, c = grid[:-1], grid[1:]
-        lip = _lipschitz(f_i, f_j, a, c)
         parts = np.ceil(lip * (c - a) / 0.5)
         wide = parts > 1
         if not wide.any():
@@ -395,7 +370,7 @@ def privacy_loss_sup(
     lo = float((locs - 12.0 * sp - sp**2 / b).min())
     if hi - lo < b:
         hi, lo = hi + b, lo - b
-    grid = _initial_grid(f_i, f_j, lo, hi)
+    grid = _laplace_grid(f_i, f_j, lo, hi)
     vals = np.abs(f_i.log_pdf(grid) - f_j.log_pdf(grid))
     evals = 2 * grid.size
     k = int(np.argmax(vals))

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -51,7 +51,6 @@ from .calibration import PrivacyCheckError, RootFinding, calibrate
 from .calibration import calibrate_optimal as calibrate_optimal_discrete
 from .divergence import (
     GridTooFineError,
-    ReleaseDensity,
     check_noise,
     hockey_stick,
     mutual_information,
@@ -408,10 +407,6 @@ class _Check:
         return self.value + self.error
 
 
-def _density(prior: Prior, noise: str, scale: float) -> ReleaseDensity:
-    return release_density(prior, noise, scale)
-
-
 def _discrete_delta_at_zero(p_i: DiscretePrior, p_j: DiscretePrior, eps: float) -> float:
     support = np.union1d(p_i.support, p_j.support)
     a, b = p_i.on(support), p_j.on(support)
@@ -431,7 +426,7 @@ def check_pairs(scenario: Scenario, noise: str, scale: float, epsilon: float, de
         if scale == 0.0:
             return _Check(math.inf, 0.0, scenario.priors[0].name, scenario.pairs[0], "no noise")
         for prior, pair, p_i, p_j in scenario.iter_prior_pairs():
-            lb = privacy_loss_sup(_density(p_i, noise, scale), _density(p_j, noise, scale))
+            lb = privacy_loss_sup(release_density(p_i, noise, scale), release_density(p_j, noise, scale))
             c = _Check(lb.loss, lb.error_bound, prior.name, pair, f"y = {_num(lb.worst_y)}")
             if worst is None or c.upper > worst.upper:
                 worst = c
@@ -453,7 +448,7 @@ def check_pairs(scenario: Scenario, noise: str, scale: float, epsilon: float, de
             d = max(gaussian_delta(mi, vi, mj, vj, epsilon), gaussian_delta(mj, vj, mi, vi, epsilon))
             c = _Check(d, 1e-14, prior.name, pair, "closed form (two Gaussians)")
         else:
-            hb = hockey_stick(_density(p_i, noise, scale), _density(p_j, noise, scale), epsilon)
+            hb = hockey_stick(release_density(p_i, noise, scale), release_density(p_j, noise, scale), epsilon)
             side = "forward" if hb.forward >= hb.backward else "backward"
             c = _Check(hb.delta, hb.error_bound, prior.name, pair, f"hockey-stick ({side})")
         if worst is None or c.upper > worst.upper:
@@ -488,7 +483,7 @@ def check_information(
     pi = secret_weights_for(scenario, secret_weights)
     worst: _Check | None = None
     for prior in scenario.priors:
-        dens = [_density(prior.conditionals[s], noise, scale) for s in scenario.secrets]
+        dens = [release_density(prior.conditionals[s], noise, scale) for s in scenario.secrets]
         ib = mutual_information(dens, pi, tol=tol)
         c = _Check(ib.information, ib.error_bound, prior.name, tuple(scenario.secrets[:2]), "I(S; Y)")  # type: ignore[arg-type]
         if worst is None or c.upper > worst.upper:
@@ -552,8 +547,6 @@ def not_applicable(
         return "needs discrete priors or Gaussian priors with equal standard deviations (finite Delta)"
     if mechanism == "mi-gaussian-entropy" and kind == "discrete":
         return "needs continuous priors (h(X|S) = -inf for discrete priors; Thm 4 reduces to Thm 3)"
-    if mechanism in _MI and len(scenario.secrets) < 2:  # pragma: no cover - a pair has two secrets
-        return "needs two secrets"
     return None
 
 
@@ -619,7 +612,7 @@ def theorem_scale(
         pi = secret_weights_for(scenario, secret_weights)
         for prior in scenario.priors:
             conds = [prior.conditionals[s] for s in scenario.secrets]
-            means = np.array([_mean(p) for p in conds])
+            means = np.array([p.mean for p in conds])
             var_within = np.array([_variance(p) for p in conds])
             total_mean = float(pi @ means)
             var = float(pi @ (var_within + means**2)) - total_mean**2
@@ -682,10 +675,6 @@ def theorem_scale(
             best = (value, prior.name, pair, how)
     value, name, pair, how = best
     return value / epsilon, name, pair, how
-
-
-def _mean(p: Prior) -> float:
-    return p.mean
 
 
 def _variance(p: Prior) -> float:
@@ -852,13 +841,9 @@ def calibrate_optimal_noise(
         for p in a.conditionals.values()
     ):
         zero_ok = False
-    chk0 = None
     if zero_ok:
-        try:
-            chk0 = check_pairs(scenario, noise, 0.0, epsilon, delta)
-        except GridTooFineError:
-            chk0 = None  # not checkable without noise: look for the smallest positive scale
-        if chk0 is not None and chk0.upper <= target:
+        chk0 = check_pairs(scenario, noise, 0.0, epsilon, delta)
+        if chk0.upper <= target:
             return _result(
                 "optimal",
                 noise,
@@ -1001,7 +986,7 @@ def calibrate_noise(
             mechanism, noise, epsilon, 0.0, c.scale, chk, c.prior, c.pair, c.decided_by, c.root, c.safety_step
         )
         if delta > 0.0:  # pure eps implies (eps, delta) for every delta; checked as pure eps
-            out = NoiseCalibration(**{**out.__dict__, "delta": delta, "checked_delta": 0.0})
+            out = replace(out, delta=delta, checked_delta=0.0)
         return out
     scale, prior, pair, how = theorem_scale(scenario, mechanism, epsilon, delta, secret_weights)
     return _verified(scenario, mechanism, noise, epsilon, delta, scale, prior, pair, how, secret_weights)
@@ -1054,12 +1039,8 @@ def compare_noise(
                 out.append(Skipped(m, eps, reason, delta))
                 continue
             try:
-                if m == "optimal" and not (
-                    scenario.kind == "discrete" and noise == "laplace" and delta == 0.0
-                ):
+                if m == "optimal":
                     res = calibrate_optimal_noise(scenario, eps, delta=delta, noise=noise, upper=best_passing)
-                elif m == "optimal":
-                    res = calibrate_noise(scenario, eps, delta=delta, noise=noise, mechanism=m)
                 else:
                     res = calibrate_noise(
                         scenario, eps, delta=delta, noise=noise, mechanism=m, secret_weights=secret_weights

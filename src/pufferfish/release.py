@@ -230,9 +230,10 @@ def release(
         else fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
     )
     scenario = estimated.scenario if fitted is None else fitted.scenario
-    weights = {g.secret: g.weight for g in estimated.groups}
     noise_used = noise if mechanism == "optimal" else MECHANISM_NOISE[mechanism]
-    comparison = compare_noise(scenario, [epsilon], delta=delta, noise=noise_used, secret_weights=weights)
+    comparison = compare_noise(
+        scenario, [epsilon], delta=delta, noise=noise_used, secret_weights=estimated.secret_weights
+    )
     picked = next(c for c in comparison if c.mechanism == mechanism)
     if isinstance(picked, Skipped):
         raise ValueError(f"mechanism {mechanism} cannot be used here: {picked.reason}")
