@@ -28,7 +28,11 @@ bounds of undecided intervals and of the far tails are added to the error bound.
 
 * The loss uses a slope bound: a Laplace mixture satisfies ``|f'| <= f / b``, so
   ``g = log f_i - log f_j`` has ``|g'| <= 2/b`` and, on an interval of width ``h`` whose ends have
-  values ``u, v``, lies in ``[(u+v)/2 - h/b, (u+v)/2 + h/b]``; beyond the grid a tail bound.
+  values ``u, v``, lies in ``[(u+v)/2 - h/b, (u+v)/2 + h/b]``; beyond the grid a tail bound. Where
+  these leave an interval open, tilted kernel bounds (both densities times ``e^{+-y/b}``, which
+  leaves ``g`` unchanged; each tilted kernel half is monotone or log-concave with a known mode)
+  decide it: they are tight on the long flat stretches of ``g`` in the tails, where the slope
+  bound would need ever finer intervals.
 * Delta and the information use kernel bounds: every kernel (Laplace, normal-Laplace, Gaussian) is
   log-concave with its mode at its centre, the centres are grid points, so on each interval every
   kernel lies between its values at the two ends, which bounds ``log f`` there.
@@ -42,7 +46,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import log_ndtr, logsumexp, ndtr, ndtri
+from scipy.special import erfcx, log_ndtr, logsumexp, ndtr, ndtri
 
 from ._checks import check_scale
 from .priors import DiscretePrior, GaussianMixturePrior, Prior
@@ -57,6 +61,26 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _MAX_LEVELS = 60
 _MAX_OPEN = 1_000_000
 _ROUNDING = 1e-12
+_SQRT2 = math.sqrt(2.0)
+_SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
+
+
+def _log_tilted_ndtr(u: Any, s: Any, b: float, sign: int = 1) -> NDArray[np.float64]:
+    """``log(e^{s^2/2b^2 - u/b} Phi(sign (u/s - s/b)))`` for ``s > 0``, without cancellation.
+
+    The two exponents are huge and nearly cancel when ``s/b`` is large. With ``z = sign (u/s -
+    s/b)`` and ``s^2/2b^2 - u/b - z^2/2 = -u^2/2s^2``, for ``z < 0`` the value is
+    ``-u^2/2s^2 + log(Phi(z)/phi(z)) - log(2 pi)/2`` with ``Phi(z)/phi(z) = sqrt(pi/2) erfcx(-z/sqrt 2)``
+    (bounded, no overflow); for ``z >= 0`` the direct form has no cancellation of note.
+    """
+    u = np.asarray(u, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    z = sign * (u / s - s / b)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        direct = s * s / (2.0 * b * b) - u / b + log_ndtr(z)
+        zn = np.minimum(z, 0.0)
+        stable = -0.5 * (u / s) ** 2 - 0.5 * _LOG_2PI + np.log(_SQRT_HALF_PI * erfcx(-zn / _SQRT2))
+    return np.asarray(np.where(z < 0.0, stable, direct), dtype=np.float64)
 
 
 def check_noise(noise: Any) -> str:
@@ -118,13 +142,50 @@ class ReleaseDensity:
             out[atom] = (-np.abs(u) / b - math.log(2.0 * b))[atom]
             if not atom.all():
                 ss = np.where(s > 0.0, s, 1.0)
-                left = -u / b + log_ndtr(u / ss - ss / b)
-                right = u / b + log_ndtr(-u / ss - ss / b)
-                val = ss**2 / (2.0 * b * b) - math.log(2.0 * b) + np.logaddexp(left, right)
+                left = _log_tilted_ndtr(u, ss, b)
+                right = _log_tilted_ndtr(-u, ss, b)
+                val = np.logaddexp(left, right) - math.log(2.0 * b)
                 out[~atom] = val[~atom]
             return out + lw
         v = self.variances[None, :]
         return lw - 0.5 * (u * u / v + np.log(v) + _LOG_2PI)
+
+    def _laplace_halves(self, y: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The two halves ``(L, R)`` of each Laplace-based kernel, in log space, shape (len(y), m).
+
+        ``log w_m + log k_m = logaddexp(L, R)``. For ``N(mu, s^2) * L(b)`` with ``u = y - mu`` and
+        ``c = s^2/2b^2 - log 2b``: ``L = c - u/b + log Phi(u/s - s/b)`` and ``R = c + u/b + log
+        Phi(-u/s - s/b)`` (the two erfc terms of the module docstring); for an atom ``L`` is the
+        whole Laplace kernel and ``R = -inf``. See :func:`_tilted_bounds` for what they are for.
+        """
+        return _halves(
+            y[:, None] - self.locs[None, :], self.spreads[None, :], self.log_weights[None, :], self.scale
+        )
+
+    def _tilted_modes(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Modes of ``R(y) + y/b`` and of ``L(y) - y/b`` per kernel (``-inf`` where monotone).
+
+        For a component ``N(mu, s^2)`` both are log-concave (a linear term plus ``log Phi``), with
+        modes ``mu -/+ s (z* + s/b)`` where ``phi(z*)/Phi(z*) = 2 s/b`` (set the derivative to 0).
+        For an atom ``R`` is empty and ``L(y) - y/b`` is non-increasing.
+        """
+        from scipy.optimize import brentq
+
+        b = self.scale
+        shift = np.full(self.locs.size, np.nan)
+        for k, s in enumerate(self.spreads):
+            if s > 0.0:
+                target = math.log(2.0 * s / b)
+
+                def excess(z: float, target: float = target) -> float:
+                    return -0.5 * z * z - 0.5 * _LOG_2PI - float(log_ndtr(z)) - target
+
+                z_star = brentq(excess, -2.0 * s / b - 10.0, 60.0, xtol=1e-14, rtol=1e-15)
+                shift[k] = s * (z_star + s / b)
+        gauss = self.spreads > 0.0
+        right_mode = np.where(gauss, self.locs - np.nan_to_num(shift), -np.inf)
+        left_mode = np.where(gauss, self.locs + np.nan_to_num(shift), -np.inf)
+        return right_mode, left_mode
 
     def log_pdf(self, y: Any) -> NDArray[np.float64]:
         """``log f(y)``, shape (n,), for values ``y`` of shape (n,)."""
@@ -150,11 +211,10 @@ class ReleaseDensity:
                     u < 0, 0.5 * np.exp(np.minimum(u, 0) / b), 1.0 - 0.5 * np.exp(-np.maximum(u, 0) / b)
                 )
                 ss = np.where(s > 0.0, s, 1.0)
-                c = ss**2 / (2.0 * b * b)
                 nl = (
                     ndtr(u / ss)
-                    - 0.5 * np.exp(np.minimum(c - u / b + log_ndtr(u / ss - ss / b), 0.0))
-                    + 0.5 * np.exp(np.minimum(c + u / b + log_ndtr(-u / ss - ss / b), 0.0))
+                    - 0.5 * np.exp(np.minimum(_log_tilted_ndtr(u, ss, b), 0.0))
+                    + 0.5 * np.exp(np.minimum(_log_tilted_ndtr(-u, ss, b), 0.0))
                 )
                 vals = np.where(s == 0.0, lap, nl)
             else:
@@ -187,15 +247,26 @@ class ReleaseDensity:
         d = side * (y[:, None] - self.locs[None, :])  # distance from each centre to y0, outwards
         s = self.spreads[None, :]
         ss = np.where(s > 0.0, s, 1.0)
-        c = s**2 / (2.0 * b * b) - math.log(2.0 * b)
         with np.errstate(divide="ignore"):
             atom_g = np.where(d >= 0, -d / b - math.log(2 * b), -np.inf)
             atom_e = np.where(d < 0, d / b - math.log(2 * b), -np.inf)
-        log_g = np.where(s > 0, c - d / b + log_ndtr(d / ss - ss / b), atom_g)
-        log_e = np.where(s > 0, c - d / b + log_ndtr(-d / ss + ss / b), atom_e)
+        log_g = np.where(s > 0, _log_tilted_ndtr(d, ss, b) - math.log(2 * b), atom_g)
+        log_e = np.where(s > 0, _log_tilted_ndtr(d, ss, b, -1) - math.log(2 * b), atom_e)
         lg = logsumexp(self.log_weights[None, :] + log_g, axis=1)
         le = logsumexp(self.log_weights[None, :] + log_e, axis=1)
         return lg, np.logaddexp(lg, le)
+
+
+def _halves(
+    u: NDArray[np.float64], s: NDArray[np.float64], lw: NDArray[np.float64], b: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(L, R)`` of :meth:`ReleaseDensity._laplace_halves` at offsets ``u = y - centre``
+    (arrays broadcast together: spreads ``s``, log weights ``lw``)."""
+    ss = np.where(s > 0.0, s, 1.0)
+    with np.errstate(invalid="ignore"):
+        left = np.where(s > 0.0, _log_tilted_ndtr(u, ss, b), -np.abs(u) / b) - math.log(2.0 * b)
+        right = np.where(s > 0.0, _log_tilted_ndtr(-u, ss, b) - math.log(2.0 * b), -np.inf)
+    return left + lw, right + lw
 
 
 def _tail_upper(f_i: ReleaseDensity, f_j: ReleaseDensity, y0: Any, side: int) -> NDArray[np.float64]:
@@ -261,6 +332,48 @@ class GridTooFineError(ValueError):
 
 #: Largest grid the interval machinery builds.
 MAX_GRID = 5_000_000
+
+
+def _tilted_bounds(
+    f: ReleaseDensity, a: NDArray[np.float64], c: NDArray[np.float64], modes: tuple[NDArray[np.float64], ...]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Bounds on ``log f(y) + (y - a)/b`` and on ``log f(y) - (y - c)/b`` over each ``[a, c]``.
+
+    Returns ``(lo_right, up_right, lo_left, up_left)``, each of shape (len(a),).
+
+    Notes
+    -----
+    Tilting both densities of a pair by the same ``e^{+-y/b}`` leaves ``log f_i - log f_j``
+    unchanged, and in the far tails the tilted densities are nearly constant, so these bounds are
+    tight where ``g`` is flat and the slope bound ``2/b`` is not. With the halves of
+    :meth:`ReleaseDensity._laplace_halves`: ``L + y/b`` is non-decreasing (``log Phi`` of an
+    increasing argument, or for an atom ``(y - |y - x|)/b``) and ``R + y/b`` is log-concave with a
+    known mode, so on ``[a, c]`` each lies between its end values, the concave one below its value
+    at the mode when the mode is inside. Mirrored for the left tilt (``R - y/b`` non-increasing,
+    ``L - y/b`` log-concave; for an atom non-increasing).
+    """
+    b = f.scale
+    right_mode, left_mode = modes
+    h = ((c - a) / b)[:, None]
+    la, ra = f._laplace_halves(a)
+    lc, rc = f._laplace_halves(c)
+    # right tilt, reference a: L + (y-a)/b non-decreasing; R + (y-a)/b log-concave, mode right_mode
+    rm = right_mode[None, :]
+    inside = (a[:, None] < rm) & (rm < c[:, None])
+    r_at_mode = _halves(right_mode - f.locs, f.spreads, f.log_weights, b)[1][None, :]
+    with np.errstate(invalid="ignore"):  # -inf + inf at modes of -inf, never inside
+        r_peak = np.where(inside, r_at_mode + (rm - a[:, None]) / b, np.maximum(ra, rc + h))
+    lo_right = logsumexp(np.stack([la, np.minimum(ra, rc + h)]), axis=(0, 2))
+    up_right = logsumexp(np.stack([lc + h, r_peak]), axis=(0, 2))
+    # left tilt, reference c: R - (y-c)/b non-increasing; L - (y-c)/b log-concave, mode left_mode
+    lm = left_mode[None, :]
+    inside = (a[:, None] < lm) & (lm < c[:, None])
+    l_at_mode = _halves(left_mode - f.locs, f.spreads, f.log_weights, b)[0][None, :]
+    with np.errstate(invalid="ignore"):
+        l_peak = np.where(inside, l_at_mode + (c[:, None] - lm) / b, np.maximum(la + h, lc))
+    lo_left = logsumexp(np.stack([rc, np.minimum(la + h, lc)]), axis=(0, 2))
+    up_left = logsumexp(np.stack([ra + h, l_peak]), axis=(0, 2))
+    return lo_right, up_right, lo_left, up_left
 
 
 def _laplace_grid(f_i: ReleaseDensity, f_j: ReleaseDensity, lo: float, hi: float) -> NDArray[np.float64]:
@@ -354,7 +467,8 @@ def privacy_loss_sup(
 
     Notes
     -----
-    Branch and bound on ``[y_lo, y_hi]`` with the slope bound ``2/b`` (module docstring). Beyond
+    Branch and bound on ``[y_lo, y_hi]`` with the slope bound ``2/b`` and, for intervals it
+    leaves open, the tilted kernel bounds of :func:`_tilted_bounds` (module docstring). Beyond
     ``y_hi`` (right of every atom and ``12 s_m + s_m^2/b`` right of every Gaussian component)
     ``f(y) e^{(y - y_hi)/b}`` lies in ``[G, G + E]`` (:meth:`ReleaseDensity.tail_log_bounds`), which
     bounds ``g`` on the tail; likewise on the left. The same bound taken at each interval's ends
@@ -378,11 +492,36 @@ def privacy_loss_sup(
     tails = max(float(_tail_upper(f_i, f_j, hi, 1)[0]), float(_tail_upper(f_i, f_j, lo, -1)[0]))
     lip = 2.0 / b
 
-    def uppers(
+    def _cheap_uppers(
         a: NDArray[np.float64], c: NDArray[np.float64], va: NDArray[np.float64], vc: NDArray[np.float64]
     ) -> NDArray[np.float64]:
         lipschitz = (va + vc) / 2.0 + lip * (c - a) / 2.0
         return np.minimum(lipschitz, np.minimum(_tail_upper(f_i, f_j, a, 1), _tail_upper(f_i, f_j, c, -1)))
+
+    modes_i, modes_j = f_i._tilted_modes(), f_j._tilted_modes()
+    chunk = max(1, 2_000_000 // max(f_i.locs.size + f_j.locs.size, 1))
+
+    def tilted_uppers(a: NDArray[np.float64], c: NDArray[np.float64]) -> NDArray[np.float64]:
+        out = np.empty(a.size)
+        for k in range(0, a.size, chunk):
+            sl = slice(k, k + chunk)
+            li_r, ui_r, li_l, ui_l = _tilted_bounds(f_i, a[sl], c[sl], modes_i)
+            lj_r, uj_r, lj_l, uj_l = _tilted_bounds(f_j, a[sl], c[sl], modes_j)
+            right = np.maximum(ui_r - lj_r, uj_r - li_r)
+            left = np.maximum(ui_l - lj_l, uj_l - li_l)
+            out[sl] = np.minimum(right, left)
+        return np.where(np.isnan(out), np.inf, out)
+
+    def uppers(
+        a: NDArray[np.float64], c: NDArray[np.float64], va: NDArray[np.float64], vc: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        cheap = _cheap_uppers(a, c, va, vc)
+        nonlocal evals
+        open_ = cheap > max(best, tails) + tol
+        if open_.any():
+            evals += 4 * int(open_.sum())
+            cheap[open_] = np.minimum(cheap[open_], tilted_uppers(a[open_], c[open_]))
+        return cheap
 
     a, c, va, vc = grid[:-1], grid[1:], vals[:-1], vals[1:]
     up = uppers(a, c, va, vc)

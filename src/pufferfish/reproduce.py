@@ -10,6 +10,7 @@ which :func:`write_curves` saves as CSV, Markdown and an SVG plot.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -409,6 +410,253 @@ def write_seed003_adult(res: Seed003Adult, folder: str | Path, *, rng_seed: int 
         ax.set_xlabel("education-num")
     fig.tight_layout()
     svg = out / "seed003_fig3.svg"
+    fig.savefig(svg)
+    plt.close(fig)
+    return [csv_path, md, svg]
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed 003 Fig 2: Cor 1 (eq 11) for K identical users against the optimal Laplace scale
+
+#: Numbers of users of the Fig 2 reproduction (the paper's x axis is K).
+FIG2_USERS: tuple[int, ...] = (2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+#: User variances sigma^2 of the Fig 2 reproduction (the paper varies sigma^2 from 1 to 25).
+FIG2_VARIANCES: tuple[float, ...] = (1.0, 4.0, 9.0, 16.0, 25.0)
+
+
+@dataclass(frozen=True)
+class Seed003Fig2Row:
+    """One point of the Fig 2 reproduction: K identical users with mean ``mu`` and variance ``sigma^2``.
+
+    Attributes
+    ----------
+    users : int
+        ``K``.
+    variance : float
+        ``sigma^2`` of one user.
+    delta : float
+        Target delta (with the reproduction's epsilon).
+    eq11_scale : float
+        Seed 003 eq (11).
+    checked_delta_at_eq11 : float
+        Exact hockey-stick divergence of the pair at the eq (11) scale.
+    optimal_scale : float
+        Smallest Laplace scale passing the exact (eps, delta) check.
+    priors_delta : float
+        Hockey-stick divergence of the pair with no noise (``optimal_scale == 0`` when it is <= delta).
+    """
+
+    users: int
+    variance: float
+    delta: float
+    eq11_scale: float
+    checked_delta_at_eq11: float
+    optimal_scale: float
+    priors_delta: float
+
+
+@dataclass(frozen=True)
+class Seed003Fig2:
+    """Seed 003 Fig 2 (Cor 1, identical users) with the optimal scales beside the theorem's.
+
+    Attributes
+    ----------
+    epsilon, mean : float
+        The paper's eps = 1 and mu = 1.
+    rows : tuple of Seed003Fig2Row
+        One per (delta, variance, K).
+    pure : dict
+        ``{variance: (optimal pure-eps scale at the largest K, closed form)}``; the closed form is
+        ``(|mu| + sqrt(mu^2 + 2 eps sigma^2)) / (2 eps)`` (see Notes of :func:`seed003_fig2`).
+    pure_by_users : dict
+        ``{(variance, K): optimal pure-eps scale}``.
+    """
+
+    epsilon: float
+    mean: float
+    rows: tuple[Seed003Fig2Row, ...]
+    pure: dict[float, tuple[float, float]]
+    pure_by_users: dict[tuple[float, int], float]
+
+
+def identical_users_pair_limit(mean: float, variance: float, epsilon: float) -> float:
+    """Smallest Laplace scale whose tail log-ratio stays <= eps for present vs absent (any K).
+
+    ``N(K mu, K s^2) * L(b)`` vs ``N((K-1) mu, (K-1) s^2) * L(b)``: as ``y -> +-inf`` the log-ratio
+    tends to ``+-mu/b + s^2/(2 b^2)`` (the normal-Laplace density behaves like
+    ``e^{s^2/2b^2 - (y - mu)/b}/(2b)`` in its right tail), so pure eps needs
+    ``|mu|/b + s^2/(2b^2) <= eps``, i.e. ``b >= (|mu| + sqrt(mu^2 + 2 eps s^2)) / (2 eps)``, whatever K.
+    """
+    return (abs(mean) + math.sqrt(mean * mean + 2.0 * epsilon * variance)) / (2.0 * epsilon)
+
+
+def seed003_fig2(
+    epsilon: float = 1.0,
+    mean: float = 1.0,
+    deltas: Sequence[float] = (0.3, 1e-6),
+    variances: Sequence[float] = FIG2_VARIANCES,
+    users: Sequence[int] = FIG2_USERS,
+) -> Seed003Fig2:
+    """Seed 003 Fig 2: eq (11) versus K for identical users, and the optimal Laplace scale.
+
+    Parameters
+    ----------
+    epsilon : float
+        Default 1 (the paper's).
+    mean : float
+        Each user's mean ``mu``; default 1 (the paper's).
+    deltas : sequence of float
+        Default ``(0.3, 1e-6)``: the paper's 0.3 and a small delta where the optimum is not 0.
+    variances : sequence of float
+        Each user's ``sigma^2``; the paper varies it from 1 to 25.
+    users : sequence of int
+        Values of ``K >= 2``.
+
+    Returns
+    -------
+    Seed003Fig2
+
+    Notes
+    -----
+    The pair is seed 003 Cor 1(a)'s: ``X ~ N(K mu, K sigma^2)`` (user present) against
+    ``N((K-1) mu, (K-1) sigma^2)`` (absent), built by
+    :func:`~pufferfish.mechanisms.summation_scenario`. The paper says that as K grows eq (11) tends
+    to ``b = mu/eps`` and "we can attain eps-pufferfish privacy"; the exact check says pure eps
+    needs ``b >= (|mu| + sqrt(mu^2 + 2 eps sigma^2)) / (2 eps)`` for every K
+    (:func:`identical_users_pair_limit`; 1.366 for ``sigma^2 = 1``), because the variances of the
+    pair differ by ``sigma^2`` whatever K, so the statement holds only with the delta > 0 of eq (11).
+    """
+    from .divergence import hockey_stick, release_density
+    from .mechanisms import calibrate_optimal_noise, corollary1_identical_scale, summation_scenario
+
+    rows = []
+    pure_by_users: dict[tuple[float, int], float] = {}
+    for var in variances:
+        sd = math.sqrt(var)
+        for k in users:
+            scenario = summation_scenario([mean] * k, [sd] * k)
+            prior = scenario.priors[0]
+            present, absent = scenario.pairs[0]
+            p, q = prior.conditionals[present], prior.conditionals[absent]
+            own = hockey_stick(
+                release_density(p, "laplace", 0.0), release_density(q, "laplace", 0.0), epsilon
+            )
+            one = _first_pair(scenario)
+            for d in deltas:
+                b = corollary1_identical_scale(mean, sd, k, epsilon, d)
+                chk = hockey_stick(
+                    release_density(p, "laplace", b), release_density(q, "laplace", b), epsilon
+                )
+                opt = calibrate_optimal_noise(one, epsilon, delta=d, upper=b).scale
+                rows.append(Seed003Fig2Row(k, float(var), float(d), b, chk.delta, opt, own.delta))
+            pure_by_users[(float(var), k)] = calibrate_optimal_noise(one, epsilon, delta=0.0).scale
+    pure = {
+        float(v): (pure_by_users[(float(v), users[-1])], identical_users_pair_limit(mean, v, epsilon))
+        for v in variances
+    }
+    return Seed003Fig2(float(epsilon), float(mean), tuple(rows), pure, pure_by_users)
+
+
+def _first_pair(scenario: Any) -> Any:
+    """The scenario reduced to its first pair (all users are alike, so one pair decides)."""
+    from .priors import AdversaryPrior, Scenario
+
+    i, j = scenario.pairs[0]
+    prior = scenario.priors[0]
+    return Scenario(
+        ((i, j),), (AdversaryPrior(prior.name, {i: prior.conditionals[i], j: prior.conditionals[j]}),)
+    )
+
+
+def write_seed003_fig2(res: Seed003Fig2, folder: str | Path) -> list[Path]:
+    """Write the Fig 2 table (CSV, Markdown) and the plot (b versus K per sigma^2, SVG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / "seed003_fig2.csv"
+    with csv_path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "K",
+                "sigma2",
+                "epsilon",
+                "delta",
+                "eq11_scale",
+                "checked_delta_at_eq11",
+                "optimal_scale",
+                "priors_delta",
+                "optimal_pure_scale",
+            ]
+        )
+        for r in res.rows:
+            w.writerow(
+                [
+                    r.users,
+                    r.variance,
+                    res.epsilon,
+                    r.delta,
+                    repr(r.eq11_scale),
+                    repr(r.checked_delta_at_eq11),
+                    repr(r.optimal_scale),
+                    repr(r.priors_delta),
+                    repr(res.pure_by_users[(r.variance, r.users)]),
+                ]
+            )
+    md = out / "seed003_fig2.md"
+    lines = [
+        f"# Seed 003 Fig 2: K identical users, mu = {res.mean:g}, eps = {res.epsilon:g}, Laplace noise",
+        "",
+        "Pair: sum of K users N(K mu, K sigma^2) (user present) vs N((K-1) mu, (K-1) sigma^2) (absent).",
+        "",
+        "| delta | sigma^2 | K | eq (11) b | checked delta at eq (11) b | optimal b | delta of the priors "
+        "(b = 0) | optimal pure-eps b |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res.rows:
+        lines.append(
+            f"| {r.delta:g} | {r.variance:g} | {r.users} | {r.eq11_scale:.4f} | "
+            f"{r.checked_delta_at_eq11:.3g} | {r.optimal_scale:.4f} | {r.priors_delta:.3g} | "
+            f"{res.pure_by_users[(r.variance, r.users)]:.6f} |"
+        )
+    lines += [
+        "",
+        "Pure eps for every K: optimal b (largest K) vs the tail limit "
+        "(|mu| + sqrt(mu^2 + 2 eps sigma^2))/(2 eps):",
+        "",
+    ]
+    lines += ["| sigma^2 | optimal pure-eps b | tail limit |", "|---|---|---|"]
+    for v, (o, c) in res.pure.items():
+        lines.append(f"| {v:g} | {o:.8f} | {c:.8f} |")
+    md.write_text("\n".join(lines) + "\n")
+    deltas = sorted({r.delta for r in res.rows}, reverse=True)
+    fig, axes = plt.subplots(1, len(deltas), figsize=(5.5 * len(deltas), 4), squeeze=False)
+    for ax, d in zip(axes[0], deltas, strict=True):
+        for n, v in enumerate(sorted({r.variance for r in res.rows})):
+            rs = [r for r in res.rows if r.delta == d and r.variance == v]
+            ks = [r.users for r in rs]
+            ax.plot(ks, [r.eq11_scale for r in rs], "-", color=f"C{n}", label=f"eq (11), sigma^2 = {v:g}")
+            ax.plot(
+                ks,
+                [r.optimal_scale for r in rs],
+                ":",
+                marker=".",
+                color=f"C{n}",
+                label=f"optimal, sigma^2 = {v:g}",
+            )
+        ax.axhline(res.mean / res.epsilon, color="0.5", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("number of users K")
+        ax.set_ylabel("Laplace scale b")
+        ax.set_title(f"(eps, delta) = ({res.epsilon:g}, {d:g})", fontsize=10)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    svg = out / "seed003_fig2.svg"
     fig.savefig(svg)
     plt.close(fig)
     return [csv_path, md, svg]
