@@ -1,7 +1,8 @@
 """Time of the exact checks and optimal calibrations for Gaussian/GMM priors (seeds 002-004).
 
-Run: ``python benchmarks/bench_checks.py``. Prints, for each case, the median wall time of 5 runs (3 for calibrations and MI),
-the number of log-density evaluations and the stated numerical error bound, and the machine.
+Run: ``python benchmarks/bench_checks.py``. Prints, for each case, the median wall time of 5 runs
+(3 for calibrations and the mutual information), the number of log-density evaluations or grid
+intervals and the stated numerical error bound, and the machine.
 
 Cases: seed 003 Cor 1 pair (K = 1000 identical users, sigma^2 = 25, mu = 1) and seed 003 sec V
 (education-num, Black vs Asian-Pac-Islander, 3-component GMMs fitted with seed 0) on the shipped

@@ -139,7 +139,8 @@ class ReleaseDensity:
             s = self.spreads[None, :]
             out = np.empty(u.shape)
             atom = np.broadcast_to(s == 0.0, u.shape)
-            out[atom] = (-np.abs(u) / b - math.log(2.0 * b))[atom]
+            with np.errstate(over="ignore"):
+                out[atom] = (-np.abs(u) / b - math.log(2.0 * b))[atom]
             if not atom.all():
                 ss = np.where(s > 0.0, s, 1.0)
                 left = _log_tilted_ndtr(u, ss, b)
@@ -178,6 +179,9 @@ class ReleaseDensity:
                 target = math.log(2.0 * s / b)
 
                 def excess(z: float, target: float = target) -> float:
+                    # log(phi(z)/Phi(z)) - target; for z < 0 via erfcx (no overflow of z^2)
+                    if z < 0.0:
+                        return -math.log(_SQRT_HALF_PI * float(erfcx(-z / _SQRT2))) - target
                     return -0.5 * z * z - 0.5 * _LOG_2PI - float(log_ndtr(z)) - target
 
                 z_star = brentq(excess, -2.0 * s / b - 10.0, 60.0, xtol=1e-14, rtol=1e-15)
@@ -376,6 +380,27 @@ def _tilted_bounds(
     return lo_right, up_right, lo_left, up_left
 
 
+def _tilted_g_bounds(
+    f_i: ReleaseDensity,
+    f_j: ReleaseDensity,
+    a: NDArray[np.float64],
+    c: NDArray[np.float64],
+    modes: tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bounds ``(lower, upper)`` on ``g = log f_i - log f_j`` over each ``[a, c]`` from
+    :func:`_tilted_bounds` (the tighter of the two tilts); ``modes`` from
+    :meth:`ReleaseDensity._tilted_modes` of ``f_i`` and ``f_j``. NaN bounds become infinite."""
+    lower, upper = np.empty(a.size), np.empty(a.size)
+    chunk = max(1, 2_000_000 // max(f_i.locs.size + f_j.locs.size, 1))
+    for k in range(0, a.size, chunk):
+        sl = slice(k, k + chunk)
+        li_r, ui_r, li_l, ui_l = _tilted_bounds(f_i, a[sl], c[sl], modes[0])
+        lj_r, uj_r, lj_l, uj_l = _tilted_bounds(f_j, a[sl], c[sl], modes[1])
+        lower[sl] = np.maximum(li_r - uj_r, li_l - uj_l)
+        upper[sl] = np.minimum(ui_r - lj_r, ui_l - lj_l)
+    return np.where(np.isnan(lower), -np.inf, lower), np.where(np.isnan(upper), np.inf, upper)
+
+
 def _laplace_grid(f_i: ReleaseDensity, f_j: ReleaseDensity, lo: float, hi: float) -> NDArray[np.float64]:
     """A sorted grid on ``[lo, hi]`` through every kernel centre with ``L h <= 1/2`` per interval,
     ``L = 1/b_i + 1/b_j`` the slope bound of ``g`` for two Laplace releases (module docstring).
@@ -498,19 +523,11 @@ def privacy_loss_sup(
         lipschitz = (va + vc) / 2.0 + lip * (c - a) / 2.0
         return np.minimum(lipschitz, np.minimum(_tail_upper(f_i, f_j, a, 1), _tail_upper(f_i, f_j, c, -1)))
 
-    modes_i, modes_j = f_i._tilted_modes(), f_j._tilted_modes()
-    chunk = max(1, 2_000_000 // max(f_i.locs.size + f_j.locs.size, 1))
+    modes = (f_i._tilted_modes(), f_j._tilted_modes())
 
     def tilted_uppers(a: NDArray[np.float64], c: NDArray[np.float64]) -> NDArray[np.float64]:
-        out = np.empty(a.size)
-        for k in range(0, a.size, chunk):
-            sl = slice(k, k + chunk)
-            li_r, ui_r, li_l, ui_l = _tilted_bounds(f_i, a[sl], c[sl], modes_i)
-            lj_r, uj_r, lj_l, uj_l = _tilted_bounds(f_j, a[sl], c[sl], modes_j)
-            right = np.maximum(ui_r - lj_r, uj_r - li_r)
-            left = np.maximum(ui_l - lj_l, uj_l - li_l)
-            out[sl] = np.minimum(right, left)
-        return np.where(np.isnan(out), np.inf, out)
+        lower, upper = _tilted_g_bounds(f_i, f_j, a, c, modes)
+        return np.maximum(upper, -lower)
 
     def uppers(
         a: NDArray[np.float64], c: NDArray[np.float64], va: NDArray[np.float64], vc: NDArray[np.float64]
@@ -652,8 +669,9 @@ def hockey_stick(
     grid = _simple_grid([f_i, f_j], min(lo_i, lo_j), max(hi_i, hi_j))
     ki, kj = _kernels(f_i, grid), _kernels(f_j, grid)
     state = (grid[:-1], grid[1:], ki[:-1], ki[1:], kj[:-1], kj[1:])
-    est_f, err_f, n_f = _one_direction(f_i, f_j, state, eps, tol, forward=True)
-    est_b, err_b, n_b = _one_direction(f_i, f_j, state, eps, tol, forward=False)
+    modes = (f_i._tilted_modes(), f_j._tilted_modes()) if f_i.laplace and f_j.laplace else None
+    est_f, err_f, n_f = _one_direction(f_i, f_j, state, eps, tol, modes, forward=True)
+    est_b, err_b, n_b = _one_direction(f_i, f_j, state, eps, tol, modes, forward=False)
     tail = 2.0 * TAIL_MASS
     rounding = 4e-16 * (n_f + n_b + grid.size) * (1.0 + math.exp(min(eps, 700.0)))
     delta = max(est_f, est_b, 0.0)
@@ -667,10 +685,14 @@ def _one_direction(
     state: tuple[NDArray[np.float64], ...],
     eps: float,
     tol: float,
+    modes: tuple[tuple[NDArray[np.float64], ...], tuple[NDArray[np.float64], ...]] | None,
     *,
     forward: bool,
 ) -> tuple[float, float, int]:
-    """``int [f_p - e^eps f_q]_+`` (p, q = i, j or j, i) over the grid: (estimate, error, added)."""
+    """``int [f_p - e^eps f_q]_+`` (p, q = i, j or j, i) over the grid: (estimate, error, added).
+
+    With ``modes`` (Laplace releases), intervals the kernel bounds leave open are tightened by the
+    tilted bounds of :func:`_tilted_g_bounds`, which decide the flat tails of ``g``."""
     e_eps = math.exp(min(eps, 700.0))
     a, c, kia, kic, kja, kjc = state
     f_p, f_q = (f_i, f_j) if forward else (f_j, f_i)
@@ -681,6 +703,14 @@ def _one_direction(
         lo_i, hi_i = _interval_log_bounds(kia, kic)
         lo_j, hi_j = _interval_log_bounds(kja, kjc)
         g_lo, g_hi = (lo_i - hi_j, hi_i - lo_j) if forward else (lo_j - hi_i, hi_j - lo_i)
+        if modes is not None:
+            unsure = ~((g_lo >= eps) | (g_hi <= eps))
+            if unsure.any():
+                t_lo, t_hi = _tilted_g_bounds(f_i, f_j, a[unsure], c[unsure], modes)
+                if not forward:
+                    t_lo, t_hi = -t_hi, -t_lo
+                g_lo[unsure] = np.maximum(g_lo[unsure], t_lo)
+                g_hi[unsure] = np.minimum(g_hi[unsure], t_hi)
         above = g_lo >= eps
         below = g_hi <= eps
         if above.any():
