@@ -19,14 +19,14 @@ from _timing import machine, median_seconds
 from pufferfish.data import estimate_priors, fit_priors
 from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
 from pufferfish.mechanisms import calibrate_optimal_noise, summation_scenario
-from pufferfish.priors import AdversaryPrior, Scenario
+from pufferfish.priors import Scenario
 
 
 def _one_pair(scenario: Scenario) -> tuple[Scenario, object, object]:
     i, j = scenario.pairs[0]
     prior = scenario.priors[0]
     p, q = prior.conditionals[i], prior.conditionals[j]
-    return Scenario(((i, j),), (AdversaryPrior(prior.name, {i: p, j: q}),)), p, q
+    return Scenario.single(p, q, names=(i, j)), p, q
 
 
 def _row(name: str, seconds: float, detail: str) -> None:

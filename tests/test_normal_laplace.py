@@ -11,7 +11,7 @@ from scipy.integrate import trapezoid
 
 from pufferfish.divergence import hockey_stick, privacy_loss_sup, release_density
 from pufferfish.mechanisms import calibrate_optimal_noise, summation_scenario
-from pufferfish.priors import AdversaryPrior, DiscretePrior, GaussianMixturePrior, Scenario
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 from pufferfish.reproduce import identical_users_pair_limit, seed003_fig2
 
 G = GaussianMixturePrior
@@ -74,7 +74,7 @@ def test_pure_eps_for_identical_users_is_the_tail_limit(users: int, variance: fl
     sc = summation_scenario([1.0] * users, [sd] * users)
     i, j = sc.pairs[0]
     prior = sc.priors[0]
-    one = Scenario(((i, j),), (AdversaryPrior("clt", {i: prior.conditionals[i], j: prior.conditionals[j]}),))
+    one = Scenario.single(prior.conditionals[i], prior.conditionals[j], names=(i, j))
     limit = identical_users_pair_limit(1.0, variance, 1.0)
     opt = calibrate_optimal_noise(one, 1.0, delta=0.0)
     assert opt.scale == pytest.approx(limit, rel=1e-7)

@@ -35,7 +35,8 @@ bounds of undecided intervals and of the far tails are added to the error bound.
   bound would need ever finer intervals.
 * Delta and the information use kernel bounds: every kernel (Laplace, normal-Laplace, Gaussian) is
   log-concave with its mode at its centre, the centres are grid points, so on each interval every
-  kernel lies between its values at the two ends, which bounds ``log f`` there.
+  kernel lies between its values at the two ends, which bounds ``log f`` there. For Laplace
+  releases delta also uses the tilted bounds where the kernel bounds leave an interval open.
 """
 
 from __future__ import annotations
@@ -654,7 +655,8 @@ def hockey_stick(
     ``(F_i(c) - F_i(a)) - e^eps (F_j(c) - F_j(a))`` (closed-form CDFs). Every kernel is log-concave
     with its mode at its centre, and the centres are grid points, so on an interval each kernel lies
     between its values at the ends; this bounds ``log f_i``, ``log f_j`` and so ``g`` on the
-    interval. Intervals with ``g >= eps`` or ``g <= eps`` throughout are decided; the others are
+    interval; for Laplace releases the tilted bounds of :func:`_tilted_g_bounds` tighten it where
+    it is not decisive. Intervals with ``g >= eps`` or ``g <= eps`` throughout are decided; the others are
     bisected until that bound on their contribution, ``P_i(I) (1 - e^{-(max g - eps)})``, is below
     1e-14, the bound on ``g`` is narrower than ``tol``, 60 levels are reached or a million intervals
     are open; the contributions of the intervals left undecided and the tails beyond the range (at

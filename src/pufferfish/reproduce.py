@@ -20,7 +20,7 @@ import numpy as np
 
 from .multiuser import MultiUserSystem, User
 from .multiuser_calibration import MultiUserCalibration, compare_user
-from .priors import DiscretePrior
+from .priors import DiscretePrior, Scenario
 
 #: Epsilon grid of the reproductions: 0.05, 0.10, ..., 2.00 (the papers plot eps in (0, 2]).
 EPSILON_GRID: tuple[float, ...] = tuple(round(0.05 * k, 2) for k in range(1, 41))
@@ -542,7 +542,7 @@ def seed003_fig2(
             own = hockey_stick(
                 release_density(p, "laplace", 0.0), release_density(q, "laplace", 0.0), epsilon
             )
-            one = _first_pair(scenario)
+            one = Scenario.single(p, q, names=(present, absent))  # all users alike: one pair decides
             for d in deltas:
                 b = corollary1_identical_scale(mean, sd, k, epsilon, d)
                 chk = hockey_stick(
@@ -556,17 +556,6 @@ def seed003_fig2(
         for v in variances
     }
     return Seed003Fig2(float(epsilon), float(mean), tuple(rows), pure, pure_by_users)
-
-
-def _first_pair(scenario: Any) -> Any:
-    """The scenario reduced to its first pair (all users are alike, so one pair decides)."""
-    from .priors import AdversaryPrior, Scenario
-
-    i, j = scenario.pairs[0]
-    prior = scenario.priors[0]
-    return Scenario(
-        ((i, j),), (AdversaryPrior(prior.name, {i: prior.conditionals[i], j: prior.conditionals[j]}),)
-    )
 
 
 def write_seed003_fig2(res: Seed003Fig2, folder: str | Path) -> list[Path]:
