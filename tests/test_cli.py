@@ -116,7 +116,7 @@ def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
     assert table["id"].tolist() == [1, 2, 3, 4, 5, 6]
     assert table["s"].tolist() == ["a", "a", "b", "b", "a", "c"]
     assert pd.isna(table["x"][4]) and table["x"].notna().sum() == 5
-    assert result.noise.secure and result.chosen.mechanism == "relaxed"
+    assert result.noise["secure"] and result.chosen.mechanism == "relaxed"
     assert result.report_path == tmp_path / "out.report.json"
 
 

@@ -315,9 +315,28 @@ def release(
             noise=noise.value,
             delta=delta,
             fit_seed=fit_seed,
+            progress=advance,
         )
 
-    result = _guard(run)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    err = Console(stderr=True)
+    bar = Progress(
+        TextColumn("releasing rows"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,  # a bar only on a terminal; pipes get the one-line messages
+    )
+    with bar:
+        task = bar.add_task("release", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        result = _guard(run)
     if as_json:
         typer.echo(json.dumps(result.report, allow_nan=False))
         return
@@ -330,7 +349,7 @@ def release(
     )
     console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {_checked(c)}")
     console.print(f"guarantee: {result.report['guarantee']}")
-    console.print(f"noise: {result.noise.sampler}")
+    console.print(f"noise: {result.noise['sampler']}")
     console.print(f"report: {result.report_path}")
 
 

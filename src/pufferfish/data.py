@@ -112,6 +112,19 @@ def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() in (".parquet", ".pq")
 
 
+#: DuckDB memory limit of each connection the library opens: bounded memory on large tables
+#: (DuckDB spills or streams beyond it) whatever the machine's RAM.
+DUCKDB_MEMORY_LIMIT = "512MB"
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with :data:`DUCKDB_MEMORY_LIMIT` and no progress bar
+    (DuckDB would print one on long queries, into the CLI's output)."""
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
 def open_table(
     con: duckdb.DuckDBPyConnection, data: Any, *, all_varchar: bool = False
 ) -> duckdb.DuckDBPyRelation:
@@ -319,7 +332,7 @@ def estimate_priors(
     pair_list = [_check_pair_values(p) for p in pairs]
     if not pair_list:
         raise ValueError("pairs must hold at least one pair of secret values, got none")
-    con = duckdb.connect()
+    con = connect()
     try:
         rel = open_table(con, data)
         columns = list(rel.columns)
@@ -501,7 +514,7 @@ def estimate_class_counts(
     -----
     Seed 000 sec 4.3-4.4: a class of records as one user, ``P_i = Pr(value | by = i)``.
     """
-    con = duckdb.connect()
+    con = connect()
     try:
         rel = open_table(con, data)
         columns = list(rel.columns)

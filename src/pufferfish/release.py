@@ -13,7 +13,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._checks import check_epsilon
 from .data import (
@@ -33,6 +34,7 @@ from .data import (
     _is_dataframe,
     _is_parquet,
     _quote,
+    connect,
     estimate_priors,
     fit_priors,
     open_table,
@@ -48,9 +50,14 @@ from .mechanisms import (
     compare_noise,
 )
 from .multiuser_calibration import Skipped
-from .noise import NoisyValues, add_gaussian, add_laplace
+from .noise import add_gaussian, add_laplace
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+#: Rows per batch of a streamed release (about 100 MB for a 15-column table).
+DEFAULT_BATCH_ROWS = 1_000_000
+
+_VALUE = "__pufferfish_public_value__"
 
 
 class OutputExistsError(FileExistsError):
@@ -77,8 +84,10 @@ class ReleaseResult:
         Empirical priors, mapping and row counts.
     fitted : FittedPriors or None
         Gaussian or Gaussian-mixture priors fitted per secret (``prior="gaussian"`` / ``"gmm"``).
-    noise : NoisyValues
-        The noisy public values (non-missing rows, in row order) and the sampler used.
+    noise : dict
+        How the noise was drawn (:meth:`~pufferfish.noise.NoisyValues.describe`: sampler, secure,
+        granularity, seed, scale). The noisy values are in the output file only: the table is
+        streamed in batches and never held whole.
     rows_released : int
         Rows whose public value received noise.
     rows_missing_public : int
@@ -92,7 +101,7 @@ class ReleaseResult:
     comparison: tuple[NoiseCalibration | Skipped, ...]
     estimated: EstimatedPriors
     fitted: FittedPriors | None
-    noise: NoisyValues
+    noise: dict[str, Any]
     rows_released: int
     rows_missing_public: int
 
@@ -140,6 +149,8 @@ def release(
     noise: str = "laplace",
     delta: float = 0.0,
     fit_seed: int = 0,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by Laplace noise.
 
@@ -182,6 +193,11 @@ def release(
         Target delta in [0, 1) (default 0: pure eps).
     fit_seed : int
         Seed of the mixture fit (EM initialisation).
+    batch_rows : int
+        Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`). The table is read,
+        perturbed and written one batch at a time, so memory stays bounded whatever its size.
+    progress : callable, optional
+        ``progress(rows_done, rows_total)``, called after each batch (for a progress bar).
 
     Returns
     -------
@@ -208,6 +224,8 @@ def release(
     delta = check_delta(delta)
     noise = check_noise(noise)
     mechanism = check_mechanism_name(mechanism)
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     model, n_components = parse_prior_model(prior)
     out_path = Path(output)
     fmt = output_format(out_path)
@@ -239,48 +257,27 @@ def release(
         raise ValueError(f"mechanism {mechanism} cannot be used here: {picked.reason}")
     chosen = picked
 
-    con = duckdb.connect()
-    try:
-        typed = open_table(con, source)
-        text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet(Path(source))
-        table = (
-            open_table(con, source, all_varchar=True).to_arrow_table()
-            if text_copy
-            else typed.to_arrow_table()
-        )
-        con.register("t", typed)
-        expr = (
-            f"CAST({_quote(public)} AS VARCHAR)"
-            if estimated.categorical
-            else f"CAST({_quote(public)} AS DOUBLE)"
-        )
-        column = [r[0] for r in con.execute(f"SELECT {expr} FROM t").fetchall()]
-    except duckdb.Error as exc:
-        raise DataError(f"cannot read the table: {_first_line(exc)}") from None
-    finally:
-        con.close()
-    if len(column) != table.num_rows:  # pragma: no cover - both reads are of one file
-        raise DataError("the table changed while it was read")
-
-    if estimated.categorical:
-        codes = estimated.codes_for(column)
-    else:
-        codes = np.array([np.nan if v is None else v for v in column], dtype=np.float64)
-    present = ~np.isnan(codes)
-    adder = add_laplace if chosen.noise == "laplace" else add_gaussian
-    noisy = adder(codes[present], chosen.scale, rng=rng)
-    released = np.full(codes.shape, np.nan)
-    released[present] = noisy.values
-    new_col = pa.array(released, type=pa.float64(), mask=~present)
-    idx = table.schema.get_field_index(public)
-    table = table.set_column(idx, pa.field(public, pa.float64()), new_col)
+    text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet(Path(source))
+    sampler, rows_released, rows_missing = _stream_release(
+        source,
+        out_path,
+        fmt,
+        public=public,
+        estimated=estimated,
+        chosen=chosen,
+        rng=rng,
+        text_copy=text_copy,
+        batch_rows=batch_rows,
+        progress=progress,
+        force=force,
+    )
 
     report = _report(
         estimated=estimated,
         fitted=fitted,
         comparison=comparison,
         chosen=chosen,
-        noise=noisy,
+        noise=sampler,
         inputs={
             "data": estimated.source,
             "secret": secret,
@@ -295,10 +292,9 @@ def release(
             "weight": weight,
         },
         output=out_path,
-        rows_released=int(present.sum()),
-        rows_missing_public=int((~present).sum()),
+        rows_released=rows_released,
+        rows_missing_public=rows_missing,
     )
-    _write_table(table, out_path, fmt, force=force)
     _write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force)
     return ReleaseResult(
         output=out_path,
@@ -308,9 +304,9 @@ def release(
         comparison=comparison,
         estimated=estimated,
         fitted=fitted,
-        noise=noisy,
-        rows_released=int(present.sum()),
-        rows_missing_public=int((~present).sum()),
+        noise=sampler,
+        rows_released=rows_released,
+        rows_missing_public=rows_missing,
     )
 
 
@@ -320,7 +316,7 @@ def _report(
     fitted: FittedPriors | None,
     comparison: tuple[NoiseCalibration | Skipped, ...],
     chosen: NoiseCalibration,
-    noise: NoisyValues,
+    noise: dict[str, Any],
     inputs: dict[str, Any],
     output: Path,
     rows_released: int,
@@ -370,7 +366,7 @@ def _report(
         },
         "mechanisms": [c.to_dict() for c in comparison],
         "chosen": chosen.to_dict(),
-        "noise": noise.describe(),
+        "noise": noise,
         "guarantee": guarantee,
     }
     if fitted is not None:
@@ -412,25 +408,105 @@ def _temp_beside(final: Path) -> Path:
     return Path(name)
 
 
-def _write_table(table: pa.Table, final: Path, fmt: str, *, force: bool) -> None:
+def _stream_release(
+    source: Any,
+    final: Path,
+    fmt: str,
+    *,
+    public: str,
+    estimated: EstimatedPriors,
+    chosen: NoiseCalibration,
+    rng: np.random.Generator | int | None,
+    text_copy: bool,
+    batch_rows: int,
+    progress: Callable[[int, int], None] | None,
+    force: bool,
+) -> tuple[dict[str, Any], int, int]:
+    """Read, perturb and write the table batch by batch: (sampler description, released, missing).
+
+    DuckDB reads the source as a stream of Arrow record batches; each batch gets its public
+    column replaced by ``code + noise`` (missing stays missing) and DuckDB's ``COPY`` writes the
+    stream of new batches to a temporary file beside ``final``, which is published atomically.
+    Row order is kept (DuckDB preserves insertion order). A seed or Generator gives one NumPy
+    stream across batches, so the noise does not depend on ``batch_rows``.
+    """
+    adder = add_laplace if chosen.noise == "laplace" else add_gaussian
+    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
+    gen: np.random.Generator | None = np.random.default_rng(seed) if seed is not None else rng  # type: ignore[assignment]
+    alphabet = pa.array([label for label, _ in estimated.mapping], type=pa.string())
+    counts = {"released": 0, "missing": 0}
+    described: dict[str, Any] = {}
+
+    con = connect()
     tmp = _temp_beside(final)
     try:
-        con = duckdb.connect()
         try:
-            con.register("out_table", table)
+            rel = open_table(con, source, all_varchar=text_copy)
+            cast = "VARCHAR" if estimated.categorical else "DOUBLE"
+            query = rel.select(f"*, CAST({_quote(public)} AS {cast}) AS {_quote(_VALUE)}")
+            to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
+            reader = to_reader(batch_rows)
+        except duckdb.Error as exc:
+            raise DataError(f"cannot read the table: {_first_line(exc)}") from None
+        fields = [f for f in reader.schema if f.name != _VALUE]
+        idx = [f.name for f in fields].index(public)
+        fields[idx] = pa.field(public, pa.float64())
+        schema = pa.schema(fields)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for batch in reader:
+                value = batch.column(batch.schema.get_field_index(_VALUE))
+                if estimated.categorical:
+                    codes_arr = pc.index_in(value, value_set=alphabet)
+                    codes = codes_arr.to_numpy(zero_copy_only=False).astype(np.float64)
+                    codes[np.asarray(codes_arr.is_null())] = np.nan
+                else:
+                    codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+                    codes[np.asarray(value.is_null())] = np.nan
+                present = ~np.isnan(codes)
+                noisy = adder(codes[present], chosen.scale, rng=gen)
+                if not described:
+                    described.update(noisy.describe())
+                released = np.full(codes.shape, np.nan)
+                released[present] = noisy.values
+                cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
+                cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
+                counts["released"] += int(present.sum())
+                counts["missing"] += int((~present).sum())
+                yield pa.RecordBatch.from_arrays(cols, schema=schema)
+                if progress is not None:
+                    progress(counts["released"] + counts["missing"], estimated.rows_total)
+
+        stream = pa.RecordBatchReader.from_batches(schema, batches())
+        out = connect()
+        try:
+            out.register("out_stream", stream)
             if fmt == "parquet":
                 options = "FORMAT parquet"
             else:
                 gz = final.name.lower().endswith(".gz")
                 options = "FORMAT csv, HEADER true" + (", COMPRESSION gzip" if gz else "")
             path_sql = str(tmp).replace("'", "''")
-            con.execute(f"COPY (SELECT * FROM out_table) TO '{path_sql}' ({options})")
+            try:
+                out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")
+            except duckdb.Error as exc:
+                raise DataError(f"cannot write the release: {_first_line(exc)}") from None
         finally:
-            con.close()
+            out.close()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        con.close()
+    if not described:  # no row at all: describe the sampler on an empty draw
+        described.update(adder(np.empty(0), chosen.scale, rng=gen).describe())
+    if seed is not None:
+        described["seed"] = seed
+    if counts["released"] + counts["missing"] != estimated.rows_total:
+        tmp.unlink(missing_ok=True)
+        raise DataError("the table changed while it was read")  # pragma: no cover
     _publish(tmp, final, force=force)
+    return described, counts["released"], counts["missing"]
 
 
 def _write_text(text: str, final: Path, *, force: bool) -> None:
