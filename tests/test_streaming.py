@@ -58,3 +58,18 @@ def test_bad_batch_rows(tmp_path) -> None:
     with pytest.raises(ValueError, match="batch_rows must be an int >= 1, got 0"):
         release(dataset_path("adult"), **ADULT, output=tmp_path / "o.csv", batch_rows=0)
     assert not list(tmp_path.iterdir())
+
+
+def test_codes_for_arrow_and_lists() -> None:
+    import pyarrow as pa
+
+    from pufferfish import estimate_priors
+    from pufferfish.data import DataError
+
+    est = estimate_priors("adult", secret=ADULT["secret"], public=ADULT["public"], pairs=ADULT["pairs"])
+    codes = dict(est.mapping)
+    got = est.codes_for(pa.array(["Private", None, "State-gov"]))
+    assert got[0] == codes["Private"] and np.isnan(got[1]) and got[2] == codes["State-gov"]
+    assert np.array_equal(est.codes_for(["Private", None]), got[:2], equal_nan=True)
+    with pytest.raises(DataError, match="label not in the mapping: 'zzz'"):
+        est.codes_for(["Private", "zzz"])

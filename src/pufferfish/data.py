@@ -234,10 +234,30 @@ class EstimatedPriors:
         total = sum(g.weight for g in self.groups)
         return {g.secret: g.weight / total for g in self.groups}
 
-    def codes_for(self, labels: Sequence[str | None]) -> np.ndarray:
-        """Map public-column labels to codes (``nan`` for missing), shape (len(labels),)."""
-        table = dict(self.mapping)
-        return np.array([np.nan if v is None else table[v] for v in labels], dtype=np.float64)
+    def codes_for(self, labels: Any) -> NDArray[np.float64]:
+        """Map public-column labels to codes (``nan`` for missing), shape (len(labels),).
+
+        ``labels``: a pyarrow string array or a sequence of str / None (vectorised by Arrow).
+
+        Raises
+        ------
+        DataError
+            If a label is not in the mapping.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arrow = isinstance(labels, (pa.Array, pa.ChunkedArray))
+        arr = labels if arrow else pa.array(labels, type=pa.string())
+        known = pa.array([label for label, _ in self.mapping], type=pa.string())
+        position = pc.index_in(arr, value_set=known)
+        unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
+        if pc.any(unknown).as_py():
+            first = pc.filter(arr, unknown)[0].as_py()
+            raise DataError(f"public column {self.public_column!r} has a label not in the mapping: {first!r}")
+        code = np.array([c for _, c in self.mapping] + [np.nan], dtype=np.float64)
+        index = pc.fill_null(position, len(self.mapping)).to_numpy(zero_copy_only=False)
+        return np.asarray(code[index], dtype=np.float64)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description: columns, mapping, priors and row counts."""

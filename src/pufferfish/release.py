@@ -23,7 +23,6 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ._checks import check_epsilon
 from .data import (
@@ -433,7 +432,6 @@ def _stream_release(
     adder = add_laplace if chosen.noise == "laplace" else add_gaussian
     seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
     gen: np.random.Generator | None = np.random.default_rng(seed) if seed is not None else rng  # type: ignore[assignment]
-    alphabet = pa.array([label for label, _ in estimated.mapping], type=pa.string())
     counts = {"released": 0, "missing": 0}
     described: dict[str, Any] = {}
 
@@ -457,9 +455,7 @@ def _stream_release(
             for batch in reader:
                 value = batch.column(batch.schema.get_field_index(_VALUE))
                 if estimated.categorical:
-                    codes_arr = pc.index_in(value, value_set=alphabet)
-                    codes = codes_arr.to_numpy(zero_copy_only=False).astype(np.float64)
-                    codes[np.asarray(codes_arr.is_null())] = np.nan
+                    codes = estimated.codes_for(value)
                 else:
                     codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
                     codes[np.asarray(value.is_null())] = np.nan
