@@ -156,16 +156,40 @@ def add_gaussian(
     return _add_noise(values, scale, "gaussian", rng)
 
 
+def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None]:
+    """``(generator, seed)`` of the insecure sampler that ``rng`` asks for; ``(None, None)`` for
+    the secure one.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int or None
+        ``None``: secure sampling. An int seed: a new ``default_rng(seed)``. A Generator: itself.
+
+    Returns
+    -------
+    (numpy.random.Generator or None, int or None)
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is of any other type (``bool`` included).
+    """
+    if rng is None:
+        return None, None
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer, np.random.Generator)):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
+        )
+    if isinstance(rng, np.random.Generator):
+        return rng, None
+    return np.random.default_rng(int(rng)), int(rng)
+
+
 def _add_noise(values: Any, scale: float, kind: str, rng: np.random.Generator | int | None) -> NoisyValues:
     scale = check_scale(scale)
     x = np.asarray(values, dtype=np.float64) if np.size(values) == 0 else as_float_vector(values, "values")
-    if rng is not None:
-        if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer, np.random.Generator)):
-            raise TypeError(
-                f"rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}"
-            )
-        seed = int(rng) if isinstance(rng, (int, np.integer)) else None
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(seed)
+    gen, seed = insecure_generator(rng)
+    if gen is not None:
         if scale > 0:
             draw = (
                 gen.laplace(0.0, scale, size=x.shape)

@@ -49,7 +49,7 @@ from .mechanisms import (
     compare_noise,
 )
 from .multiuser_calibration import Skipped
-from .noise import add_gaussian, add_laplace
+from .noise import add_gaussian, add_laplace, insecure_generator
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -430,8 +430,7 @@ def _stream_release(
     stream across batches, so the noise does not depend on ``batch_rows``.
     """
     adder = add_laplace if chosen.noise == "laplace" else add_gaussian
-    seed = int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
-    gen: np.random.Generator | None = np.random.default_rng(seed) if seed is not None else rng  # type: ignore[assignment]
+    gen, seed = insecure_generator(rng)  # one stream across batches
     counts = {"released": 0, "missing": 0}
     described: dict[str, Any] = {}
 
