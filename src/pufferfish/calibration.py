@@ -183,11 +183,16 @@ def _verified(
     pair: tuple[str, str],
     decided_by: str,
     root: RootFinding | None = None,
+    known: PrivacyLoss | None = None,
 ) -> Calibration:
-    """Check ``scale`` exactly; move it up by at most a relative 1e-6 to pass, else raise."""
+    """Check ``scale`` exactly; move it up by at most a relative 1e-6 to pass, else raise.
+
+    ``known``, when given, is the exact check already computed at some scale (reused if it is
+    ``scale``).
+    """
     for step in _NUDGES:
         trial = scale * (1.0 + step)
-        check = privacy_loss(scenario, trial)
+        check = known if known is not None and known.scale == trial else privacy_loss(scenario, trial)
         if check.satisfies(epsilon):
             return Calibration(
                 mechanism=mechanism,
@@ -451,15 +456,28 @@ def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str
 
 
 def _screen_groups(
-    log_mass: np.ndarray, distance: np.ndarray, starts: np.ndarray, epsilon: float, steps: int = 40
+    log_mass: np.ndarray, distance: np.ndarray, starts: np.ndarray, epsilon: float, steps: int = 60
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Bounds on every group's relaxed root by a vectorised bisection in ``u = log t = 1/theta``.
+    """Brackets of every group's relaxed root, narrowed for all groups at once in ``u = log t``.
 
     Atoms are sorted by group; ``starts`` are the first atom of each group. Returns ``lower`` and
     ``upper`` bounds on each group's theta (equal for a closed-form group, 0 for a group without
     off-diagonal mass) and the bracket ``[u_lo, u_hi]`` in ``log t`` (``g(u_lo) <= 0 <= g(u_hi)``
     up to rounding), and which groups need a root find (off-diagonal atoms at more than one
-    distance). Every step costs O(K) for K atoms.
+    distance).
+
+    Notes
+    -----
+    ``g(u) = log sum pi e^{d u} - eps - log sum pi`` is increasing and convex in ``u = 1/theta``
+    (a log-sum-exp of affine functions), so a Newton step from the upper end lands at or above the
+    root and the chord between the ends at or below it. Each pass evaluates both candidates for
+    every group (O(K) for K atoms, vectorised by segment reductions) and keeps each by the sign of
+    ``g`` (a candidate that rounding puts outside the bracket moves 1/64 of the width in from that
+    end). The brackets shrink superlinearly. Only groups that can still decide the maximum are
+    refined (their upper bound reaches the largest lower bound of any group; the others keep the
+    bracket they have, which already excludes them), and the loop stops when every such bracket
+    is within 1e-10 relative (or ``g`` is exactly 0 at its lower end) or after ``steps`` passes;
+    brentq then solves the few groups left that can decide.
     """
     n_groups = starts.size
     group = np.repeat(np.arange(n_groups), np.diff(np.append(starts, log_mass.size)))
@@ -485,11 +503,73 @@ def _screen_groups(
     target = epsilon + log_total
     open_ = has_off & (d_min < d_max)
     lo, hi = u_lo.copy(), u_hi.copy()
-    for _ in range(steps if open_.any() else 0):
-        mid = 0.5 * (lo + hi)
-        passes = seg_lse(log_mass + distance * mid[group]) <= target
-        lo = np.where(open_ & passes, mid, lo)
-        hi = np.where(open_ & ~passes, mid, hi)
+
+    sizes = np.diff(np.append(starts, log_mass.size))
+
+    def g_and_slope(u: np.ndarray, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``g`` and ``g'`` at ``u`` (one value per selected group) for the groups ``sel``."""
+        atoms = np.repeat(sel, sizes)
+        lm, dist, n_sel = log_mass[atoms], distance[atoms], int(np.count_nonzero(sel))
+        sub_sizes = sizes[sel]
+        sub_starts = np.concatenate([[0], np.cumsum(sub_sizes)[:-1]])
+        values = lm + dist * np.repeat(u, sub_sizes)
+        top = np.maximum.reduceat(values, sub_starts)
+        shift = np.where(np.isfinite(top), top, 0.0)
+        weight = np.exp(values - np.repeat(shift, sub_sizes))
+        total = np.add.reduceat(weight, sub_starts)
+        assert total.size == n_sel
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.log(total) + shift - target[sel]
+            return g, np.add.reduceat(weight * dist, sub_starts) / total
+
+    def can_decide() -> np.ndarray:
+        """Groups whose root may still be the largest: upper theta >= every group's lower theta."""
+        with np.errstate(divide="ignore"):
+            lower_theta = np.where(open_, 1.0 / hi, np.where(has_off, d_max / phi, 0.0))
+            upper_theta = np.where(open_, 1.0 / lo, lower_theta)
+        floor = float(lower_theta.max()) if n_groups else 0.0
+        return open_ & (upper_theta * (1 + 1e-9) >= floor * (1 - 1e-9))
+
+    first = can_decide()
+    if first.any():
+        g_lo, _ = g_and_slope(lo[first], first)
+        g_hi, slope_hi_first = g_and_slope(hi[first], first)
+        glo, ghi, slope_hi = np.zeros(n_groups), np.zeros(n_groups), np.ones(n_groups)
+        glo[first], ghi[first], slope_hi[first] = np.minimum(g_lo, 0.0), np.maximum(g_hi, 0.0), slope_hi_first
+        for _ in range(steps):
+            # Narrow to 1e-10 relative (brentq finishes the groups that can decide the maximum);
+            # g(lo) == 0 in floating point means lo is the root to working precision.
+            active = first & can_decide() & (hi - lo > 1e-10 * hi) & (glo < 0.0)
+            if not active.any():
+                break
+            a_lo, a_hi, a_glo, a_ghi, a_slope = (
+                lo[active],
+                hi[active],
+                glo[active],
+                ghi[active],
+                slope_hi[active],
+            )
+            with np.errstate(divide="ignore", invalid="ignore"):
+                newton = a_hi - a_ghi / a_slope
+                chord = a_lo - a_glo * (a_hi - a_lo) / (a_ghi - a_glo)
+            for cand in (newton, chord):
+                # A candidate at or beyond an end (rounding near a root there) moves 1/64 of the
+                # width in from that end; a non-finite one bisects.
+                step = (a_hi - a_lo) / 64.0
+                cand = np.where(cand <= a_lo, a_lo + step, np.where(cand >= a_hi, a_hi - step, cand))
+                cand = np.where(np.isfinite(cand), cand, 0.5 * (a_lo + a_hi))
+                g_c, slope_c = g_and_slope(cand, active)
+                below, above = g_c <= 0.0, g_c > 0.0
+                a_lo, a_glo = np.where(below, cand, a_lo), np.where(below, g_c, a_glo)
+                a_hi, a_ghi = np.where(above, cand, a_hi), np.where(above, g_c, a_ghi)
+                a_slope = np.where(above, slope_c, a_slope)
+            lo[active], hi[active], glo[active], ghi[active], slope_hi[active] = (
+                a_lo,
+                a_hi,
+                a_glo,
+                a_ghi,
+                a_slope,
+            )
     with np.errstate(divide="ignore"):
         lower = np.where(has_off, 1.0 / hi, 0.0)
         upper = np.where(has_off, 1.0 / lo, 0.0)
@@ -643,44 +723,70 @@ def calibrate_optimal(scenario: Scenario, epsilon: float, *, upper: Calibration 
     elif upper.epsilon != epsilon:
         raise ValueError(f"upper must be calibrated at epsilon {epsilon!r}, got {upper.epsilon!r}")
     hi = upper.scale
+    checks: dict[float, PrivacyLoss] = {}
+
+    scale_of_log: dict[float, float] = {}  # exp(log(s)) may differ from s in the last ulp
+
+    def check_at(scale: float) -> PrivacyLoss:
+        if scale not in checks:
+            checks[scale] = privacy_loss(scenario, scale)
+            scale_of_log[math.log(scale)] = scale
+        return checks[scale]
 
     def excess(log_scale: float) -> float:
-        check = privacy_loss(scenario, math.exp(log_scale))
+        check = check_at(scale_of_log.get(log_scale, math.exp(log_scale)))
         return check.loss + check.error_bound - epsilon
 
-    calls = 0
-    lo = hi
-    for _ in range(2000):
-        lo = lo / 2.0
-        calls += 1
-        if excess(math.log(lo)) > 0.0:
+    if hi > 0.0 and upper.check.scale == hi:
+        checks[hi], scale_of_log[math.log(hi)] = upper.check, hi
+
+    def fails(scale: float) -> bool:
+        check = check_at(scale)
+        return check.loss + check.error_bound > epsilon
+
+    # Bracket from above. First jump to theta * L(theta) / eps (the root if L were proportional
+    # to 1/theta, as it is for large theta), while that passes and cuts theta by a quarter; then
+    # halve until a scale fails. Every evaluated scale that passes becomes the upper end, every
+    # one that fails the lower end (L is non-increasing), so the heuristic cannot misplace the
+    # root.
+    lo = 0.0
+    for _ in range(8):
+        guess = hi * check_at(hi).loss / epsilon
+        if not 0.0 < guess <= 0.75 * hi:
             break
-        hi = lo
+        if fails(guess):
+            lo = guess
+            break
+        hi = guess
+    for _ in range(2000):
+        if lo > 0.0:
+            break
+        if fails(hi / 2.0):
+            lo = hi / 2.0
+        else:
+            hi = hi / 2.0
     else:  # pragma: no cover - L(theta) -> L(0) > eps as theta -> 0
         raise PrivacyCheckError("could not bracket the optimal scale from below")
-    if excess(math.log(hi)) > 0.0:  # pragma: no cover - hi passed the check
+    if fails(hi):  # pragma: no cover - hi passed the check
         raise PrivacyCheckError(f"bracketing scale {hi!r} fails the exact check")
     root, info = brentq(
         excess, math.log(lo), math.log(hi), xtol=1e-13, rtol=1e-15, full_output=True, disp=False
     )
     # Move up to the nearest passing scale, never above the passing end of the bracket.
-    scale = math.exp(root)
+    scale = hi
     for step in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
         trial = min(math.exp(root + step), hi)
-        calls += 1
-        if excess(math.log(trial)) <= 0.0:
+        if not fails(trial):
             scale = trial
             break
-    else:
-        scale = hi
-    check = privacy_loss(scenario, scale)
+    check = check_at(scale)
     rootdata = RootFinding(
         method="brentq",
         variable="log theta",
         conditions=1,
         solves=1,
         iterations=int(info.iterations),
-        function_calls=int(info.function_calls) + calls + 2,
+        function_calls=len(checks),
         converged=bool(info.converged),
         bracket=(lo, hi),
     )
@@ -693,6 +799,7 @@ def calibrate_optimal(scenario: Scenario, epsilon: float, *, upper: Calibration 
         pair=check.pair,
         decided_by=f"exact loss binding at y = {_num(check.worst_y)}",
         root=rootdata,
+        known=check,
     )
 
 

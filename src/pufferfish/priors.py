@@ -232,6 +232,8 @@ class DiscretePrior:
 
     def _grid_index(self, support: Any) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
         """The grid as float64 and the position of each support point in it (ValueError if absent)."""
+        if support is self.support:  # the prior's own grid (union_support of equal supports)
+            return self.support, np.arange(self.support.size)
         grid = np.asarray(support, dtype=np.float64)
         idx = np.searchsorted(grid, self.support)
         ok = (idx < grid.size) & (grid[np.minimum(idx, grid.size - 1)] == self.support)
@@ -530,8 +532,17 @@ def union_support(*priors: DiscretePrior) -> NDArray[np.float64]:
     numpy.ndarray, shape (N,)
         Strictly increasing values, ``N <= sum of the support sizes``. The exact privacy loss of a
         pair is attained on this grid (SPEC sec 2.1).
+
+    Notes
+    -----
+    Each support is strictly increasing, so this is a merge of sorted runs (a stable sort detects
+    the runs) and one pass to drop repeats: O(N) for two priors. Equal supports are returned as is.
     """
-    return np.unique(np.concatenate([p.support for p in priors]))
+    first = priors[0].support
+    if all(p.support is first or np.array_equal(p.support, first) for p in priors[1:]):
+        return first
+    merged = np.sort(np.concatenate([p.support for p in priors]), kind="stable")
+    return merged[np.concatenate([[True], np.diff(merged) > 0])]
 
 
 @dataclass(frozen=True)

@@ -131,8 +131,8 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     rows, cols, mass = rows[keep], cols[keep], mass[keep]
     # A point whose probability is below the rounding of the CDF makes no level of its own; it
     # still gets an atom, to the other prior's quantile at its level, so no mass is ignored.
-    lone_i = np.setdiff1d(np.arange(x_i.size), rows)
-    lone_j = np.setdiff1d(np.arange(x_j.size), cols)
+    lone_i = _unused(x_i.size, rows)
+    lone_j = _unused(x_j.size, cols)
     if lone_i.size or lone_j.size:
         to_j = _quantile_index(f_j, f_i[lone_i], tol)
         to_i = _quantile_index(f_i, f_j[lone_j], tol)
@@ -181,6 +181,13 @@ def _quantile_reach(prior_a: DiscretePrior, prior_b: DiscretePrior) -> float:
     last = _quantile_index(f_b, f_a, tol)
     first = np.minimum(np.searchsorted(f_b, f_before + tol, side="right"), last)
     return float(max(np.abs(x_b[first] - x_a).max(), np.abs(x_b[last] - x_a).max()))
+
+
+def _unused(size: int, used: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Indices in ``range(size)`` that ``used`` does not contain, increasing (O(size))."""
+    mark = np.zeros(size, dtype=bool)
+    mark[used] = True
+    return np.flatnonzero(~mark)
 
 
 def _positive_cdf(
