@@ -291,6 +291,10 @@ def release(
         typer.Option("--rng-seed", help="Use a seeded, INSECURE sampler (experiments only)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="Threads of the secure sampler (default: every core)."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
@@ -316,6 +320,7 @@ def release(
             delta=delta,
             fit_seed=fit_seed,
             progress=advance,
+            workers=workers,
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

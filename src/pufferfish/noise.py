@@ -8,11 +8,19 @@ sampling (Mironov 2012). For inputs on the grid, the density ratio of two output
 Laplace ratio restricted to the grid, so every bound computed for continuous Laplace noise holds.
 Gaussian noise is drawn the same way with OpenDP's ``make_gaussian`` (discrete Gaussian on the
 grid ``2^k``, Canonne, Kamath and Steinke 2020).
+
+The secure sampler uses every core: the values are split into one chunk per worker thread and
+each chunk is perturbed by its own OpenDP measurement. OpenDP's Rust core releases the GIL while
+it samples, and every random bit it draws comes from the operating system's CSPRNG, so the
+workers are independent without a seed to share or protect. The noise is i.i.d. whatever the
+split, so the privacy guarantee does not depend on it.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any
@@ -24,6 +32,9 @@ from ._checks import as_float_vector, check_scale
 
 #: Granularity exponent offset: the noise grid is ``2^(floor(log2(scale)) - 40)``, at most 2^-30.
 _GRID_BELOW_SCALE = 40
+
+#: Fewest values per worker of the secure sampler: smaller inputs use fewer threads.
+MIN_CHUNK = 20_000
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,8 @@ class NoisyValues:
         Grid spacing ``2^k`` of the secure sampler.
     seed : int or None
         The seed of the insecure sampler, when one was given.
+    workers : int
+        Threads that drew the noise (1 for the insecure sampler).
     """
 
     values: NDArray[np.float64]
@@ -52,6 +65,7 @@ class NoisyValues:
     secure: bool
     granularity: float | None
     seed: int | None
+    workers: int = 1
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description of the sampler (without the values)."""
@@ -61,6 +75,7 @@ class NoisyValues:
             "granularity": self.granularity,
             "seed": self.seed,
             "scale": self.scale,
+            "workers": self.workers,
         }
 
 
@@ -87,6 +102,7 @@ def add_laplace(
     scale: float,
     *,
     rng: np.random.Generator | int | None = None,
+    workers: int | None = None,
 ) -> NoisyValues:
     """Add i.i.d. Laplace noise to values.
 
@@ -101,6 +117,9 @@ def add_laplace(
         ``2^grid_exponent(scale)``), for any release that leaves the library. A Generator or an
         int seed: NumPy's ``Generator.laplace``, reproducible but **not secure** (textbook
         floating-point sampling); for simulations and experiments only.
+    workers : int, optional
+        Threads of the secure sampler (default: every core, ``os.cpu_count()``); at most one per
+        :data:`MIN_CHUNK` values. Ignored by the insecure sampler.
 
     Returns
     -------
@@ -110,17 +129,19 @@ def add_laplace(
     Raises
     ------
     ValueError
-        If ``values`` is not a 1-D array of finite numbers or ``scale`` is not finite and >= 0.
+        If ``values`` is not a 1-D array of finite numbers, ``scale`` is not finite and >= 0, or
+        ``workers`` is not an int >= 1.
     TypeError
         If ``rng`` is not a Generator, an int or None.
 
     Notes
     -----
     The secure path uses ``opendp.measurements.make_laplace`` on
-    ``vector_domain(atom_domain(T=float, nan=False), size=n)`` with ``l1_distance`` and ``k``.
-    About 10^5 values per second on one core here (``benchmarks/bench_noise.py``).
+    ``vector_domain(atom_domain(T=float, nan=False), size=m)`` with ``l1_distance`` and ``k``, one
+    measurement per chunk of ``m`` values, chunks drawn in parallel threads (module docstring).
+    Measured rates: ``benchmarks/bench_noise.py``.
     """
-    return _add_noise(values, scale, "laplace", rng)
+    return _add_noise(values, scale, "laplace", rng, workers)
 
 
 def add_gaussian(
@@ -128,6 +149,7 @@ def add_gaussian(
     scale: float,
     *,
     rng: np.random.Generator | int | None = None,
+    workers: int | None = None,
 ) -> NoisyValues:
     """Add i.i.d. Gaussian noise ``N(0, scale^2)`` to values.
 
@@ -141,6 +163,8 @@ def add_gaussian(
         ``None`` (default): the secure sampler (OpenDP ``make_gaussian``, discrete Gaussian on the
         grid ``2^grid_exponent(sigma)``, OS randomness). A Generator or an int seed: NumPy's
         ``Generator.normal``, **not secure**; for experiments only.
+    workers : int, optional
+        Threads of the secure sampler (default: every core); see :func:`add_laplace`.
 
     Returns
     -------
@@ -149,11 +173,12 @@ def add_gaussian(
     Raises
     ------
     ValueError
-        If ``values`` is not a 1-D array of finite numbers or ``scale`` is not finite and >= 0.
+        If ``values`` is not a 1-D array of finite numbers, ``scale`` is not finite and >= 0, or
+        ``workers`` is not an int >= 1.
     TypeError
         If ``rng`` is not a Generator, an int or None.
     """
-    return _add_noise(values, scale, "gaussian", rng)
+    return _add_noise(values, scale, "gaussian", rng, workers)
 
 
 def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None]:
@@ -185,8 +210,26 @@ def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None
     return np.random.default_rng(int(rng)), int(rng)
 
 
-def _add_noise(values: Any, scale: float, kind: str, rng: np.random.Generator | int | None) -> NoisyValues:
+def check_workers(workers: Any) -> int:
+    """``workers`` as an int >= 1; ``None`` means every core (``os.cpu_count()``).
+
+    Raises
+    ------
+    ValueError
+        If ``workers`` is not None and not an int >= 1.
+    """
+    if workers is None:
+        return max(1, os.cpu_count() or 1)
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    return int(workers)
+
+
+def _add_noise(
+    values: Any, scale: float, kind: str, rng: np.random.Generator | int | None, workers: int | None
+) -> NoisyValues:
     scale = check_scale(scale)
+    n_workers = check_workers(workers)
     x = np.asarray(values, dtype=np.float64) if np.size(values) == 0 else as_float_vector(values, "values")
     gen, seed = insecure_generator(rng)
     if gen is not None:
@@ -214,14 +257,30 @@ def _add_noise(values: Any, scale: float, kind: str, rng: np.random.Generator | 
 
     dp.enable_features("contrib")
     k = grid_exponent(scale)
-    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(x.size))
-    if kind == "laplace":
-        meas = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
-        what = "make_laplace (discrete Laplace"
+    what = "make_laplace (discrete Laplace" if kind == "laplace" else "make_gaussian (discrete Gaussian"
+    measurements: dict[int, Any] = {}
+
+    def measurement(size: int) -> Any:
+        if size not in measurements:
+            domain = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size)
+            if kind == "laplace":
+                measurements[size] = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=scale, k=k)
+            else:
+                measurements[size] = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale, k=k)
+        return measurements[size]
+
+    chunks = np.array_split(x, max(1, min(n_workers, x.size // MIN_CHUNK)))
+    for chunk in chunks:  # build the (at most two) measurements before the threads start
+        measurement(chunk.size)
+
+    def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(measurement(chunk.size)(chunk.tolist()), dtype=np.float64)
+
+    if len(chunks) == 1:
+        noisy = sample(chunks[0])
     else:
-        meas = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale, k=k)
-        what = "make_gaussian (discrete Gaussian"
-    noisy = np.asarray(meas(x.tolist()), dtype=np.float64)
+        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+            noisy = np.concatenate(list(pool.map(sample, chunks)))
     return NoisyValues(
         values=noisy,
         scale=scale,
@@ -229,4 +288,5 @@ def _add_noise(values: Any, scale: float, kind: str, rng: np.random.Generator | 
         secure=True,
         granularity=2.0**k,
         seed=None,
+        workers=len(chunks),
     )

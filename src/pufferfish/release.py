@@ -49,7 +49,7 @@ from .mechanisms import (
     compare_noise,
 )
 from .multiuser_calibration import Skipped
-from .noise import add_gaussian, add_laplace, insecure_generator
+from .noise import add_gaussian, add_laplace, check_workers, insecure_generator
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -150,6 +150,7 @@ def release(
     fit_seed: int = 0,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by Laplace noise.
 
@@ -197,6 +198,9 @@ def release(
         perturbed and written one batch at a time, so memory stays bounded whatever its size.
     progress : callable, optional
         ``progress(rows_done, rows_total)``, called after each batch (for a progress bar).
+    workers : int, optional
+        Threads of the secure sampler (default every core); each draws its own chunk of a batch
+        from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
 
     Returns
     -------
@@ -225,6 +229,7 @@ def release(
     mechanism = check_mechanism_name(mechanism)
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    n_workers = check_workers(workers)
     model, n_components = parse_prior_model(prior)
     out_path = Path(output)
     fmt = output_format(out_path)
@@ -269,6 +274,7 @@ def release(
         batch_rows=batch_rows,
         progress=progress,
         force=force,
+        workers=n_workers,
     )
 
     report = _report(
@@ -420,6 +426,7 @@ def _stream_release(
     batch_rows: int,
     progress: Callable[[int, int], None] | None,
     force: bool,
+    workers: int,
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
@@ -459,7 +466,7 @@ def _stream_release(
                     codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
                     codes[np.asarray(value.is_null())] = np.nan
                 present = ~np.isnan(codes)
-                noisy = adder(codes[present], chosen.scale, rng=gen)
+                noisy = adder(codes[present], chosen.scale, rng=gen, workers=workers)
                 if not described:
                     described.update(noisy.describe())
                 released = np.full(codes.shape, np.nan)
