@@ -62,6 +62,14 @@ PriorOpt = Annotated[
 NoiseOpt = Annotated[Noise, typer.Option("--noise", help="Noise for the optimal scale: laplace or gaussian.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", help="Target delta in [0, 1) (default 0: pure eps).")]
 FitSeedOpt = Annotated[int, typer.Option("--fit-seed", help="Seed of the mixture fit (EM initialisation).")]
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="duckdb (embedded, default) or spark (pyspark extra; DATA may be a folder; a release "
+        "is written as a folder of part files).",
+    ),
+]
 
 
 def _fail(message: str) -> None:
@@ -214,10 +222,22 @@ def _print_tables(
 
 
 def _estimate(
-    data: str, secret: str, pair: list[str], public: str, order: str | None, weight: str | None
+    data: str,
+    secret: str,
+    pair: list[str],
+    public: str,
+    order: str | None,
+    weight: str | None,
+    engine: str = "duckdb",
 ) -> EstimatedPriors:
     return estimate_priors(
-        data, secret=secret, public=public, pairs=_pairs(pair), order=_order(order), weight=weight
+        data,
+        secret=secret,
+        public=public,
+        pairs=_pairs(pair),
+        order=_order(order),
+        weight=weight,
+        engine=engine,
     )
 
 
@@ -235,6 +255,7 @@ def calibrate(
     noise: NoiseOpt = Noise.laplace,
     delta: DeltaOpt = 0.0,
     fit_seed: FitSeedOpt = 0,
+    engine: EngineOpt = "duckdb",
     as_json: JsonOpt = False,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
@@ -244,7 +265,7 @@ def calibrate(
         mechs = NOISE_MECHANISMS if mechanism == "all" else (check_mechanism_name(mechanism),)
         check_epsilons(epsilon)
         d = check_delta(delta)
-        est = _estimate(data, secret, pair, public, order, weight)
+        est = _estimate(data, secret, pair, public, order, weight, engine)
         fitted = None if model == "empirical" else fit_priors(est, model, n_components=k, rng=fit_seed)
         scenario = est.scenario if fitted is None else fitted.scenario
         return (
@@ -295,6 +316,7 @@ def release(
         int | None,
         typer.Option("--workers", help="Threads of the secure sampler (default: every core)."),
     ] = None,
+    engine: EngineOpt = "duckdb",
     as_json: JsonOpt = False,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
@@ -321,6 +343,7 @@ def release(
             fit_seed=fit_seed,
             progress=advance,
             workers=workers,
+            engine=engine,
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

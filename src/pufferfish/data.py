@@ -91,6 +91,8 @@ def resolve_source(data: Any) -> Any:
     """
     if _is_dataframe(data):
         return data
+    if is_spark_dataframe(data):
+        raise DataError("a Spark DataFrame is read by engine 'spark' (engine='spark', --engine spark)")
     if isinstance(data, (str, Path)):
         path = Path(data)
         if path.is_file():
@@ -105,7 +107,13 @@ def resolve_source(data: Any) -> Any:
 
 
 def _is_dataframe(data: Any) -> bool:
-    return type(data).__name__ == "DataFrame" and hasattr(data, "columns")
+    """A pandas DataFrame (read by DuckDB)."""
+    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pandas")
+
+
+def is_spark_dataframe(data: Any) -> bool:
+    """A pyspark DataFrame (read by the Spark engine), without importing pyspark."""
+    return type(data).__name__ == "DataFrame" and type(data).__module__.startswith("pyspark")
 
 
 def _is_parquet(path: Path) -> bool:
@@ -307,6 +315,8 @@ def estimate_priors(
     pairs: Iterable[tuple[str, str]],
     order: Sequence[str] | None = None,
     weight: str | None = None,
+    engine: str = "duckdb",
+    spark: Any = None,
 ) -> EstimatedPriors:
     """Estimate the empirical prior ``P(public | secret = v)`` for each secret value of the pairs.
 
@@ -327,6 +337,12 @@ def estimate_priors(
         label present; extra labels extend the alphabet. Default: labels sorted.
     weight : str, optional
         Column of non-negative frequency weights (pre-aggregated tables).
+    engine : {"duckdb", "spark"}
+        ``"duckdb"`` (default, embedded) or ``"spark"``: the same aggregates computed by Spark
+        (:func:`pufferfish.spark.estimate_priors_spark`; ``data`` may then be a Spark DataFrame
+        or a folder).
+    spark : pyspark.sql.SparkSession, optional
+        Session of the Spark engine (default: the active one, else a local one).
 
     Returns
     -------
@@ -349,17 +365,21 @@ def estimate_priors(
     seed 000 sec 6 (a class of records as a user). Every secret value gets a distribution on the
     same alphabet (the public column's distinct values), zero where it has no row.
     """
-    pair_list = [_check_pair_values(p) for p in pairs]
-    if not pair_list:
-        raise ValueError("pairs must hold at least one pair of secret values, got none")
+    from .spark import check_engine
+
+    if check_engine(engine) == "spark":
+        from .spark import estimate_priors_spark
+
+        return estimate_priors_spark(
+            data, secret=secret, public=public, pairs=pairs, order=order, weight=weight, spark=spark
+        )
+    pair_list = check_pairs(pairs)
     con = connect()
     try:
         rel = open_table(con, data)
         columns = list(rel.columns)
         types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-        for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
-            if col is not None and col not in columns:
-                raise DataError(f"{arg} column {col!r} is not in the table; columns are {columns}")
+        check_columns(columns, secret=secret, public=public, weight=weight)
         con.register("t", rel)
         s_col, p_col = _quote(secret), _quote(public)
         w_expr = f"CAST({_quote(weight)} AS DOUBLE)" if weight else "1.0"
@@ -372,12 +392,10 @@ def estimate_priors(
             f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
             f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})) FROM t"
         ).fetchone()  # type: ignore[misc]
-        if negative:
-            raise DataError(f"weight column {weight!r} must be >= 0 and not NaN; {negative} rows are not")
+        non_finite = 0
         if not categorical:
             bad = con.execute(f"SELECT count(*) FROM t WHERE NOT isfinite({p_expr})").fetchone()
-            if bad and bad[0]:
-                raise DataError(f"public column {public!r} must hold finite numbers; {bad[0]} rows do not")
+            non_finite = int(bad[0]) if bad else 0
         # Alphabet of the public column over the whole table (the release covers every row).
         labels = [
             r[0]
@@ -385,8 +403,6 @@ def estimate_priors(
                 f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
             ).fetchall()
         ]
-        if not labels:
-            raise DataError(f"public column {public!r} has no non-missing value")
         secret_values = {
             r[0]
             for r in con.execute(
@@ -401,9 +417,111 @@ def estimate_priors(
         raise DataError(f"cannot read the table: {_first_line(exc)}") from None
     finally:
         con.close()
+    aggregates = TableAggregates(
+        rows_total=int(total),
+        rows_dropped=int(dropped),
+        negative_weights=int(negative),
+        non_finite_public=non_finite,
+        categorical=categorical,
+        public_type=types[public],
+        labels=labels,
+        secret_values=secret_values,
+        counts=[(str(a), b, int(n), float(w)) for a, b, n, w in counts],
+    )
+    return priors_from_aggregates(
+        aggregates,
+        secret=secret,
+        public=public,
+        pairs=pair_list,
+        order=order,
+        weight=weight,
+        source=describe_source(data),
+    )
 
+
+def check_pairs(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The discriminative pairs as a list of distinct-value string pairs (ValueError otherwise)."""
+    pair_list = [_check_pair_values(p) for p in pairs]
+    if not pair_list:
+        raise ValueError("pairs must hold at least one pair of secret values, got none")
+    return pair_list
+
+
+def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: str | None) -> None:
+    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column."""
+    for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
+        if col is not None and col not in columns:
+            raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}")
+
+
+@dataclass(frozen=True)
+class TableAggregates:
+    """What an engine (DuckDB, Spark) computes from a table to estimate the priors.
+
+    Every field is an aggregate (counts, sums, distinct values), never a row, so an engine on a
+    cluster returns it without collecting the table.
+
+    Attributes
+    ----------
+    rows_total, rows_dropped : int
+        All rows; rows with a missing secret, public value or weight.
+    negative_weights, non_finite_public : int
+        Rows with a negative or NaN weight; rows whose numeric public value is not finite.
+    categorical : bool
+        Whether the public column is text (codes by ``order``) rather than numeric.
+    public_type : str
+        The engine's name of the public column's type (for messages).
+    labels : list of str or list of float
+        Distinct non-missing public values, sorted (text for a categorical column, float64
+        otherwise).
+    secret_values : set of str
+        Distinct non-missing secret values, as text.
+    counts : list of (str, str or float, int, float)
+        ``(secret, public value, rows, sum of weights)`` per group of valid rows.
+    """
+
+    rows_total: int
+    rows_dropped: int
+    negative_weights: int
+    non_finite_public: int
+    categorical: bool
+    public_type: str
+    labels: list[Any]
+    secret_values: set[str]
+    counts: list[tuple[str, Any, int, float]]
+
+
+def priors_from_aggregates(
+    aggregates: TableAggregates,
+    *,
+    secret: str,
+    public: str,
+    pairs: list[tuple[str, str]],
+    order: Sequence[str] | None,
+    weight: str | None,
+    source: str,
+) -> EstimatedPriors:
+    """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine).
+
+    Raises
+    ------
+    DataError
+        As :func:`estimate_priors`.
+    """
+    agg = aggregates
+    if agg.negative_weights:
+        raise DataError(
+            f"weight column {weight!r} must be >= 0 and not NaN; {agg.negative_weights} rows are not"
+        )
+    if agg.non_finite_public:
+        raise DataError(
+            f"public column {public!r} must hold finite numbers; {agg.non_finite_public} rows do not"
+        )
+    labels = sorted(agg.labels)
+    if not labels:
+        raise DataError(f"public column {public!r} has no non-missing value")
     mapping: tuple[tuple[str, int], ...] = ()
-    if categorical:
+    if agg.categorical:
         alphabet = _category_order(labels, order, public)
         mapping = tuple((label, k) for k, label in enumerate(alphabet))
         index = {label: k for label, k in mapping}
@@ -411,27 +529,27 @@ def estimate_priors(
     else:
         if order is not None:
             raise DataError(
-                f"order applies to a categorical public column; {public!r} is numeric ({types[public]})"
+                f"order applies to a categorical public column; {public!r} is numeric ({agg.public_type})"
             )
         support = np.asarray(labels, dtype=np.float64)
         index = {v: k for k, v in enumerate(labels)}
 
     secrets: list[str] = []
-    for a, b in pair_list:
+    for a, b in pairs:
         for s in (a, b):
             if s not in secrets:
                 secrets.append(s)
     rows = {s: 0 for s in secrets}
     weights = {s: np.zeros(support.size) for s in secrets}
-    for s, value, n, w in counts:
+    for s, value, n, w in agg.counts:
         if s in weights:
             weights[s][index[value]] += float(w)
             rows[s] += int(n)
     conditionals: dict[str, DiscretePrior] = {}
     groups = []
     for s in secrets:
-        if s not in secret_values:
-            known = sorted(secret_values)
+        if s not in agg.secret_values:
+            known = sorted(agg.secret_values)
             shown = ", ".join(repr(v) for v in known[:12]) + (", ..." if len(known) > 12 else "")
             raise DataError(f"secret value {s!r} does not occur in column {secret!r}; values are {shown}")
         total_w = float(weights[s].sum())
@@ -442,19 +560,19 @@ def estimate_priors(
             )
         conditionals[s] = DiscretePrior.from_counts(support, weights[s])
         groups.append(SecretGroup(secret=s, rows=rows[s], weight=total_w))
-    scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals),))
+    scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals),))
     return EstimatedPriors(
         scenario=scenario,
         secret_column=secret,
         public_column=public,
         weight_column=weight,
-        categorical=categorical,
+        categorical=agg.categorical,
         mapping=mapping,
         support=support,
         groups=tuple(groups),
-        rows_total=int(total),
-        rows_dropped=int(dropped),
-        source=_describe(data),
+        rows_total=agg.rows_total,
+        rows_dropped=agg.rows_dropped,
+        source=source,
     )
 
 
@@ -488,7 +606,8 @@ def _category_order(labels: list[str], order: Sequence[str] | None, public: str)
     return alphabet
 
 
-def _describe(data: Any) -> str:
+def describe_source(data: Any) -> str:
+    """Text naming a table for reports: the file path, the shipped data set, or the DataFrame."""
     if _is_dataframe(data):
         return f"DataFrame with {len(data)} rows"
     if isinstance(data, (str, Path)) and str(data) in SHIPPED_DATASETS and not Path(data).is_file():
@@ -555,7 +674,7 @@ def estimate_class_counts(
             f"WHERE {b_col} IS NOT NULL AND {v_col} IS NOT NULL GROUP BY 1, 2"
         ).fetchall()
     except duckdb.Error as exc:
-        raise DataError(f"cannot read {_describe(data)}: {_first_line(exc)}") from None
+        raise DataError(f"cannot read {describe_source(data)}: {_first_line(exc)}") from None
     finally:
         con.close()
     grouped: dict[str, dict[float, float]] = {}

@@ -30,7 +30,6 @@ from .data import (
     EstimatedPriors,
     FittedPriors,
     _first_line,
-    _is_dataframe,
     _is_parquet,
     _quote,
     connect,
@@ -50,6 +49,7 @@ from .mechanisms import (
 )
 from .multiuser_calibration import Skipped
 from .noise import add_gaussian, add_laplace, check_workers, insecure_generator
+from .spark import check_engine
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -151,6 +151,8 @@ def release(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
+    engine: str = "duckdb",
+    spark: Any = None,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by Laplace noise.
 
@@ -201,6 +203,14 @@ def release(
     workers : int, optional
         Threads of the secure sampler (default every core); each draws its own chunk of a batch
         from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
+    engine : {"duckdb", "spark"}
+        ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
+        aggregations and the release by a per-partition Arrow map with one sampler per partition
+        (:mod:`pufferfish.spark`); ``data`` may be a Spark DataFrame or a folder, ``output`` is
+        written as a folder of part files, ``rng`` must be None or an int, and ``batch_rows``,
+        ``progress`` and ``workers`` do not apply (Spark runs one partition per core).
+    spark : pyspark.sql.SparkSession, optional
+        Session of the Spark engine (default: the active one, else a local one).
 
     Returns
     -------
@@ -236,8 +246,11 @@ def release(
     rep_path = report_path_for(out_path)
     if not out_path.parent.is_dir():
         raise ValueError(f"output folder must exist, got {str(out_path.parent)!r}")
-    source = resolve_source(data)
-    if not _is_dataframe(source) and Path(source).resolve() == out_path.resolve():
+    engine = check_engine(engine)
+    source = data if engine == "spark" and not isinstance(data, (str, Path)) else resolve_source(data)
+    if engine == "spark" and isinstance(data, (str, Path)) and Path(data).is_dir():
+        source = Path(data)
+    if isinstance(source, (str, Path)) and Path(source).resolve() == out_path.resolve():
         raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
     for path in (out_path, rep_path):
         if path.exists() and not force:
@@ -245,7 +258,16 @@ def release(
                 f"output file {str(path)!r} exists; pass --force (force=True) to overwrite it"
             )
 
-    estimated = estimate_priors(data, secret=secret, public=public, pairs=pairs, order=order, weight=weight)
+    estimated = estimate_priors(
+        data if engine == "spark" else source,
+        secret=secret,
+        public=public,
+        pairs=pairs,
+        order=order,
+        weight=weight,
+        engine=engine,
+        spark=spark,
+    )
     fitted = (
         None
         if model == "empirical"
@@ -261,21 +283,38 @@ def release(
         raise ValueError(f"mechanism {mechanism} cannot be used here: {picked.reason}")
     chosen = picked
 
-    text_copy = fmt == "csv" and not _is_dataframe(source) and not _is_parquet(Path(source))
-    sampler, rows_released, rows_missing = _stream_release(
-        source,
-        out_path,
-        fmt,
-        public=public,
-        estimated=estimated,
-        chosen=chosen,
-        rng=rng,
-        text_copy=text_copy,
-        batch_rows=batch_rows,
-        progress=progress,
-        force=force,
-        workers=n_workers,
-    )
+    text_copy = fmt == "csv" and isinstance(source, (str, Path)) and not _is_parquet(Path(source))
+    if engine == "spark":
+        from .spark import release_table_spark
+
+        sampler, rows_released, rows_missing = release_table_spark(
+            source,
+            out_path,
+            fmt,
+            public=public,
+            estimated=estimated,
+            scale=chosen.scale,
+            noise=chosen.noise,
+            rng=rng,  # type: ignore[arg-type]
+            force=force,
+            text_copy=text_copy,
+            spark=spark,
+        )
+    else:
+        sampler, rows_released, rows_missing = _stream_release(
+            source,
+            out_path,
+            fmt,
+            public=public,
+            estimated=estimated,
+            chosen=chosen,
+            rng=rng,
+            text_copy=text_copy,
+            batch_rows=batch_rows,
+            progress=progress,
+            force=force,
+            workers=n_workers,
+        )
 
     report = _report(
         estimated=estimated,

@@ -1,0 +1,358 @@
+"""Apache Spark engine: prior estimation as Spark aggregations, release as a per-partition Arrow map.
+
+For tables on a cluster. The priors need only aggregates (counts and weight sums per secret and
+public value, distinct values, row counts), which Spark computes where the data lives; the driver
+receives those aggregates, never the rows, and builds the priors with the same code as the DuckDB
+engine (:func:`pufferfish.data.priors_from_aggregates`), so both engines give the same priors on
+the same data. The release is ``DataFrame.mapInArrow``: each partition's Arrow record batches get
+their public column replaced by ``code + noise`` on the executor that holds them, with its own
+sampler, and Spark writes the result. ``pyspark`` is an optional extra
+(``pip install 'pufferfish-privacy[spark]'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .data import (
+    DataError,
+    EstimatedPriors,
+    TableAggregates,
+    check_columns,
+    check_pairs,
+    describe_source,
+    is_spark_dataframe,
+    priors_from_aggregates,
+    resolve_source,
+)
+from .noise import add_gaussian, add_laplace
+
+#: Engines that estimate priors and release: the embedded default and the cluster one.
+ENGINES = ("duckdb", "spark")
+
+#: Spark SQL type names of numeric columns (the others are categorical).
+_SPARK_NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
+
+
+def check_engine(engine: Any) -> str:
+    """``engine`` if it is one of :data:`ENGINES`, else ValueError naming the choices."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    return str(engine)
+
+
+def _pyspark() -> Any:
+    try:
+        import pyspark.sql
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ValueError("engine 'spark' needs pyspark: pip install 'pufferfish-privacy[spark]'") from None
+    return pyspark.sql
+
+
+def spark_session(spark: Any = None) -> Any:
+    """The Spark session to use: ``spark``, else the active one, else a new local one.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession, optional
+        A session (e.g. on a cluster).
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+        ``spark``; or the active session; or ``local[*]`` with the web UI and the console
+        progress bar off (it would print into the CLI's output).
+
+    Raises
+    ------
+    ValueError
+        If pyspark is not installed.
+    """
+    sql = _pyspark()
+    if spark is not None:
+        return spark
+    active = sql.SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    return (
+        sql.SparkSession.builder.master("local[*]")
+        .appName("pufferfish")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .getOrCreate()
+    )
+
+
+def read_table(spark: Any, data: Any, *, all_text: bool = False) -> Any:
+    """A Spark DataFrame over ``data``: a Spark DataFrame as is, a Parquet or CSV file or folder.
+
+    Parameters
+    ----------
+    spark : pyspark.sql.SparkSession
+    data : pyspark.sql.DataFrame, str or pathlib.Path
+        A DataFrame, a Parquet file or folder (``.parquet``, ``.pq``), a CSV file or folder
+        (header row; column types inferred unless ``all_text``), or a shipped data set name.
+    all_text : bool
+        Read CSV columns as text (so a CSV release copies them unchanged).
+
+    Raises
+    ------
+    DataError
+        If the source does not exist or Spark cannot read it.
+    """
+    if is_spark_dataframe(data):
+        return data
+    if isinstance(data, (str, Path)) and Path(data).is_dir():
+        path = Path(data)
+    else:
+        path = resolve_source(data)
+        if not isinstance(path, Path):
+            raise DataError("engine 'spark' reads files, folders or Spark DataFrames, not pandas DataFrames")
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            return spark.read.parquet(str(path))
+        return spark.read.csv(str(path), header=True, inferSchema=not all_text)
+    except Exception as exc:  # Spark raises AnalysisException and Py4J errors
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot read {str(path)!r} with Spark: {first}") from None
+
+
+def estimate_priors_spark(
+    data: Any,
+    *,
+    secret: str,
+    public: str,
+    pairs: Iterable[tuple[str, str]],
+    order: Sequence[str] | None = None,
+    weight: str | None = None,
+    spark: Any = None,
+) -> EstimatedPriors:
+    """:func:`pufferfish.data.estimate_priors` computed by Spark aggregations.
+
+    Parameters
+    ----------
+    data : pyspark.sql.DataFrame, str or pathlib.Path
+        See :func:`read_table`.
+    secret, public, pairs, order, weight :
+        As :func:`pufferfish.data.estimate_priors`.
+    spark : pyspark.sql.SparkSession, optional
+        Session (default: :func:`spark_session`).
+
+    Returns
+    -------
+    EstimatedPriors
+        Equal to the DuckDB engine's on the same data: the same counts go through the same
+        builder. Weight sums are float64 sums, exact for integer weights (below 2^53).
+
+    Raises
+    ------
+    DataError, ValueError
+        As :func:`pufferfish.data.estimate_priors`; ValueError if pyspark is missing.
+
+    Notes
+    -----
+    Four Spark jobs: row counts (all, dropped, bad weights, non-finite public values), the
+    distinct public values, the distinct secret values, and the grouped counts and weight sums of
+    the pairs' secret values. Only these aggregates reach the driver.
+    """
+    pair_list = check_pairs(pairs)
+    session = spark_session(spark)
+    F = _pyspark().functions
+    df = read_table(session, data)
+    check_columns(df.columns, secret=secret, public=public, weight=weight)
+    types = dict(df.dtypes)
+    categorical = not types[public].startswith(_SPARK_NUMERIC)
+    s_col, p_col = F.col(f"`{secret}`"), F.col(f"`{public}`")
+    w_expr = F.col(f"`{weight}`").cast("double") if weight else F.lit(1.0)
+    p_expr = p_col.cast("string") if categorical else p_col.cast("double")
+    valid = s_col.isNotNull() & p_col.isNotNull()
+    if weight:
+        valid = valid & F.col(f"`{weight}`").isNotNull()
+    bad_weight = (w_expr < 0) | F.isnan(w_expr)
+    non_finite = (
+        F.lit(False)
+        if categorical
+        else p_col.isNotNull() & (F.isnan(p_expr) | (F.abs(p_expr) == float("inf")))
+    )
+    try:
+        total, dropped, negative, bad = df.agg(
+            F.count(F.lit(1)),
+            F.count(F.when(~valid, 1)),
+            F.count(F.when(bad_weight, 1)),
+            F.count(F.when(non_finite, 1)),
+        ).first()
+        labels = [r[0] for r in df.where(p_col.isNotNull()).select(p_expr.alias("v")).distinct().collect()]
+        secret_values = {
+            r[0]
+            for r in df.where(s_col.isNotNull()).select(s_col.cast("string").alias("s")).distinct().collect()
+        }
+        wanted = sorted({v for pair in pair_list for v in pair})
+        counts = (
+            df.where(valid & s_col.cast("string").isin(wanted))
+            .groupBy(s_col.cast("string").alias("s"), p_expr.alias("v"))
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(w_expr).alias("w"))
+            .collect()
+        )
+    except DataError:
+        raise
+    except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot read the table with Spark: {first}") from None
+    aggregates = TableAggregates(
+        rows_total=int(total),
+        rows_dropped=int(dropped),
+        negative_weights=int(negative),
+        non_finite_public=int(bad),
+        categorical=categorical,
+        public_type=types[public],
+        labels=sorted(labels),
+        secret_values=secret_values,
+        counts=[(str(r["s"]), r["v"], int(r["n"]), float(r["w"])) for r in counts],
+    )
+    source = (
+        f"Spark DataFrame with columns {df.columns}" if is_spark_dataframe(data) else describe_source(data)
+    )
+    return priors_from_aggregates(
+        aggregates, secret=secret, public=public, pairs=pair_list, order=order, weight=weight, source=source
+    )
+
+
+def _perturb_partition(
+    batches: Iterator[pa.RecordBatch],
+    *,
+    public: str,
+    estimated: EstimatedPriors,
+    scale: float,
+    noise: str,
+    seed: int | None,
+) -> Iterator[pa.RecordBatch]:
+    """One partition of the Spark release: ``code + noise`` in the public column, on the executor.
+
+    The partition has its own sampler: the secure OpenDP one (every random bit from the
+    executor's OS randomness, nothing shipped from the driver), or with ``seed`` a NumPy
+    generator seeded by ``(seed, partition id)``.
+    """
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    part = ctx.partitionId() if ctx is not None else 0
+    gen = None if seed is None else np.random.default_rng([seed, part])
+    adder = add_laplace if noise == "laplace" else add_gaussian
+    for batch in batches:
+        k = batch.schema.get_field_index(public)
+        value = batch.column(k)
+        if estimated.categorical:
+            codes = estimated.codes_for(value.cast(pa.string()))
+        else:
+            codes = value.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+            codes[np.asarray(value.is_null())] = np.nan
+        present = ~np.isnan(codes)
+        released = np.full(codes.shape, np.nan)
+        # One worker: Spark already runs one partition per core.
+        released[present] = adder(codes[present], scale, rng=gen, workers=1).values
+        cols = list(batch.columns)
+        cols[k] = pa.array(released, type=pa.float64(), mask=~present)
+        fields = list(batch.schema)
+        fields[k] = pa.field(public, pa.float64())
+        yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
+
+
+def release_table_spark(
+    data: Any,
+    output: Path,
+    fmt: str,
+    *,
+    public: str,
+    estimated: EstimatedPriors,
+    scale: float,
+    noise: str,
+    rng: int | None,
+    force: bool,
+    text_copy: bool,
+    spark: Any = None,
+) -> tuple[dict[str, Any], int, int]:
+    """Write the release with Spark: ``(sampler description, rows released, rows missing)``.
+
+    Parameters
+    ----------
+    data : pyspark.sql.DataFrame, str or pathlib.Path
+        The table (:func:`read_table`).
+    output : pathlib.Path
+        Output folder (Spark writes a folder of part files), Parquet or CSV by ``fmt``.
+    fmt : {"csv", "parquet"}
+        Output format; ``.csv.gz`` names write gzip-compressed parts.
+    public : str
+        The released column.
+    estimated : EstimatedPriors
+        Priors and label-to-code mapping.
+    scale : float
+        Laplace scale or Gaussian sigma.
+    noise : {"laplace", "gaussian"}
+    rng : int or None
+        ``None``: the secure sampler in every partition. An int: NumPy generators seeded by
+        ``(rng, partition id)``, reproducible for the same partitioning, **not secure**.
+    force : bool
+        Overwrite an existing output folder.
+    text_copy : bool
+        Read CSV input as text so other columns are copied unchanged.
+    spark : pyspark.sql.SparkSession, optional
+
+    Returns
+    -------
+    (dict, int, int)
+
+    Raises
+    ------
+    DataError
+        If Spark cannot read the table or write the output.
+    TypeError
+        If ``rng`` is a Generator (a Generator cannot be shared by partitions; pass an int seed).
+    """
+    if isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
+    seed = None if rng is None else int(rng)
+    session = spark_session(spark)
+    F = _pyspark().functions
+    types = _pyspark().types
+    df = read_table(session, data, all_text=text_copy)
+    fields = [
+        types.StructField(f.name, types.DoubleType(), True) if f.name == public else f
+        for f in df.schema.fields
+    ]
+    schema = types.StructType(fields)
+
+    def perturb(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _perturb_partition(
+            batches, public=public, estimated=estimated, scale=scale, noise=noise, seed=seed
+        )
+
+    try:
+        missing = int(df.agg(F.count(F.when(F.col(f"`{public}`").isNull(), 1))).first()[0])
+        total = int(df.count())
+        out = df.mapInArrow(perturb, schema).write.mode("overwrite" if force else "errorifexists")
+        if fmt == "parquet":
+            out.parquet(str(output))
+        else:
+            gz = output.name.lower().endswith(".gz")
+            out.options(header=True, **({"compression": "gzip"} if gz else {})).csv(str(output))
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot write the release with Spark: {first}") from None
+    probe = (add_laplace if noise == "laplace" else add_gaussian)(np.zeros(1), scale, rng=seed, workers=1)
+    described = probe.describe()
+    described.update(
+        {
+            "engine": "spark",
+            "workers": "one sampler per partition",
+            "seed": seed,
+        }
+    )
+    if seed is not None:
+        described["sampler"] += "; seeded per partition by (seed, partition id)"
+    return described, total - missing, missing

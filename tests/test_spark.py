@@ -1,0 +1,192 @@
+"""Spark engine in local mode: the same priors as DuckDB, and a release by a per-partition Arrow map.
+
+Skipped when pyspark (the ``spark`` extra) or Java is not installed; CI installs both.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+pyspark = pytest.importorskip("pyspark")
+if shutil.which("java") is None:  # pragma: no cover - depends on the machine
+    pytest.skip("Spark needs Java", allow_module_level=True)
+
+from pufferfish import estimate_priors, release  # noqa: E402
+from pufferfish.cli import app  # noqa: E402
+from pufferfish.data import DataError, dataset_path  # noqa: E402
+
+PAIR = [("Married-civ-spouse", "Never-married")]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("pufferfish-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def adult_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped Adult table as Parquet (written by DuckDB, read by both engines)."""
+    path = tmp_path_factory.mktemp("adult") / "adult.parquet"
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * FROM read_csv('{dataset_path('adult')}', header=true)) TO '{path}' (FORMAT parquet)"
+    )
+    con.close()
+    return path
+
+
+def _same_priors(a: Any, b: Any) -> None:
+    da, db = a.to_dict(), b.to_dict()
+    da.pop("source"), db.pop("source")
+    assert da == db
+    for s, prior in a.scenario.priors[0].conditionals.items():
+        other = b.scenario.priors[0].conditionals[s]
+        np.testing.assert_array_equal(prior.support, other.support)
+        np.testing.assert_array_equal(prior.pmf, other.pmf)  # bit for bit
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"public": "workclass"},
+        {"public": "age"},
+        {"public": "workclass", "weight": "fnlwgt"},
+        {"public": "education", "order": None},
+    ],
+)
+def test_spark_priors_equal_duckdb_priors_on_adult(spark: Any, adult_parquet: Path, kwargs: dict) -> None:
+    """Same file, both engines: equal mapping, counts, dropped rows and bit-identical priors."""
+    a = estimate_priors(adult_parquet, secret="marital-status", pairs=PAIR, **kwargs)
+    b = estimate_priors(
+        adult_parquet, secret="marital-status", pairs=PAIR, engine="spark", spark=spark, **kwargs
+    )
+    _same_priors(a, b)
+    assert a.rows_total == b.rows_total == 48_842
+
+
+def test_spark_priors_from_the_shipped_csv_and_a_spark_dataframe(spark: Any, adult_parquet: Path) -> None:
+    a = estimate_priors("adult", secret="marital-status", public="workclass", pairs=PAIR)
+    b = estimate_priors(
+        "adult", secret="marital-status", public="workclass", pairs=PAIR, engine="spark", spark=spark
+    )
+    _same_priors(a, b)
+    df = spark.read.parquet(str(adult_parquet))
+    c = estimate_priors(
+        df, secret="marital-status", public="workclass", pairs=PAIR, engine="spark", spark=spark
+    )
+    _same_priors(a, c)
+    assert c.source.startswith("Spark DataFrame")
+
+
+def test_spark_errors_match_duckdb_errors(spark: Any, adult_parquet: Path) -> None:
+    for engine in ("duckdb", "spark"):
+        with pytest.raises(DataError, match="public column 'nope' is not in the table"):
+            estimate_priors(adult_parquet, secret="marital-status", public="nope", pairs=PAIR, engine=engine)
+        with pytest.raises(DataError, match="secret value 'Married' does not occur"):
+            estimate_priors(
+                adult_parquet,
+                secret="marital-status",
+                public="age",
+                pairs=[("Married", "Never-married")],
+                engine=engine,
+            )
+    with pytest.raises(ValueError, match="engine must be one of duckdb, spark, got 'polars'"):
+        estimate_priors(adult_parquet, secret="marital-status", public="age", pairs=PAIR, engine="polars")
+    df = spark.read.parquet(str(adult_parquet))
+    with pytest.raises(DataError, match="read by engine 'spark'"):
+        estimate_priors(df, secret="marital-status", public="age", pairs=PAIR)
+
+
+def test_spark_release_matches_duckdb_release(spark: Any, adult_parquet: Path, tmp_path: Path) -> None:
+    """Secure release by mapInArrow: same calibration as DuckDB, every row kept with its other
+    columns, missing public values still missing, noise on the sampler's grid."""
+    args = dict(secret="marital-status", public="workclass", pairs=PAIR, epsilon=0.5)
+    ref = release(adult_parquet, output=tmp_path / "duck.parquet", **args)
+    out = tmp_path / "spark.parquet"
+    res = release(adult_parquet, output=out, engine="spark", spark=spark, **args)
+    assert res.chosen.scale == ref.chosen.scale
+    assert res.rows_released == ref.rows_released and res.rows_missing_public == ref.rows_missing_public
+    assert res.noise["engine"] == "spark" and res.noise["secure"] is True
+    assert out.is_dir()  # Spark writes a folder of part files
+    con = duckdb.connect()
+    got = con.execute(f"SELECT * FROM read_parquet('{out}/*.parquet') ORDER BY fnlwgt, age, education").df()
+    src = con.execute(f"SELECT * FROM read_parquet('{adult_parquet}') ORDER BY fnlwgt, age, education").df()
+    assert len(got) == len(src) == 48_842
+    assert got.drop(columns="workclass").equals(src.drop(columns="workclass"))
+    assert got["workclass"].isna().sum() == src["workclass"].isna().sum() == 2_799
+    codes = dict(res.estimated.mapping)
+    present = src["workclass"].notna().to_numpy()
+    noise = got["workclass"].to_numpy()[present] - src["workclass"][present].map(codes).to_numpy()
+    steps = noise / res.noise["granularity"]
+    np.testing.assert_array_equal(steps, np.round(steps))
+    assert abs(np.mean(np.abs(noise)) - res.chosen.scale) < 0.05  # E|Laplace(b)| = b
+    report = json.loads(res.report_path.read_text())
+    assert report["noise"]["engine"] == "spark"
+    with pytest.raises(Exception, match="exists"):
+        release(adult_parquet, output=out, engine="spark", spark=spark, **args)
+
+
+def test_spark_seeded_release_is_reproducible(spark: Any, adult_parquet: Path, tmp_path: Path) -> None:
+    args = dict(
+        secret="marital-status", public="age", pairs=PAIR, epsilon=1.0, rng=7, engine="spark", spark=spark
+    )
+    release(adult_parquet, output=tmp_path / "a.parquet", **args)
+    release(adult_parquet, output=tmp_path / "b.parquet", **args)
+    con = duckdb.connect()
+    a = con.execute(f"SELECT age FROM read_parquet('{tmp_path}/a.parquet/*.parquet')").fetchnumpy()["age"]
+    b = con.execute(f"SELECT age FROM read_parquet('{tmp_path}/b.parquet/*.parquet')").fetchnumpy()["age"]
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(TypeError, match="int seed or None with engine 'spark'"):
+        release(
+            adult_parquet,
+            output=tmp_path / "c.parquet",
+            **{**args, "rng": np.random.default_rng(1)},
+        )
+
+
+def test_cli_engine_spark(adult_parquet: Path, tmp_path: Path, spark: Any) -> None:
+    out = tmp_path / "cli.csv"
+    result = CliRunner().invoke(
+        app,
+        [
+            "release",
+            str(adult_parquet),
+            "--secret",
+            "marital-status",
+            "--pair",
+            "Married-civ-spouse,Never-married",
+            "--public",
+            "workclass",
+            "--epsilon",
+            "0.5",
+            "--output",
+            str(out),
+            "--engine",
+            "spark",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["noise"]["engine"] == "spark"
+    parts = sorted(out.glob("part-*.csv"))
+    assert parts and sum(len(p.read_text().splitlines()) - 1 for p in parts) == 48_842
