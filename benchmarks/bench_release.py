@@ -6,7 +6,8 @@ integer public column 0..10 whose distribution depends on the secret (1 row in 1
 float column. Releases it to Parquet with the optimal Laplace scale at eps = 1 and prints wall
 time, rows per second and the peak resident memory of the process (``resource.getrusage``). By
 default the seeded NumPy sampler is used (the secure sampler is the slower part; see
-``bench_noise.py``); ``--secure`` uses the secure one.
+``bench_noise.py``); ``--secure`` uses the secure one (every core). The prior estimate alone is
+timed first.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 import duckdb
 from _timing import machine
 
-from pufferfish import release
+from pufferfish import estimate_priors, release
 
 
 def main() -> None:
@@ -42,6 +43,10 @@ def main() -> None:
         made = time.perf_counter() - t0
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0 = time.perf_counter()
+        estimate_priors(src, secret="s", public="x", pairs=[("a", "b")])
+        estimated = time.perf_counter() - t0
+        after_estimate = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        t0 = time.perf_counter()
         res = release(
             src,
             secret="s",
@@ -54,6 +59,7 @@ def main() -> None:
         took = time.perf_counter() - t0
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(f"rows: {rows:,} (input {src.stat().st_size / 2**20:.0f} MiB, written in {made:.1f} s)")
+        print(f"prior estimate alone: {estimated:.1f} s, peak RSS {after_estimate / 2**20:.2f} GiB")
         print(f"sampler: {res.noise['sampler']}")
         print(f"release: {took:.1f} s, {rows / took:,.0f} rows/s, scale {res.chosen.scale:.6g}")
         print(f"peak RSS: {peak / 2**20:.2f} GiB (before the release: {base / 2**20:.2f} GiB)")
