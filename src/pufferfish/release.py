@@ -232,6 +232,9 @@ def release(
     a CSV written from a CSV every other column is copied as text, unchanged; row order is kept.
     Files are written to a temporary file in the same folder and then linked into place, so a
     failure never leaves a partial file and never replaces an existing one without ``force``.
+    With ``engine="spark"`` Spark's own commit protocol writes the output folder (mode
+    ``errorifexists``, or ``overwrite`` with ``force``); a failed Spark job may leave a partial
+    folder, as any Spark write does.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
