@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -62,6 +63,14 @@ PriorOpt = Annotated[
 NoiseOpt = Annotated[Noise, typer.Option("--noise", help="Noise for the optimal scale: laplace or gaussian.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", help="Target delta in [0, 1) (default 0: pure eps).")]
 FitSeedOpt = Annotated[int, typer.Option("--fit-seed", help="Seed of the mixture fit (EM initialisation).")]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--report",
+        help="Also write a self-contained HTML report (tables and figures) to this .html file "
+        "(for the first --epsilon).",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -221,6 +230,49 @@ def _print_tables(
         )
 
 
+def _check_report_path(report: str, force: bool) -> None:
+    """Refuse a bad or existing report path before any work is done."""
+    from .report import ReportExistsError
+
+    path = Path(report)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(f"report must be an .html file, got {report!r}")
+    if not path.parent.is_dir():
+        raise ValueError(f"report folder must exist, got {str(path.parent)!r}")
+    if path.exists() and not force:
+        raise ReportExistsError(f"report file {report!r} exists; pass --force to overwrite it")
+
+
+def _write_html(
+    report: str,
+    force: bool,
+    payload: dict[str, Any],
+    est: EstimatedPriors,
+    fitted: FittedPriors | None,
+    comparison: Any,
+    epsilon: float,
+    delta: float,
+    noise: str,
+    what: str,
+    released: Any,
+) -> None:
+    from .report import build_report, write_report
+
+    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {epsilon:g}"
+    text = build_report(
+        payload,
+        estimated=est,
+        fitted=fitted,
+        comparison=comparison,
+        epsilon=epsilon,
+        delta=delta,
+        noise=noise,
+        title=title,
+        released=released,
+    )
+    write_report(text, report, force=force)
+
+
 def _estimate(
     data: str,
     secret: str,
@@ -256,11 +308,15 @@ def calibrate(
     delta: DeltaOpt = 0.0,
     fit_seed: FitSeedOpt = 0,
     engine: EngineOpt = "duckdb",
+    report: ReportOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
 
     def run() -> tuple[EstimatedPriors, FittedPriors | None, tuple[NoiseCalibration | Skipped, ...]]:
+        if report is not None:
+            _check_report_path(report, force)
         model, k = parse_prior_model(prior)
         mechs = NOISE_MECHANISMS if mechanism == "all" else (check_mechanism_name(mechanism),)
         check_epsilons(epsilon)
@@ -282,12 +338,21 @@ def calibrate(
         )
 
     est, fitted, results = _guard(run)
+    head = est.to_dict() if fitted is None else fitted.to_dict()
+    payload = {**head, "delta": delta, "noise": noise.value, "results": [c.to_dict() for c in results]}
+    if report is not None:
+        first = [c for c in results if c.epsilon == epsilon[0]]
+        _guard(
+            lambda: _write_html(
+                report, force, payload, est, fitted, first, epsilon[0], delta, noise.value, "calibration", ()
+            )
+        )
     if as_json:
-        head = est.to_dict() if fitted is None else fitted.to_dict()
-        payload = {**head, "delta": delta, "noise": noise.value, "results": [c.to_dict() for c in results]}
         typer.echo(json.dumps(payload, allow_nan=False))
         return
     _print_tables(Console(), est, fitted, results, delta)
+    if report is not None:
+        Console().print(f"HTML report: {report}")
 
 
 @app.command()
@@ -317,12 +382,15 @@ def release(
         typer.Option("--workers", help="Threads of the secure sampler (default: every core)."),
     ] = None,
     engine: EngineOpt = "duckdb",
+    report: ReportOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .release import release as do_release
 
     def run() -> Any:
+        if report is not None:
+            _check_report_path(report, force)
         if len(epsilon) != 1:
             raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
         return do_release(
@@ -365,6 +433,25 @@ def release(
             bar.update(task, completed=done, total=total)
 
         result = _guard(run)
+    if report is not None:
+        from .report import released_histograms
+
+        c0 = result.chosen
+        _guard(
+            lambda: _write_html(
+                report,
+                force,
+                result.report,
+                result.estimated,
+                result.fitted,
+                result.comparison,
+                c0.epsilon,
+                c0.delta,
+                c0.noise,
+                "release",
+                released_histograms(result.output, result.estimated),
+            )
+        )
     if as_json:
         typer.echo(json.dumps(result.report, allow_nan=False))
         return
@@ -379,6 +466,8 @@ def release(
     console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise['sampler']}")
     console.print(f"report: {result.report_path}")
+    if report is not None:
+        console.print(f"HTML report: {report}")
 
 
 SystemArg = Annotated[str, typer.Argument(help='JSON file {"users": [{"name", "support", "pmf", ...}]}.')]

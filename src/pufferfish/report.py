@@ -1,0 +1,542 @@
+"""Self-contained HTML reports of a calibration or a release: tables and inline SVG figures.
+
+One file, no network needed to open it: the CSS is inline and every figure is an SVG drawn by
+matplotlib and written into the page. Every number shown in a table is also in the page's JSON
+(``<script type="application/json" id="report-json">``), which is the same payload as
+``calibrate --json`` or the release's ``.report.json``.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .data import EstimatedPriors, FittedPriors
+from .mechanisms import NoiseCalibration, check_pairs, compare_noise
+from .multiuser_calibration import Skipped
+from .priors import DiscretePrior, GaussianMixturePrior
+from .transport import kantorovich_plan
+
+#: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
+#: ``fig-release``.
+FIGURES = ("fig-priors", "fig-plan", "fig-scale-epsilon", "fig-loss-scale")
+
+
+class ReportExistsError(FileExistsError):
+    """The report file exists and overwriting was not asked for."""
+
+
+@dataclass(frozen=True)
+class ReleasedHistogram:
+    """Released values of one secret, binned: what a release adds to its report.
+
+    Attributes
+    ----------
+    secret : str
+        The secret value.
+    edges : numpy.ndarray, shape (B + 1,)
+        Bin edges, increasing, in the unit of the released column.
+    counts : numpy.ndarray, shape (B,)
+        Rows of that secret whose released value falls in each bin (missing values left out).
+    """
+
+    secret: str
+    edges: np.ndarray
+    counts: np.ndarray
+
+
+def _fmt(x: Any) -> str:
+    """A number as shown in the report: 6 significant digits (``-`` for None)."""
+    if x is None:
+        return "-"
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    return f"{float(x):.6g}"
+
+
+def _svg(fig: Any) -> str:
+    """The figure as inline SVG text (no XML header).
+
+    Figures are ``matplotlib.figure.Figure`` objects (no pyplot), so a report never touches the
+    user's matplotlib backend or global figure state.
+    """
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    text = buf.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _figure(fig_id: str, title: str, svg: str, caption: str) -> str:
+    return (
+        f'<figure id="{fig_id}"><h3>{html.escape(title)}</h3>{svg}'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], table_id: str) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(rows_cell for rows_cell in row) + "</tr>" for row in rows)
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _cell(text: Any, key: str | None = None) -> str:
+    attr = f' data-key="{html.escape(key)}"' if key else ""
+    return f"<td{attr}>{html.escape(str(text))}</td>"
+
+
+def _priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> str:
+    conditionals = estimated.scenario.priors[0].conditionals
+    secrets = list(conditionals)
+    fig = Figure(figsize=(3.6 * len(secrets), 2.8))
+    axes = fig.subplots(1, len(secrets), sharey=True, squeeze=False)
+    labels = [label for label, _ in estimated.mapping]
+    for ax, s in zip(axes[0], secrets, strict=True):
+        prior = conditionals[s]
+        assert isinstance(prior, DiscretePrior)
+        width = 0.8 if estimated.categorical else _bar_width(prior.support)
+        ax.bar(prior.support, prior.pmf, width=width, color="#4477aa", label="empirical")
+        if fitted is not None:
+            from scipy.stats import norm
+
+            model = fitted.scenario.priors[0].conditionals[s]
+            assert isinstance(model, GaussianMixturePrior)
+            grid = np.linspace(prior.support[0], prior.support[-1], 400)
+            density = sum(
+                w * norm.pdf(grid, m, sd)
+                for w, m, sd in zip(model.weights, model.means, model.stds, strict=True)
+            )
+            ax.plot(grid, density * width, color="#cc6677", label=f"fitted ({fitted.model})")
+            ax.legend(fontsize=7)
+        ax.set_title(f"P(x | {s})", fontsize=9)
+        ax.set_xlabel(estimated.public_column + (" (code)" if estimated.categorical else ""), fontsize=8)
+        if estimated.categorical and len(labels) <= 20:
+            ax.set_xticks(range(len(labels)))
+            ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)
+    axes[0][0].set_ylabel("probability", fontsize=8)
+    return _svg(fig)
+
+
+def _bar_width(support: np.ndarray) -> float:
+    gaps = np.diff(support)
+    return float(0.8 * gaps.min()) if gaps.size else 0.8
+
+
+def _plan_figure(estimated: EstimatedPriors) -> tuple[str, str]:
+    """Heat map of the Kantorovich plan of the first pair (seed 001 Fig 2a)."""
+    (a, b) = estimated.scenario.pairs[0]
+    conditionals = estimated.scenario.priors[0].conditionals
+    p_i, p_j = conditionals[a], conditionals[b]
+    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    plan = kantorovich_plan(p_i, p_j)
+    fig = Figure(figsize=(4.4, 3.8))
+    ax = fig.subplots()
+    if p_i.support.size <= 60 and p_j.support.size <= 60:
+        dense = plan.to_dense(p_i.support, p_j.support)
+        shown = np.where(dense > 0, dense, np.nan)
+        img = ax.imshow(shown, origin="lower", cmap="viridis", aspect="auto")
+        ax.set_xticks(range(p_j.support.size))
+        ax.set_yticks(range(p_i.support.size))
+        ax.set_xticklabels([_fmt(v) for v in p_j.support], fontsize=6, rotation=90)
+        ax.set_yticklabels([_fmt(v) for v in p_i.support], fontsize=6)
+        how = "cells are atoms pi(x, x') > 0 (blank: 0)"
+    else:
+        hist, xe, ye = np.histogram2d(plan.source, plan.target, bins=80, weights=plan.mass)
+        img = ax.imshow(
+            np.where(hist.T > 0, hist.T, np.nan),
+            origin="lower",
+            cmap="viridis",
+            aspect="auto",
+            extent=(xe[0], xe[-1], ye[0], ye[-1]),
+        )
+        how = "mass of the plan's atoms binned on an 80 x 80 grid"
+    fig.colorbar(img, ax=ax, label="pi(x, x')")
+    ax.set_xlabel(f"x' ~ P(. | {b})", fontsize=8)
+    ax.set_ylabel(f"x ~ P(. | {a})", fontsize=8)
+    caption = (
+        f"Kantorovich optimal transport plan between P(. | {a}) and P(. | {b}) (seed 001 Fig 2a; "
+        f"seed 002 Lemma 1): {how}. Largest displacement {_fmt(plan.max_displacement)}."
+    )
+    return _svg(fig), caption
+
+
+def _epsilon_grid(epsilon: float) -> list[float]:
+    grid = set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon}
+    return sorted(e for e in grid if e > 0)
+
+
+def _scale_epsilon_figure(
+    scenario: Any, epsilon: float, delta: float, noise: str, secret_weights: Any, mechanisms: Sequence[str]
+) -> str:
+    """Scale versus epsilon for every applicable mechanism (seed 001 Fig 4)."""
+    from matplotlib.ticker import NullFormatter
+
+    grid = _epsilon_grid(epsilon)
+    rows = compare_noise(
+        scenario, grid, delta=delta, noise=noise, mechanisms=list(mechanisms), secret_weights=secret_weights
+    )
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    for mech in mechanisms:
+        pts = [(c.epsilon, c.scale) for c in rows if isinstance(c, NoiseCalibration) and c.mechanism == mech]
+        pts = [(e, s) for e, s in pts if s > 0]
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            ax.plot(xs, ys, marker="o", markersize=3, label=mech)
+    ax.axvline(epsilon, color="black", linestyle=":", label=f"target eps = {_fmt(epsilon)}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("noise scale (Laplace b or Gaussian sigma)")
+    ax.legend(fontsize=7)
+    return _svg(fig)
+
+
+def _loss_scale_figure(
+    scenario: Any, epsilon: float, delta: float, noise: str, chosen: Sequence[NoiseCalibration]
+) -> tuple[str, str]:
+    """Exact privacy loss (or delta) versus the scale, target marked (SPEC sec 2.1)."""
+    from matplotlib.ticker import NullFormatter
+
+    scales = [c.scale for c in chosen if c.noise == noise and c.scale > 0]
+    top = max(scales) if scales else 1.0
+    low = min(scales) if scales else 1.0
+    grid = np.geomspace(low / 4, top * 2, 40)
+    values = [check_pairs(scenario, noise, float(s), epsilon, delta).value for s in grid]
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    ax.plot(grid, values, color="#4477aa")
+    target = epsilon if delta == 0.0 else delta
+    what = "exact privacy loss (nats)" if delta == 0.0 else f"checked delta at eps = {_fmt(epsilon)}"
+    ax.axhline(target, color="#cc6677", linestyle="--", label=f"target {'eps' if delta == 0 else 'delta'}")
+    for c in chosen:
+        if c.noise == noise and c.scale > 0:
+            ax.axvline(c.scale, color="grey", linewidth=0.6)
+            ax.text(c.scale, target, c.mechanism, rotation=90, fontsize=6, va="bottom")
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if delta > 0:
+        ax.set_yscale("log")
+    ax.set_xlabel(f"{noise} scale")
+    ax.set_ylabel(what)
+    ax.legend(fontsize=7)
+    caption = (
+        f"{what.capitalize()} of {noise} noise against its scale, with the target marked and each "
+        "mechanism's scale as a vertical line: a scale passes where the curve is at or below the "
+        "target (SPEC sec 2.1)."
+    )
+    return _svg(fig), caption
+
+
+def _release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHistogram]) -> str:
+    conditionals = estimated.scenario.priors[0].conditionals
+    fig = Figure(figsize=(3.8 * len(released), 2.8))
+    axes = fig.subplots(1, len(released), sharey=True, squeeze=False)
+    for ax, h in zip(axes[0], released, strict=True):
+        prior = conditionals[h.secret]
+        assert isinstance(prior, DiscretePrior)
+        total = h.counts.sum()
+        widths = np.diff(h.edges)
+        density = h.counts / (total * widths) if total > 0 else h.counts
+        ax.stairs(density, h.edges, color="#cc6677", label="released (density)")
+        width = _bar_width(prior.support)
+        ax.bar(prior.support, prior.pmf / width, width=width, alpha=0.5, color="#4477aa", label="original")
+        ax.set_title(f"secret = {h.secret}", fontsize=9)
+        ax.set_xlabel(estimated.public_column, fontsize=8)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("density", fontsize=8)
+    return _svg(fig)
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em}
+td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
+th{background:#f2f2f2} figure{margin:1.5em 0} figcaption{font-size:13px;color:#555}
+svg{max-width:100%;height:auto} .note{font-size:13px;color:#555}
+"""
+
+
+def build_report(
+    payload: dict[str, Any],
+    *,
+    estimated: EstimatedPriors,
+    fitted: FittedPriors | None,
+    comparison: Sequence[NoiseCalibration | Skipped],
+    epsilon: float,
+    delta: float,
+    noise: str,
+    title: str,
+    released: Sequence[ReleasedHistogram] = (),
+) -> str:
+    """The HTML text of a report.
+
+    Parameters
+    ----------
+    payload : dict
+        The JSON report (``calibrate --json`` payload or the release's ``.report.json``); it is
+        embedded in the page, and the tables show its numbers.
+    estimated : EstimatedPriors
+        Inputs, mapping and empirical priors.
+    fitted : FittedPriors or None
+        Fitted priors (``--prior gaussian|gmm``), drawn over the empirical bars.
+    comparison : sequence of NoiseCalibration or Skipped
+        Every mechanism at the target epsilon (the report's table).
+    epsilon : float
+        Target epsilon (> 0); the scale-versus-epsilon figure spans ``eps/8 .. 4 eps``.
+    delta : float
+        Target delta in [0, 1); with ``delta > 0`` the loss figure shows the checked delta.
+    noise : {"laplace", "gaussian"}
+        Noise of the loss figure.
+    title : str
+        Page title.
+    released : sequence of ReleasedHistogram
+        For a release: binned released values per secret (adds ``fig-release``).
+
+    Returns
+    -------
+    str
+        One self-contained HTML document (inline CSS and SVG; no external resource).
+
+    Notes
+    -----
+    Figures: priors per secret; the Kantorovich plan of the first pair as a heat map (seed 001
+    Fig 2a); scale versus epsilon for every mechanism (seed 001 Fig 4); the exact privacy loss
+    (SPEC sec 2.1) or checked delta versus the scale with the target marked; for a release the
+    original and released distributions per secret.
+    """
+    scenario = estimated.scenario if fitted is None else fitted.scenario
+    used = [c for c in comparison if isinstance(c, NoiseCalibration)]
+    skipped = [c for c in comparison if isinstance(c, Skipped)]
+    parts = [f"<h1>{html.escape(title)}</h1>"]
+    inputs = payload.get("inputs") or {
+        "data": estimated.source,
+        "secret": estimated.secret_column,
+        "public": estimated.public_column,
+        "pairs": [list(p) for p in estimated.scenario.pairs],
+        "epsilon": epsilon,
+        "delta": delta,
+        "noise": noise,
+    }
+    parts.append("<h2>Inputs</h2>")
+    parts.append(
+        _table(
+            ["input", "value"],
+            [
+                [_cell(k), _cell(json.dumps(v) if not isinstance(v, str) else v, f"input:{k}")]
+                for k, v in inputs.items()
+            ],
+            "inputs",
+        )
+    )
+    rows = [
+        [_cell("rows in the table"), _cell(_fmt(estimated.rows_total), "rows_total")],
+        [_cell("rows dropped from the estimate"), _cell(_fmt(estimated.rows_dropped), "rows_dropped")],
+    ] + [
+        [_cell(f"rows with secret {g.secret}"), _cell(_fmt(g.rows), f"rows:{g.secret}")]
+        for g in estimated.groups
+    ]
+    parts.append(_table(["count", "value"], rows, "counts"))
+    if estimated.categorical:
+        parts.append("<h2>Category to code</h2>")
+        parts.append(
+            _table(
+                ["label", "code"],
+                [[_cell(label), _cell(code, f"code:{label}")] for label, code in estimated.mapping],
+                "mapping",
+            )
+        )
+    parts.append("<h2>Mechanisms</h2>")
+    mech_rows = []
+    for c in used:
+        d = c.to_dict()
+        checked = d["checked_loss"] if d["checked_loss"] is not None else d["checked_delta"]
+        if checked is None:
+            checked = d["checked_information"]
+        mech_rows.append(
+            [
+                _cell(d["mechanism"]),
+                _cell(d["noise"]),
+                _cell(_fmt(d["scale"]), f"scale:{d['mechanism']}"),
+                _cell(_fmt(d["variance"]), f"variance:{d['mechanism']}"),
+                _cell(_fmt(checked), f"checked:{d['mechanism']}"),
+                _cell(d["source"]),
+            ]
+        )
+    parts.append(
+        _table(
+            ["mechanism", "noise", "scale", "noise variance", "checked (loss, delta or I)", "source"],
+            mech_rows,
+            "mechanisms",
+        )
+    )
+    if skipped:
+        items = "".join(f"<li>{html.escape(s.mechanism)}: {html.escape(s.reason)}</li>" for s in skipped)
+        parts.append(f'<p class="note">Not used:</p><ul class="note">{items}</ul>')
+    chosen = payload.get("chosen")
+    if chosen:
+        parts.append(
+            '<p>Released with <b>{}</b>: scale <span data-key="chosen:scale">{}</span>, checked '
+            '<span data-key="chosen:checked">{}</span>.</p>'.format(
+                html.escape(str(chosen["mechanism"])),
+                _fmt(chosen["scale"]),
+                _fmt(
+                    chosen["checked_loss"] if chosen["checked_loss"] is not None else chosen["checked_delta"]
+                ),
+            )
+        )
+    if payload.get("guarantee"):
+        parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
+
+    parts.append("<h2>Figures</h2>")
+    parts.append(
+        _figure(
+            "fig-priors",
+            "Priors per secret",
+            _priors_figure(estimated, fitted),
+            f"P({estimated.public_column} | {estimated.secret_column}) estimated from the table"
+            + (f", with the fitted {fitted.model} density" if fitted is not None else "")
+            + ".",
+        )
+    )
+    svg, caption = _plan_figure(estimated)
+    parts.append(_figure("fig-plan", "Kantorovich transport plan", svg, caption))
+    parts.append(
+        _figure(
+            "fig-scale-epsilon",
+            "Scale versus epsilon",
+            _scale_epsilon_figure(
+                scenario, epsilon, delta, noise, estimated.secret_weights, [c.mechanism for c in used]
+            ),
+            "Each mechanism's calibrated scale for epsilon from eps/8 to 4 eps (seed 001 Fig 4); "
+            "the dotted line is the target epsilon.",
+        )
+    )
+    svg, caption = _loss_scale_figure(scenario, epsilon, delta, noise, used)
+    parts.append(_figure("fig-loss-scale", "Privacy loss versus scale", svg, caption))
+    if released:
+        parts.append(
+            _figure(
+                "fig-release",
+                "Original versus released",
+                _release_figure(estimated, released),
+                "Per secret: the original distribution of the public column (bars) and the "
+                "released values with their noise (density of binned values).",
+            )
+        )
+    data = json.dumps(payload, allow_nan=False).replace("</", "<\\/")
+    body = "\n".join(parts)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+        f'<script type="application/json" id="report-json">{data}</script>\n</body></html>\n'
+    )
+
+
+def released_histograms(
+    output: str | Path, estimated: EstimatedPriors, *, bins: int = 60
+) -> tuple[ReleasedHistogram, ...]:
+    """Bin the released column of a release's output per secret of the pairs (DuckDB, streamed).
+
+    Parameters
+    ----------
+    output : str or pathlib.Path
+        The release's output: a CSV or Parquet file, or a folder of Parquet or CSV part files
+        (Spark engine).
+    estimated : EstimatedPriors
+        The release's priors (names the secret and public columns and the secrets).
+    bins : int
+        Bins over the range of released values (>= 1).
+
+    Returns
+    -------
+    tuple of ReleasedHistogram
+        One per secret of the pairs, in the priors' order; missing released values left out.
+    """
+    from .data import _quote, connect
+
+    path = Path(output)
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet")) or sorted(path.glob("*.csv*"))
+        files = [str(p) for p in parts]
+    else:
+        files = [str(path)]
+    reader = "read_parquet" if files and files[0].endswith((".parquet", ".pq")) else "read_csv"
+    source = f"{reader}([{', '.join(repr(f) for f in files)}])"
+    secrets = list(estimated.scenario.priors[0].conditionals)
+    s_col, v_col = _quote(estimated.secret_column), _quote(estimated.public_column)
+    con = connect()
+    try:
+        con.execute(
+            f"CREATE TEMP VIEW released AS SELECT CAST({s_col} AS VARCHAR) AS s, "
+            f"CAST({v_col} AS DOUBLE) AS v FROM {source}"
+        )
+        lo, hi = con.execute("SELECT min(v), max(v) FROM released WHERE v IS NOT NULL").fetchone()  # type: ignore[misc]
+        lo, hi = (0.0, 1.0) if lo is None else (float(lo), float(hi))
+        hi = hi if hi > lo else lo + 1.0
+        edges = np.linspace(lo, hi, bins + 1)
+        width = (hi - lo) / bins
+        out = []
+        for s in secrets:
+            rows = con.execute(
+                f"SELECT least(CAST(floor((v - {lo!r}) / {width!r}) AS BIGINT), {bins - 1}) AS b, count(*) "
+                "FROM released WHERE v IS NOT NULL AND s = ? GROUP BY 1",
+                [s],
+            ).fetchall()
+            counts = np.zeros(bins)
+            for b, n in rows:
+                counts[int(b)] += n
+            out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
+    finally:
+        con.close()
+    return tuple(out)
+
+
+def write_report(text: str, path: str | Path, *, force: bool = False) -> Path:
+    """Write ``text`` to ``path`` atomically; never replace an existing file without ``force``.
+
+    Raises
+    ------
+    ReportExistsError
+        If ``path`` exists and ``force`` is false.
+    ValueError
+        If ``path`` does not end in ``.html`` or its folder does not exist.
+    """
+    out = Path(path)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(f"report must be an .html file, got {str(out)!r}")
+    if not out.parent.is_dir():
+        raise ValueError(f"report folder must exist, got {str(out.parent)!r}")
+    if out.exists() and not force:
+        raise ReportExistsError(f"report file {str(out)!r} exists; pass --force (force=True) to overwrite it")
+    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(name, 0o666 & ~umask)
+        if force:
+            os.replace(name, out)
+        else:
+            os.link(name, out)
+            os.unlink(name)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    return out

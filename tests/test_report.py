@@ -1,0 +1,182 @@
+"""HTML reports, tested as a person sees them: rendered in headless Chromium.
+
+The browser test needs Debian's ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them)
+and selenium (``test`` extra); without them it is skipped. The other tests need neither.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pufferfish.cli import app
+from pufferfish.report import FIGURES
+
+ADULT = ["adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married"]
+
+
+def _run(args: list[str]) -> Any:
+    result = CliRunner().invoke(app, args)
+    return result
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A calibration report (categorical workclass) and a release report (age, GMM prior)."""
+    folder = tmp_path_factory.mktemp("reports")
+    cal_html = folder / "calibrate.html"
+    res = _run(
+        [
+            "calibrate",
+            *ADULT,
+            "--public",
+            "workclass",
+            "--epsilon",
+            "0.5",
+            "--json",
+            "--report",
+            str(cal_html),
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    cal_json = json.loads(res.output)
+    rel_html, rel_out = folder / "release.html", folder / "age.csv"
+    res = _run(
+        [
+            "release",
+            *ADULT,
+            "--public",
+            "age",
+            "--epsilon",
+            "1",
+            "--prior",
+            "gmm:2",
+            "--output",
+            str(rel_out),
+            "--report",
+            str(rel_html),
+        ]
+    )
+    assert res.exit_code == 0, res.output
+    rel_json = json.loads((folder / "age.report.json").read_text())
+    return {"calibrate": (cal_html, cal_json), "release": (rel_html, rel_json)}
+
+
+def _shown(page: str) -> dict[str, str]:
+    """``data-key -> shown text`` of every keyed cell of the page."""
+    return {k: v for k, v in re.findall(r'data-key="([^"]+)">([^<]*)<', page)}
+
+
+def _numbers_match(shown: dict[str, str], payload: dict[str, Any], rows_key: str) -> int:
+    """Assert every mechanism's scale, variance and check shown equals the JSON; count them."""
+    checked = 0
+    for row in payload[rows_key]:
+        if row.get("scale") is None:
+            continue
+        m = row["mechanism"]
+        assert float(shown[f"scale:{m}"]) == pytest.approx(row["scale"], rel=5e-6)
+        assert float(shown[f"variance:{m}"]) == pytest.approx(row["variance"], rel=5e-6)
+        check = next(
+            row[k] for k in ("checked_loss", "checked_delta", "checked_information") if row[k] is not None
+        )
+        assert float(shown[f"checked:{m}"]) == pytest.approx(check, rel=5e-6, abs=1e-300)
+        checked += 1
+    return checked
+
+
+def test_report_is_self_contained_and_its_numbers_are_the_json_numbers(reports: dict[str, Any]) -> None:
+    cal_html, cal_json = reports["calibrate"]
+    page = cal_html.read_text()
+    assert not re.search(r'<(link|img|script)[^>]+(src|href)="https?:', page)  # nothing to fetch
+    assert all(f'<figure id="{f}">' in page for f in FIGURES)
+    assert page.count("<svg") == len(FIGURES)
+    shown = _shown(page)
+    assert _numbers_match(shown, cal_json, "results") == 5
+    assert shown["rows_total"] == f"{cal_json['rows_total']:,}" == "48,842"
+    assert shown["rows_dropped"] == f"{cal_json['rows_dropped_missing']:,}"
+    assert len(cal_json["mapping"]) == 8
+    for item in cal_json["mapping"]:
+        assert shown[f"code:{item['label']}"] == str(item["code"])
+    embedded = re.search(r'<script type="application/json" id="report-json">(.*?)</script>', page, re.S)
+    assert embedded is not None and json.loads(embedded.group(1)) == cal_json
+
+    rel_html, rel_json = reports["release"]
+    page = rel_html.read_text()
+    assert '<figure id="fig-release">' in page and page.count("<svg") == len(FIGURES) + 1
+    shown = _shown(page)
+    assert _numbers_match(shown, rel_json, "mechanisms") >= 2
+    assert float(shown["chosen:scale"]) == pytest.approx(rel_json["chosen"]["scale"], rel=5e-6)
+
+
+def test_an_existing_report_is_not_overwritten(reports: dict[str, Any], tmp_path: Path) -> None:
+    target = tmp_path / "keep.html"
+    target.write_text("mine")
+    res = _run(["calibrate", *ADULT, "--public", "workclass", "--epsilon", "0.5", "--report", str(target)])
+    assert res.exit_code == 1 and "exists; pass --force" in res.output
+    assert target.read_text() == "mine"
+    res = _run(
+        [
+            "calibrate",
+            *ADULT,
+            "--public",
+            "workclass",
+            "--epsilon",
+            "0.5",
+            "--report",
+            str(tmp_path / "x.pdf"),
+        ]
+    )
+    assert res.exit_code == 1 and "report must be an .html file" in res.output
+
+
+def _browser() -> Any:
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if chromium is None or driver is None:
+        pytest.skip("needs Debian's chromium and chromium-driver (installed by .ci/run)")
+    opts = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,1000"):
+        opts.add_argument(arg)
+    opts.binary_location = chromium
+    return webdriver.Chrome(options=opts, service=Service(driver))
+
+
+def test_reports_render_in_headless_chromium(reports: dict[str, Any], tmp_path: Path) -> None:
+    """Every figure is drawn (a box of real size with ink in it) and the numbers on screen are the
+    JSON report's numbers."""
+    from PIL import Image
+    from selenium.webdriver.common.by import By
+
+    browser = _browser()
+    try:
+        for name, rows_key in (("calibrate", "results"), ("release", "mechanisms")):
+            page, payload = reports[name]
+            browser.get(page.resolve().as_uri())
+            figures = browser.find_elements(By.CSS_SELECTOR, "figure")
+            expected = list(FIGURES) + (["fig-release"] if name == "release" else [])
+            assert [f.get_attribute("id") for f in figures] == expected
+            for fig in figures:
+                svg = fig.find_element(By.TAG_NAME, "svg")
+                assert svg.size["width"] > 200 and svg.size["height"] > 150, fig.get_attribute("id")
+                pixels = np.asarray(Image.open(io.BytesIO(svg.screenshot_as_png)).convert("L"))
+                ink = float((pixels < 200).mean())
+                assert 0.01 < ink < 0.6, (fig.get_attribute("id"), ink)  # drawn, not blank or black
+            shown = {
+                e.get_attribute("data-key"): e.text
+                for e in browser.find_elements(By.CSS_SELECTOR, "[data-key]")
+            }
+            assert _numbers_match(shown, payload, rows_key) >= 2
+            assert browser.save_screenshot(str(tmp_path / f"{name}.png"))
+            assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    finally:
+        browser.quit()
