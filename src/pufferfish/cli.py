@@ -575,6 +575,28 @@ def multiuser_release(
     console.print(f"noise: {result.noise['sampler']}")
 
 
+@app.command()
+def reproduce(
+    output: Annotated[
+        str, typer.Option("--output", help="Folder to write the tables, figures and index.md to.")
+    ],
+    paper: Annotated[
+        str | None, typer.Option("--paper", help="Seed paper: 000, 001, 002, 003 or 004 (default: all).")
+    ] = None,
+) -> None:
+    """Regenerate the seed papers' tables and figures with an index of printed vs our values."""
+    from .reproduce import reproduce as do_reproduce
+
+    result = _guard(lambda: do_reproduce(paper, output))
+    compared = [v for v in result.values if v.difference is not None]
+    worst = max((abs(v.difference) for v in compared if v.difference is not None), default=0.0)
+    typer.echo(f"index: {result.files[0]}")
+    typer.echo(
+        f"{len(result.values)} items, {len(compared)} compared with a printed value "
+        f"(largest |difference| {worst:.4g}); {len(result.files)} files written"
+    )
+
+
 def main() -> None:
     """Entry point of the ``pufferfish`` console script."""
     app()
