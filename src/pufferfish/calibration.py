@@ -6,18 +6,18 @@ Each calibrator returns the Laplace scale ``theta`` (noise variance ``2 theta^2`
 before returning it (``Calibration.check``). A scale that fails the check after a bounded move to
 the safe side raises :class:`PrivacyCheckError`: that would be a bug or a false theorem.
 
-=============  ==========================================================  =====================
-mechanism      scale                                                        source
-=============  ==========================================================  =====================
-``l1``         ``max |x - x'|`` over both alphabets, / eps                  seed 001 eq (26)
-``kantorovich`` ``max |x - x'|`` over the Kantorovich plan, / eps           seed 002 Lemma 1;
-                                                                            seed 000 Prop 1-2;
-                                                                            seed 001 eq (4)
-``relaxed``    largest root over plan columns and rows of                   seed 002 Thm 2
-               ``sum pi(x, x') (e^{|x - x'|/theta} - e^eps) = 0``          (14a, 14b); seed 001
-                                                                            Prop 3.2-3.3, Alg 1
-``optimal``    smallest theta whose exact loss is <= eps                    SPEC sec 2.1
-=============  ==========================================================  =====================
+===============  ====================================================  ======================
+mechanism        scale                                                 source
+===============  ====================================================  ======================
+``l1``           ``max |x - x'|`` over both alphabets, / eps           seed 001 eq (26)
+``kantorovich``  ``max |x - x'|`` over the Kantorovich plan, / eps     seed 002 Lemma 1;
+                                                                       seed 000 Prop 1-2;
+                                                                       seed 001 eq (4)
+``relaxed``      largest root over plan columns and rows of            seed 002 Thm 2
+                 ``sum pi(x, x') (e^{|x - x'|/theta} - e^eps) = 0``    (14a, 14b); seed 001
+                                                                       Prop 3.2-3.3, Alg 1
+``optimal``      smallest theta whose exact loss is <= eps             SPEC sec 2.1
+===============  ====================================================  ======================
 
 Always ``optimal <= relaxed <= kantorovich <= l1``.
 """

@@ -1,27 +1,27 @@
 """Every calibrator for any prior (discrete, Gaussian, Gaussian mixture), Laplace or Gaussian noise
 and (eps, delta), each checked exactly; the optimal scale for a target (eps, delta).
 
-======================  =========  ====================  =========================================
-mechanism               noise      priors                scale (source)
-======================  =========  ====================  =========================================
-``l1``                  Laplace    discrete              seed 001 eq (26) (:mod:`.calibration`)
-``kantorovich``         Laplace    discrete              seed 002 Lemma 1 (:mod:`.calibration`)
-``relaxed``             Laplace    discrete              seed 002 Thm 2 (:mod:`.calibration`)
-``monge``               Laplace    Gaussian              seed 003 Thm 1, eq (5) with
-                                                         ``tau* = Q^{-1}(delta/2)`` (eq 20);
-                                                         delta = 0: Remark 1, eq (6)
-``monge-lambertw``      Laplace    Gaussian              seed 003 Thm 1 with ``tau*`` of eq (23)
-``gmm``                 Laplace    Gaussian mixture      seed 003 Thm 2, eq (13); ``w*`` by POT
-                                                         ``ot.emd``
-``gmm-translation``     Laplace    Gaussian mixture      seed 003 Cor 2, eq (15)
-``kantorovich-gaussian`` Gaussian  discrete, Gaussian    seed 002 Thm 3(a): ``sigma = c Delta/eps``,
-                                   translates            ``c^2 > 2 ln(1.25/delta)``, eps < 1
-``analytic-gaussian``   Gaussian   same                  Balle and Wang (2018) Thm 8 at ``Delta``
-``mi-gaussian``         Gaussian   any                   seed 004 Thm 3 (eps-MI PP)
-``mi-gaussian-entropy`` Gaussian   Gaussian mixture      seed 004 Thm 4 (eps-MI PP)
-``mi-laplace``          Laplace    any                   seed 004 Remark 6 (eps-MI PP)
-``optimal``             either     any                   smallest scale passing the exact check
-======================  =========  ====================  =========================================
+========================  =========  ====================  =========================================
+mechanism                 noise      priors                scale (source)
+========================  =========  ====================  =========================================
+``l1``                    Laplace    discrete              seed 001 eq (26) (:mod:`.calibration`)
+``kantorovich``           Laplace    discrete              seed 002 Lemma 1 (:mod:`.calibration`)
+``relaxed``               Laplace    discrete              seed 002 Thm 2 (:mod:`.calibration`)
+``monge``                 Laplace    Gaussian              seed 003 Thm 1, eq (5) with
+                                                           ``tau* = Q^{-1}(delta/2)`` (eq 20);
+                                                           delta = 0: Remark 1, eq (6)
+``monge-lambertw``        Laplace    Gaussian              seed 003 Thm 1 with ``tau*`` of eq (23)
+``gmm``                   Laplace    Gaussian mixture      seed 003 Thm 2, eq (13); ``w*`` by POT
+                                                           ``ot.emd``
+``gmm-translation``       Laplace    Gaussian mixture      seed 003 Cor 2, eq (15)
+``kantorovich-gaussian``  Gaussian   discrete, Gaussian    seed 002 Thm 3(a): ``sigma = c Delta/eps``,
+                                     translates            ``c^2 > 2 ln(1.25/delta)``, eps < 1
+``analytic-gaussian``     Gaussian   same                  Balle and Wang (2018) Thm 8 at ``Delta``
+``mi-gaussian``           Gaussian   any                   seed 004 Thm 3 (eps-MI PP)
+``mi-gaussian-entropy``   Gaussian   Gaussian mixture      seed 004 Thm 4 (eps-MI PP)
+``mi-laplace``            Laplace    any                   seed 004 Remark 6 (eps-MI PP)
+``optimal``               either     any                   smallest scale passing the exact check
+========================  =========  ====================  =========================================
 
 ``Delta`` is the largest displacement of the Kantorovich plan (SPEC sec 1); the analytic Gaussian
 calibration at ``Delta`` is valid for pufferfish privacy because the hockey-stick divergence is

@@ -5,21 +5,21 @@ against the exact privacy loss (SPEC sec 2.1) of the query's two conditional dis
 computed from the whole system. A scale that fails the check raises
 :class:`~pufferfish.calibration.PrivacyCheckError`; a theorem whose scale failed would be a finding.
 
-==============  =========================  ========================================================
-mechanism       pair set                   scale (uses only the target user's data unless noted)
-==============  =========================  ========================================================
-``thm1``        ``ab``                     ``|a - b| / eps``, seed 000 Thm 1 eq (10)
-``thm2``        ``a-bot``                  ``|a| / eps``, seed 000 Thm 2 eq (12)
-``thm3-eq13``   ``P-bot``                  root of ``E_{P_i}[e^{|D_i|/theta}] = e^eps``, Thm 3 (13)
-``thm3-eq14``   ``P-bot``                  ``max |t| / eps`` over ``supp P_i``, Thm 3 eq (14)
-``eq15``        ``P-bot``, Bernoulli       ``1 / log((e^eps - (1 - p)) / p)``, eq (15)
-``thm4``        ``P-Q``                    ``sup_t Delta*(t) / eps`` from ``F_P, F_Q``, Thm 4 (16-17)
-``lemma1``      ``P-Q``, Bernoulli         ``1 / eps``, Lemma 1 eq (18)
-``lemma2``      ``P-Q``, Bernoulli         eq (21); uses the other users' distribution
-``kantorovich`` any                        seed 002 Lemma 1 on the query's conditionals
-``relaxed``     any                        seed 002 Thm 2 on the query's conditionals
-``optimal``     any                        smallest scale with exact loss <= eps (SPEC 2.1)
-==============  =========================  ========================================================
+===============  =========================  ========================================================
+mechanism        pair set                   scale (uses only the target user's data unless noted)
+===============  =========================  ========================================================
+``thm1``         ``ab``                     ``|a - b| / eps``, seed 000 Thm 1 eq (10)
+``thm2``         ``a-bot``                  ``|a| / eps``, seed 000 Thm 2 eq (12)
+``thm3-eq13``    ``P-bot``                  root of ``E_{P_i}[e^{|D_i|/theta}] = e^eps``, Thm 3 (13)
+``thm3-eq14``    ``P-bot``                  ``max |t| / eps`` over ``supp P_i``, Thm 3 eq (14)
+``eq15``         ``P-bot``, Bernoulli       ``1 / log((e^eps - (1 - p)) / p)``, eq (15)
+``thm4``         ``P-Q``                    ``sup_t Delta*(t) / eps`` from ``F_P, F_Q``, Thm 4 (16-17)
+``lemma1``       ``P-Q``, Bernoulli         ``1 / eps``, Lemma 1 eq (18)
+``lemma2``       ``P-Q``, Bernoulli         eq (21); uses the other users' distribution
+``kantorovich``  any                        seed 002 Lemma 1 on the query's conditionals
+``relaxed``      any                        seed 002 Thm 2 on the query's conditionals
+``optimal``      any                        smallest scale with exact loss <= eps (SPEC 2.1)
+===============  =========================  ========================================================
 """
 
 from __future__ import annotations
@@ -774,7 +774,7 @@ class SystemCalibration:
     scale where that tail ratio reaches ``e^eps``. *Upper*: adding the independent sum of the
     other users is post-processing of ``D_i + N``, so the query's loss never exceeds the loss of
     the user's own pair (``P_i`` vs ``delta_0`` or ``Q_i``) with the same noise; that loss is exact
-    and O(|supp P_i|). Users whose own-pair loss at the current scale is ``<= eps`` are done;
+    and O(``|supp P_i|``). Users whose own-pair loss at the current scale is ``<= eps`` are done;
     the rest are calibrated on the full query (seed 000 eq 7-9), largest first.
     """
 
