@@ -135,6 +135,7 @@ def test_corollary1_is_theorem1_on_the_summation_query() -> None:
 )  # fmt: skip
 @example(4e-16, 1.0, 0.0, 1.0, 0.5, 0.05)  # theorem scale 8e-16: s/b = 1e15 once lost all digits
 @example(1e-161, 0.2, 0.0, 0.2, 0.5, 0.05)  # s/b = 1e160: the tilted modes once overflowed to NaN
+@example(5e-324, 1.0, 0.0, 1.0, 0.5, 0.05)  # b denormal: s/b overflowed, the mode solve had no bracket
 @example(0.5, 0.5, 0.0, 0.5, 0.5, 0.3)  # Remark 1 scale: g tends to eps in both tails (was 5 s)
 def test_every_theorem_scale_passes_and_optimal_is_smallest(mi, si, mj, sj, eps, delta) -> None:
     sc = Scenario.single(G.gaussian(mi, si), G.gaussian(mj, sj))

@@ -177,6 +177,12 @@ class ReleaseDensity:
         shift = np.full(self.locs.size, np.nan)
         for k, s in enumerate(self.spreads):
             if s > 0.0:
+                ratio = s / b
+                if not ratio < 1e150:
+                    # phi(z)/Phi(z) = |z| + 1/|z| + O(|z|^-3) as z -> -inf, so z* = -2r + 1/(2r)
+                    # to far below float resolution; s/b may even overflow (b denormal).
+                    shift[k] = -s * ratio + 0.5 * b if math.isfinite(ratio) else -math.inf
+                    continue
                 target = math.log(2.0 * s / b)
 
                 def excess(z: float, target: float = target) -> float:
