@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from enum import Enum
-from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -230,19 +229,6 @@ def _print_tables(
         )
 
 
-def _check_report_path(report: str, force: bool) -> None:
-    """Refuse a bad or existing report path before any work is done."""
-    from .report import ReportExistsError
-
-    path = Path(report)
-    if path.suffix.lower() not in (".html", ".htm"):
-        raise ValueError(f"report must be an .html file, got {report!r}")
-    if not path.parent.is_dir():
-        raise ValueError(f"report folder must exist, got {str(path.parent)!r}")
-    if path.exists() and not force:
-        raise ReportExistsError(f"report file {report!r} exists; pass --force to overwrite it")
-
-
 def _write_html(
     report: str,
     force: bool,
@@ -313,10 +299,11 @@ def calibrate(
     as_json: JsonOpt = False,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
+    from .report import check_report_path
 
     def run() -> tuple[EstimatedPriors, FittedPriors | None, tuple[NoiseCalibration | Skipped, ...]]:
         if report is not None:
-            _check_report_path(report, force)
+            check_report_path(report, force=force)
         model, k = parse_prior_model(prior)
         mechs = NOISE_MECHANISMS if mechanism == "all" else (check_mechanism_name(mechanism),)
         check_epsilons(epsilon)
@@ -387,10 +374,11 @@ def release(
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .release import release as do_release
+    from .report import check_report_path
 
     def run() -> Any:
         if report is not None:
-            _check_report_path(report, force)
+            check_report_path(report, force=force)
         if len(epsilon) != 1:
             raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
         return do_release(

@@ -507,6 +507,26 @@ def released_histograms(
     return tuple(out)
 
 
+def check_report_path(path: str | Path, *, force: bool = False) -> Path:
+    """``path`` as a Path if a report may be written there (before any work is done).
+
+    Raises
+    ------
+    ValueError
+        If ``path`` does not end in ``.html`` (or ``.htm``) or its folder does not exist.
+    ReportExistsError
+        If ``path`` exists and ``force`` is false.
+    """
+    out = Path(path)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise ValueError(f"report must be an .html file, got {str(out)!r}")
+    if not out.parent.is_dir():
+        raise ValueError(f"report folder must exist, got {str(out.parent)!r}")
+    if out.exists() and not force:
+        raise ReportExistsError(f"report file {str(out)!r} exists; pass --force (force=True) to overwrite it")
+    return out
+
+
 def write_report(text: str, path: str | Path, *, force: bool = False) -> Path:
     """Write ``text`` to ``path`` atomically; never replace an existing file without ``force``.
 
@@ -517,13 +537,7 @@ def write_report(text: str, path: str | Path, *, force: bool = False) -> Path:
     ValueError
         If ``path`` does not end in ``.html`` or its folder does not exist.
     """
-    out = Path(path)
-    if out.suffix.lower() not in (".html", ".htm"):
-        raise ValueError(f"report must be an .html file, got {str(out)!r}")
-    if not out.parent.is_dir():
-        raise ValueError(f"report folder must exist, got {str(out.parent)!r}")
-    if out.exists() and not force:
-        raise ReportExistsError(f"report file {str(out)!r} exists; pass --force (force=True) to overwrite it")
+    out = check_report_path(path, force=force)
     fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

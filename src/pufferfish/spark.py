@@ -23,6 +23,7 @@ from .data import (
     DataError,
     EstimatedPriors,
     TableAggregates,
+    _first_line,
     check_columns,
     check_pairs,
     describe_source,
@@ -119,8 +120,7 @@ def read_table(spark: Any, data: Any, *, all_text: bool = False) -> Any:
             return spark.read.parquet(str(path))
         return spark.read.csv(str(path), header=True, inferSchema=not all_text)
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot read {str(path)!r} with Spark: {first}") from None
+        raise DataError(f"cannot read {str(path)!r} with Spark: {_first_line(exc)}") from None
 
 
 def estimate_priors_spark(
@@ -202,8 +202,7 @@ def estimate_priors_spark(
     except DataError:
         raise
     except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot read the table with Spark: {first}") from None
+        raise DataError(f"cannot read the table with Spark: {_first_line(exc)}") from None
     aggregates = TableAggregates(
         rows_total=int(total),
         rows_dropped=int(dropped),
@@ -342,8 +341,7 @@ def release_table_spark(
             gz = output.name.lower().endswith(".gz")
             out.options(header=True, **({"compression": "gzip"} if gz else {})).csv(str(output))
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot write the release with Spark: {first}") from None
+        raise DataError(f"cannot write the release with Spark: {_first_line(exc)}") from None
     probe = (add_laplace if noise == "laplace" else add_gaussian)(np.zeros(1), scale, rng=seed, workers=1)
     described = probe.describe()
     described.update(
