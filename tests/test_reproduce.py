@@ -80,5 +80,10 @@ def test_cli_reproduce_writes_an_index_of_printed_and_our_values(tmp_path: Path)
         rep = reproduce(paper, tmp_path / paper)
         v = next(v for v in rep.values if v.item.startswith(item))
         assert v.agrees and v.ours == v.printed
+    # Seed 002 Fig 4 on Adult: Thm 2 (relaxed) below Thm 1 (Kantorovich) at every eps, as the paper says.
+    fig4 = np.loadtxt(tmp_path / "002" / "seed002_fig4.csv", delimiter=",", skiprows=1)
+    assert fig4.shape == (10, 4)
+    assert np.all(fig4[:, 3] <= fig4[:, 2]) and np.all(fig4[:, 2] < fig4[:, 1])
+    assert "not reproduced" in (tmp_path / "002" / "index.md").read_text()
     bad = CliRunner().invoke(app, ["reproduce", "--paper", "999", "--output", str(tmp_path)])
     assert bad.exit_code == 1 and "paper must be one of 000, 001, 002, 003, 004, got '999'" in bad.output
