@@ -1,4 +1,5 @@
-"""Helpers shared by the benchmark scripts: median wall time and a line naming the machine."""
+"""Helpers shared by the benchmark scripts: median wall time, a line naming the machine, and the
+synthetic table the release and engine benchmarks read."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
@@ -22,3 +24,18 @@ def median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
 def machine() -> str:
     """``machine: x86_64, 2 cores, Python 3.11.7``."""
     return f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def write_table(path: Path, rows: int) -> None:
+    """Write the benchmark table to Parquet with DuckDB: ``id``, secret ``s`` in {a, b}, integer
+    public ``x`` in 0..10 whose distribution depends on ``s`` (1 row in 11 missing), float ``y``."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT i AS id, CASE WHEN hash(i) % 3 = 0 THEN 'a' ELSE 'b' END AS s, "
+        "CASE WHEN i % 11 = 0 THEN NULL "
+        "ELSE ((hash(i * 7) % 10) + CASE WHEN hash(i) % 3 = 0 THEN 0 ELSE hash(i * 13) % 2 END)::INTEGER "
+        f"END AS x, i * 0.25 AS y FROM range({rows}) t(i)) TO '{path}' (FORMAT parquet)"
+    )
+    con.close()

@@ -16,9 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import duckdb
 import numpy as np
-from _timing import machine, median_seconds
+from _timing import machine, median_seconds, write_table
 
 from pufferfish import estimate_priors, release
 from pufferfish.spark import spark_session
@@ -35,14 +34,7 @@ def main() -> None:
     print(f"spark {spark.version} local[*] session start: {time.perf_counter() - t0:.1f} s")
     with tempfile.TemporaryDirectory() as folder:
         src = Path(folder) / "in.parquet"
-        con = duckdb.connect()
-        con.execute(
-            "COPY (SELECT i AS id, CASE WHEN hash(i) % 3 = 0 THEN 'a' ELSE 'b' END AS s, "
-            "CASE WHEN i % 11 = 0 THEN NULL "
-            "ELSE ((hash(i * 7) % 10) + CASE WHEN hash(i) % 3 = 0 THEN 0 ELSE hash(i * 13) % 2 END)::INTEGER "
-            f"END AS x, i * 0.25 AS y FROM range({rows}) t(i)) TO '{src}' (FORMAT parquet)"
-        )
-        con.close()
+        write_table(src, rows)
         print(f"rows: {rows:,} (input {src.stat().st_size / 2**20:.0f} MiB)")
         kw = dict(secret="s", public="x", pairs=[("a", "b")])
         priors = {}

@@ -18,8 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import duckdb
-from _timing import machine
+from _timing import machine, write_table
 
 from pufferfish import estimate_priors, release
 
@@ -32,14 +31,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         src, out = Path(folder) / "in.parquet", Path(folder) / "out.parquet"
         t0 = time.perf_counter()
-        con = duckdb.connect()
-        con.execute(
-            "COPY (SELECT i AS id, CASE WHEN hash(i) % 3 = 0 THEN 'a' ELSE 'b' END AS s, "
-            "CASE WHEN i % 11 = 0 THEN NULL "
-            "ELSE ((hash(i * 7) % 10) + CASE WHEN hash(i) % 3 = 0 THEN 0 ELSE hash(i * 13) % 2 END)::INTEGER "
-            f"END AS x, i * 0.25 AS y FROM range({rows}) t(i)) TO '{src}' (FORMAT parquet)"
-        )
-        con.close()
+        write_table(src, rows)
         made = time.perf_counter() - t0
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         t0 = time.perf_counter()
