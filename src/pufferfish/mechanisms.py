@@ -52,6 +52,7 @@ from .calibration import calibrate_optimal as calibrate_optimal_discrete
 from .divergence import (
     GridTooFineError,
     check_noise,
+    gaussian_delta_bound,
     hockey_stick,
     mutual_information,
     privacy_loss_sup,
@@ -201,45 +202,17 @@ def gaussian_delta(mean_i: float, var_i: float, mean_j: float, var_j: float, eps
     Returns
     -------
     float
-        In [0, 1].
+        In [0, 1]: the ``forward`` value of :func:`~pufferfish.divergence.gaussian_delta_bound`,
+        which also gives its derived error bound.
 
     Notes
     -----
     ``log N_i - log N_j - eps`` is a quadratic in ``y``; the set where it is positive is an
     interval, a half-line, two half-lines, empty or the line, and the integral is a sum of normal
-    CDF differences (SPEC sec 5; seed 003 eq (16)). Equal variances give the formula of Balle and
-    Wang (2018) Thm 8.
+    tail masses, each taken from the side without cancellation (SPEC sec 5; seed 003 eq (16)).
+    Equal variances give the formula of Balle and Wang (2018) Thm 8.
     """
-    from scipy.special import ndtr
-
-    si, sj = math.sqrt(var_i), math.sqrt(var_j)
-    e_eps = math.exp(epsilon)
-
-    def mass(lo: float, hi: float, m: float, s: float) -> float:
-        return float(ndtr((hi - m) / s) - ndtr((lo - m) / s)) if hi > lo else 0.0
-
-    a2 = -0.5 / var_i + 0.5 / var_j
-    a1 = mean_i / var_i - mean_j / var_j
-    a0 = -0.5 * mean_i**2 / var_i + 0.5 * mean_j**2 / var_j - math.log(si / sj) - epsilon
-    intervals: list[tuple[float, float]]
-    if abs(a2) < 1e-15 * (1.0 / var_i + 1.0 / var_j):
-        if a1 == 0.0:
-            intervals = [(-math.inf, math.inf)] if a0 > 0 else []
-        else:
-            r = -a0 / a1
-            intervals = [(r, math.inf)] if a1 > 0 else [(-math.inf, r)]
-    else:
-        disc = a1 * a1 - 4 * a2 * a0
-        if disc <= 0:
-            intervals = [(-math.inf, math.inf)] if a2 > 0 else []
-        else:
-            q = -0.5 * (a1 + math.copysign(math.sqrt(disc), a1))
-            r1, r2 = sorted((q / a2, a0 / q))
-            intervals = [(-math.inf, r1), (r2, math.inf)] if a2 > 0 else [(r1, r2)]
-    total = 0.0
-    for lo, hi in intervals:
-        total += mass(lo, hi, mean_i, si) - e_eps * mass(lo, hi, mean_j, sj)
-    return min(max(total, 0.0), 1.0)
+    return min(gaussian_delta_bound(mean_i, var_i, mean_j, var_j, epsilon).forward, 1.0)
 
 
 def analytic_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
@@ -445,8 +418,9 @@ def check_pairs(scenario: Scenario, noise: str, scale: float, epsilon: float, de
             vi = float(p_i.stds[0] ** 2 + scale**2)
             vj = float(p_j.stds[0] ** 2 + scale**2)
             mi, mj = float(p_i.means[0]), float(p_j.means[0])
-            d = max(gaussian_delta(mi, vi, mj, vj, epsilon), gaussian_delta(mj, vj, mi, vi, epsilon))
-            c = _Check(d, 1e-14, prior.name, pair, "closed form (two Gaussians)")
+            gd = gaussian_delta_bound(mi, vi, mj, vj, epsilon)
+            how = "closed form (two Gaussians)" if gd.intervals == 0 else "hockey-stick (two Gaussians)"
+            c = _Check(gd.delta, gd.error_bound, prior.name, pair, how)
         elif (
             isinstance(p_i, GaussianMixturePrior)
             and isinstance(p_j, GaussianMixturePrior)
@@ -458,8 +432,8 @@ def check_pairs(scenario: Scenario, noise: str, scale: float, epsilon: float, de
             # post-processing, so the delta of the two Gaussian priors themselves bounds it.
             mi, mj = float(p_i.means[0]), float(p_j.means[0])
             vi, vj = float(p_i.stds[0] ** 2), float(p_j.stds[0] ** 2)
-            d = max(gaussian_delta(mi, vi, mj, vj, epsilon), gaussian_delta(mj, vj, mi, vi, epsilon))
-            c = _Check(d, 1e-14, prior.name, pair, "no-noise bound (post-processing), two Gaussians")
+            gd = gaussian_delta_bound(mi, vi, mj, vj, epsilon)
+            c = _Check(gd.delta, gd.error_bound, prior.name, pair, "no-noise bound (post-processing), two Gaussians")
         else:
             hb = hockey_stick(release_density(p_i, noise, scale), release_density(p_j, noise, scale), epsilon)
             side = "forward" if hb.forward >= hb.backward else "backward"
