@@ -63,8 +63,6 @@ _LOG_2PI = math.log(2.0 * math.pi)
 _MAX_LEVELS = 60
 _MAX_OPEN = 1_000_000
 _ROUNDING = 1e-12
-#: An undecided interval whose contribution bound is below this is retired to the error bound.
-_RETIRE = 1e-17
 _SQRT2 = math.sqrt(2.0)
 _SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
 #: Unit roundoff of float64.
@@ -724,6 +722,7 @@ def hockey_stick(
     epsilon: float,
     *,
     tol: float = 1e-10,
+    resolution: float = 1e-17,
     time_limit: float = 30.0,
 ) -> DeltaBound:
     """Certified hockey-stick divergence ``sup_B P_i(B) - e^eps P_j(B)`` in both directions.
@@ -737,6 +736,9 @@ def hockey_stick(
     tol : float
         An undecided interval whose bound on ``g = log f_i - log f_j`` is narrower than this is
         left to the error bound (default 1e-10).
+    resolution : float
+        An undecided interval whose contribution bound is below this is retired to the error
+        bound (default 1e-17; a check against a target delta can pass a millionth of it).
     time_limit : float
         Seconds (default 30); past it the intervals still open are retired to the error bound,
         so the answer is always certified, only less tight.
@@ -759,7 +761,7 @@ def hockey_stick(
     interval; for Laplace releases the tilted bounds of :func:`_tilted_g_bounds` tighten it where
     it is not decisive. Intervals with ``g >= eps`` or ``g <= eps`` throughout are decided; the others are
     bisected until that bound on their contribution, ``P_i(I) (1 - e^{-(max g - eps)})``, is below
-    1e-17, the bound on ``g`` is narrower than ``tol``, 60 levels are reached, a million intervals
+    ``resolution``, the bound on ``g`` is narrower than ``tol``, 60 levels are reached, a million intervals
     are open or the time limit has passed; the contributions of the intervals left undecided and
     the tails beyond the range (at most ``2 * TAIL_MASS``) go to ``error_bound``, with the rounding
     of every decided interval's mass, relative to that mass (:meth:`ReleaseDensity.interval_mass`),
@@ -776,9 +778,13 @@ def hockey_stick(
     state = (grid[:-1], grid[1:], ki[:-1], ki[1:], kj[:-1], kj[1:])
     modes = (f_i._tilted_modes(), f_j._tilted_modes()) if f_i.laplace and f_j.laplace else None
     deadline = time.monotonic() + time_limit / 2.0
-    est_f, err_f, n_f = _one_direction(f_i, f_j, state, eps, tol, modes, forward=True, deadline=deadline)
+    est_f, err_f, n_f = _one_direction(
+        f_i, f_j, state, eps, tol, modes, forward=True, deadline=deadline, retire=resolution
+    )
     deadline = time.monotonic() + time_limit / 2.0
-    est_b, err_b, n_b = _one_direction(f_i, f_j, state, eps, tol, modes, forward=False, deadline=deadline)
+    est_b, err_b, n_b = _one_direction(
+        f_i, f_j, state, eps, tol, modes, forward=False, deadline=deadline, retire=resolution
+    )
     tail = 2.0 * TAIL_MASS
     delta = max(est_f, est_b, 0.0)
     err = max(est_f + err_f, est_b + err_b) - delta + tail
@@ -818,6 +824,7 @@ def _one_direction(
     *,
     forward: bool,
     deadline: float = math.inf,
+    retire: float = 1e-17,
 ) -> tuple[float, float, int]:
     """``int [f_p - e^eps f_q]_+`` (p, q = i, j or j, i) over the grid: (estimate, error, added).
 
@@ -863,7 +870,7 @@ def _one_direction(
             gap = np.maximum(g_hi[open_] + margin[open_] - eps, 0.0)
             bound[open_] = (m_open + e_open) * -np.expm1(-gap) * (1.0 + 4.0 * _U)
         last = level == _MAX_LEVELS or int(open_.sum()) > _MAX_OPEN or time.monotonic() > deadline
-        done = open_ & ((g_hi - g_lo <= tol) | (bound <= _RETIRE) | last)
+        done = open_ & ((g_hi - g_lo <= tol) | (bound <= retire) | last)
         err += float(bound[done].sum())
         split = open_ & ~done
         if not split.any():

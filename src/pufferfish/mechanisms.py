@@ -38,6 +38,7 @@ A theorem's scale that fails its check is reported as a finding, never returned 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -387,7 +388,15 @@ def _discrete_delta_at_zero(p_i: DiscretePrior, p_j: DiscretePrior, eps: float) 
     return float(max(np.maximum(a - e * b, 0).sum(), np.maximum(b - e * a, 0).sum()))
 
 
-def check_pairs(scenario: Scenario, noise: str, scale: float, epsilon: float, delta: float = 0.0) -> _Check:
+def check_pairs(
+    scenario: Scenario,
+    noise: str,
+    scale: float,
+    epsilon: float,
+    delta: float = 0.0,
+    *,
+    time_limit: float = 30.0,
+) -> _Check:
     """Worst pair of the exact (eps, delta) check at one scale (internal; see module docstring)."""
     worst: _Check | None = None
     if delta == 0.0:
@@ -435,7 +444,13 @@ def check_pairs(scenario: Scenario, noise: str, scale: float, epsilon: float, de
             gd = gaussian_delta_bound(mi, vi, mj, vj, epsilon)
             c = _Check(gd.delta, gd.error_bound, prior.name, pair, "no-noise bound (post-processing), two Gaussians")
         else:
-            hb = hockey_stick(release_density(p_i, noise, scale), release_density(p_j, noise, scale), epsilon)
+            hb = hockey_stick(
+                release_density(p_i, noise, scale),
+                release_density(p_j, noise, scale),
+                epsilon,
+                resolution=min(1e-6 * delta, 1e-14),
+                time_limit=time_limit,
+            )
             side = "forward" if hb.forward >= hb.backward else "backward"
             c = _Check(hb.delta, hb.error_bound, prior.name, pair, f"hockey-stick ({side})")
         if worst is None or c.upper > worst.upper:
@@ -775,6 +790,7 @@ def calibrate_optimal_noise(
     delta: float = 0.0,
     noise: str = "laplace",
     upper: float | None = None,
+    time_limit: float = 300.0,
 ) -> NoiseCalibration:
     """The smallest scale whose exact check passes for the target (eps, delta).
 
@@ -789,16 +805,25 @@ def calibrate_optimal_noise(
     noise : {"laplace", "gaussian"}
     upper : float, optional
         A scale known to pass, to bracket from (default: doubling search).
+    time_limit : float
+        Seconds (default 300). The search answers or fails within about this time.
 
     Returns
     -------
     NoiseCalibration
-        The closest passing scale to the root of ``check(scale) = target``, with brentq data.
+        The closest passing scale to the root of ``check(scale) = target``, with brentq data:
+        after brentq, the smallest passing scale is found by bisection between the root and the
+        passing end of the bracket (to a relative 1e-9), never the bracket's end itself. With Laplace
+        noise and ``delta > 0`` the answer is never above the pure-eps optimum, which satisfies
+        every ``(eps, delta)``: if the delta search fails or ends above it, the pure-eps optimum is
+        returned (``checked_delta = 0`` then, as its loss is checked).
 
     Raises
     ------
     ValueError
         On a bad argument, or Gaussian noise with ``delta = 0``.
+    PrivacyCheckError
+        If no passing scale is found, or none within ``time_limit`` (the message says which).
 
     Notes
     -----
@@ -845,13 +870,62 @@ def calibrate_optimal_noise(
                 0.0,
             )
 
+    deadline = time.monotonic() + time_limit
+    try:
+        found = _search_optimal(scenario, epsilon, delta, noise, upper, deadline, time_limit)
+    except PrivacyCheckError:
+        if not (noise == "laplace" and delta > 0.0):
+            raise
+        found = None
+    if noise == "laplace" and delta > 0.0:
+        # pure eps implies (eps, delta): never answer above the pure-eps optimum. One loss check
+        # just below the found scale tells whether the pure-eps optimum is smaller.
+        if found is not None:
+            below = found.scale * (1.0 - 1e-6)
+            try:
+                if below == 0.0 or check_pairs(scenario, noise, below, epsilon, 0.0).upper > epsilon:
+                    return found
+            except GridTooFineError:
+                return found
+        pure = calibrate_optimal_noise(
+            scenario, epsilon, delta=0.0, noise=noise, time_limit=max(deadline - time.monotonic(), 1.0)
+        )
+        if found is None or pure.scale < found.scale:
+            return replace(
+                pure,
+                delta=delta,
+                checked_delta=0.0,
+                decided_by=f"pure eps optimum (implies any delta; the delta search gave no smaller scale): "
+                f"{pure.decided_by}",
+            )
+    assert found is not None
+    return found
+
+
+def _search_optimal(
+    scenario: Scenario,
+    epsilon: float,
+    delta: float,
+    noise: str,
+    upper: float | None,
+    deadline: float,
+    time_limit: float,
+) -> NoiseCalibration:
+    """Bracket, brentq on log scale, then the smallest passing scale (see calibrate_optimal_noise)."""
+    target = epsilon if delta == 0.0 else delta
     calls = 0
 
     def excess(log_scale: float) -> float:
         nonlocal calls
         calls += 1
+        left = deadline - time.monotonic()
+        if left <= 0.0:
+            raise PrivacyCheckError(
+                f"optimal: no answer within the time limit of {time_limit:g} s (epsilon {epsilon!r}, "
+                f"delta {delta!r}, {noise} noise); give a larger time_limit or a larger delta"
+            )
         try:
-            chk = check_pairs(scenario, noise, math.exp(log_scale), epsilon, delta)
+            chk = check_pairs(scenario, noise, math.exp(log_scale), epsilon, delta, time_limit=min(left, 30.0))
         except GridTooFineError:
             return 1.0  # too small a scale to check: treated as failing (safe side)
         return chk.upper - target
@@ -862,8 +936,15 @@ def calibrate_optimal_noise(
         if excess(math.log(hi)) <= 0:
             break
         hi *= 2.0
+        if not math.isfinite(hi):
+            break
     else:  # pragma: no cover
         raise PrivacyCheckError("could not find a passing scale to bracket from")
+    if not (math.isfinite(hi) and excess(math.log(hi)) <= 0):
+        raise PrivacyCheckError(
+            f"optimal: no scale up to the largest float passes the exact check (epsilon {epsilon!r}, "
+            f"delta {delta!r}, {noise} noise)"
+        )
     lo = hi
     for _ in range(200):
         lo /= 2.0
@@ -886,12 +967,25 @@ def calibrate_optimal_noise(
     root, info = brentq(
         excess, math.log(lo), math.log(hi), xtol=1e-10, rtol=1e-12, full_output=True, disp=False
     )
+    # the closest passing scale: a few nudges, then bisection on "passes" between root and hi
+    log_hi = math.log(hi)
     scale = hi
-    for step in (0.0, 1e-12, 1e-10, 1e-8):
-        trial = min(math.exp(root + step), hi)
-        if excess(math.log(trial)) <= 0:
-            scale = trial
+    for step in (0.0, 1e-12, 1e-10):
+        trial = root + step
+        if trial >= log_hi:
             break
+        if excess(trial) <= 0:
+            log_hi = trial
+            break
+    else:
+        log_lo = root
+        while log_hi - log_lo > 1e-9:
+            mid = 0.5 * (log_lo + log_hi)
+            if excess(mid) <= 0:
+                log_hi = mid
+            else:
+                log_lo = mid
+    scale = min(math.exp(log_hi), hi)
     chk = check_pairs(scenario, noise, scale, epsilon, delta)
     rootdata = RootFinding(
         "brentq", "log scale", 1, 1, int(info.iterations), calls, bool(info.converged), (lo, hi)
