@@ -1074,6 +1074,17 @@ def _mass(lo: float, hi: float, mean: float, std: float, shift: float) -> tuple[
     return max(m, 0.0), ea + eb + _U * (ta + tb)
 
 
+def _band(r: float, w: float, s: float) -> float:
+    """``2 w max N(0, s^2)`` over ``[r - w, r + w]`` (the density at the point nearest 0), rounded up."""
+    if not math.isfinite(r):
+        return 0.0
+    if w == 0.0:
+        return 0.0
+    z = min(max(abs(r) - w, 0.0) / s, 1e150)
+    log_val = math.log(2.0 * w) - 0.5 * z * z - math.log(s * math.sqrt(2.0 * math.pi))
+    return math.exp(min(log_val, 700.0)) * (1.0 + 8.0 * _U)
+
+
 def _gaussian_one_direction(
     mean_i: float, var_i: float, mean_j: float, var_j: float, epsilon: float
 ) -> tuple[float, float]:
@@ -1103,7 +1114,7 @@ def _gaussian_one_direction(
        half the root gap of a root ``r`` and ``|q| >= disc/(4|A|) >= 2 Dq`` elsewhere, so that
        set lies in bands ``|t - r| <= w = 2 Dq/sqrt(disc)``; linear: ``w = Dq/|B|``. There
        ``|q_true| <= 2 Dq``, so ``|N_i - e^eps N_j| <= N_i expm1(2 Dq)``, and a band adds at most
-       ``2 w max N_i expm1(2 Dq)`` (second order). Beyond ``R`` both tails are below 1e-300.
+       ``2 w max_band N_i expm1(2 Dq)`` (second order). Beyond ``R`` both tails are below 1e-300.
        If the condition on ``disc`` fails (roots nearly merged), ``|q| <= 2 Dq`` only within
        ``W = sqrt(|disc|/(4A^2) + 2 Dq/|A|)`` of the vertex, where ``|q_true| <= 3 Dq``: the term is
        ``P_i(vertex +- W) expm1(3 Dq)``. A constant ``q`` within ``Dq`` of 0 means equal means and
@@ -1128,7 +1139,6 @@ def _gaussian_one_direction(
         return (e_a + 8.0 * _U * abs(a2)) * t * t + (e_b + 8.0 * _U * abs(a1)) * t + e_c + 8.0 * _U * abs(a0)
 
     d_q = dq(big_r)
-    peak = 1.0 / (si * math.sqrt(2.0 * math.pi))
     # uncertain: an extra error term for where the sign of q may differ (derivation in Notes)
     if a2 == 0.0 and a1 == 0.0:
         intervals = [(-math.inf, math.inf)] if a0 > 0 else []
@@ -1138,8 +1148,7 @@ def _gaussian_one_direction(
     elif a2 == 0.0:
         r = -a0 / a1
         intervals = [(r, math.inf)] if a1 > 0 else [(-math.inf, r)]
-        w = d_q / abs(a1) + 4.0 * _U * abs(r)
-        uncertain = 2.0 * w * peak * math.expm1(2.0 * d_q)
+        uncertain = _band(r, d_q / abs(a1) + 4.0 * _U * abs(r), si) * math.expm1(2.0 * d_q)
     else:
         disc = a1 * a1 - 4.0 * a2 * a0
         disc_err = 4.0 * _U * (a1 * a1 + 4.0 * abs(a2 * a0))
@@ -1152,7 +1161,7 @@ def _gaussian_one_direction(
         if abs(disc) - disc_err >= 8.0 * abs(a2) * d_q:
             if disc > 0.0:
                 w = 2.0 * d_q / math.sqrt(disc - disc_err)
-                uncertain = sum(2.0 * (w + 4.0 * _U * abs(r)) * peak for r in (r1, r2)) * math.expm1(2.0 * d_q)
+                uncertain = sum(_band(r, w + 4.0 * _U * abs(r), si) for r in (r1, r2)) * math.expm1(2.0 * d_q)
             else:
                 uncertain = 0.0
         else:

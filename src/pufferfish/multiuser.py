@@ -460,7 +460,7 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
     logs = []
     for p, ks in zip(trimmed, ints, strict=True):
         arr = np.full(int(ks[-1] - ks[0]) + 1, -np.inf)
-        arr[ks - ks[0]] = p.log_pmf
+        np.logaddexp.at(arr, ks - ks[0], p.log_pmf)  # accumulate, never overwrite
         logs.append(arr)
     prior_err = max(p.log_error for p in trimmed)
     work = _direct_work([a.size for a in logs])
@@ -488,18 +488,24 @@ def _trim(p: DiscretePrior) -> DiscretePrior:
 def _lattice(supports: Sequence[NDArray[np.float64]]) -> tuple[float, list[NDArray[np.int64]]] | None:
     """A step ``h`` with every support point an integer multiple of it, or None.
 
-    Tries integers, then decimals with up to 9 digits; ``h`` is the gcd of the scaled values.
+    Tries integers, then decimals with up to 9 digits; ``h`` is the gcd of the scaled values. A
+    point is on the decimal lattice only if it *is* the decimal ``k / 10^digits`` up to the
+    rounding of its own float representation and of the product (``|x 10^d - k| <= 4 u |k|``),
+    and distinct points must keep distinct integers: two points are never merged (issue 19; a
+    tolerance of 1e-7 lattice units once merged 0 and 1e-9 and dropped mass).
     """
     values = np.concatenate(supports)
     for digits in range(10):
         scale = 10.0**digits
         scaled = values * scale
         rounded = np.round(scaled)
-        close = np.abs(scaled - rounded) <= 1e-7 + 1e-13 * np.abs(scaled)
+        close = np.abs(scaled - rounded) <= 4.0 * _EPS * np.abs(rounded)
         if np.all(close) and np.all(np.abs(rounded) < 2**52):
             nonzero = np.abs(rounded[rounded != 0]).astype(np.int64)
             g = int(np.gcd.reduce(nonzero)) if nonzero.size else 1
             ints = [(np.round(s * scale).astype(np.int64) // g) for s in supports]
+            if any((np.diff(k) <= 0).any() for k in ints):
+                return None  # two points on one lattice point: take the exact route
             span = sum(int(k.max() - k.min()) for k in ints)
             if span > _MAX_LATTICE:
                 return None
@@ -580,7 +586,7 @@ def _log_sum_tilted(logs: Sequence[NDArray[np.float64]]) -> tuple[NDArray[np.flo
         lo, hi = -math.inf, math.inf
         for _ in range(200):
             mu, var = moments(lam)
-            if abs(mu - target) <= 1e-3 * max(1.0, math.sqrt(var)):
+            if abs(mu - target) <= 1e-3 * max(1.0, math.sqrt(max(var, 0.0))):
                 return lam
             if mu < target:
                 lo = lam
@@ -656,7 +662,8 @@ def _sum_atoms(priors: Sequence[DiscretePrior]) -> DiscretePrior:
             )
         order = np.argsort(v, kind="stable")
         v, lp = v[order], lp[order]
-        tol = 1e-12 * np.maximum(1.0, np.abs(v))
+        # merge only sums equal up to the rounding of the float additions that made them
+        tol = 4.0 * _EPS * np.abs(v) * (len(priors) + 1)
         new = np.concatenate([[True], np.diff(v) > tol[1:]])
         starts = np.flatnonzero(new)
         values = v[starts]
@@ -743,6 +750,12 @@ def leave_one_out(system: MultiUserSystem, users: Iterable[str] | None = None) -
     return out
 
 
+def _value_text(value: float) -> str:
+    """Shortest text that round-trips ``value`` (``4``, ``4.000000001``); ``:g`` made those equal."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
 def secret_names(user: User, pair_set: str) -> tuple[str, str]:
     """Names of the two secrets of ``user`` in ``pair_set`` (e.g. ``("u4 = 5", "u4 absent")``).
 
@@ -754,10 +767,10 @@ def secret_names(user: User, pair_set: str) -> tuple[str, str]:
     _check_fit(user, pair_set)
     if pair_set == "ab":
         assert user.values is not None
-        return f"{user.name} = {user.values[0]:g}", f"{user.name} = {user.values[1]:g}"
+        return f"{user.name} = {_value_text(user.values[0])}", f"{user.name} = {_value_text(user.values[1])}"
     if pair_set == "a-bot":
         assert user.values is not None
-        return f"{user.name} = {user.values[0]:g}", f"{user.name} absent"
+        return f"{user.name} = {_value_text(user.values[0])}", f"{user.name} absent"
     if pair_set == "P-bot":
         return f"{user.name} ~ P", f"{user.name} absent"
     return f"{user.name} ~ P", f"{user.name} ~ Q"
