@@ -20,7 +20,7 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from .priors import AdversaryPrior, DiscretePrior, Prior, Scenario
+from .priors import AdversaryPrior, DiscretePrior, Prior, Scenario, to_release_grid
 
 #: Data sets shipped inside the package: name -> (file, citation and licence).
 SHIPPED_DATASETS: Mapping[str, tuple[str, str]] = {
@@ -531,8 +531,10 @@ def priors_from_aggregates(
             raise DataError(
                 f"order applies to a categorical public column; {public!r} is numeric ({agg.public_type})"
             )
-        support = np.asarray(labels, dtype=np.float64)
-        index = {v: k for k, v in enumerate(labels)}
+        # the released centres: values rounded to the release grid (priors.to_release_grid)
+        on_grid = to_release_grid(np.asarray(labels, dtype=np.float64))
+        support, where = np.unique(on_grid, return_inverse=True)
+        index = {v: int(where[k]) for k, v in enumerate(labels)}
 
     secrets: list[str] = []
     for a, b in pairs:

@@ -1167,7 +1167,9 @@ def _gaussian_one_direction(
         else:
             # roots nearly merged: |q| <= 2 d_q only within W of the vertex; there |q_true| <= 3 d_q
             vertex = -a1 / (2.0 * a2)
-            half = math.sqrt((abs(disc) + disc_err) / (4.0 * a2 * a2) + 2.0 * d_q / abs(a2)) * (1.0 + 8.0 * _U)
+            half = math.sqrt((abs(disc) + disc_err) / (4.0 * a2 * a2) + 2.0 * d_q / abs(a2)) * (
+                1.0 + 8.0 * _U
+            )
             m, e = _mass(vertex - half, vertex + half, 0.0, si, 0.0)
             uncertain = min(m + e, 1.0) * math.expm1(3.0 * d_q)
     p_i = p_j = err_i = err_j = 0.0

@@ -80,6 +80,10 @@ class PrivacyLoss:
         return self.loss + self.error_bound <= epsilon
 
 
+#: Unit roundoff of float64.
+_U = 2.0**-53
+
+
 def laplace_log_density(
     prior: DiscretePrior, points: NDArray[np.float64], scale: float
 ) -> tuple[NDArray[np.float64], float]:
@@ -244,12 +248,18 @@ def pair_privacy_loss(
         used = np.isfinite(lp) | np.isfinite(lq)
         with np.errstate(invalid="ignore"):
             diff = lp[used] - lq[used]
-        k = int(np.argmax(np.abs(diff)))
+        size = np.abs(diff)
+        k = int(np.argmax(size))
+        # log p from a renormalised pmf: 2u relative in p (so 2u absolute in log p), u |log p| for
+        # the log, u |diff| for the subtraction; bound = max(|diff| + err) - |diff_k| (as below)
+        with np.errstate(invalid="ignore"):
+            err0 = 4.0 * _U * (2.0 + np.abs(lp[used]) + np.abs(lq[used]))
+        bound = float(np.max(size + err0)) - float(size[k]) if np.isfinite(size).all() else 0.0
         return (
-            float(abs(diff[k])),
+            float(size[k]),
             float(grid[used][k]),
             1 if diff[k] >= 0 else -1,
-            prior_i.log_error + prior_j.log_error,
+            bound + prior_i.log_error + prior_j.log_error,
         )
     ld_i, err_i = _log_density_and_errors(prior_i, grid, scale)
     ld_j, err_j = _log_density_and_errors(prior_j, grid, scale)

@@ -381,11 +381,28 @@ class _Check:
         return self.value + self.error
 
 
-def _discrete_delta_at_zero(p_i: DiscretePrior, p_j: DiscretePrior, eps: float) -> float:
+def _discrete_delta_at_zero(p_i: DiscretePrior, p_j: DiscretePrior, eps: float) -> tuple[float, float]:
+    """Hockey-stick divergence of two pmfs (no noise) and its rounding bound.
+
+    Each term ``[a - e^eps b]_+``: ``a``, ``b`` within 2u (renormalised), ``e^eps`` within u, the
+    product and difference u each: at most ``6u (a + e^eps b)``, counted also for the terms that
+    rounding may have left out (``a - e^eps b > -6u (a + e^eps b)``); ``n u`` times the sum for the
+    summation of ``n`` terms.
+    """
     support = np.union1d(p_i.support, p_j.support)
     a, b = p_i.on(support), p_j.on(support)
-    e = math.exp(eps)
-    return float(max(np.maximum(a - e * b, 0).sum(), np.maximum(b - e * a, 0).sum()))
+    e = math.exp(min(eps, 700.0))
+    u = 2.0**-53
+    best = (0.0, 0.0)
+    for x, y in ((a, b), (b, a)):
+        diff = x - e * y
+        mag = x + e * y
+        value = float(np.maximum(diff, 0.0).sum())
+        near = diff > -6.0 * u * mag
+        err = float((6.0 * u + support.size * u) * mag[near].sum())
+        if value + err > best[0] + best[1]:
+            best = (value, err)
+    return best
 
 
 def check_pairs(
@@ -416,7 +433,8 @@ def check_pairs(
         return worst
     for prior, pair, p_i, p_j in scenario.iter_prior_pairs():
         if scale == 0.0 and isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior):
-            c = _Check(_discrete_delta_at_zero(p_i, p_j, epsilon), 1e-15, prior.name, pair, "no noise")
+            d0, e0 = _discrete_delta_at_zero(p_i, p_j, epsilon)
+            c = _Check(d0, e0, prior.name, pair, "no noise")
         elif (
             noise == "gaussian"
             and isinstance(p_i, GaussianMixturePrior)
@@ -442,7 +460,9 @@ def check_pairs(
             mi, mj = float(p_i.means[0]), float(p_j.means[0])
             vi, vj = float(p_i.stds[0] ** 2), float(p_j.stds[0] ** 2)
             gd = gaussian_delta_bound(mi, vi, mj, vj, epsilon)
-            c = _Check(gd.delta, gd.error_bound, prior.name, pair, "no-noise bound (post-processing), two Gaussians")
+            c = _Check(
+                gd.delta, gd.error_bound, prior.name, pair, "no-noise bound (post-processing), two Gaussians"
+            )
         else:
             hb = hockey_stick(
                 release_density(p_i, noise, scale),
@@ -879,11 +899,13 @@ def calibrate_optimal_noise(
         found = None
     if noise == "laplace" and delta > 0.0:
         # pure eps implies (eps, delta): never answer above the pure-eps optimum. One loss check
-        # just below the found scale tells whether the pure-eps optimum is smaller.
+        # at the found scale tells whether the pure-eps optimum can be smaller.
         if found is not None:
-            below = found.scale * (1.0 - 1e-6)
             try:
-                if below == 0.0 or check_pairs(scenario, noise, below, epsilon, 0.0).upper > epsilon:
+                if (
+                    found.scale == 0.0
+                    or check_pairs(scenario, noise, found.scale, epsilon, 0.0).upper > epsilon
+                ):
                     return found
             except GridTooFineError:
                 return found
@@ -925,7 +947,9 @@ def _search_optimal(
                 f"delta {delta!r}, {noise} noise); give a larger time_limit or a larger delta"
             )
         try:
-            chk = check_pairs(scenario, noise, math.exp(log_scale), epsilon, delta, time_limit=min(left, 30.0))
+            chk = check_pairs(
+                scenario, noise, math.exp(log_scale), epsilon, delta, time_limit=min(left, 30.0)
+            )
         except GridTooFineError:
             return 1.0  # too small a scale to check: treated as failing (safe side)
         return chk.upper - target

@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import as_float_vector
-from .priors import AdversaryPrior, DiscretePrior, Scenario
+from .priors import AdversaryPrior, DiscretePrior, Scenario, on_release_grid
 
 #: The discriminative pair sets of seed 000 sec 4.
 PAIR_SETS: tuple[str, ...] = ("ab", "a-bot", "P-bot", "P-Q")
@@ -460,6 +460,7 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
     logs = []
     for p, ks in zip(trimmed, ints, strict=True):
         arr = np.full(int(ks[-1] - ks[0]) + 1, -np.inf)
+        assert p.log_pmf is not None
         np.logaddexp.at(arr, ks - ks[0], p.log_pmf)  # accumulate, never overwrite
         logs.append(arr)
     prior_err = max(p.log_error for p in trimmed)
@@ -862,8 +863,9 @@ def query_priors(
     name_i, name_j = secret_names(u, pair_set)
     r = others_distribution(system, user) if others is None else others
     own_i, own_j = own_pair(u, pair_set)
-    first = sum_distribution([r, own_i])
-    second = sum_distribution([r, own_j])
+    # the released sum is rounded to the release grid before noise (priors.to_release_grid)
+    first = on_release_grid(sum_distribution([r, own_i]))
+    second = on_release_grid(sum_distribution([r, own_j]))
     return (name_i, first), (name_j, second)
 
 

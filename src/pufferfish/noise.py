@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._checks import as_float_vector, check_scale
+from .priors import to_release_grid
 
 #: Granularity exponent offset: the noise grid is ``2^(floor(log2(scale)) - 40)``, at most 2^-30.
 _GRID_BELOW_SCALE = 40
@@ -231,6 +232,7 @@ def _add_noise(
     scale = check_scale(scale)
     n_workers = check_workers(workers)
     x = np.asarray(values, dtype=np.float64) if np.size(values) == 0 else as_float_vector(values, "values")
+    x = to_release_grid(x)  # what the checks saw (priors.to_release_grid); a no-op for the sampler's 2^k
     gen, seed = insecure_generator(rng)
     if gen is not None:
         if scale > 0:

@@ -519,6 +519,39 @@ class GaussianMixturePrior:
 Prior = Union[DiscretePrior, GaussianMixturePrior]  # noqa: UP007 (a runtime alias on Python 3.10)
 
 
+#: Every released value is first rounded to this grid, and so is every support point that the
+#: checks see (the secure sampler's own grid ``2^k``, ``k <= -30``, contains it).
+RELEASE_GRID = 2.0**-30
+
+
+def to_release_grid(values: Any) -> NDArray[np.float64]:
+    """Round values to :data:`RELEASE_GRID`, exactly (values of magnitude >= 2^22 already lie on it).
+
+    The secure samplers (:mod:`pufferfish.noise`) round their inputs to the grid ``2^k`` with
+    ``k <= -30``; rounding here first, before priors are built and before noise is added, makes the
+    checked support points exactly the released centres (issue 19: an off-grid value once moved by up
+    to ``2^-39`` relative, which no check accounted for). Scaling by a power of two is exact, so
+    ``round(x 2^30) 2^-30`` is the nearest grid point.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.round(x / RELEASE_GRID) * RELEASE_GRID
+    return np.asarray(np.where(np.abs(x) < 2.0**22, out, x), dtype=np.float64)
+
+
+def on_release_grid(prior: DiscretePrior) -> DiscretePrior:
+    """``prior`` with its support rounded by :func:`to_release_grid`; points that meet are merged
+    (their masses added in log space). Returns ``prior`` itself when nothing moves."""
+    support = to_release_grid(prior.support)
+    if np.array_equal(support, prior.support):
+        return prior
+    assert prior.log_pmf is not None
+    uniq, inverse = np.unique(support, return_inverse=True)
+    log_pmf = np.full(uniq.size, -np.inf)
+    np.logaddexp.at(log_pmf, inverse, prior.log_pmf)
+    return DiscretePrior.from_log_pmf(uniq, log_pmf, log_error=prior.log_error)
+
+
 def union_support(*priors: DiscretePrior) -> NDArray[np.float64]:
     """Sorted union of the supports of ``priors``.
 
