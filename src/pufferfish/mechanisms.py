@@ -894,7 +894,7 @@ def calibrate_optimal_noise(
     try:
         found = _search_optimal(scenario, epsilon, delta, noise, upper, deadline, time_limit)
     except PrivacyCheckError:
-        if not (noise == "laplace" and delta > 0.0):
+        if not (noise == "laplace" and delta > 0.0) or time.monotonic() >= deadline:
             raise
         found = None
     if noise == "laplace" and delta > 0.0:
@@ -910,7 +910,7 @@ def calibrate_optimal_noise(
             except GridTooFineError:
                 return found
         pure = calibrate_optimal_noise(
-            scenario, epsilon, delta=0.0, noise=noise, time_limit=max(deadline - time.monotonic(), 1.0)
+            scenario, epsilon, delta=0.0, noise=noise, time_limit=max(deadline - time.monotonic(), 1e-3)
         )
         if found is None or pure.scale < found.scale:
             return replace(
