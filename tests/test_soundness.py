@@ -587,10 +587,9 @@ def test_optimal_search_is_time_boxed() -> None:
     """Was: one failing call took 389 s. With a time limit the search answers or says why in time."""
     import time
 
+    from pufferfish import DiscretePrior
     from pufferfish.calibration import PrivacyCheckError
     from pufferfish.mechanisms import calibrate_optimal_noise
-
-    from pufferfish import DiscretePrior
 
     sc = Scenario.single(DiscretePrior([0, 1, 3], [0.5, 0.3, 0.2]), DiscretePrior([0, 2, 3], [0.2, 0.3, 0.5]))
     t0 = time.monotonic()
@@ -625,13 +624,17 @@ def test_sum_distribution_matches_fraction_enumeration(priors: list) -> None:
     got = sum_distribution(priors)
     exact = fraction_sum(*(as_fractions(p) for p in priors))
     assert got.size == len(exact)  # no two distinct sums merged
-    for (x, p), y in zip(sorted(exact.items()), got.support, strict=True):
+    for (x, _), y in zip(sorted(exact.items()), got.support, strict=True):
         assert abs(float(x) - y) <= 1e-12 * (1 + abs(y))
     assert np.allclose(got.pmf, [float(p) for _, p in sorted(exact.items())], rtol=1e-9, atol=0)
 
 
-@given(near_duplicate_priors(), near_duplicate_priors(), st.lists(near_duplicate_priors(), min_size=1, max_size=2),
-       st.floats(0.2, 3.0))  # fmt: skip
+@given(
+    near_duplicate_priors(),
+    near_duplicate_priors(),
+    st.lists(near_duplicate_priors(), min_size=1, max_size=2),
+    st.floats(0.2, 3.0),
+)
 def test_pq_optimal_is_private_by_fraction_enumeration(p, q, others, eps: float) -> None:
     """Multi-user P-Q systems whose supports hold near-duplicate points: the optimal scale's exact
     loss (Fraction enumeration of the released centres, 50-digit Laplace densities) is <= eps."""
