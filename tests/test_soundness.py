@@ -646,3 +646,69 @@ def test_pq_optimal_is_private_by_fraction_enumeration(p, q, others, eps: float)
     xi = on_grid(fraction_sum(as_fractions(p), rest))
     xj = on_grid(fraction_sum(as_fractions(q), rest))
     assert mp_laplace_loss(xi, xj, res.calibration.scale) <= eps
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 5.0, 20.0])
+@pytest.mark.parametrize("b", [0.05, 0.4, 2.0])
+def test_laplace_hockey_stick_bound_contains_the_exact_value(eps: float, b: float) -> None:
+    """The grid hockey stick's delta + error bound is certified against the closed-form oracle, and
+    its error is relative (no floor of e^eps x 1e-16 x intervals)."""
+    from pufferfish import DiscretePrior
+    from pufferfish.divergence import hockey_stick, release_density
+
+    p = DiscretePrior([0, 1, 3, 4], [0.4, 0.3, 0.2, 0.1])
+    q = DiscretePrior([0, 1, 2, 4], [0.1, 0.2, 0.3, 0.4])
+    hb = hockey_stick(release_density(p, "laplace", b), release_density(q, "laplace", b), eps)
+    true = mp_laplace_delta(as_fractions(p), as_fractions(q), b, eps)
+    assert true <= hb.delta + hb.error_bound
+    assert hb.delta - 1e-15 <= true
+    assert hb.error_bound <= 1e-13 + 1e-9 * float(true)
+
+
+def test_log_density_rounding_is_within_the_g_margin() -> None:
+    """Each ``log f`` is within half of :func:`_g_margin` (which covers both densities) of 40 digits."""
+    from pufferfish import DiscretePrior
+    from pufferfish.divergence import _g_margin, release_density
+
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        x = np.sort(rng.choice(np.arange(-20, 20), 4, replace=False)).astype(float)
+        w = rng.uniform(1e-6, 1, 4)
+        f = release_density(DiscretePrior(x, w / w.sum()), "laplace", float(rng.uniform(0.05, 3)))
+        ys = rng.uniform(-200, 200, 30)
+        got = f.log_pdf(ys)
+        margin = _g_margin(got, got, got, got, f, f) / 4  # one log f: a quarter of the four-term margin
+        with mp.workdps(40):
+            for y, g, m in zip(ys, got, margin, strict=True):
+                true = mp.log(
+                    sum(
+                        mp.mpf(float(wk))
+                        * mp.e ** (-abs(mp.mpf(float(y)) - mp.mpf(float(xk))) / mp.mpf(f.scale))
+                        for wk, xk in zip(np.exp(f.log_weights), f.locs, strict=True)
+                    )
+                    / (2 * mp.mpf(f.scale))
+                )
+                assert abs(g - true) <= m
+
+
+def test_noiseless_delta_bound_against_fractions() -> None:
+    from fractions import Fraction
+
+    from pufferfish import DiscretePrior
+    from pufferfish.mechanisms import _discrete_delta_at_zero
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        w, v = rng.uniform(0.1, 1, 5), rng.uniform(0.1, 1, 5)
+        p, q = DiscretePrior(np.arange(5.0), w / w.sum()), DiscretePrior(np.arange(5.0), v / v.sum())
+        eps = float(rng.uniform(0, 2))
+        value, err = _discrete_delta_at_zero(p, q, eps)
+        with mp.workdps(40):
+            e = mp.e ** mp.mpf(eps)
+            a = [mp.mpf(Fraction(float(x))) for x in p.pmf]
+            b = [mp.mpf(Fraction(float(x))) for x in q.pmf]
+            true = max(
+                sum(max(x - e * y, 0) for x, y in zip(a, b, strict=True)),
+                sum(max(y - e * x, 0) for x, y in zip(a, b, strict=True)),
+            )
+        assert abs(value - true) <= err
