@@ -78,6 +78,7 @@ def test_reproducer_1_gaussian_optimal_is_private() -> None:
         GaussianMixturePrior.gaussian(0, 1), GaussianMixturePrior.gaussian(REPRO_1["m2"], REPRO_1["s2"])
     )
     r = calibrate_noise(sc, REPRO_1["eps"], delta=REPRO_1["delta"], noise="gaussian", mechanism="optimal")
+    assert round(r.scale, 4) == 3.5969  # README "Soundness"
     s2 = r.scale**2
     true = mp_gaussian_delta(0.0, 1.0 + s2, REPRO_1["m2"], REPRO_1["s2"] ** 2 + s2, REPRO_1["eps"])
     assert true <= REPRO_1["delta"]
@@ -460,6 +461,8 @@ def test_gaussian_priors_laplace_noise_small_delta_and_large_eps_calibrate() -> 
     pure = calibrate_noise(sc, 20.0, delta=0.0, noise="laplace", mechanism="optimal")
     assert big.checked_delta + big.check_error_bound <= 1e-6
     assert big.scale <= pure.scale
+    # the figures quoted in README "Soundness"
+    assert (round(small.scale, 4), round(big.scale, 4), round(pure.scale, 4)) == (1.4354, 0.0962, 0.2035)
 
 
 def kernel_cdf(y: mp.mpf, x: float, s: float, laplace: bool, b: float) -> mp.mpf:
@@ -564,6 +567,7 @@ def test_gaussian_noise_optimum_on_discrete_priors_is_tight(eps: float, delta: f
     st.floats(0.1, 20),
     st.floats(-12, math.log10(0.3)),
 )
+@example(5e-324, 1.0, 1.0, 1.0, -6.0)  # analytic-Gaussian once divided by a sigma that underflowed
 def test_theorem_scales_are_not_refused_at_small_delta(
     d: float, si: float, sj: float, eps: float, log_delta: float
 ) -> None:

@@ -222,6 +222,8 @@ def analytic_gaussian_delta(sigma: float, sensitivity: float, epsilon: float) ->
     ``Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D)`` (log space), for
     sensitivity ``D > 0``, ``sigma > 0``, ``eps >= 0``.
     """
+    if sigma == 0.0:  # two distinct point masses (sigma underflowed in a bracket search)
+        return 1.0
     a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     first = math.exp(float(log_ndtr(a - b)))
