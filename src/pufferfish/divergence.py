@@ -602,7 +602,10 @@ def privacy_loss_sup(
     if hi - lo < b:
         hi, lo = hi + b, lo - b
     grid = _laplace_grid(f_i, f_j, lo, hi)
-    vals = np.abs(f_i.log_pdf(grid) - f_j.log_pdf(grid))
+    li, lj = f_i.log_pdf(grid), f_j.log_pdf(grid)
+    vals = np.abs(li - lj)
+    # largest |log f_i| + |log f_j| evaluated: the rounding of g is bounded by it (see _g_margin)
+    mag = float(np.max(np.abs(li) + np.abs(lj)))
     evals = 2 * grid.size
     k = int(np.argmax(vals))
     best, worst_y = float(vals[k]), float(grid[k])
@@ -640,7 +643,9 @@ def privacy_loss_sup(
         if a.size == 0 or a.size > max_intervals:
             break
         m = (a + c) / 2.0
-        vm = np.abs(f_i.log_pdf(m) - f_j.log_pdf(m))
+        lim, ljm = f_i.log_pdf(m), f_j.log_pdf(m)
+        vm = np.abs(lim - ljm)
+        mag = max(mag, float(np.max(np.abs(lim) + np.abs(ljm))))
         evals += 2 * m.size
         k = int(np.argmax(vm))
         if vm[k] > best:
@@ -654,7 +659,10 @@ def privacy_loss_sup(
         up = uppers(a, c, va, vc)
     inside = float(up.max()) if a.size else best
     upper_all = max(inside, tails, best)
-    rounding = _ROUNDING * (1.0 + best)
+    # rounding of the evaluated g (the _g_margin model at the largest magnitude evaluated, for the
+    # best value and for the interval bounds built on evaluated values), never below 1e-12 (1 + best)
+    lw = float(np.max(np.abs(f_i.log_weights))) + float(np.max(np.abs(f_j.log_weights)))
+    rounding = max(_ROUNDING * (1.0 + best), 2.0 * 32.0 * _U * (8.0 + mag + 2.0 * lw))
     return LossBound(best, upper_all - best + rounding, worst_y, evals)
 
 

@@ -49,7 +49,7 @@ from .multiuser import (
     pair_scenario,
     secret_names,
 )
-from .priors import DiscretePrior, Scenario
+from .priors import RELEASE_GRID, DiscretePrior, Scenario, to_release_grid
 from .transport import max_displacement_from_cdfs
 
 #: Calibrators of seed 000, by pair set.
@@ -903,6 +903,13 @@ def _own_losses(
             fin = np.concatenate([la[np.isfinite(la)], lb[np.isfinite(lb)]])
             bound = 8.0 * _EPS * points.shape[1] * (span + float(np.abs(fin).max()) + 1.0)
             out[ids] = loss + bound
+    if scale > 0.0 and any(
+        not np.array_equal(to_release_grid(p.support), p.support) for p in (*first, *second)
+    ):
+        # the sum is released on the grid (priors.to_release_grid): round(D_i + R) + N is not a
+        # post-processing of D_i + N, but it moves every centre by <= RELEASE_GRID / 2, so each log
+        # density by <= RELEASE_GRID / (2 scale) and the loss by at most RELEASE_GRID / scale
+        out += RELEASE_GRID / scale
     return out
 
 
