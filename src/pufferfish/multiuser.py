@@ -456,6 +456,10 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
     if lattice is None:
         return _sum_atoms(trimmed)
     step, ints = lattice
+    span = sum(int(k[-1] - k[0]) for k in ints) + 1
+    atoms = math.prod(p.size for p in trimmed)
+    if atoms <= min(MAX_ATOMS, span // 4):
+        return _sum_atoms(trimmed)  # few atoms on a wide, sparse lattice: add them directly (exact)
     offsets = [int(k[0]) for k in ints]
     logs = []
     for p, ks in zip(trimmed, ints, strict=True):
@@ -652,6 +656,7 @@ def _sum_atoms(priors: Sequence[DiscretePrior]) -> DiscretePrior:
     values = np.array([0.0])
     logs = np.array([0.0])
     err = 0.0
+    reach = 0.0  # sum of the largest |value| of the summands so far
     for p in priors:
         assert p.log_pmf is not None
         v = np.add.outer(values, p.support).ravel()
@@ -663,9 +668,11 @@ def _sum_atoms(priors: Sequence[DiscretePrior]) -> DiscretePrior:
             )
         order = np.argsort(v, kind="stable")
         v, lp = v[order], lp[order]
-        # merge only sums equal up to the rounding of the float additions that made them
-        tol = 4.0 * _EPS * np.abs(v) * (len(priors) + 1)
-        new = np.concatenate([[True], np.diff(v) > tol[1:]])
+        # merge only sums equal up to the rounding of the float additions that made them: each
+        # addition errs by at most u times the magnitudes added, so by the running magnitude
+        reach += float(np.abs(p.support).max())
+        tol = 4.0 * _EPS * reach * (len(priors) + 1)
+        new = np.concatenate([[True], np.diff(v) > tol])
         starts = np.flatnonzero(new)
         values = v[starts]
         logs = np.array(
