@@ -448,8 +448,7 @@ def check_pairs(
             vj = float(p_j.stds[0] ** 2 + scale**2)
             mi, mj = float(p_i.means[0]), float(p_j.means[0])
             gd = gaussian_delta_bound(mi, vi, mj, vj, epsilon)
-            how = "closed form (two Gaussians)" if gd.intervals == 0 else "hockey-stick (two Gaussians)"
-            c = _Check(gd.delta, gd.error_bound, prior.name, pair, how)
+            c = _Check(gd.delta, gd.error_bound, prior.name, pair, "closed form (two Gaussians)")
         elif (
             isinstance(p_i, GaussianMixturePrior)
             and isinstance(p_j, GaussianMixturePrior)
@@ -995,7 +994,6 @@ def _search_optimal(
     )
     # the closest passing scale: a few nudges, then bisection on "passes" between root and hi
     log_hi = math.log(hi)
-    scale = hi
     for step in (0.0, 1e-12, 1e-10):
         trial = root + step
         if trial >= log_hi:
