@@ -87,6 +87,33 @@ def _log_tilted_ndtr(u: Any, s: Any, b: float, sign: int = 1) -> NDArray[np.floa
     return np.asarray(np.where(z < 0.0, stable, direct), dtype=np.float64)
 
 
+#: Relative error of ``scipy.special.ndtr(-z)`` for ``z >= 0`` (a tail of at least 1e-300) is at
+#: most ``4 u (1 + z^2)`` against 40-digit mpmath on 36,000 points (tests/test_soundness.py); the
+#: bound uses four times that.
+_NDTR_REL = 16.0
+#: Absolute error allowed for a normal tail below the normal float range, and the tail mass beyond
+#: 40 standard deviations (``2 Phi(-40) = 7e-350``), rounded up.
+_FAR_TAIL = 1e-300
+
+
+def _normal_tail(z: Any, extra: Any = 0.0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(Phi(-z), error bound)`` for ``z >= 0`` (possibly infinite): the side without cancellation.
+
+    The one rounding model of a normal tail, used by every certified check: scipy's ``ndtr``
+    (``_NDTR_REL u (1 + z^2)`` relative), the rounding of ``z`` itself, at most ``4u (z + extra)``
+    (``extra = shift/std`` where the centre was rounded in other coordinates), which moves
+    ``Phi(-z)`` by at most ``(z + 1)`` times that relatively (inverse Mills ratio
+    ``phi(z)/Phi(-z) <= z + 1`` for ``z >= 0``), and ``_FAR_TAIL`` absolute below 1e-300 (a tail
+    at ``z = inf`` is exactly 0).
+    """
+    zz = np.asarray(z, dtype=np.float64)
+    t = ndtr(-zz)
+    with np.errstate(invalid="ignore"):
+        rel = _NDTR_REL * _U * (1.0 + zz * zz) + 4.0 * _U * (zz + 1.0) * (zz + extra)
+        e = np.where(t > 0.0, rel * t, 0.0)
+    return t, e + np.where((t < _FAR_TAIL) & np.isfinite(zz), _FAR_TAIL, 0.0)
+
+
 def check_noise(noise: Any) -> str:
     """Return ``noise`` after checking it is one of :data:`NOISES`."""
     if noise not in NOISES:
@@ -246,9 +273,7 @@ class ReleaseDensity:
 
         * Laplace atom: ``T = e^{-|u|/b}/2``; ``4u (2 + |u|/b)`` relative (the subtraction and
           division in ``|u|/b`` and ``exp``);
-        * Gaussian ``N(x, v)``: ``Phi(-z)``; ``16u (1 + z^2) + 4u (z + 1) z`` relative (scipy's
-          ``ndtr``, measured in tests/test_soundness.py, and the rounding of ``z`` through the
-          inverse Mills ratio, as in :func:`_mass`);
+        * Gaussian ``N(x, v)``: ``Phi(-z)`` with the model of :func:`_normal_tail`;
         * normal-Laplace: ``F(v) = Phi(v/s) - e^{L}/2 + e^{R}/2`` at ``v = -|u| <= 0`` (the symmetric
           density's smaller tail) with the exponents of :func:`_log_tilted_ndtr`; every term
           carries ``16u (1 + z^2)`` and the exponents ``16u (1 + |v|/b + (v/s)^2)``, times the
@@ -311,12 +336,7 @@ class ReleaseDensity:
             t = np.where(s > 0.0, t_nl, t_atom)
             e = np.where(s > 0.0, e_nl, e_atom)
             return t, np.where(np.isfinite(e), e, np.inf)
-        sd = np.sqrt(self.variances)[None, :]
-        z = au / sd
-        t = ndtr(-z)
-        with np.errstate(invalid="ignore"):
-            e = np.where(t > 0.0, (16.0 * _U * (1.0 + z * z) + 4.0 * _U * (z + 1.0) * z) * t, 0.0)
-        return t, e + np.where(t < 1e-300, 1e-300, 0.0)
+        return _normal_tail(au / np.sqrt(self.variances)[None, :])
 
     def range(self, tail: float = TAIL_MASS) -> tuple[float, float]:
         """``(lo, hi)`` with ``P(Y < lo) <= tail`` and ``P(Y > hi) <= tail``."""
@@ -659,10 +679,10 @@ def privacy_loss_sup(
         up = uppers(a, c, va, vc)
     inside = float(up.max()) if a.size else best
     upper_all = max(inside, tails, best)
-    # rounding of the evaluated g (the _g_margin model at the largest magnitude evaluated, for the
-    # best value and for the interval bounds built on evaluated values), never below 1e-12 (1 + best)
-    lw = float(np.max(np.abs(f_i.log_weights))) + float(np.max(np.abs(f_j.log_weights)))
-    rounding = max(_ROUNDING * (1.0 + best), 2.0 * 32.0 * _U * (8.0 + mag + 2.0 * lw))
+    # rounding of the evaluated g (the _g_margin model at the largest magnitude evaluated, once for
+    # the best value and once for the interval bounds built on evaluated values), never below
+    # 1e-12 (1 + best)
+    rounding = max(_ROUNDING * (1.0 + best), 2.0 * float(_g_margin(mag, f_i, f_j)))
     return LossBound(best, upper_all - best + rounding, worst_y, evals)
 
 
@@ -799,15 +819,9 @@ def hockey_stick(
     return DeltaBound(eps, delta, err, max(est_f, 0.0), max(est_b, 0.0), grid.size - 1 + n_f + n_b)
 
 
-def _g_margin(
-    lo_i: NDArray[np.float64],
-    hi_i: NDArray[np.float64],
-    lo_j: NDArray[np.float64],
-    hi_j: NDArray[np.float64],
-    f_i: ReleaseDensity,
-    f_j: ReleaseDensity,
-) -> NDArray[np.float64]:
-    """Rounding margin of ``g = log f_i - log f_j`` bounds on each interval.
+def _g_margin(mag: Any, f_i: ReleaseDensity, f_j: ReleaseDensity) -> NDArray[np.float64]:
+    """Rounding margin of ``g = log f_i - log f_j`` where the ``|log f|`` involved sum to ``mag``
+    (the four ends' bounds on an interval, or twice ``|log f_i| + |log f_j|`` at a point).
 
     A kernel term ``log w + log k`` is computed with an absolute error of at most
     ``16 u (2 + |log w| + |log k|)`` (a few operations on quantities of that size; the
@@ -817,8 +831,7 @@ def _g_margin(
     ``16u (4 + |log f| + 2 max|log w|)`` and ``g`` within twice that.
     """
     lw = float(np.max(np.abs(f_i.log_weights))) + float(np.max(np.abs(f_j.log_weights)))
-    mag = np.abs(lo_i) + np.abs(hi_i) + np.abs(lo_j) + np.abs(hi_j)
-    out = 32.0 * _U * (8.0 + mag + 2.0 * lw)
+    out = 32.0 * _U * (8.0 + np.asarray(mag, dtype=np.float64) + 2.0 * lw)
     return np.where(np.isfinite(out), out, np.inf)
 
 
@@ -861,7 +874,7 @@ def _one_direction(
                 g_lo[unsure] = np.maximum(g_lo[unsure], t_lo)
                 g_hi[unsure] = np.minimum(g_hi[unsure], t_hi)
         # rounding of the log-density bounds (see _g_margin): decisions only beyond it
-        margin = _g_margin(lo_i, hi_i, lo_j, hi_j, f_i, f_j)
+        margin = _g_margin(np.abs(lo_i) + np.abs(hi_i) + np.abs(lo_j) + np.abs(hi_j), f_i, f_j)
         above = g_lo - margin >= eps
         below = g_hi + margin <= eps
         if above.any():
@@ -1025,47 +1038,22 @@ def mutual_information(
 # ---------------------------------------------------------------------------------------------
 # Two Gaussian releases: the hockey-stick divergence in closed form, with a derived error bound
 
-#: Relative error of ``scipy.special.ndtr(-z)`` for ``z >= 0`` (a tail of at least 1e-300) is at
-#: most ``4 u (1 + z^2)`` against 40-digit mpmath on 36,000 points (tests/test_soundness.py); the
-#: bound uses four times that.
-_NDTR_REL = 16.0
-#: Tail mass beyond 40 standard deviations (``2 Phi(-40) = 7e-350``), rounded up.
-_FAR_TAIL = 1e-300
-
-
-def _tail(z: float) -> tuple[float, float]:
-    """``(Phi(-z), error bound)`` for ``z >= 0`` (the side without cancellation).
-
-    The error covers scipy's ``ndtr`` (``_NDTR_REL u (1 + z^2)`` relative) and an absolute 1e-300
-    for subnormal results; the rounding of ``z`` itself is the caller's (:func:`_mass`)."""
-    if not math.isfinite(z):
-        return 0.0, 0.0
-    t = float(ndtr(-z))
-    if t == 0.0:  # z > 38.5: the tail is below 1e-316
-        return 0.0, _FAR_TAIL
-    return t, _NDTR_REL * _U * (1.0 + z * z) * t + _FAR_TAIL
-
 
 def _mass(lo: float, hi: float, mean: float, std: float, shift: float) -> tuple[float, float]:
     """``(P(lo < Y < hi), error bound)`` for ``Y ~ N(mean, std^2)``; ``lo < hi`` may be infinite.
 
     The mass is a difference of the two smaller tails (``Phi(-z_lo) - Phi(-z_hi)`` right of the
     mean, ``Phi(z_hi) - Phi(z_lo)`` left of it, ``1 - Phi(z_lo) - Phi(-z_hi)`` across it), so no
-    tail near 1 is subtracted from 1. Each ``z = (x - mean)/std`` carries a rounding error of at
-    most ``4 u (|z| + shift/std)`` (subtraction, division, the square root and a relative 2u in
-    the variance; ``shift`` bounds ``|mean|`` in the coordinates the roots were found in), which
-    moves ``Phi(-|z|)`` by at most ``(|z| + 1)`` times that relatively (inverse Mills ratio
-    ``phi(z)/Phi(-z) <= z + 1`` for ``z >= 0``).
+    tail near 1 is subtracted from 1. Each tail carries the model of :func:`_normal_tail`, with
+    ``extra = shift/std`` (``shift`` bounds ``|mean|`` in the coordinates the roots were found in:
+    the subtraction, division, square root and a relative 2u in the variance).
     """
 
     def tail(x: float, upper: bool) -> tuple[float, float]:
         # P(Y > x) (upper) or P(Y < x): Phi(-z) with z = +-(x - mean)/std >= 0 at every call
         z = (x - mean) / std if math.isfinite(x) else math.copysign(math.inf, x)
-        z = max(z if upper else -z, 0.0)
-        t, e = _tail(z)
-        if t > 0.0:
-            e += (z + 1.0) * 4.0 * _U * (z + shift / std) * t
-        return t, e
+        t, e = _normal_tail(max(z if upper else -z, 0.0), shift / std)
+        return float(t), float(e)
 
     z_lo = (lo - mean) / std if math.isfinite(lo) else -math.inf
     z_hi = (hi - mean) / std if math.isfinite(hi) else math.inf
@@ -1084,9 +1072,7 @@ def _mass(lo: float, hi: float, mean: float, std: float, shift: float) -> tuple[
 
 def _band(r: float, w: float, s: float) -> float:
     """``2 w max N(0, s^2)`` over ``[r - w, r + w]`` (the density at the point nearest 0), rounded up."""
-    if not math.isfinite(r):
-        return 0.0
-    if w == 0.0:
+    if not math.isfinite(r) or w == 0.0:
         return 0.0
     z = min(max(abs(r) - w, 0.0) / s, 1e150)
     log_val = math.log(2.0 * w) - 0.5 * z * z - math.log(s * math.sqrt(2.0 * math.pi))
@@ -1142,11 +1128,13 @@ def _gaussian_one_direction(
     e_c = 7.0 * _U * c_d + 6.0 * _U + _U * abs(c_log) + _U * epsilon + 3.0 * _U * abs(a0)
     big_r = max(40.0 * si, abs(d) + 40.0 * sj)
 
-    def dq(t: float) -> float:
-        t = abs(t)
-        return (e_a + 8.0 * _U * abs(a2)) * t * t + (e_b + 8.0 * _U * abs(a1)) * t + e_c + 8.0 * _U * abs(a0)
-
-    d_q = dq(big_r)
+    # Dq = dq(R): the coefficient errors plus 8u of each coefficient (the root formula), at |t| = R
+    d_q = (
+        (e_a + 8.0 * _U * abs(a2)) * big_r * big_r
+        + (e_b + 8.0 * _U * abs(a1)) * big_r
+        + e_c
+        + 8.0 * _U * abs(a0)
+    )
     # uncertain: an extra error term for where the sign of q may differ (derivation in Notes)
     if a2 == 0.0 and a1 == 0.0:
         intervals = [(-math.inf, math.inf)] if a0 > 0 else []
