@@ -17,9 +17,12 @@ from pufferfish import (
     calibrate_optimal,
     compare,
 )
-from pufferfish.calibration import _verified
+from pufferfish.calibration import Proposal, Target, verified
 
 from .conftest import brute_force_loss, epsilons, prior_pairs
+
+#: The Laplace calibrators for discrete priors (seeds 001, 002 and the exact optimum).
+DISCRETE_LAPLACE = ("l1", "kantorovich", "relaxed", "optimal")
 
 TABLE1 = Scenario.single(DiscretePrior([0, 1], [0.52, 0.48]), DiscretePrior([0, 1], [0.5, 0.5]))
 TABLE2 = Scenario.single(
@@ -106,7 +109,11 @@ def test_result_carries_check_and_convergence() -> None:
 
 def test_a_scale_that_fails_the_check_raises() -> None:
     with pytest.raises(PrivacyCheckError, match="fails the exact privacy check"):
-        _verified(TABLE2, "bogus", 0.1, 0.05, prior="rho", pair=("s_i", "s_j"), decided_by="test")
+        verified(
+            TABLE2,
+            Target("bogus", "test", "(eps, delta)-PP", "laplace", 0.1),
+            Proposal(0.05, "rho", ("s_i", "s_j"), "test"),
+        )
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan, "x"])
@@ -116,9 +123,7 @@ def test_bad_epsilon(bad) -> None:
 
 
 def test_unknown_mechanism() -> None:
-    with pytest.raises(
-        ValueError, match="mechanism must be one of l1, kantorovich, relaxed, optimal, got 'w2'"
-    ):
+    with pytest.raises(ValueError, match=f"mechanism must be one of {', '.join(MECHANISMS)}, got 'w2'"):
         calibrate(TABLE1, 1.0, "w2")
 
 
@@ -139,7 +144,7 @@ def test_every_mechanism_passes_the_exact_check_and_the_order_holds(scenario: Sc
 @given(prior_pairs(), epsilons, epsilons)
 def test_scales_are_non_increasing_in_epsilon(scenario: Scenario, e1: float, e2: float) -> None:
     lo, hi = min(e1, e2), max(e1, e2)
-    for m in MECHANISMS:
+    for m in DISCRETE_LAPLACE:
         assert calibrate(scenario, hi, m).scale <= calibrate(scenario, lo, m).scale * (1 + 1e-9) + 1e-12
 
 
@@ -161,7 +166,7 @@ def test_several_priors_the_worst_decides() -> None:
     mild = AdversaryPrior("mild", {"x": a, "y": c})
     strong = AdversaryPrior("strong", {"x": a, "y": b})
     both = Scenario((("x", "y"),), (mild, strong))
-    for m in MECHANISMS:
+    for m in DISCRETE_LAPLACE:
         res = calibrate(both, 0.5, m)
         alone = calibrate(Scenario((("x", "y"),), (strong,)), 0.5, m)
         assert res.scale == pytest.approx(alone.scale, rel=1e-9)
@@ -173,7 +178,7 @@ def test_several_priors_the_worst_decides() -> None:
 def test_relaxed_screening_matches_solving_every_condition(scenario: Scenario, eps: float) -> None:
     """The vectorised screen + brentq equals brentq on every plan row and column (seed 002 Thm 2)."""
     from pufferfish import kantorovich_plan
-    from pufferfish.calibration import _relaxed_group_scale
+    from pufferfish.calibration.discrete import _relaxed_group_scale
 
     _, _, p, q = next(iter(scenario.iter_pairs()))
     plan = kantorovich_plan(p, q)

@@ -13,16 +13,15 @@ from scipy.integrate import quad
 from scipy.special import ndtr
 from typer.testing import CliRunner
 
-from pufferfish.cli import app
-from pufferfish.data import estimate_priors, fit_priors
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
-from pufferfish.mechanisms import (
-    NoiseCalibration,
+from pufferfish.calibration import (
+    MECHANISMS,
+    Calibration,
+    Skipped,
     analytic_gaussian_delta,
     approximate_from_mi,
-    calibrate_noise,
-    calibrate_optimal_noise,
-    compare_noise,
+    calibrate,
+    calibrate_optimal,
+    compare,
     corollary1_identical_scale,
     corollary1_scale,
     gaussian_delta,
@@ -30,7 +29,9 @@ from pufferfish.mechanisms import (
     summation_scenario,
     tau_star,
 )
-from pufferfish.multiuser_calibration import Skipped
+from pufferfish.cli import app
+from pufferfish.data import estimate_priors, fit_priors
+from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 
 G = GaussianMixturePrior
@@ -119,12 +120,12 @@ def test_tau_star() -> None:
 def test_corollary1_is_theorem1_on_the_summation_query() -> None:
     means, stds = [1.0, 0.5, 2.0, 0.0], [1.0, 3.0, 0.5, 2.0]
     sc = summation_scenario(means, stds)
-    c = calibrate_noise(sc, 1.0, delta=0.3, mechanism="monge")
+    c = calibrate(sc, 1.0, delta=0.3, mechanism="monge")
     assert c.scale == pytest.approx(corollary1_scale(means, stds, 1.0, 0.3), rel=1e-12)
     k, mu, sd = 50, 1.0, 5.0
     same = corollary1_scale([mu] * k, [sd] * k, 1.0, 0.3)
     assert same == pytest.approx(corollary1_identical_scale(mu, sd, k, 1.0, 0.3), rel=1e-12)  # eq (11)
-    opt = calibrate_optimal_noise(sc, 1.0, delta=0.3)
+    opt = calibrate_optimal(sc, 1.0, delta=0.3)
     assert opt.scale <= c.scale
 
 
@@ -139,8 +140,8 @@ def test_corollary1_is_theorem1_on_the_summation_query() -> None:
 @example(0.5, 0.5, 0.0, 0.5, 0.5, 0.3)  # Remark 1 scale: g tends to eps in both tails (was 5 s)
 def test_every_theorem_scale_passes_and_optimal_is_smallest(mi, si, mj, sj, eps, delta) -> None:
     sc = Scenario.single(G.gaussian(mi, si), G.gaussian(mj, sj))
-    res = compare_noise(sc, eps, delta=delta, mechanisms=("monge", "monge-lambertw", "gmm", "optimal"))
-    used = [r for r in res if isinstance(r, NoiseCalibration)]
+    res = compare(sc, eps, delta=delta, mechanisms=("monge", "monge-lambertw", "gmm", "optimal"))
+    used = [r for r in res if isinstance(r, Calibration)]
     assert [r.mechanism for r in used] == ["monge", "monge-lambertw", "gmm", "optimal"]  # none failed
     for r in used:
         assert r.checked_delta is not None and r.checked_delta + r.check_error_bound <= delta
@@ -150,18 +151,18 @@ def test_every_theorem_scale_passes_and_optimal_is_smallest(mi, si, mj, sj, eps,
 
 def test_gaussian_noise_mechanisms_on_discrete_priors() -> None:
     sc = Scenario.single(DiscretePrior([0, 1, 2], [0.2, 0.3, 0.5]), DiscretePrior([0, 1, 2], [0.5, 0.3, 0.2]))
-    res = {r.mechanism: r for r in compare_noise(sc, 0.5, delta=1e-3, noise="gaussian")}
+    res = {r.mechanism: r for r in compare(sc, 0.5, MECHANISMS, delta=1e-3, noise="gaussian")}
     kg, ag, opt = res["kantorovich-gaussian"], res["analytic-gaussian"], res["optimal"]
-    assert isinstance(kg, NoiseCalibration) and isinstance(ag, NoiseCalibration)
+    assert isinstance(kg, Calibration) and isinstance(ag, Calibration)
     assert kg.scale == pytest.approx(math.sqrt(2 * math.log(1.25 / 1e-3)) * 1 / 0.5, rel=1e-12)  # Delta = 1
     assert opt.scale <= ag.scale <= kg.scale
     assert opt.checked_delta == pytest.approx(1e-3, rel=1e-6)
     assert isinstance(res["monge"], Skipped) and "laplace" in res["monge"].reason
     assert isinstance(res["mi-gaussian-entropy"], Skipped)
-    bad = compare_noise(sc, 1.5, delta=1e-3, noise="gaussian", mechanisms=["kantorovich-gaussian"])
+    bad = compare(sc, 1.5, delta=1e-3, noise="gaussian", mechanisms=["kantorovich-gaussian"])
     assert isinstance(bad[0], Skipped) and "eps < 1" in bad[0].reason
     with pytest.raises(ValueError, match="delta > 0"):
-        calibrate_optimal_noise(sc, 0.5, delta=0.0, noise="gaussian")
+        calibrate_optimal(sc, 0.5, delta=0.0, noise="gaussian")
 
 
 def test_mi_calibrators_pass_their_check_and_conversions() -> None:
@@ -171,10 +172,10 @@ def test_mi_calibrators_pass_their_check_and_conversions() -> None:
         ("laplace", "mi-laplace"),
         ("gaussian", "mi-gaussian-entropy"),
     ):
-        r = calibrate_noise(sc, 0.05, noise=noise, mechanism=mech, secret_weights=[0.3, 0.7])
+        r = calibrate(sc, 0.05, noise=noise, mechanism=mech, secret_weights=[0.3, 0.7])
         assert r.criterion == "eps-MI PP" and r.checked_information + r.check_error_bound <= 0.05
-    thm3 = calibrate_noise(sc, 0.05, mechanism="mi-gaussian")
-    thm4 = calibrate_noise(sc, 0.05, mechanism="mi-gaussian-entropy")
+    thm3 = calibrate(sc, 0.05, mechanism="mi-gaussian")
+    thm4 = calibrate(sc, 0.05, mechanism="mi-gaussian-entropy")
     assert thm4.scale <= thm3.scale  # the entropy power B only lowers the bound
     assert approximate_from_mi(0.02) == pytest.approx(0.2)
     assert mi_from_approximate(1.0, 0.0, 3) > 0
@@ -185,7 +186,7 @@ def test_gmm_translation_and_fits() -> None:
     a = G([0.4, 0.6], [0.0, 3.0], [1.0, 0.5])
     b = G([0.4, 0.6], [1.0, 2.0], [1.0, 0.5])
     sc = Scenario.single(a, b)
-    r = calibrate_noise(sc, 1.0, mechanism="gmm-translation")  # Cor 2, eq (15): pure eps
+    r = calibrate(sc, 1.0, mechanism="gmm-translation")  # Cor 2, eq (15): pure eps
     assert r.scale == pytest.approx(0.4 * 1 + 0.6 * 1) and r.checked_loss <= 1.0
     x = np.array([1.0, 2.0, 3.0, 4.0])
     g = G.fit_gaussian(x, [1, 1, 1, 1])
@@ -200,11 +201,11 @@ def test_seed003_adult_section_v() -> None:
     )
     fitted = fit_priors(est, "gmm", n_components=3, rng=0)
     for d in (0.5, 0.3):
-        thm = calibrate_noise(fitted.scenario, 1.0, delta=d, mechanism="gmm")
-        opt = calibrate_optimal_noise(fitted.scenario, 1.0, delta=d, upper=thm.scale)
+        thm = calibrate(fitted.scenario, 1.0, delta=d, mechanism="gmm")
+        opt = calibrate_optimal(fitted.scenario, 1.0, delta=d, upper=thm.scale)
         assert thm.checked_delta + thm.check_error_bound <= d
         assert opt.scale < thm.scale
-    pure = calibrate_optimal_noise(fitted.scenario, 1.0, delta=0.0)
+    pure = calibrate_optimal(fitted.scenario, 1.0, delta=0.0)
     assert pure.checked_loss + pure.check_error_bound <= 1.0
 
 

@@ -15,30 +15,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pufferfish.calibration import PrivacyCheckError
+from pufferfish.calibration import PrivacyCheckError, Skipped
 from pufferfish.cli import app
 from pufferfish.loss import privacy_loss
 from pufferfish.multiuser import (
-    MultiUserSystem,
-    User,
-    _log_sum_direct,
-    _log_sum_tilted,
-    others_distribution,
-    pair_scenario,
-    query_priors,
-    sum_distribution,
-)
-from pufferfish.multiuser_calibration import (
     THEOREMS,
     MultiUserCalibration,
-    Skipped,
+    MultiUserSystem,
+    User,
     calibrate_system,
     calibrate_user,
     compare_user,
     eq15_scale,
+    others_distribution,
+    pair_scenario,
+    query_priors,
     release_sum,
+    sum_distribution,
     thm3_eq13_scale,
 )
+from pufferfish.multiuser.convolution import _log_sum_direct, _log_sum_tilted
 from pufferfish.priors import DiscretePrior
 from pufferfish.transport import kantorovich_plan
 
@@ -309,7 +305,7 @@ def test_check_failure_is_reported_not_hidden(
     four_users: MultiUserSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A theorem whose scale failed the exact check would show as Skipped with the reason."""
-    import pufferfish.multiuser_calibration as mc
+    import pufferfish.multiuser.theorems as mc
 
     def too_small(user: User, epsilon: float) -> mc.TheoremScale:
         return mc.TheoremScale("thm4", epsilon, 0.5 / epsilon, "deliberately too small")
@@ -456,7 +452,7 @@ def test_lemma2_p_above_q_as_printed_is_not_condition_20() -> None:
     then gives the relaxed (column) scale, while the printed formula gives the p < q value with P
     and Q exchanged. Both pass the exact check here (and in the property test above).
     """
-    from pufferfish.multiuser_calibration import lemma2_scale
+    from pufferfish.multiuser import lemma2_scale
 
     def system(p: float, q: float) -> MultiUserSystem:
         t = User("u4", DiscretePrior([0, 1], [1 - p, p]), alternative=DiscretePrior([0, 1], [1 - q, q]))

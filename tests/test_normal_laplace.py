@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.integrate import trapezoid
 
+from pufferfish.calibration import calibrate_optimal, summation_scenario
 from pufferfish.divergence import hockey_stick, privacy_loss_sup, release_density
-from pufferfish.mechanisms import calibrate_optimal_noise, summation_scenario
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 from pufferfish.reproduce import identical_users_pair_limit, seed003_fig2
 
@@ -76,7 +76,7 @@ def test_pure_eps_for_identical_users_is_the_tail_limit(users: int, variance: fl
     prior = sc.priors[0]
     one = Scenario.single(prior.conditionals[i], prior.conditionals[j], names=(i, j))
     limit = identical_users_pair_limit(1.0, variance, 1.0)
-    opt = calibrate_optimal_noise(one, 1.0, delta=0.0)
+    opt = calibrate_optimal(one, 1.0, delta=0.0)
     assert opt.scale == pytest.approx(limit, rel=1e-7)
     assert opt.scale >= limit * (1 - 1e-12)  # the tail limit is a lower bound on any pure-eps scale
     fi = release_density(prior.conditionals[i], "laplace", 1.0)

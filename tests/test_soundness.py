@@ -16,8 +16,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy.special import ndtr
 
+from pufferfish.calibration import calibrate
 from pufferfish.divergence import gaussian_delta_bound
-from pufferfish.mechanisms import calibrate_noise
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 
 
@@ -77,7 +77,7 @@ def test_reproducer_1_gaussian_optimal_is_private() -> None:
     sc = Scenario.single(
         GaussianMixturePrior.gaussian(0, 1), GaussianMixturePrior.gaussian(REPRO_1["m2"], REPRO_1["s2"])
     )
-    r = calibrate_noise(sc, REPRO_1["eps"], delta=REPRO_1["delta"], noise="gaussian", mechanism="optimal")
+    r = calibrate(sc, REPRO_1["eps"], delta=REPRO_1["delta"], noise="gaussian", mechanism="optimal")
     assert round(r.scale, 4) == 3.5969  # README "Soundness"
     s2 = r.scale**2
     true = mp_gaussian_delta(0.0, 1.0 + s2, REPRO_1["m2"], REPRO_1["s2"] ** 2 + s2, REPRO_1["eps"])
@@ -163,7 +163,7 @@ def test_gaussian_noise_optimal_is_private_by_the_oracle(
     delta (mpmath closed form) is within the target."""
     delta = 10.0**log_delta
     sc = Scenario.single(GaussianMixturePrior.gaussian(0.0, si), GaussianMixturePrior.gaussian(d, sj))
-    r = calibrate_noise(sc, eps, delta=delta, noise="gaussian", mechanism="optimal")
+    r = calibrate(sc, eps, delta=delta, noise="gaussian", mechanism="optimal")
     s2 = r.scale**2
     assert mp_gaussian_delta(0.0, si * si + s2, d, sj * sj + s2, eps) <= delta
 
@@ -442,8 +442,8 @@ def test_laplace_delta_optimum_on_discrete_priors_is_private_by_the_oracle(eps: 
     p = DiscretePrior([0, 1, 3, 4], [0.4, 0.3, 0.2, 0.1])
     q = DiscretePrior([0, 1, 2, 4], [0.1, 0.2, 0.3, 0.4])
     sc = Scenario.single(p, q)
-    r = calibrate_noise(sc, eps, delta=delta, noise="laplace", mechanism="optimal")
-    pure = calibrate_noise(sc, eps, noise="laplace", mechanism="optimal")
+    r = calibrate(sc, eps, delta=delta, noise="laplace", mechanism="optimal")
+    pure = calibrate(sc, eps, noise="laplace", mechanism="optimal")
     assert r.scale <= pure.scale  # pure eps implies (eps, delta)
     dp_, dq_ = as_fractions(p), as_fractions(q)
     assert mp_laplace_delta(dp_, dq_, r.scale, eps) <= delta
@@ -455,10 +455,10 @@ def test_gaussian_priors_laplace_noise_small_delta_and_large_eps_calibrate() -> 
     """Was: 'could not find a passing scale' at delta = 1e-12, and at eps = 20, delta = 1e-6 where
     delta = 0 succeeds (a floor of ~3e-12 and ~6e-4 under every checked delta)."""
     sc = Scenario.single(GaussianMixturePrior.gaussian(0, 1), GaussianMixturePrior.gaussian(1, 1.5))
-    small = calibrate_noise(sc, 1.0, delta=1e-12, noise="laplace", mechanism="optimal")
+    small = calibrate(sc, 1.0, delta=1e-12, noise="laplace", mechanism="optimal")
     assert small.checked_delta + small.check_error_bound <= 1e-12
-    big = calibrate_noise(sc, 20.0, delta=1e-6, noise="laplace", mechanism="optimal")
-    pure = calibrate_noise(sc, 20.0, delta=0.0, noise="laplace", mechanism="optimal")
+    big = calibrate(sc, 20.0, delta=1e-6, noise="laplace", mechanism="optimal")
+    pure = calibrate(sc, 20.0, delta=0.0, noise="laplace", mechanism="optimal")
     assert big.checked_delta + big.check_error_bound <= 1e-6
     assert big.scale <= pure.scale
     # the figures quoted in README "Soundness"
@@ -554,7 +554,7 @@ def test_gaussian_noise_optimum_on_discrete_priors_is_tight(eps: float, delta: f
 
     p = DiscretePrior([0, 1, 3], [0.5, 0.3, 0.2])
     q = DiscretePrior([0, 2, 3], [0.2, 0.3, 0.5])
-    r = calibrate_noise(Scenario.single(p, q), eps, delta=delta, noise="gaussian", mechanism="optimal")
+    r = calibrate(Scenario.single(p, q), eps, delta=delta, noise="gaussian", mechanism="optimal")
     dp_, dq_ = as_fractions(p), as_fractions(q)
     assert mp_mixture_gaussian_delta(dp_, dq_, r.scale, eps) <= delta
     assert mp_mixture_gaussian_delta(dp_, dq_, 0.995 * r.scale, eps) > delta
@@ -574,15 +574,15 @@ def test_theorem_scales_are_not_refused_at_small_delta(
     """Was: 97 valid theorem scales (true delta 0) reported failing under the check's rounding
     floor. Monge (seed 003 Thm 1) passes its check at every (eps, delta) here; analytic-Gaussian on
     translates (equal sd) passes and its true delta (mpmath closed form) is within the target."""
-    from pufferfish.mechanisms import NoiseCalibration, compare_noise
+    from pufferfish.calibration import Calibration, compare
 
     delta = 10.0**log_delta
     sc = Scenario.single(GaussianMixturePrior.gaussian(0.0, si), GaussianMixturePrior.gaussian(d, sj))
-    (monge,) = compare_noise(sc, eps, delta=delta, mechanisms=("monge",))
-    assert isinstance(monge, NoiseCalibration), monge
+    (monge,) = compare(sc, eps, delta=delta, mechanisms=("monge",))
+    assert isinstance(monge, Calibration), monge
     tr = Scenario.single(GaussianMixturePrior.gaussian(0.0, si), GaussianMixturePrior.gaussian(d, si))
-    (ag,) = compare_noise(tr, eps, delta=delta, noise="gaussian", mechanisms=("analytic-gaussian",))
-    assert isinstance(ag, NoiseCalibration), ag
+    (ag,) = compare(tr, eps, delta=delta, noise="gaussian", mechanisms=("analytic-gaussian",))
+    assert isinstance(ag, Calibration), ag
     s2 = ag.scale**2
     assert mp_gaussian_delta(0.0, si * si + s2, d, si * si + s2, eps) <= delta
 
@@ -592,13 +592,12 @@ def test_optimal_search_is_time_boxed() -> None:
     import time
 
     from pufferfish import DiscretePrior
-    from pufferfish.calibration import PrivacyCheckError
-    from pufferfish.mechanisms import calibrate_optimal_noise
+    from pufferfish.calibration import PrivacyCheckError, calibrate_optimal
 
     sc = Scenario.single(DiscretePrior([0, 1, 3], [0.5, 0.3, 0.2]), DiscretePrior([0, 2, 3], [0.2, 0.3, 0.5]))
     t0 = time.monotonic()
     with pytest.raises(PrivacyCheckError, match="time limit of 0.05 s"):
-        calibrate_optimal_noise(sc, 1.0, delta=1e-9, noise="gaussian", time_limit=0.05)
+        calibrate_optimal(sc, 1.0, delta=1e-9, noise="gaussian", time_limit=0.05)
     assert time.monotonic() - t0 < 30.0
 
 
@@ -718,14 +717,14 @@ def test_noiseless_delta_bound_against_fractions() -> None:
     from fractions import Fraction
 
     from pufferfish import DiscretePrior
-    from pufferfish.mechanisms import _discrete_delta_at_zero
+    from pufferfish.calibration.check import discrete_delta_at_zero
 
     rng = np.random.default_rng(3)
     for _ in range(200):
         w, v = rng.uniform(0.1, 1, 5), rng.uniform(0.1, 1, 5)
         p, q = DiscretePrior(np.arange(5.0), w / w.sum()), DiscretePrior(np.arange(5.0), v / v.sum())
         eps = float(rng.uniform(0, 2))
-        value, err = _discrete_delta_at_zero(p, q, eps)
+        value, err = discrete_delta_at_zero(p, q, eps)
         with mp.workdps(40):
             e = mp.e ** mp.mpf(eps)
             a = [mp.mpf(Fraction(float(x))) for x in p.pmf]

@@ -14,53 +14,50 @@ Main entry points: :class:`DiscretePrior`, :class:`Scenario`, :func:`kantorovich
 
 from .calibration import (
     MECHANISMS,
+    REGISTRY,
     Calibration,
+    Mechanism,
     PrivacyCheckError,
     RootFinding,
+    Skipped,
     calibrate,
-    calibrate_kantorovich,
-    calibrate_l1,
     calibrate_optimal,
-    calibrate_relaxed,
     compare,
 )
-from .data import DataError, EstimatedPriors, dataset_path, estimate_priors
 from .loss import PairLoss, PrivacyLoss, laplace_log_density, pair_privacy_loss, privacy_loss
 from .multiuser import (
+    MULTIUSER_MECHANISMS,
     PAIR_SETS,
+    MultiUserCalibration,
     MultiUserSystem,
+    SumRelease,
+    SystemCalibration,
     User,
+    calibrate_system,
+    calibrate_user,
+    compare_user,
     leave_one_out,
     others_distribution,
     pair_scenario,
     query_priors,
-    sum_distribution,
-)
-from .multiuser_calibration import (
-    MULTIUSER_MECHANISMS,
-    MultiUserCalibration,
-    Skipped,
-    SumRelease,
-    SystemCalibration,
-    calibrate_system,
-    calibrate_user,
-    compare_user,
     release_sum,
+    sum_distribution,
 )
 from .noise import NoisyValues, add_laplace
 from .priors import AdversaryPrior, DiscretePrior, Scenario, union_support
-from .release import OutputExistsError, ReleaseResult, release
 from .transport import TransportPlan, kantorovich_plan, max_displacement_from_cdfs
 
 __all__ = [
     "MECHANISMS",
     "MULTIUSER_MECHANISMS",
     "PAIR_SETS",
+    "REGISTRY",
     "AdversaryPrior",
     "Calibration",
     "DataError",
     "DiscretePrior",
     "EstimatedPriors",
+    "Mechanism",
     "MultiUserCalibration",
     "MultiUserSystem",
     "NoisyValues",
@@ -78,10 +75,7 @@ __all__ = [
     "User",
     "add_laplace",
     "calibrate",
-    "calibrate_kantorovich",
-    "calibrate_l1",
     "calibrate_optimal",
-    "calibrate_relaxed",
     "calibrate_system",
     "calibrate_user",
     "compare",
@@ -102,3 +96,24 @@ __all__ = [
     "sum_distribution",
     "union_support",
 ]
+
+
+# The table layer (DuckDB, PyArrow; Spark on demand) is imported when first used, so the
+# mathematics above imports without those packages.
+_LAZY = {
+    "DataError": "data",
+    "EstimatedPriors": "data",
+    "dataset_path": "data",
+    "estimate_priors": "data",
+    "OutputExistsError": "pipeline",
+    "ReleaseResult": "pipeline",
+    "release": "pipeline",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'pufferfish' has no attribute {name!r}")

@@ -64,3 +64,14 @@ def as_float_vector(values: Any, name: str, *, allow_neg_inf: bool = False) -> N
         k = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be finite, got {float(arr[k])!r} at index {k}")
     return arr
+
+
+def check_delta(delta: Any) -> float:
+    """Return ``delta`` as a float after checking ``0 <= delta < 1``."""
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}") from None
+    if not (0.0 <= value < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    return value

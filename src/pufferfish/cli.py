@@ -1,5 +1,5 @@
 """The ``pufferfish`` command line: a thin layer over :mod:`pufferfish.data`,
-:mod:`pufferfish.calibration` and :mod:`pufferfish.release`.
+:mod:`pufferfish.calibration` and :mod:`pufferfish.pipeline`.
 
 Errors in the input (unknown column or value, one-sided pair, empty group, bad epsilon,
 unreadable file, existing output) print one line ``error: ...`` on standard error and exit 1.
@@ -16,11 +16,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ._checks import check_epsilons
-from .calibration import PrivacyCheckError
+from ._checks import check_delta, check_epsilons
+from .calibration import MECHANISMS, Calibration, PrivacyCheckError, Skipped, compare, lookup
 from .data import EstimatedPriors, FittedPriors, estimate_priors, fit_priors, parse_pair, parse_prior_model
-from .mechanisms import NOISE_MECHANISMS, NoiseCalibration, check_delta, check_mechanism_name, compare_noise
-from .multiuser_calibration import Skipped
 from .priors import DiscretePrior, GaussianMixturePrior
 
 app = typer.Typer(
@@ -139,7 +137,7 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     return table
 
 
-def _checked(c: NoiseCalibration) -> str:
+def _checked(c: Calibration) -> str:
     if c.checked_information is not None:
         return f"I = {c.checked_information:.6g}"
     if c.checked_delta is not None and c.checked_loss is None:
@@ -148,7 +146,7 @@ def _checked(c: NoiseCalibration) -> str:
 
 
 def _comparison_table(
-    results: list[NoiseCalibration | Skipped], epsilon: float, delta: float, *, show_pair: bool
+    results: list[Calibration | Skipped], epsilon: float, delta: float, *, show_pair: bool
 ) -> Table:
     title = f"epsilon = {epsilon:g}" + (f", delta = {delta:g}" if delta > 0 else "")
     table = Table(title=title, title_justify="left")
@@ -198,7 +196,7 @@ def _print_tables(
     console: Console,
     est: EstimatedPriors,
     fitted: FittedPriors | None,
-    results: tuple[NoiseCalibration | Skipped, ...],
+    results: tuple[Calibration | Skipped, ...],
     delta: float,
 ) -> None:
     console.print(f"data: {est.source}")
@@ -222,7 +220,7 @@ def _print_tables(
                 reasons.setdefault(c.reason, []).append(c.mechanism)
         for reason, names in reasons.items():
             console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
-    if any(isinstance(c, NoiseCalibration) and c.noiseless for c in results):
+    if any(isinstance(c, Calibration) and c.noiseless for c in results):
         console.print(
             "note: scale 0 means the priors already meet the target: the column may be released "
             "without noise. This holds only if the adversary's prior is the one shown."
@@ -301,11 +299,11 @@ def calibrate(
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
     from .report import check_report_path
 
-    def run() -> tuple[EstimatedPriors, FittedPriors | None, tuple[NoiseCalibration | Skipped, ...]]:
+    def run() -> tuple[EstimatedPriors, FittedPriors | None, tuple[Calibration | Skipped, ...]]:
         if report is not None:
             check_report_path(report, force=force)
         model, k = parse_prior_model(prior)
-        mechs = NOISE_MECHANISMS if mechanism == "all" else (check_mechanism_name(mechanism),)
+        mechs = MECHANISMS if mechanism == "all" else (lookup(mechanism).name,)
         check_epsilons(epsilon)
         d = check_delta(delta)
         est = _estimate(data, secret, pair, public, order, weight, engine)
@@ -314,7 +312,7 @@ def calibrate(
         return (
             est,
             fitted,
-            compare_noise(
+            compare(
                 scenario,
                 epsilon,
                 delta=d,
@@ -373,7 +371,7 @@ def release(
     as_json: JsonOpt = False,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
-    from .release import release as do_release
+    from .pipeline import release as do_release
     from .report import check_report_path
 
     def run() -> Any:
@@ -478,8 +476,7 @@ def multiuser(
     as_json: JsonOpt = False,
 ) -> None:
     """Laplace scales for a summation query over the users of SYSTEM (seed 000)."""
-    from .multiuser import MultiUserSystem, check_pair_set
-    from .multiuser_calibration import calibrate_system, compare_user
+    from .multiuser import MultiUserSystem, calibrate_system, check_pair_set, compare_user
 
     def run() -> list[Any]:
         sys_ = MultiUserSystem.from_json(system)
@@ -543,8 +540,7 @@ def multiuser_release(
     as_json: JsonOpt = False,
 ) -> None:
     """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
-    from .multiuser import MultiUserSystem
-    from .multiuser_calibration import release_sum
+    from .multiuser import MultiUserSystem, release_sum
 
     def run() -> Any:
         sys_ = MultiUserSystem.from_json(system)

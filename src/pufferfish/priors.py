@@ -197,6 +197,11 @@ class DiscretePrior:
         """Expectation ``sum_k x_k p_k``."""
         return float(np.dot(self.support, self.pmf))
 
+    @property
+    def variance(self) -> float:
+        """Variance ``sum_k p_k (x_k - mean)^2`` (>= 0)."""
+        return float(self.pmf @ (self.support - self.mean) ** 2)
+
     def cdf(self) -> NDArray[np.float64]:
         """Cumulative probabilities ``F(x_k) = sum_{l <= k} p_l``, shape (n,), last entry 1."""
         out = np.cumsum(self.pmf)

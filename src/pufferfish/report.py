@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from .calibration import Calibration, Skipped, check_pairs, compare
 from .data import EstimatedPriors, FittedPriors
-from .mechanisms import NoiseCalibration, check_pairs, compare_noise
-from .multiuser_calibration import Skipped
 from .priors import DiscretePrior, GaussianMixturePrior
 from .transport import kantorovich_plan
 
@@ -186,13 +185,13 @@ def _scale_epsilon_figure(
     from matplotlib.ticker import NullFormatter
 
     grid = _epsilon_grid(epsilon)
-    rows = compare_noise(
+    rows = compare(
         scenario, grid, delta=delta, noise=noise, mechanisms=list(mechanisms), secret_weights=secret_weights
     )
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
     for mech in mechanisms:
-        pts = [(c.epsilon, c.scale) for c in rows if isinstance(c, NoiseCalibration) and c.mechanism == mech]
+        pts = [(c.epsilon, c.scale) for c in rows if isinstance(c, Calibration) and c.mechanism == mech]
         pts = [(e, s) for e, s in pts if s > 0]
         if pts:
             xs, ys = zip(*pts, strict=True)
@@ -208,7 +207,7 @@ def _scale_epsilon_figure(
 
 
 def _loss_scale_figure(
-    scenario: Any, epsilon: float, delta: float, noise: str, chosen: Sequence[NoiseCalibration]
+    scenario: Any, epsilon: float, delta: float, noise: str, chosen: Sequence[Calibration]
 ) -> tuple[str, str]:
     """Exact privacy loss (or delta) versus the scale, target marked (SPEC sec 2.1)."""
     from matplotlib.ticker import NullFormatter
@@ -277,7 +276,7 @@ def build_report(
     *,
     estimated: EstimatedPriors,
     fitted: FittedPriors | None,
-    comparison: Sequence[NoiseCalibration | Skipped],
+    comparison: Sequence[Calibration | Skipped],
     epsilon: float,
     delta: float,
     noise: str,
@@ -295,7 +294,7 @@ def build_report(
         Inputs, mapping and empirical priors.
     fitted : FittedPriors or None
         Fitted priors (``--prior gaussian|gmm``), drawn over the empirical bars.
-    comparison : sequence of NoiseCalibration or Skipped
+    comparison : sequence of Calibration or Skipped
         Every mechanism at the target epsilon (the report's table).
     epsilon : float
         Target epsilon (> 0); the scale-versus-epsilon figure spans ``eps/8 .. 4 eps``.
@@ -321,7 +320,7 @@ def build_report(
     original and released distributions per secret.
     """
     scenario = estimated.scenario if fitted is None else fitted.scenario
-    used = [c for c in comparison if isinstance(c, NoiseCalibration)]
+    used = [c for c in comparison if isinstance(c, Calibration)]
     skipped = [c for c in comparison if isinstance(c, Skipped)]
     parts = [f"<h1>{html.escape(title)}</h1>"]
     inputs = payload.get("inputs") or {

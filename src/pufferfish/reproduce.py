@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .multiuser import MultiUserSystem, User
-from .multiuser_calibration import MultiUserCalibration, compare_user
+from .multiuser import MultiUserCalibration, MultiUserSystem, User, compare_user
 from .priors import DiscretePrior, Scenario
 
 #: Epsilon grid of the reproductions: 0.05, 0.10, ..., 2.00 (the papers plot eps in (0, 2]).
@@ -321,8 +320,8 @@ def seed003_adult(
     -------
     Seed003Adult
     """
+    from .calibration import calibrate, calibrate_optimal
     from .data import estimate_priors, fit_priors
-    from .mechanisms import calibrate_noise, calibrate_optimal_noise
 
     est = estimate_priors(
         "adult", secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
@@ -330,11 +329,11 @@ def seed003_adult(
     fitted = fit_priors(est, "gmm", n_components=3, rng=seed)
     thm, opt, chk = [], [], []
     for d in deltas:
-        c = calibrate_noise(fitted.scenario, epsilon, delta=d, mechanism="gmm")
+        c = calibrate(fitted.scenario, epsilon, "gmm", delta=d)
         thm.append(c.scale)
         chk.append(float(c.checked_delta or 0.0))
-        opt.append(calibrate_optimal_noise(fitted.scenario, epsilon, delta=d, upper=c.scale).scale)
-    pure = calibrate_optimal_noise(fitted.scenario, epsilon, delta=0.0).scale
+        opt.append(calibrate_optimal(fitted.scenario, epsilon, delta=d, upper=c).scale)
+    pure = calibrate_optimal(fitted.scenario, epsilon, delta=0.0).scale
     rows = {g.secret: g.rows for g in est.groups}
     return Seed003Adult(
         epsilon=epsilon,
@@ -527,8 +526,8 @@ def seed003_fig2(
     (:func:`identical_users_pair_limit`; 1.366 for ``sigma^2 = 1``), because the variances of the
     pair differ by ``sigma^2`` whatever K, so the statement holds only with the delta > 0 of eq (11).
     """
+    from .calibration import calibrate_optimal, corollary1_identical_scale, summation_scenario
     from .divergence import hockey_stick, release_density
-    from .mechanisms import calibrate_optimal_noise, corollary1_identical_scale, summation_scenario
 
     rows = []
     pure_by_users: dict[tuple[float, int], float] = {}
@@ -548,9 +547,9 @@ def seed003_fig2(
                 chk = hockey_stick(
                     release_density(p, "laplace", b), release_density(q, "laplace", b), epsilon
                 )
-                opt = calibrate_optimal_noise(one, epsilon, delta=d, upper=b).scale
+                opt = calibrate_optimal(one, epsilon, delta=d, upper=b).scale
                 rows.append(Seed003Fig2Row(k, float(var), float(d), b, chk.delta, opt, own.delta))
-            pure_by_users[(float(var), k)] = calibrate_optimal_noise(one, epsilon, delta=0.0).scale
+            pure_by_users[(float(var), k)] = calibrate_optimal(one, epsilon, delta=0.0).scale
     pure = {
         float(v): (pure_by_users[(float(v), users[-1])], identical_users_pair_limit(mean, v, epsilon))
         for v in variances

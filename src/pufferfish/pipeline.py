@@ -24,7 +24,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from ._checks import check_epsilon
+from ._checks import check_delta, check_epsilon
+from .calibration import MECHANISMS, Calibration, Skipped, compare, lookup
 from .data import (
     DataError,
     EstimatedPriors,
@@ -40,14 +41,6 @@ from .data import (
     resolve_source,
 )
 from .divergence import check_noise
-from .mechanisms import (
-    MECHANISM_NOISE,
-    NoiseCalibration,
-    check_delta,
-    check_mechanism_name,
-    compare_noise,
-)
-from .multiuser_calibration import Skipped
 from .noise import add_gaussian, add_laplace, check_workers, insecure_generator
 from .spark import check_engine
 
@@ -75,9 +68,9 @@ class ReleaseResult:
         The JSON report beside it.
     report : dict
         The report's content.
-    chosen : NoiseCalibration
+    chosen : Calibration
         The calibration whose scale was used.
-    comparison : tuple of NoiseCalibration or Skipped
+    comparison : tuple of Calibration or Skipped
         Every mechanism at the same epsilon and delta (inapplicable ones with the reason).
     estimated : EstimatedPriors
         Empirical priors, mapping and row counts.
@@ -96,8 +89,8 @@ class ReleaseResult:
     output: Path
     report_path: Path
     report: dict[str, Any]
-    chosen: NoiseCalibration
-    comparison: tuple[NoiseCalibration | Skipped, ...]
+    chosen: Calibration
+    comparison: tuple[Calibration | Skipped, ...]
     estimated: EstimatedPriors
     fitted: FittedPriors | None
     noise: dict[str, Any]
@@ -175,7 +168,7 @@ def release(
         beside it (:func:`report_path_for`).
     mechanism : str
         Calibrator whose scale is used (default ``"optimal"``), one of
-        :data:`~pufferfish.mechanisms.NOISE_MECHANISMS`; every mechanism is computed and reported
+        :data:`~pufferfish.calibration.MECHANISMS`; every mechanism is computed and reported
         (those that do not apply with the reason).
     order : sequence of str, optional
         Label order of a categorical public column (default: sorted labels).
@@ -239,7 +232,7 @@ def release(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     noise = check_noise(noise)
-    mechanism = check_mechanism_name(mechanism)
+    mechanism = lookup(mechanism).name
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     n_workers = check_workers(workers)
@@ -277,9 +270,14 @@ def release(
         else fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
     )
     scenario = estimated.scenario if fitted is None else fitted.scenario
-    noise_used = noise if mechanism == "optimal" else MECHANISM_NOISE[mechanism]
-    comparison = compare_noise(
-        scenario, [epsilon], delta=delta, noise=noise_used, secret_weights=estimated.secret_weights
+    noise_used = lookup(mechanism).noise or noise
+    comparison = compare(
+        scenario,
+        [epsilon],
+        MECHANISMS,
+        delta=delta,
+        noise=noise_used,
+        secret_weights=estimated.secret_weights,
     )
     picked = next(c for c in comparison if c.mechanism == mechanism)
     if isinstance(picked, Skipped):
@@ -361,8 +359,8 @@ def _report(
     *,
     estimated: EstimatedPriors,
     fitted: FittedPriors | None,
-    comparison: tuple[NoiseCalibration | Skipped, ...],
-    chosen: NoiseCalibration,
+    comparison: tuple[Calibration | Skipped, ...],
+    chosen: Calibration,
     noise: dict[str, Any],
     inputs: dict[str, Any],
     output: Path,
@@ -462,7 +460,7 @@ def _stream_release(
     *,
     public: str,
     estimated: EstimatedPriors,
-    chosen: NoiseCalibration,
+    chosen: Calibration,
     rng: np.random.Generator | int | None,
     text_copy: bool,
     batch_rows: int,

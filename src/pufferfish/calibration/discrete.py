@@ -1,10 +1,10 @@
-"""Calibration of Laplace noise for discrete priors: l1, Kantorovich, relaxed and optimal.
+"""Laplace scales for discrete priors: l1, Kantorovich and relaxed (seeds 001, 002).
 
-Each calibrator returns the Laplace scale ``theta`` (noise variance ``2 theta^2``) that makes
-``Y = X + Laplace(theta)`` (eps, S)-pufferfish private for every pair and prior of a
-:class:`~pufferfish.priors.Scenario`, and checks it against the exact privacy loss of SPEC 2.1
-before returning it (``Calibration.check``). A scale that fails the check after a bounded move to
-the safe side raises :class:`PrivacyCheckError`: that would be a bug or a false theorem.
+Each function returns the :class:`~.search.Proposal` of one mechanism: the Laplace scale ``theta``
+(noise variance ``2 theta^2``) that its theorem says makes ``Y = X + Laplace(theta)``
+(eps, S)-pufferfish private for every pair and prior of a :class:`~pufferfish.priors.Scenario`.
+The registry (:mod:`.registry`) checks every proposal against the exact privacy loss of SPEC 2.1
+before returning it. Always ``optimal <= relaxed <= kantorovich <= l1``.
 
 ===============  ====================================================  ======================
 mechanism        scale                                                 source
@@ -16,211 +16,30 @@ mechanism        scale                                                 source
 ``relaxed``      largest root over plan columns and rows of            seed 002 Thm 2
                  ``sum pi(x, x') (e^{|x - x'|/theta} - e^eps) = 0``    (14a, 14b); seed 001
                                                                        Prop 3.2-3.3, Alg 1
-``optimal``      smallest theta whose exact loss is <= eps             SPEC sec 2.1
 ===============  ====================================================  ======================
-
-Always ``optimal <= relaxed <= kantorovich <= l1``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from ._checks import check_epsilon, check_epsilons
-from .loss import PrivacyLoss, privacy_loss
-from .priors import Scenario
-from .transport import TransportPlan, kantorovich_plan
-
-#: Names of the calibrators, from most to least noise.
-MECHANISMS: tuple[str, ...] = ("l1", "kantorovich", "relaxed", "optimal")
-
-#: Relative steps by which a scale that fails the exact check is moved up before giving up.
-_NUDGES = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
-
-
-def _num(x: float) -> str:
-    """Short text of a number for messages (``g`` format, 10 significant digits)."""
-    return f"{float(x):.10g}"
-
-
-class PrivacyCheckError(RuntimeError):
-    """A calibrated scale failed the exact privacy-loss check (a bug or a false theorem)."""
-
-
-@dataclass(frozen=True)
-class RootFinding:
-    """Convergence data of the root finds behind a scale.
-
-    Attributes
-    ----------
-    method : str
-        ``"brentq"`` (scipy.optimize.brentq).
-    variable : str
-        What was solved for: ``"t = exp(1/theta)"`` (relaxed) or ``"log theta"`` (optimal).
-    conditions : int
-        Number of conditions examined (relaxed: plan rows and columns over all pairs and priors;
-        optimal: 1). The relaxed calibrator bounds every condition's root by a vectorised
-        bisection and runs brentq only where the bound can decide the scale.
-    solves : int
-        Number of brentq root finds.
-    iterations : int
-        Total iterations over all solves.
-    function_calls : int
-        Total function evaluations over all solves.
-    converged : bool
-        Whether every solve converged.
-    bracket : (float, float)
-        Scale bracket ``(theta_low, theta_high)`` of the deciding solve.
-    """
-
-    method: str
-    variable: str
-    conditions: int
-    solves: int
-    iterations: int
-    function_calls: int
-    converged: bool
-    bracket: tuple[float, float]
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """A calibrated Laplace scale and its exact privacy check.
-
-    Attributes
-    ----------
-    mechanism : str
-        One of :data:`MECHANISMS`.
-    epsilon : float
-        Target privacy budget (nats, > 0).
-    scale : float
-        Laplace scale ``theta >= 0`` in the unit of the released column.
-    checked_loss : float
-        Exact privacy loss at ``scale`` (SPEC 2.1), ``<= epsilon`` (with its rounding bound).
-    check : PrivacyLoss
-        The full check: worst prior, pair, released value, rounding bound, every pair's loss.
-    prior, pair :
-        The prior and pair that decided the scale (for ``optimal``: the binding pair of the check).
-    decided_by : str
-        What in that pair decided it, e.g. ``"plan atom 1.0 -> 3.0"`` or ``"column x' = 1.0"``.
-    root : RootFinding or None
-        Convergence data where a root finder ran.
-    safety_step : float
-        Relative amount by which the scale was moved up to pass the check (0 if none).
-    noiseless : bool
-        ``True`` when ``scale == 0``: the priors are already eps-indistinguishable and the data
-        can be released without noise. This holds only if the priors are right.
-    """
-
-    mechanism: str
-    epsilon: float
-    scale: float
-    checked_loss: float
-    check: PrivacyLoss
-    prior: str
-    pair: tuple[str, str]
-    decided_by: str
-    root: RootFinding | None
-    safety_step: float
-    noiseless: bool
-
-    @property
-    def variance(self) -> float:
-        """Noise variance ``2 theta^2`` (the mean squared error of the release, seed 001 eq 3)."""
-        return 2.0 * self.scale**2
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary."""
-        out: dict[str, Any] = {
-            "mechanism": self.mechanism,
-            "epsilon": self.epsilon,
-            "scale": self.scale,
-            "variance": self.variance,
-            "checked_loss": self.checked_loss,
-            "check_error_bound": self.check.error_bound,
-            "check_worst_y": self.check.worst_y,
-            "check_pair": list(self.check.pair),
-            "check_prior": self.check.prior,
-            "prior": self.prior,
-            "pair": list(self.pair),
-            "decided_by": self.decided_by,
-            "safety_step": self.safety_step,
-            "noiseless": self.noiseless,
-            "root": None,
-        }
-        if self.root is not None:
-            out["root"] = {
-                "method": self.root.method,
-                "variable": self.root.variable,
-                "conditions": self.root.conditions,
-                "solves": self.root.solves,
-                "iterations": self.root.iterations,
-                "function_calls": self.root.function_calls,
-                "converged": self.root.converged,
-                "bracket": list(self.root.bracket),
-            }
-        return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Verification (calibrate, then verify and move to the safe side)
-
-
-def _verified(
-    scenario: Scenario,
-    mechanism: str,
-    epsilon: float,
-    scale: float,
-    *,
-    prior: str,
-    pair: tuple[str, str],
-    decided_by: str,
-    root: RootFinding | None = None,
-    known: PrivacyLoss | None = None,
-) -> Calibration:
-    """Check ``scale`` exactly; move it up by at most a relative 1e-6 to pass, else raise.
-
-    ``known``, when given, is the exact check already computed at some scale (reused if it is
-    ``scale``).
-    """
-    for step in _NUDGES:
-        trial = scale * (1.0 + step)
-        check = known if known is not None and known.scale == trial else privacy_loss(scenario, trial)
-        if check.satisfies(epsilon):
-            return Calibration(
-                mechanism=mechanism,
-                epsilon=epsilon,
-                scale=trial,
-                checked_loss=check.loss,
-                check=check,
-                prior=prior,
-                pair=pair,
-                decided_by=decided_by,
-                root=root,
-                safety_step=step,
-                noiseless=trial == 0.0,
-            )
-        if scale == 0.0:
-            break
-    raise PrivacyCheckError(
-        f"{mechanism} scale {scale!r} at epsilon {epsilon!r} fails the exact privacy check: "
-        f"loss {check.loss!r} (+ rounding bound {check.error_bound:.3g}) > epsilon for pair "
-        f"{check.pair} of prior {check.prior!r} at y = {check.worst_y!r}"
-    )
-
+from ..priors import Scenario
+from ..transport import TransportPlan, kantorovich_plan
+from .result import RootFinding
+from .result import num as _num
+from .search import Proposal
 
 # ---------------------------------------------------------------------------------------------
 # l1 and Kantorovich
 
 
-def calibrate_l1(scenario: Scenario, epsilon: float) -> Calibration:
+def l1_scale(scenario: Scenario, epsilon: float) -> Proposal:
     """The l1-sensitivity scale ``max |x - x'| / eps`` over both priors' alphabets.
 
     Parameters
@@ -228,19 +47,12 @@ def calibrate_l1(scenario: Scenario, epsilon: float) -> Calibration:
     scenario : Scenario
         Pairs and discrete priors.
     epsilon : float
-        Privacy budget, finite and > 0.
+        Privacy budget, finite and > 0 (validated by :func:`.registry.calibrate`).
 
     Returns
     -------
-    Calibration
-        With the exact check at the returned scale.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not finite and > 0.
-    PrivacyCheckError
-        If the scale fails the exact check (it cannot, by seed 001 eq 26).
+    Proposal
+        The scale (it passes the exact check by seed 001 eq 26), with the deciding pair.
 
     Notes
     -----
@@ -249,7 +61,6 @@ def calibrate_l1(scenario: Scenario, epsilon: float) -> Calibration:
     included), so ``max(max X_i - min X_j, max X_j - min X_i)``. Equal to the Laplace mechanism
     of differential privacy calibrated to the query's sensitivity.
     """
-    epsilon = check_epsilon(epsilon)
     best = (-1.0, "", ("", ""), "")
     for prior, pair, p_i, p_j in scenario.iter_pairs():
         right = float(p_j.support[-1] - p_i.support[0])
@@ -262,10 +73,10 @@ def calibrate_l1(scenario: Scenario, epsilon: float) -> Calibration:
         if d > best[0]:
             best = (d, prior.name, pair, f"alphabet extremes {how} (distance {_num(d)})")
     d, prior_name, pair, how = best
-    return _verified(scenario, "l1", epsilon, d / epsilon, prior=prior_name, pair=pair, decided_by=how)
+    return Proposal(d / epsilon, prior_name, pair, how)
 
 
-def calibrate_kantorovich(scenario: Scenario, epsilon: float) -> Calibration:
+def kantorovich_scale(scenario: Scenario, epsilon: float) -> Proposal:
     """The Kantorovich (W1) mechanism: the plan's largest displacement over eps.
 
     Parameters
@@ -273,19 +84,12 @@ def calibrate_kantorovich(scenario: Scenario, epsilon: float) -> Calibration:
     scenario : Scenario
         Pairs and discrete priors.
     epsilon : float
-        Privacy budget, finite and > 0.
+        Privacy budget, finite and > 0 (validated by :func:`.registry.calibrate`).
 
     Returns
     -------
-    Calibration
-        With the exact check at the returned scale.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not finite and > 0.
-    PrivacyCheckError
-        If the scale fails the exact check (it cannot, by seed 002 Lemma 1).
+    Proposal
+        The scale (it passes the exact check by seed 002 Lemma 1), with the deciding atom.
 
     Notes
     -----
@@ -293,7 +97,6 @@ def calibrate_kantorovich(scenario: Scenario, epsilon: float) -> Calibration:
     Kantorovich optimal transport plan (seed 002 Lemma 1; seed 000 Prop 1-2 and eq 28; seed 001
     eq 4). In 1-D this equals the W-infinity mechanism of Song et al. (2017).
     """
-    epsilon = check_epsilon(epsilon)
     best = (-1.0, "", ("", ""), "")
     for prior, pair, p_i, p_j in scenario.iter_pairs():
         plan = kantorovich_plan(p_i, p_j)
@@ -302,9 +105,7 @@ def calibrate_kantorovich(scenario: Scenario, epsilon: float) -> Calibration:
         if d > best[0]:
             best = (d, prior.name, pair, f"plan atom {_num(plan.source[k])} -> {_num(plan.target[k])}")
     d, prior_name, pair, how = best
-    return _verified(
-        scenario, "kantorovich", epsilon, d / epsilon, prior=prior_name, pair=pair, decided_by=how
-    )
+    return Proposal(d / epsilon, prior_name, pair, how)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -605,7 +406,7 @@ class _Tally:
         self.converged = self.converged and other.converged
 
 
-def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
+def relaxed_scale(scenario: Scenario, epsilon: float) -> Proposal:
     """The relaxed Kantorovich mechanism: the largest root of the row and column conditions.
 
     Parameters
@@ -613,19 +414,13 @@ def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
     scenario : Scenario
         Pairs and discrete priors.
     epsilon : float
-        Privacy budget, finite and > 0.
+        Privacy budget, finite and > 0 (validated by :func:`.registry.calibrate`).
 
     Returns
     -------
-    Calibration
-        ``root`` holds the brentq convergence data summed over all rows and columns.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not finite and > 0.
-    PrivacyCheckError
-        If the scale fails the exact check (it cannot, by seed 002 Thm 2).
+    Proposal
+        The scale (it passes the exact check by seed 002 Thm 2); ``root`` holds the brentq
+        convergence data summed over all rows and columns.
 
     Notes
     -----
@@ -640,7 +435,6 @@ def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
     off-diagonal mass sits at a single distance ``d`` has the closed form ``d / Phi``.
     ``relaxed <= kantorovich`` always (seed 001 Thm 4.1).
     """
-    epsilon = check_epsilon(epsilon)
     total = _Tally()
     best = (0.0, "", ("", ""), "no off-diagonal mass", (0.0, 0.0))
     first = True
@@ -662,226 +456,4 @@ def calibrate_relaxed(scenario: Scenario, epsilon: float) -> Calibration:
         converged=total.converged,
         bracket=bracket,
     )
-    return _verified(
-        scenario, "relaxed", epsilon, scale, prior=prior_name, pair=pair, decided_by=how, root=root
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Optimal
-
-
-def calibrate_optimal(scenario: Scenario, epsilon: float, *, upper: Calibration | None = None) -> Calibration:
-    """The smallest Laplace scale whose exact privacy loss is at most eps.
-
-    Parameters
-    ----------
-    scenario : Scenario
-        Pairs and discrete priors.
-    epsilon : float
-        Privacy budget, finite and > 0.
-    upper : Calibration, optional
-        A passing calibration at the same ``epsilon`` to bracket from (default: the relaxed one).
-
-    Returns
-    -------
-    Calibration
-        The closest passing scale to the root of ``L(theta) = eps`` (the returned scale passes the
-        exact check; any smaller scale found on the way did not), with brentq convergence data.
-        ``scale == 0`` and ``noiseless`` when the priors themselves are eps-indistinguishable.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not finite and > 0, or ``upper`` is for another epsilon.
-    PrivacyCheckError
-        If no passing scale is found (a bug).
-
-    Notes
-    -----
-    SPEC sec 2.1 (beyond the seed papers). ``L(theta)`` is non-increasing: ``Laplace(t2)`` is
-    ``Laplace(t1)`` convolved with ``(t1/t2)^2 delta_0 + (1 - (t1/t2)^2) Laplace(t2)``, and
-    convolution is post-processing. So ``{theta : L(theta) <= eps}`` is an interval
-    ``[theta*, inf)``. It is bracketed by halving from the relaxed scale and solved with brentq on
-    ``log theta``; the result is moved up to the nearest scale that passes the check (including
-    its rounding bound) and never exceeds the bracketing scale.
-    """
-    epsilon = check_epsilon(epsilon)
-    at_zero = privacy_loss(scenario, 0.0)
-    if at_zero.satisfies(epsilon):
-        return _verified(
-            scenario,
-            "optimal",
-            epsilon,
-            0.0,
-            prior=at_zero.prior,
-            pair=at_zero.pair,
-            decided_by=f"prior log-ratio {_num(at_zero.loss)} <= epsilon: no noise needed",
-        )
-    if upper is None:
-        upper = calibrate_relaxed(scenario, epsilon)
-    elif upper.epsilon != epsilon:
-        raise ValueError(f"upper must be calibrated at epsilon {epsilon!r}, got {upper.epsilon!r}")
-    hi = upper.scale
-    checks: dict[float, PrivacyLoss] = {}
-
-    scale_of_log: dict[float, float] = {}  # exp(log(s)) may differ from s in the last ulp
-
-    def check_at(scale: float) -> PrivacyLoss:
-        if scale not in checks:
-            checks[scale] = privacy_loss(scenario, scale)
-            scale_of_log[math.log(scale)] = scale
-        return checks[scale]
-
-    def excess(log_scale: float) -> float:
-        check = check_at(scale_of_log.get(log_scale, math.exp(log_scale)))
-        return check.loss + check.error_bound - epsilon
-
-    if hi > 0.0 and upper.check.scale == hi:
-        checks[hi], scale_of_log[math.log(hi)] = upper.check, hi
-
-    def fails(scale: float) -> bool:
-        check = check_at(scale)
-        return check.loss + check.error_bound > epsilon
-
-    # Bracket from above. First jump to theta * L(theta) / eps (the root if L were proportional
-    # to 1/theta, as it is for large theta), while that passes and cuts theta by a quarter; then
-    # halve until a scale fails. Every evaluated scale that passes becomes the upper end, every
-    # one that fails the lower end (L is non-increasing), so the heuristic cannot misplace the
-    # root.
-    lo = 0.0
-    for _ in range(8):
-        guess = hi * check_at(hi).loss / epsilon
-        if not 0.0 < guess <= 0.75 * hi:
-            break
-        if fails(guess):
-            lo = guess
-            break
-        hi = guess
-    for _ in range(2000):
-        if lo > 0.0:
-            break
-        if fails(hi / 2.0):
-            lo = hi / 2.0
-        else:
-            hi = hi / 2.0
-    else:  # pragma: no cover - L(theta) -> L(0) > eps as theta -> 0
-        raise PrivacyCheckError("could not bracket the optimal scale from below")
-    if fails(hi):  # pragma: no cover - hi passed the check
-        raise PrivacyCheckError(f"bracketing scale {hi!r} fails the exact check")
-    root, info = brentq(
-        excess, math.log(lo), math.log(hi), xtol=1e-13, rtol=1e-15, full_output=True, disp=False
-    )
-    # Move up to the nearest passing scale, never above the passing end of the bracket.
-    scale = hi
-    for step in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
-        trial = min(math.exp(root + step), hi)
-        if not fails(trial):
-            scale = trial
-            break
-    check = check_at(scale)
-    rootdata = RootFinding(
-        method="brentq",
-        variable="log theta",
-        conditions=1,
-        solves=1,
-        iterations=int(info.iterations),
-        function_calls=len(checks),
-        converged=bool(info.converged),
-        bracket=(lo, hi),
-    )
-    return _verified(
-        scenario,
-        "optimal",
-        epsilon,
-        scale,
-        prior=check.prior,
-        pair=check.pair,
-        decided_by=f"exact loss binding at y = {_num(check.worst_y)}",
-        root=rootdata,
-        known=check,
-    )
-
-
-# ---------------------------------------------------------------------------------------------
-# Front doors
-
-
-def calibrate(scenario: Scenario, epsilon: float, mechanism: str = "optimal") -> Calibration:
-    """Calibrate Laplace noise with one mechanism.
-
-    Parameters
-    ----------
-    scenario : Scenario
-        Pairs and discrete priors.
-    epsilon : float
-        Privacy budget, finite and > 0.
-    mechanism : {"l1", "kantorovich", "relaxed", "optimal"}
-        The calibrator (see the module docstring).
-
-    Returns
-    -------
-    Calibration
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not finite and > 0 or ``mechanism`` is unknown.
-    PrivacyCheckError
-        If a scale fails the exact privacy check.
-    """
-    fn = {
-        "l1": calibrate_l1,
-        "kantorovich": calibrate_kantorovich,
-        "relaxed": calibrate_relaxed,
-        "optimal": calibrate_optimal,
-    }.get(mechanism)
-    if fn is None:
-        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
-    return fn(scenario, epsilon)
-
-
-def compare(
-    scenario: Scenario,
-    epsilons: float | Iterable[float],
-    mechanisms: Sequence[str] = MECHANISMS,
-) -> tuple[Calibration, ...]:
-    """Calibrate several mechanisms at several budgets.
-
-    Parameters
-    ----------
-    scenario : Scenario
-        Pairs and discrete priors.
-    epsilons : float or iterable of float
-        Privacy budgets, each finite and > 0.
-    mechanisms : sequence of str
-        Names from :data:`MECHANISMS` (default: all four).
-
-    Returns
-    -------
-    tuple of Calibration
-        Ordered by epsilon, then by ``mechanisms``.
-
-    Raises
-    ------
-    ValueError
-        On a bad epsilon or an unknown mechanism.
-    """
-    eps_list = check_epsilons([epsilons] if isinstance(epsilons, (int, float)) else epsilons)
-    mechs = tuple(mechanisms)
-    for m in mechs:
-        if m not in MECHANISMS:
-            raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {m!r}")
-    if not mechs:
-        raise ValueError("mechanisms needs at least one name, got none")
-    out: list[Calibration] = []
-    for eps in eps_list:
-        done: dict[str, Calibration] = {}
-        for m in mechs:
-            if m == "optimal":
-                relaxed = done.get("relaxed") or calibrate_relaxed(scenario, eps)
-                done[m] = calibrate_optimal(scenario, eps, upper=relaxed)
-            else:
-                done[m] = calibrate(scenario, eps, m)
-            out.append(done[m])
-    return tuple(out)
+    return Proposal(scale, prior_name, pair, how, root)

@@ -1,0 +1,371 @@
+"""The mechanism registry and the front doors :func:`calibrate` and :func:`compare`.
+
+A mechanism is one :class:`Mechanism` entry: its name, the noise it adds, the criterion it
+targets, its source, when it applies, and the function giving its scale (``None``: the smallest
+scale passing the exact check, :func:`.search.calibrate_optimal`). Every scale goes through one
+path: validate at the edge, ask the entry whether it applies, propose the scale, check it exactly
+and move it to the safe side (:func:`.search.verified`). Adding a mechanism is adding an entry to
+:data:`REGISTRY` (the documentation's table, :func:`mechanism_table`, is generated from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Any
+
+from .._checks import check_delta, check_epsilon, check_epsilons
+from ..divergence import check_noise
+from ..priors import Scenario
+from . import discrete, gaussian, information
+from .result import Calibration, PrivacyCheckError, Skipped
+from .search import OPTIMAL_SOURCE, Proposal, Target, smallest_passing, verified
+
+ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
+"""``scale(scenario, epsilon, delta, secret_weights) -> Proposal`` (no check)."""
+
+AppliesFunction = Callable[[Scenario, str, float, float], "str | None"]
+"""``applies(scenario, noise, delta, epsilon) -> reason or None``."""
+
+
+def _always(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+    return None
+
+
+def _discrete_only(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+    return None if scenario.kind == "discrete" else "needs discrete priors"
+
+
+def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+    if noise == "gaussian" and delta == 0.0:
+        return "Gaussian noise gives pure eps only for special priors; give delta > 0"
+    return None
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One calibrator.
+
+    Attributes
+    ----------
+    name : str
+        Its name in the API, CLI and reports.
+    noise : {"laplace", "gaussian"} or None
+        The noise it adds (``None``: the noise asked for).
+    criterion : {"(eps, delta)-PP", "eps-MI PP"}
+        What its scale guarantees.
+    source : str
+        Paper, theorem and equation.
+    priors : str
+        The priors it takes, for the documentation table.
+    scale : callable or None
+        ``scale(scenario, epsilon, delta, secret_weights) -> Proposal``; ``None`` for the
+        smallest passing scale (searched).
+    applies : callable
+        ``applies(scenario, noise, delta, epsilon) -> str | None``: why it does not apply.
+    pure : bool
+        Its theorem gives pure eps with Laplace noise: with ``delta > 0`` it is checked as pure eps
+        (pure eps implies every (eps, delta)), reported with ``checked_delta = 0``.
+    """
+
+    name: str
+    noise: str | None
+    criterion: str
+    source: str
+    priors: str
+    scale: ScaleFunction | None
+    applies: AppliesFunction = _always
+    pure: bool = False
+
+
+_G = gaussian
+_I = information
+_ENTRIES = (
+    Mechanism("l1", "laplace", "(eps, delta)-PP", "seed 001 eq (26)", "discrete",
+              lambda sc, e, d, w: discrete.l1_scale(sc, e), _discrete_only, pure=True),
+    Mechanism("kantorovich", "laplace", "(eps, delta)-PP",
+              "seed 002 Lemma 1; seed 000 Prop 1-2; seed 001 eq (4)", "discrete",
+              lambda sc, e, d, w: discrete.kantorovich_scale(sc, e), _discrete_only, pure=True),
+    Mechanism("relaxed", "laplace", "(eps, delta)-PP",
+              "seed 002 Thm 2 (14a, 14b); seed 001 Prop 3.2-3.3", "discrete",
+              lambda sc, e, d, w: discrete.relaxed_scale(sc, e), _discrete_only, pure=True),
+    Mechanism("monge", "laplace", "(eps, delta)-PP",
+              "seed 003 Thm 1 eq (5), tau* = Q^-1(delta/2) eq (20); Remark 1 eq (6) for delta = 0",
+              "Gaussian", _G.monge_scale, _G.monge_applies),
+    Mechanism("monge-lambertw", "laplace", "(eps, delta)-PP",
+              "seed 003 Thm 1 eq (5), tau* = sqrt(W0(2/(pi delta^2))) eq (23)", "Gaussian",
+              _G.monge_lambertw_scale, _G.monge_lambertw_applies),
+    Mechanism("gmm", "laplace", "(eps, delta)-PP", "seed 003 Thm 2 eq (13), w* by POT ot.emd",
+              "Gaussian mixture", _G.gmm_scale, _G.gmm_applies),
+    Mechanism("gmm-translation", "laplace", "(eps, delta)-PP", "seed 003 Cor 2 eq (15)",
+              "Gaussian mixture", _G.gmm_translation_scale, _G.gmm_translation_applies),
+    Mechanism("kantorovich-gaussian", "gaussian", "(eps, delta)-PP",
+              "seed 002 Thm 3(a): sigma = c Delta / eps, c^2 > 2 ln(1.25/delta)",
+              "discrete, Gaussian translates", _G.kantorovich_gaussian_scale,
+              _G.kantorovich_gaussian_applies),
+    Mechanism("analytic-gaussian", "gaussian", "(eps, delta)-PP",
+              "Balle and Wang (2018) Thm 8 at the Kantorovich sensitivity (SPEC sec 5)",
+              "discrete, Gaussian translates", _G.analytic_gaussian_scale, _G.analytic_gaussian_applies),
+    Mechanism("mi-gaussian", "gaussian", "eps-MI PP", "seed 004 Thm 3 (d = 1, no public function)",
+              "any", _I.mi_gaussian_scale),
+    Mechanism("mi-gaussian-entropy", "gaussian", "eps-MI PP",
+              "seed 004 Thm 4 with B = exp(2h - 1)/(2 pi) (SPEC sec 6)", "Gaussian mixture",
+              _I.mi_gaussian_entropy_scale, _I.mi_gaussian_entropy_applies),
+    Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (d = 1, no public function)",
+              "any", _I.mi_laplace_scale),
+    Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies),
+)  # fmt: skip
+
+#: Every mechanism by name, in the order of comparisons (most to least noise for discrete priors,
+#: ``optimal`` last).
+REGISTRY: Mapping[str, Mechanism] = MappingProxyType({m.name: m for m in _ENTRIES})
+
+#: Every calibrator name, in the order of comparisons.
+MECHANISMS: tuple[str, ...] = tuple(REGISTRY)
+
+
+def lookup(name: Any) -> Mechanism:
+    """The registered :class:`Mechanism` called ``name``.
+
+    Raises
+    ------
+    ValueError
+        If no mechanism has that name (the message lists them).
+    """
+    if not isinstance(name, str) or name not in REGISTRY:
+        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {name!r}")
+    return REGISTRY[name]
+
+
+def not_applicable(
+    scenario: Scenario, mechanism: str, noise: str, delta: float, epsilon: float = 0.5
+) -> str | None:
+    """Why a mechanism does not apply to these priors, noise, delta and epsilon, or ``None``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    mechanism : str
+        A name of :data:`MECHANISMS`.
+    noise : {"laplace", "gaussian"}
+    delta : float
+        In [0, 1).
+    epsilon : float
+        > 0 (some theorems need a small eps).
+
+    Returns
+    -------
+    str or None
+    """
+    m = lookup(mechanism)
+    if m.noise is not None and m.noise != noise:
+        return f"adds {m.noise} noise, not {noise}"
+    return m.applies(scenario, noise, delta, epsilon)
+
+
+def _calibrate_one(
+    scenario: Scenario,
+    m: Mechanism,
+    epsilon: float,
+    delta: float,
+    noise: str,
+    secret_weights: Any,
+    upper: Calibration | None = None,
+) -> Calibration:
+    """One applicable mechanism on validated arguments."""
+    if m.scale is None:
+        return smallest_passing(scenario, epsilon, delta=delta, noise=noise, upper=upper)
+    if m.pure:  # pure eps implies (eps, delta) for every delta: checked as pure eps
+        target = Target(m.name, m.source, m.criterion, noise, epsilon, 0.0)
+        out = verified(scenario, target, m.scale(scenario, epsilon, 0.0, secret_weights))
+        return out if delta == 0.0 else replace(out, delta=delta, checked_delta=0.0)
+    target = Target(m.name, m.source, m.criterion, noise, epsilon, delta, secret_weights)
+    return verified(scenario, target, m.scale(scenario, epsilon, delta, secret_weights))
+
+
+def calibrate(
+    scenario: Scenario,
+    epsilon: float,
+    mechanism: str = "optimal",
+    *,
+    delta: float = 0.0,
+    noise: str | None = None,
+    secret_weights: Any = None,
+) -> Calibration:
+    """Calibrate one mechanism and check its scale exactly.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and priors (discrete or Gaussian mixtures).
+    epsilon : float
+        Finite and > 0 (nats).
+    mechanism : str
+        One of :data:`MECHANISMS` (default ``"optimal"``).
+    delta : float
+        In [0, 1) (default 0). Ignored by the eps-MI mechanisms.
+    noise : {"laplace", "gaussian"}, optional
+        Default: the mechanism's own (Laplace for ``optimal``).
+    secret_weights : mapping or array_like, optional
+        The secret's marginal over ``scenario.secrets`` (eps-MI mechanisms; default uniform).
+
+    Returns
+    -------
+    Calibration
+        The scale, its exact check and where it came from.
+
+    Raises
+    ------
+    ValueError
+        On a bad argument or a mechanism that does not apply (the reason is given).
+    PrivacyCheckError
+        If the scale fails its exact check after the safe-side steps (a false theorem or a bug).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    m = lookup(mechanism)
+    noise = check_noise(noise if noise is not None else (m.noise or "laplace"))
+    reason = not_applicable(scenario, m.name, noise, delta, epsilon)
+    if reason is not None:
+        raise ValueError(f"{m.name} does not apply: {reason}")
+    return _calibrate_one(scenario, m, epsilon, delta, noise, secret_weights)
+
+
+def calibrate_optimal(
+    scenario: Scenario,
+    epsilon: float,
+    *,
+    delta: float = 0.0,
+    noise: str = "laplace",
+    upper: Calibration | float | None = None,
+    time_limit: float = 300.0,
+) -> Calibration:
+    """The smallest scale whose exact check passes for the target (eps, delta).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Pairs and priors (discrete or Gaussian mixtures).
+    epsilon : float
+        Finite and > 0.
+    delta : float
+        In [0, 1). ``0`` asks for pure eps (Laplace noise only).
+    noise : {"laplace", "gaussian"}
+    upper : Calibration or float, optional
+        A scale to bracket from (see :func:`.search.smallest_passing`).
+    time_limit : float
+        Seconds (default 300).
+
+    Returns
+    -------
+    Calibration
+        See :func:`.search.smallest_passing`.
+
+    Raises
+    ------
+    ValueError
+        On a bad argument, or Gaussian noise with ``delta = 0``.
+    PrivacyCheckError
+        If no passing scale is found, or none within ``time_limit``.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    noise = check_noise(noise)
+    reason = not_applicable(scenario, "optimal", noise, delta, epsilon)
+    if reason is not None:
+        raise ValueError(f"optimal does not apply: {reason}")
+    return smallest_passing(scenario, epsilon, delta=delta, noise=noise, upper=upper, time_limit=time_limit)
+
+
+def compare(
+    scenario: Scenario,
+    epsilons: float | Iterable[float],
+    mechanisms: Sequence[str] | None = None,
+    *,
+    delta: float = 0.0,
+    noise: str = "laplace",
+    secret_weights: Any = None,
+) -> tuple[Calibration | Skipped, ...]:
+    """Several mechanisms at several budgets; those that do not apply with the reason.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    epsilons : float or iterable of float
+        Each finite and > 0.
+    mechanisms : sequence of str, optional
+        Names from :data:`MECHANISMS`; those that do not apply come back as :class:`Skipped`.
+        Default: every registered (eps, delta)-PP mechanism that applies to these priors, noise and
+        delta (the eps-MI mechanisms give another guarantee; name them to include them).
+    delta : float
+        In [0, 1).
+    noise : {"laplace", "gaussian"}
+    secret_weights : mapping or array_like, optional
+        The secret's marginal (eps-MI mechanisms).
+
+    Returns
+    -------
+    tuple of Calibration or Skipped
+        Ordered by epsilon, then mechanism. A mechanism that does not apply, or whose scale fails
+        its exact check (a finding about its theorem), is a :class:`Skipped` with the reason.
+        ``optimal`` brackets from the smallest passing scale found before it at the same epsilon.
+
+    Raises
+    ------
+    ValueError
+        On a bad argument or an unknown mechanism.
+    """
+    eps_list = check_epsilons([epsilons] if isinstance(epsilons, (int, float)) else epsilons)
+    delta = check_delta(delta)
+    noise = check_noise(noise)
+    named = mechanisms is not None
+    if mechanisms is None:
+        mechs = tuple(m for m in REGISTRY.values() if m.criterion == "(eps, delta)-PP")
+    else:
+        mechs = tuple(lookup(m) for m in mechanisms)
+    if not mechs:
+        raise ValueError("mechanisms needs at least one name, got none")
+    out: list[Calibration | Skipped] = []
+    for eps in eps_list:
+        best: Calibration | None = None
+        for m in mechs:
+            reason = not_applicable(scenario, m.name, noise, delta, eps)
+            if reason is not None:
+                if named:
+                    out.append(Skipped(m.name, eps, reason, delta))
+                continue
+            try:
+                res = _calibrate_one(scenario, m, eps, delta, noise, secret_weights, upper=best)
+            except PrivacyCheckError as exc:
+                out.append(Skipped(m.name, eps, f"fails the exact privacy check: {exc}", delta))
+                continue
+            if (
+                res.criterion == "(eps, delta)-PP"
+                and res.scale > 0
+                and (best is None or res.scale < best.scale)
+            ):
+                best = res
+            out.append(res)
+    return tuple(out)
+
+
+def mechanism_table() -> str:
+    """The registry as a reStructuredText list table (for the documentation).
+
+    Returns
+    -------
+    str
+        One row per mechanism: name, noise, criterion, priors and source.
+    """
+    lines = [".. list-table::", "   :header-rows: 1", "", "   * - mechanism", "     - noise",
+             "     - criterion", "     - priors", "     - source"]  # fmt: skip
+    for m in REGISTRY.values():
+        lines += [
+            f"   * - ``{m.name}``",
+            f"     - {m.noise or 'either'}",
+            f"     - {m.criterion}",
+            f"     - {m.priors}",
+            f"     - {m.source}",
+        ]
+    return "\n".join(lines) + "\n"

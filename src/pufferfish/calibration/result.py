@@ -1,0 +1,211 @@
+"""What a calibration returns: one :class:`Calibration` for every mechanism, noise and criterion,
+:class:`Skipped` for a mechanism left out of a comparison, and :class:`PrivacyCheckError`.
+
+Every scale the library hands out is a :class:`Calibration` whose check passed with its rounding
+bound added (``checked value + check_error_bound <= target``, :func:`.check.passes`); the
+``check`` of a discrete prior with Laplace noise and pure eps is the full exact loss of SPEC 2.1
+(:class:`~pufferfish.loss.PrivacyLoss`: every pair's loss and the worst released value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..loss import PrivacyLoss
+
+#: Privacy criteria: pufferfish (eps, delta)-indistinguishability (delta = 0 is pure eps) and
+#: eps-mutual-information pufferfish privacy (seed 004 Def 3).
+CRITERIA: tuple[str, ...] = ("(eps, delta)-PP", "eps-MI PP")
+
+
+def num(x: float) -> str:
+    """Short text of a number for messages and ``decided_by`` (``g`` format, 10 digits)."""
+    return f"{float(x):.10g}"
+
+
+class PrivacyCheckError(RuntimeError):
+    """A calibrated scale failed the exact privacy check (a bug or a false theorem)."""
+
+
+@dataclass(frozen=True)
+class RootFinding:
+    """Convergence data of the root finds behind a scale.
+
+    Attributes
+    ----------
+    method : str
+        ``"brentq"`` (scipy.optimize.brentq).
+    variable : str
+        What was solved for: ``"t = exp(1/theta)"`` (relaxed), ``"log theta"`` / ``"log scale"``
+        (optimal) or ``"theta"`` (seed 000 Thm 3 eq 13).
+    conditions : int
+        Number of conditions examined (relaxed: plan rows and columns over all pairs and priors;
+        otherwise 1). The relaxed calibrator bounds every condition's root by a vectorised
+        bisection and runs brentq only where the bound can decide the scale.
+    solves : int
+        Number of brentq root finds.
+    iterations : int
+        Total iterations over all solves.
+    function_calls : int
+        Total function evaluations over all solves (optimal: exact checks evaluated).
+    converged : bool
+        Whether every solve converged.
+    bracket : (float, float)
+        Scale bracket ``(low, high)`` of the deciding solve.
+    """
+
+    method: str
+    variable: str
+    conditions: int
+    solves: int
+    iterations: int
+    function_calls: int
+    converged: bool
+    bracket: tuple[float, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "method": self.method,
+            "variable": self.variable,
+            "conditions": self.conditions,
+            "solves": self.solves,
+            "iterations": self.iterations,
+            "function_calls": self.function_calls,
+            "converged": self.converged,
+            "bracket": list(self.bracket),
+        }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A calibrated noise scale and the exact check it passed.
+
+    Attributes
+    ----------
+    mechanism : str
+        A registered mechanism (:data:`~pufferfish.calibration.registry.MECHANISMS`, or a seed 000
+        theorem of :mod:`pufferfish.multiuser`).
+    noise : {"laplace", "gaussian"}
+        The noise: ``scale`` is the Laplace ``b`` (variance ``2 b^2``) or the Gaussian ``sigma``.
+    epsilon : float
+        Target eps (> 0), nats.
+    delta : float
+        Target delta in [0, 1) (0 for pure eps and for eps-MI).
+    criterion : str
+        One of :data:`CRITERIA`.
+    scale : float
+        The scale (>= 0, unit of the released column).
+    checked_loss : float or None
+        Checked privacy loss ``sup |log ratio|`` (pure eps with Laplace noise), else ``None``.
+    checked_delta : float or None
+        Checked hockey-stick divergence at ``epsilon`` (both directions), else ``None``; ``0.0``
+        when a pure-eps mechanism was asked for ``delta > 0`` (checked as pure eps).
+    checked_information : float or None
+        Checked ``I(S; Y)`` (eps-MI mechanisms), else ``None``.
+    check_error_bound : float
+        Numerical error bound of the checked value; the check passed with it added.
+    prior, pair :
+        The prior and pair deciding the scale (the binding pair of the check for ``optimal``).
+    decided_by : str
+        What decided it, e.g. ``"plan atom 1 -> 3"`` or ``"exact loss binding at y = 2"``.
+    source : str
+        Paper, theorem and equation.
+    root : RootFinding or None
+        Convergence data where a root finder ran.
+    safety_step : float
+        Relative move up needed to pass the check (0 if none).
+    noiseless : bool
+        ``scale == 0``: the priors already satisfy the criterion (only if the priors are right).
+    check : PrivacyLoss or None
+        The full exact loss (SPEC 2.1) for discrete priors with Laplace noise and pure eps: the
+        worst prior, pair and released value and every pair's loss; ``None`` for other checks.
+    """
+
+    mechanism: str
+    noise: str
+    epsilon: float
+    delta: float
+    criterion: str
+    scale: float
+    checked_loss: float | None
+    checked_delta: float | None
+    checked_information: float | None
+    check_error_bound: float
+    prior: str
+    pair: tuple[str, str]
+    decided_by: str
+    source: str
+    root: RootFinding | None
+    safety_step: float
+    noiseless: bool
+    check: PrivacyLoss | None = None
+
+    @property
+    def variance(self) -> float:
+        """Noise variance: ``2 b^2`` (Laplace, seed 001 eq 3) or ``sigma^2`` (Gaussian)."""
+        return 2.0 * self.scale**2 if self.noise == "laplace" else self.scale**2
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (``None`` where a field does not apply).
+
+        The ``check_worst_y``, ``check_pair`` and ``check_prior`` keys are present when the full
+        exact loss was computed (:attr:`check`).
+        """
+        out: dict[str, Any] = {
+            "mechanism": self.mechanism,
+            "noise": self.noise,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "criterion": self.criterion,
+            "scale": self.scale,
+            "variance": self.variance,
+            "checked_loss": self.checked_loss,
+            "checked_delta": self.checked_delta,
+            "checked_information": self.checked_information,
+            "check_error_bound": self.check_error_bound,
+            "prior": self.prior,
+            "pair": list(self.pair),
+            "decided_by": self.decided_by,
+            "source": self.source,
+            "safety_step": self.safety_step,
+            "noiseless": self.noiseless,
+            "root": None if self.root is None else self.root.to_dict(),
+        }
+        if self.check is not None:
+            out["check_worst_y"] = self.check.worst_y
+            out["check_pair"] = list(self.check.pair)
+            out["check_prior"] = self.check.prior
+        return out
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A mechanism left out of a comparison, with the reason.
+
+    Attributes
+    ----------
+    mechanism : str
+    epsilon : float
+    reason : str
+        Why it does not apply (e.g. ``"needs discrete priors"``) or why it failed the exact check
+        (``"fails the exact privacy check: ..."``).
+    delta : float
+        The target delta of the comparison (0 for pure eps).
+    """
+
+    mechanism: str
+    epsilon: float
+    reason: str
+    delta: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``scale`` is ``None``)."""
+        return {
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "scale": None,
+            "reason": self.reason,
+        }
