@@ -16,3 +16,17 @@ autodoc_typehints = "none"
 html_theme = "alabaster"
 exclude_patterns = ["_build"]
 nitpicky = False
+
+
+def _write_registry_table() -> None:
+    """docs/generated/registry.rst: the mechanism table, generated from the registry."""
+    from pathlib import Path
+
+    from pufferfish.calibration import mechanism_table
+
+    out = Path(__file__).parent / "generated" / "registry.rst"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(mechanism_table(), encoding="utf-8")
+
+
+_write_registry_table()
