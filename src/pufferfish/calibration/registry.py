@@ -184,6 +184,23 @@ def _calibrate_one(
     return verified(scenario, target, m.scale(scenario, epsilon, delta, secret_weights))
 
 
+def _edge(
+    scenario: Scenario, mechanism: str, epsilon: Any, delta: Any, noise: str | None
+) -> tuple[Mechanism, float, float, str]:
+    """Validate the arguments of one calibration once: ``(mechanism, epsilon, delta, noise)``.
+
+    Raises ValueError on a bad argument or a mechanism that does not apply (with the reason).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    m = lookup(mechanism)
+    noise = check_noise(noise if noise is not None else (m.noise or "laplace"))
+    reason = not_applicable(scenario, m.name, noise, delta, epsilon)
+    if reason is not None:
+        raise ValueError(f"{m.name} does not apply: {reason}")
+    return m, epsilon, delta, noise
+
+
 def calibrate(
     scenario: Scenario,
     epsilon: float,
@@ -222,13 +239,7 @@ def calibrate(
     PrivacyCheckError
         If the scale fails its exact check after the safe-side steps (a false theorem or a bug).
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    m = lookup(mechanism)
-    noise = check_noise(noise if noise is not None else (m.noise or "laplace"))
-    reason = not_applicable(scenario, m.name, noise, delta, epsilon)
-    if reason is not None:
-        raise ValueError(f"{m.name} does not apply: {reason}")
+    m, epsilon, delta, noise = _edge(scenario, mechanism, epsilon, delta, noise)
     return _calibrate_one(scenario, m, epsilon, delta, noise, secret_weights)
 
 
@@ -269,12 +280,7 @@ def calibrate_optimal(
     PrivacyCheckError
         If no passing scale is found, or none within ``time_limit``.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    noise = check_noise(noise)
-    reason = not_applicable(scenario, "optimal", noise, delta, epsilon)
-    if reason is not None:
-        raise ValueError(f"optimal does not apply: {reason}")
+    _, epsilon, delta, noise = _edge(scenario, "optimal", epsilon, delta, noise)
     return smallest_passing(scenario, epsilon, delta=delta, noise=noise, upper=upper, time_limit=time_limit)
 
 
