@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 
 from _timing import machine, median_seconds
-
-from pufferfish.data import estimate_priors, fit_priors
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
 from pufferfish.mechanisms import calibrate_optimal_noise, summation_scenario
+
+from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
+from pufferfish.fit import fit_priors
 from pufferfish.priors import Scenario
+from pufferfish.tables import estimate_priors
 
 
 def _one_pair(scenario: Scenario) -> tuple[Scenario, object, object]:

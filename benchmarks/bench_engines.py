@@ -20,7 +20,7 @@ import numpy as np
 from _timing import machine, median_seconds, write_table
 
 from pufferfish import estimate_priors, release
-from pufferfish.spark import spark_session
+from pufferfish.tables.spark_engine import spark_session
 
 
 def main() -> None:

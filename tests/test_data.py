@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from pufferfish import DataError, compare, dataset_path, estimate_priors
-from pufferfish.data import parse_pair
+from pufferfish.tables import parse_pair
 
 PAIR = ("Married-civ-spouse", "Never-married")
 

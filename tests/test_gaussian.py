@@ -30,9 +30,10 @@ from pufferfish.calibration import (
     tau_star,
 )
 from pufferfish.cli import app
-from pufferfish.data import estimate_priors, fit_priors
 from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
+from pufferfish.fit import fit_priors
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
+from pufferfish.tables import estimate_priors
 
 G = GaussianMixturePrior
 

@@ -21,7 +21,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the machine
 
 from pufferfish import estimate_priors, release  # noqa: E402
 from pufferfish.cli import app  # noqa: E402
-from pufferfish.data import DataError, dataset_path  # noqa: E402
+from pufferfish.tables import DataError, dataset_path  # noqa: E402
 
 PAIR = [("Married-civ-spouse", "Never-married")]
 

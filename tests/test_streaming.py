@@ -64,7 +64,7 @@ def test_codes_for_arrow_and_lists() -> None:
     import pyarrow as pa
 
     from pufferfish import estimate_priors
-    from pufferfish.data import DataError
+    from pufferfish.tables import DataError
 
     est = estimate_priors("adult", secret=ADULT["secret"], public=ADULT["public"], pairs=ADULT["pairs"])
     codes = dict(est.mapping)

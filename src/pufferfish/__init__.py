@@ -8,7 +8,7 @@ optimal calibrators, checks every scale against the exact privacy loss, and rele
 
 Main entry points: :class:`DiscretePrior`, :class:`Scenario`, :func:`kantorovich_plan`,
 :func:`privacy_loss`, :func:`calibrate`, :func:`compare`, :func:`estimate_priors`,
-:func:`release`; for sums over many users (seed 000): :class:`MultiUserSystem`,
+:func:`calibrate_table`, :func:`release`; for sums over many users (seed 000): :class:`MultiUserSystem`,
 :func:`calibrate_user`, :func:`compare_user`, :func:`calibrate_system`, :func:`release_sum`.
 """
 
@@ -71,12 +71,14 @@ __all__ = [
     "Skipped",
     "SumRelease",
     "SystemCalibration",
+    "TableCalibration",
     "TransportPlan",
     "User",
     "add_laplace",
     "calibrate",
     "calibrate_optimal",
     "calibrate_system",
+    "calibrate_table",
     "calibrate_user",
     "compare",
     "compare_user",
@@ -101,12 +103,14 @@ __all__ = [
 # The table layer (DuckDB, PyArrow; Spark on demand) is imported when first used, so the
 # mathematics above imports without those packages.
 _LAZY = {
-    "DataError": "data",
-    "EstimatedPriors": "data",
-    "dataset_path": "data",
-    "estimate_priors": "data",
-    "OutputExistsError": "pipeline",
+    "DataError": "tables",
+    "EstimatedPriors": "tables",
+    "dataset_path": "tables",
+    "estimate_priors": "tables",
+    "OutputExistsError": "tables",
     "ReleaseResult": "pipeline",
+    "TableCalibration": "pipeline",
+    "calibrate_table": "pipeline",
     "release": "pipeline",
 }
 

@@ -1,5 +1,5 @@
-"""The ``pufferfish`` command line: a thin layer over :mod:`pufferfish.data`,
-:mod:`pufferfish.calibration` and :mod:`pufferfish.pipeline`.
+"""The ``pufferfish`` command line: a thin layer over :mod:`pufferfish.pipeline` (tables) and
+:mod:`pufferfish.multiuser` (sums): parse the options, call the library, print.
 
 Errors in the input (unknown column or value, one-sided pair, empty group, bad epsilon,
 unreadable file, existing output) print one line ``error: ...`` on standard error and exit 1.
@@ -16,10 +16,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ._checks import check_delta, check_epsilons
-from .calibration import MECHANISMS, Calibration, PrivacyCheckError, Skipped, compare, lookup
-from .data import EstimatedPriors, FittedPriors, estimate_priors, fit_priors, parse_pair, parse_prior_model
+from ._checks import check_epsilons
+from .calibration import Calibration, PrivacyCheckError, Skipped
+from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
+from .tables.estimate import EstimatedPriors
 
 app = typer.Typer(
     name="pufferfish",
@@ -103,10 +104,11 @@ def _order(order: str | None) -> list[str] | None:
     return values
 
 
-def _pairs(pair: list[str]) -> list[tuple[str, str]]:
+def _pairs(pair: list[str]) -> list[str]:
+    """The ``--pair`` texts ('A,B'), parsed by the library; at least one is needed."""
     if not pair:
         raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
-    return [parse_pair(p) for p in pair]
+    return pair
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -227,56 +229,6 @@ def _print_tables(
         )
 
 
-def _write_html(
-    report: str,
-    force: bool,
-    payload: dict[str, Any],
-    est: EstimatedPriors,
-    fitted: FittedPriors | None,
-    comparison: Any,
-    epsilon: float,
-    delta: float,
-    noise: str,
-    what: str,
-    released: Any,
-) -> None:
-    from .report import build_report, write_report
-
-    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {epsilon:g}"
-    text = build_report(
-        payload,
-        estimated=est,
-        fitted=fitted,
-        comparison=comparison,
-        epsilon=epsilon,
-        delta=delta,
-        noise=noise,
-        title=title,
-        released=released,
-    )
-    write_report(text, report, force=force)
-
-
-def _estimate(
-    data: str,
-    secret: str,
-    pair: list[str],
-    public: str,
-    order: str | None,
-    weight: str | None,
-    engine: str = "duckdb",
-) -> EstimatedPriors:
-    return estimate_priors(
-        data,
-        secret=secret,
-        public=public,
-        pairs=_pairs(pair),
-        order=_order(order),
-        weight=weight,
-        engine=engine,
-    )
-
-
 @app.command()
 def calibrate(
     data: DataArg,
@@ -297,45 +249,36 @@ def calibrate(
     as_json: JsonOpt = False,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
+    from .pipeline import calibrate_table, report_dict, write_html_report
     from .report import check_report_path
 
-    def run() -> tuple[EstimatedPriors, FittedPriors | None, tuple[Calibration | Skipped, ...]]:
+    def run() -> Any:
         if report is not None:
             check_report_path(report, force=force)
-        model, k = parse_prior_model(prior)
-        mechs = MECHANISMS if mechanism == "all" else (lookup(mechanism).name,)
-        check_epsilons(epsilon)
-        d = check_delta(delta)
-        est = _estimate(data, secret, pair, public, order, weight, engine)
-        fitted = None if model == "empirical" else fit_priors(est, model, n_components=k, rng=fit_seed)
-        scenario = est.scenario if fitted is None else fitted.scenario
-        return (
-            est,
-            fitted,
-            compare(
-                scenario,
-                epsilon,
-                delta=d,
-                noise=noise.value,
-                mechanisms=mechs,
-                secret_weights=est.secret_weights,
-            ),
+        return calibrate_table(
+            data,
+            secret=secret,
+            public=public,
+            pairs=_pairs(pair),
+            epsilon=epsilon,
+            mechanisms=None if mechanism == "all" else [mechanism],
+            order=_order(order),
+            weight=weight,
+            prior=prior,
+            noise=noise.value,
+            delta=delta,
+            fit_seed=fit_seed,
+            engine=engine,
         )
 
-    est, fitted, results = _guard(run)
-    head = est.to_dict() if fitted is None else fitted.to_dict()
-    payload = {**head, "delta": delta, "noise": noise.value, "results": [c.to_dict() for c in results]}
+    table = _guard(run)
+    payload = report_dict(table)
     if report is not None:
-        first = [c for c in results if c.epsilon == epsilon[0]]
-        _guard(
-            lambda: _write_html(
-                report, force, payload, est, fitted, first, epsilon[0], delta, noise.value, "calibration", ()
-            )
-        )
+        _guard(lambda: write_html_report(table, report, payload=payload, force=force))
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return
-    _print_tables(Console(), est, fitted, results, delta)
+    _print_tables(Console(), table.estimated, table.fitted, table.comparison, table.delta)
     if report is not None:
         Console().print(f"HTML report: {report}")
 
@@ -372,6 +315,7 @@ def release(
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .pipeline import release as do_release
+    from .pipeline import write_html_report
     from .report import check_report_path
 
     def run() -> Any:
@@ -420,24 +364,7 @@ def release(
 
         result = _guard(run)
     if report is not None:
-        from .report import released_histograms
-
-        c0 = result.chosen
-        _guard(
-            lambda: _write_html(
-                report,
-                force,
-                result.report,
-                result.estimated,
-                result.fitted,
-                result.comparison,
-                c0.epsilon,
-                c0.delta,
-                c0.noise,
-                "release",
-                released_histograms(result.output, result.estimated),
-            )
-        )
+        _guard(lambda: write_html_report(result, report, payload=result.report, force=force))
     if as_json:
         typer.echo(json.dumps(result.report, allow_nan=False))
         return

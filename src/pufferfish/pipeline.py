@@ -1,59 +1,266 @@
-"""Release a table with its public column replaced by a pufferfish-private noisy version.
+"""From a table to a checked release: ``calibrate_table`` and ``release``, and their one report.
 
-Steps: estimate the empirical priors (:func:`pufferfish.data.estimate_priors`), calibrate every
-mechanism and check each scale exactly (:func:`pufferfish.calibration.compare`), add Laplace noise
-of the chosen mechanism's scale to every non-missing value of the public column (secure sampler
-unless a seed is given), and write the table (CSV or Parquet by extension) and a JSON report
-beside it, each atomically and never over an existing file unless ``force``.
+The walk, each step once:
+
+1. validate every argument at the edge (:func:`calibrate_table`, :func:`release`) and resolve the
+   table once (:func:`~pufferfish.tables.source.resolve_source`);
+2. estimate the empirical priors (:mod:`pufferfish.tables.estimate`, by the DuckDB or the Spark
+   engine) and, with ``prior="gaussian"|"gmm"``, fit them (:mod:`pufferfish.fit`);
+3. calibrate the mechanisms and check each scale exactly
+   (:func:`~pufferfish.calibration.run_comparison`);
+4. for a release, add noise of the chosen mechanism's scale to every non-missing public value
+   (secure sampler unless a seed is given), streamed by the engine and written atomically;
+5. build one JSON report (:func:`report_dict`) for both, and on request the HTML report from
+   precomputed figures (:func:`write_html_report`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
-import pyarrow as pa
 
-from ._checks import check_delta, check_epsilon
-from .calibration import MECHANISMS, Calibration, Skipped, compare, lookup
-from .data import (
-    DataError,
-    EstimatedPriors,
-    FittedPriors,
-    _first_line,
-    _is_parquet,
-    _quote,
-    connect,
-    estimate_priors,
-    fit_priors,
-    open_table,
-    parse_prior_model,
-    resolve_source,
+from ._checks import check_delta, check_epsilons
+from .calibration import (
+    MECHANISMS,
+    Calibration,
+    Skipped,
+    check_mechanisms,
+    lookup,
+    run_comparison,
+)
+from .calibration import (
+    check_pairs as check_privacy,
 )
 from .divergence import check_noise
-from .noise import add_gaussian, add_laplace, check_workers, insecure_generator
-from .spark import check_engine
+from .fit import FittedPriors, fit_priors, parse_prior_model
+from .noise import check_workers
+from .priors import DiscretePrior, Scenario
+from .tables.estimate import EstimatedPriors, check_pairs, estimate_from_source
+from .tables.source import (
+    OutputExistsError,
+    check_engine,
+    check_output_path,
+    is_parquet,
+    output_format,
+    report_path_for,
+    resolve_source,
+    write_text,
+)
+from .transport import TransportPlan, kantorovich_plan
 
-_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+__all__ = [
+    "DEFAULT_BATCH_ROWS",
+    "OutputExistsError",
+    "ReleaseResult",
+    "ReportFigures",
+    "TableCalibration",
+    "calibrate_table",
+    "release",
+    "report_dict",
+    "report_figures",
+    "write_html_report",
+]
 
 #: Rows per batch of a streamed release (about 100 MB for a 15-column table).
 DEFAULT_BATCH_ROWS = 1_000_000
 
-_VALUE = "__pufferfish_public_value__"
+
+@dataclass(frozen=True)
+class TableCalibration:
+    """Priors estimated (and fitted) from a table, and every mechanism calibrated on them.
+
+    Attributes
+    ----------
+    inputs : dict
+        The validated arguments, as they go into the report (JSON types).
+    estimated : EstimatedPriors
+        Empirical priors, mapping and row counts.
+    fitted : FittedPriors or None
+        Gaussian or Gaussian-mixture priors (``prior="gaussian"|"gmm"``), else None.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism asked for at every epsilon (ordered by epsilon, then mechanism); those that
+        do not apply, or fail their exact check, as :class:`~pufferfish.calibration.Skipped`.
+    epsilons : tuple of float
+        The budgets, each finite and > 0.
+    delta : float
+        Target delta in [0, 1).
+    noise : {"laplace", "gaussian"}
+        Noise of the ``optimal`` calibrator (the theorems fix their own).
+    """
+
+    inputs: dict[str, Any]
+    estimated: EstimatedPriors
+    fitted: FittedPriors | None
+    comparison: tuple[Calibration | Skipped, ...]
+    epsilons: tuple[float, ...]
+    delta: float
+    noise: str
+
+    @property
+    def scenario(self) -> Scenario:
+        """The priors the scales are calibrated for (fitted if any, else empirical)."""
+        return self.estimated.scenario if self.fitted is None else self.fitted.scenario
+
+    @property
+    def prior_kind(self) -> str:
+        """``"empirical"``, ``"fitted Gaussian"`` or ``"fitted GMM"``: whose prior the guarantee is for."""
+        if self.fitted is None:
+            return "empirical"
+        return "fitted Gaussian" if self.fitted.model == "gaussian" else "fitted GMM"
+
+    def at(self, epsilon: float) -> tuple[Calibration | Skipped, ...]:
+        """The comparison rows at one epsilon."""
+        return tuple(c for c in self.comparison if c.epsilon == epsilon)
 
 
-class OutputExistsError(FileExistsError):
-    """The output file exists and ``force`` was not given."""
+def calibrate_table(
+    data: Any,
+    *,
+    secret: str,
+    public: str,
+    pairs: Iterable[tuple[str, str] | str],
+    epsilon: float | Sequence[float],
+    mechanisms: Sequence[str] | None = None,
+    order: Sequence[str] | None = None,
+    weight: str | None = None,
+    prior: str = "empirical",
+    noise: str = "laplace",
+    delta: float = 0.0,
+    fit_seed: int = 0,
+    engine: str = "duckdb",
+    spark: Any = None,
+) -> TableCalibration:
+    """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
+
+    Parameters
+    ----------
+    data : str, pathlib.Path, pandas.DataFrame or pyspark.sql.DataFrame
+        CSV (any delimiter, quoted fields, header) or Parquet file, DataFrame, or ``"adult"``
+        (:func:`~pufferfish.tables.source.resolve_source`).
+    secret : str
+        Secret column; its values in ``pairs`` define the discriminative pairs.
+    public : str
+        Column to release (numeric, or categorical mapped to codes by ``order``).
+    pairs : iterable of (str, str) or str
+        Discriminative pairs of secret values, as tuples or as texts 'A,B'.
+    epsilon : float or sequence of float
+        Privacy budgets, each finite and > 0 (nats).
+    mechanisms : sequence of str, optional
+        Names from :data:`~pufferfish.calibration.MECHANISMS`; default every registered one
+        (those that do not apply are reported with the reason).
+    order : sequence of str, optional
+        Label order of a categorical public column (default: sorted labels).
+    weight : str, optional
+        Frequency-weight column.
+    prior : {"empirical", "gaussian", "gmm", "gmm:K"}
+        The adversary's prior: empirical (default), a maximum-likelihood Gaussian, or a Gaussian
+        mixture (K components, or chosen by BIC), per secret (:mod:`pufferfish.fit`).
+    noise : {"laplace", "gaussian"}
+        Noise of ``optimal`` (the theorems fix their own).
+    delta : float
+        Target delta in [0, 1) (default 0: pure eps).
+    fit_seed : int
+        Seed of the mixture fit (EM initialisation).
+    engine : {"duckdb", "spark"}
+        Engine that computes the aggregates.
+    spark : pyspark.sql.SparkSession, optional
+        Session of the Spark engine.
+
+    Returns
+    -------
+    TableCalibration
+
+    Raises
+    ------
+    ValueError
+        On a bad argument (the message names it); :class:`~pufferfish.tables.source.DataError`
+        for unreadable data, unknown columns or values, empty groups.
+
+    Notes
+    -----
+    Seed 001 sec 6.1 (empirical priors), eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2;
+    seed 003 Thm 1-2 and Cor 1; seed 004 Thm 3-4; every scale checked exactly (SPEC sec 2.1).
+    """
+    epsilons = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else epsilon)
+    mechs = check_mechanisms(MECHANISMS if mechanisms is None else mechanisms)
+    assert mechs is not None
+    return _calibrate_table(
+        data,
+        secret=secret,
+        public=public,
+        pairs=check_pairs(pairs),
+        epsilons=epsilons,
+        mechanisms=mechs,
+        order=order,
+        weight=weight,
+        prior=prior,
+        noise=check_noise(noise),
+        delta=check_delta(delta),
+        fit_seed=fit_seed,
+        engine=check_engine(engine),
+        spark=spark,
+    )
+
+
+def _calibrate_table(
+    data: Any,
+    *,
+    secret: str,
+    public: str,
+    pairs: list[tuple[str, str]],
+    epsilons: tuple[float, ...],
+    mechanisms: tuple[Any, ...],
+    order: Sequence[str] | None,
+    weight: str | None,
+    prior: str,
+    noise: str,
+    delta: float,
+    fit_seed: int,
+    engine: str,
+    spark: Any,
+) -> TableCalibration:
+    """:func:`calibrate_table` on validated arguments (``data`` may already be a TableSource)."""
+    model, n_components = parse_prior_model(prior)
+    source = resolve_source(data, engine)
+    estimated = estimate_from_source(
+        source,
+        secret=secret,
+        public=public,
+        pairs=pairs,
+        order=order,
+        weight=weight,
+        engine=engine,
+        spark=spark,
+    )
+    fitted = None
+    if model != "empirical":
+        fitted = fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
+    scenario = estimated.scenario if fitted is None else fitted.scenario
+    comparison = run_comparison(
+        scenario, epsilons, mechanisms, delta=delta, noise=noise, secret_weights=estimated.secret_weights
+    )
+    inputs = {
+        "data": estimated.source,
+        "secret": secret,
+        "public": public,
+        "pairs": [list(p) for p in estimated.scenario.pairs],
+        "epsilon": epsilons[0] if len(epsilons) == 1 else list(epsilons),
+        "delta": delta,
+        "prior": prior,
+        "noise": noise,
+        "mechanism": "all" if len(mechanisms) == len(MECHANISMS) else [m.name for m in mechanisms],
+        "order": list(order) if order is not None else None,
+        "weight": weight,
+    }
+    return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise)
 
 
 @dataclass(frozen=True)
@@ -67,15 +274,11 @@ class ReleaseResult:
     report_path : pathlib.Path
         The JSON report beside it.
     report : dict
-        The report's content.
+        The report's content (:func:`report_dict`).
+    calibration : TableCalibration
+        Priors and every mechanism at the release's epsilon and delta.
     chosen : Calibration
         The calibration whose scale was used.
-    comparison : tuple of Calibration or Skipped
-        Every mechanism at the same epsilon and delta (inapplicable ones with the reason).
-    estimated : EstimatedPriors
-        Empirical priors, mapping and row counts.
-    fitted : FittedPriors or None
-        Gaussian or Gaussian-mixture priors fitted per secret (``prior="gaussian"`` / ``"gmm"``).
     noise : dict
         How the noise was drawn (:meth:`~pufferfish.noise.NoisyValues.describe`: sampler, secure,
         granularity, seed, scale). The noisy values are in the output file only: the table is
@@ -89,39 +292,26 @@ class ReleaseResult:
     output: Path
     report_path: Path
     report: dict[str, Any]
+    calibration: TableCalibration
     chosen: Calibration
-    comparison: tuple[Calibration | Skipped, ...]
-    estimated: EstimatedPriors
-    fitted: FittedPriors | None
     noise: dict[str, Any]
     rows_released: int
     rows_missing_public: int
 
+    @property
+    def comparison(self) -> tuple[Calibration | Skipped, ...]:
+        """Every mechanism at the release's epsilon and delta (inapplicable ones with the reason)."""
+        return self.calibration.comparison
 
-def output_format(path: Path) -> str:
-    """``"csv"`` or ``"parquet"`` from the file name (``.csv``, ``.csv.gz``, ``.parquet``, ``.pq``).
+    @property
+    def estimated(self) -> EstimatedPriors:
+        """Empirical priors, mapping and row counts."""
+        return self.calibration.estimated
 
-    Raises
-    ------
-    ValueError
-        For any other extension.
-    """
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-2:] == [".csv", ".gz"]:
-        return "csv"
-    if suffixes and suffixes[-1] in _FORMATS:
-        return _FORMATS[suffixes[-1]]
-    raise ValueError(f"output must end in .csv, .csv.gz, .parquet or .pq, got {str(path)!r}")
-
-
-def report_path_for(output: Path) -> Path:
-    """The report file beside ``output``: ``name.csv`` -> ``name.report.json``."""
-    name = output.name
-    for ext in (".csv.gz", ".csv", ".parquet", ".pq"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
-            break
-    return output.with_name(name + ".report.json")
+    @property
+    def fitted(self) -> FittedPriors | None:
+        """Fitted priors (``prior="gaussian"|"gmm"``), else None."""
+        return self.calibration.fitted
 
 
 def release(
@@ -129,7 +319,7 @@ def release(
     *,
     secret: str,
     public: str,
-    pairs: Iterable[tuple[str, str]],
+    pairs: Iterable[tuple[str, str] | str],
     epsilon: float,
     output: str | Path,
     mechanism: str = "optimal",
@@ -147,11 +337,11 @@ def release(
     engine: str = "duckdb",
     spark: Any = None,
 ) -> ReleaseResult:
-    """Release ``data`` with its public column made (eps, S)-pufferfish private by Laplace noise.
+    """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise.
 
     Parameters
     ----------
-    data : str, pathlib.Path or pandas.DataFrame
+    data : str, pathlib.Path, pandas.DataFrame or pyspark.sql.DataFrame
         CSV (any delimiter, quoted fields, header) or Parquet file, DataFrame, or ``"adult"``.
     secret : str
         Secret column; its values in ``pairs`` define the discriminative pairs.
@@ -159,13 +349,13 @@ def release(
         Column to release. A categorical column is replaced by its codes plus noise (see the
         report's ``mapping``); a numeric column by its values plus noise. Missing values stay
         missing.
-    pairs : iterable of (str, str)
-        Discriminative pairs of secret values.
+    pairs : iterable of (str, str) or str
+        Discriminative pairs of secret values, as tuples or as texts 'A,B'.
     epsilon : float
         Privacy budget, finite and > 0.
     output : str or pathlib.Path
         Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
-        beside it (:func:`report_path_for`).
+        beside it (:func:`~pufferfish.tables.source.report_path_for`).
     mechanism : str
         Calibrator whose scale is used (default ``"optimal"``), one of
         :data:`~pufferfish.calibration.MECHANISMS`; every mechanism is computed and reported
@@ -180,8 +370,7 @@ def release(
     force : bool
         Overwrite existing output and report files.
     prior : {"empirical", "gaussian", "gmm", "gmm:K"}
-        The adversary's prior: the empirical distribution per secret (default), a maximum-likelihood
-        Gaussian, or a Gaussian mixture (K components, or chosen by BIC), fitted per secret.
+        The adversary's prior (see :func:`calibrate_table`).
     noise : {"laplace", "gaussian"}
         Noise for ``mechanism="optimal"`` (the theorems fix their own).
     delta : float
@@ -199,9 +388,10 @@ def release(
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
-        (:mod:`pufferfish.spark`); ``data`` may be a Spark DataFrame or a folder, ``output`` is
-        written as a folder of part files, ``rng`` must be None or an int, and ``batch_rows``,
-        ``progress`` and ``workers`` do not apply (Spark runs one partition per core).
+        (:mod:`pufferfish.tables.spark_engine`); ``data`` may be a Spark DataFrame or a folder,
+        ``output`` is written as a folder of part files, ``rng`` must be None or an int, and
+        ``batch_rows``, ``progress`` and ``workers`` do not apply (Spark runs one partition per
+        core).
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine (default: the active one, else a local one).
 
@@ -212,8 +402,8 @@ def release(
     Raises
     ------
     ValueError
-        Bad epsilon, mechanism, pair or output extension; :class:`~pufferfish.data.DataError` for
-        unreadable data, unknown columns or values, empty groups.
+        Bad epsilon, mechanism, pair or output extension; :class:`~pufferfish.tables.source.DataError`
+        for unreadable data, unknown columns or values, empty groups.
     OutputExistsError
         If the output or report file exists and ``force`` is false (nothing is written).
     pufferfish.calibration.PrivacyCheckError
@@ -229,86 +419,85 @@ def release(
     ``errorifexists``, or ``overwrite`` with ``force``); a failed Spark job may leave a partial
     folder, as any Spark write does.
     """
-    epsilon = check_epsilon(epsilon)
+    # The edge: every argument validated once, the table resolved once, outputs checked first.
+    (eps,) = check_epsilons([epsilon])
     delta = check_delta(delta)
-    noise = check_noise(noise)
-    mechanism = lookup(mechanism).name
+    chosen_mechanism = lookup(mechanism)
+    noise_used = chosen_mechanism.noise or check_noise(noise)
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     n_workers = check_workers(workers)
-    model, n_components = parse_prior_model(prior)
+    parse_prior_model(prior)
+    pair_list = check_pairs(pairs)
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    if not out_path.parent.is_dir():
-        raise ValueError(f"output folder must exist, got {str(out_path.parent)!r}")
     engine = check_engine(engine)
-    source = data if engine == "spark" and not isinstance(data, (str, Path)) else resolve_source(data)
-    if engine == "spark" and isinstance(data, (str, Path)) and Path(data).is_dir():
-        source = Path(data)
-    if isinstance(source, (str, Path)) and Path(source).resolve() == out_path.resolve():
+    source = resolve_source(data, engine)
+    if source.path is not None and source.path.resolve() == out_path.resolve():
         raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
     for path in (out_path, rep_path):
-        if path.exists() and not force:
-            raise OutputExistsError(
-                f"output file {str(path)!r} exists; pass --force (force=True) to overwrite it"
-            )
+        check_output_path(path, force=force)
+    if engine == "spark" and isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
 
-    estimated = estimate_priors(
-        data if engine == "spark" else source,
+    table = _calibrate_table(
+        source,
         secret=secret,
         public=public,
-        pairs=pairs,
+        pairs=pair_list,
+        epsilons=(eps,),
+        mechanisms=tuple(lookup(m) for m in MECHANISMS),
         order=order,
         weight=weight,
+        prior=prior,
+        noise=noise_used,
+        delta=delta,
+        fit_seed=fit_seed,
         engine=engine,
         spark=spark,
     )
-    fitted = (
-        None
-        if model == "empirical"
-        else fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
-    )
-    scenario = estimated.scenario if fitted is None else fitted.scenario
-    noise_used = lookup(mechanism).noise or noise
-    comparison = compare(
-        scenario,
-        [epsilon],
-        MECHANISMS,
-        delta=delta,
-        noise=noise_used,
-        secret_weights=estimated.secret_weights,
-    )
-    picked = next(c for c in comparison if c.mechanism == mechanism)
+    picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
-        raise ValueError(f"mechanism {mechanism} cannot be used here: {picked.reason}")
-    chosen = picked
+        raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
+    table = TableCalibration(
+        {**table.inputs, "mechanism": chosen_mechanism.name},
+        table.estimated,
+        table.fitted,
+        table.comparison,
+        table.epsilons,
+        table.delta,
+        table.noise,
+    )
 
-    text_copy = fmt == "csv" and isinstance(source, (str, Path)) and not _is_parquet(Path(source))
+    text_copy = fmt == "csv" and source.path is not None and not is_parquet(source.path)
     if engine == "spark":
-        from .spark import release_table_spark
+        from .tables.spark_engine import release_table
 
-        sampler, rows_released, rows_missing = release_table_spark(
+        sampler, rows_released, rows_missing = release_table(
             source,
             out_path,
             fmt,
             public=public,
-            estimated=estimated,
-            scale=chosen.scale,
-            noise=chosen.noise,
-            rng=rng,  # type: ignore[arg-type]
+            estimated=table.estimated,
+            scale=picked.scale,
+            noise=picked.noise,
+            rng=None if rng is None else int(rng),  # type: ignore[arg-type]
             force=force,
             text_copy=text_copy,
             spark=spark,
         )
     else:
-        sampler, rows_released, rows_missing = _stream_release(
+        from .tables.duckdb_engine import stream_release
+
+        sampler, rows_released, rows_missing = stream_release(
             source,
             out_path,
             fmt,
             public=public,
-            estimated=estimated,
-            chosen=chosen,
+            estimated=table.estimated,
+            scale=picked.scale,
+            noise=picked.noise,
             rng=rng,
             text_copy=text_copy,
             batch_rows=batch_rows,
@@ -316,246 +505,259 @@ def release(
             force=force,
             workers=n_workers,
         )
-
-    report = _report(
-        estimated=estimated,
-        fitted=fitted,
-        comparison=comparison,
-        chosen=chosen,
-        noise=sampler,
-        inputs={
-            "data": estimated.source,
-            "secret": secret,
-            "public": public,
-            "pairs": [list(p) for p in estimated.scenario.pairs],
-            "epsilon": epsilon,
-            "delta": delta,
-            "prior": prior,
-            "noise": noise_used,
-            "mechanism": mechanism,
-            "order": list(order) if order is not None else None,
-            "weight": weight,
-        },
-        output=out_path,
-        rows_released=rows_released,
-        rows_missing_public=rows_missing,
-    )
-    _write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force)
-    return ReleaseResult(
-        output=out_path,
-        report_path=rep_path,
-        report=report,
-        chosen=chosen,
-        comparison=comparison,
-        estimated=estimated,
-        fitted=fitted,
-        noise=sampler,
-        rows_released=rows_released,
-        rows_missing_public=rows_missing,
-    )
+    facts = {
+        "output": str(out_path),
+        "chosen": picked,
+        "noise": sampler,
+        "released_with_noise": rows_released,
+        "missing_public_left_missing": rows_missing,
+    }
+    report = report_dict(table, release=facts)
+    write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force)
+    return ReleaseResult(out_path, rep_path, report, table, picked, sampler, rows_released, rows_missing)
 
 
-def _report(
-    *,
-    estimated: EstimatedPriors,
-    fitted: FittedPriors | None,
-    comparison: tuple[Calibration | Skipped, ...],
-    chosen: Calibration,
-    noise: dict[str, Any],
-    inputs: dict[str, Any],
-    output: Path,
-    rows_released: int,
-    rows_missing_public: int,
-) -> dict[str, Any]:
-    est = estimated.to_dict()
-    noise_name = "Laplace" if chosen.noise == "laplace" else "Gaussian"
+def _guarantee(chosen: Calibration, prior_kind: str) -> str:
+    """The guarantee of one checked calibration in words, with the check and the prior it holds for."""
     if chosen.criterion == "eps-MI PP":
-        guarantee = (
+        text = (
             f"epsilon={chosen.epsilon} mutual-information pufferfish privacy (seed 004 Def 3): "
             f"checked I(S; Y) {chosen.checked_information:.6g} (+ bound {chosen.check_error_bound:.2g}) "
             "<= epsilon with the secret's marginal taken from the rows; by seed 004 Thm 1 this implies "
             f"(eps', {math.sqrt(2 * chosen.epsilon):.6g})-pufferfish privacy for every eps'."
         )
     elif chosen.delta == 0.0:
-        guarantee = (
+        text = (
             f"(epsilon={chosen.epsilon}, S)-pufferfish privacy for the pairs above: exact privacy loss "
             f"{chosen.checked_loss:.6g} <= epsilon (SPEC sec 2.1, 4)."
         )
     else:
-        guarantee = (
+        text = (
             f"(epsilon={chosen.epsilon}, delta={chosen.delta}, S)-pufferfish privacy for the pairs above: "
             f"checked delta {chosen.checked_delta:.6g} (+ bound {chosen.check_error_bound:.2g}) <= delta "
             "(hockey-stick divergence, both directions; SPEC sec 0, 4, 5)."
         )
-    which = (
-        "empirical" if fitted is None else ("fitted Gaussian" if fitted.model == "gaussian" else "fitted GMM")
-    )
-    guarantee += f" It holds for adversaries whose prior is the {which} one."
+    return text + f" It holds for adversaries whose prior is the {prior_kind} one."
+
+
+def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON report of a calibration (``pufferfish calibrate --json``) or of a release.
+
+    One builder for both: the tool, the inputs, the mapping, the priors (and fitted priors) and
+    every mechanism's calibration with its check come from ``table``; a release adds what was
+    written.
+
+    Parameters
+    ----------
+    table : TableCalibration
+        From :func:`calibrate_table` (or the release's own).
+    release : dict, optional
+        For a release: ``output`` (str), ``chosen`` (Calibration), ``noise`` (the sampler's
+        description), ``released_with_noise`` and ``missing_public_left_missing`` (int).
+
+    Returns
+    -------
+    dict
+        JSON-ready (no NaN). A calibration has the keys of
+        :meth:`~pufferfish.tables.estimate.EstimatedPriors.to_dict` (and of
+        :meth:`~pufferfish.fit.FittedPriors.to_dict`), ``tool``, ``inputs``, ``delta``, ``noise``
+        (the noise name) and ``results``. A release has ``tool``, ``created``, ``inputs``,
+        ``output``, ``public_column_released_as``, ``mapping``, ``priors``, ``rows``,
+        ``mechanisms``, ``chosen``, ``noise`` (how it was drawn), ``guarantee`` and, with fitted
+        priors, ``fitted_priors`` and ``prior_model``.
+    """
+    est = table.estimated
+    tool = f"pufferfish-privacy {version('pufferfish-privacy')}"
+    rows = [c.to_dict() for c in table.comparison]
+    head = est.to_dict() if table.fitted is None else table.fitted.to_dict()
+    if release is None:
+        return {
+            "tool": tool,
+            "inputs": table.inputs,
+            **head,
+            "delta": table.delta,
+            "noise": table.noise,
+            "results": rows,
+        }
+    chosen: Calibration = release["chosen"]
+    noise_name = "Laplace" if chosen.noise == "laplace" else "Gaussian"
     out = {
-        "tool": f"pufferfish-privacy {version('pufferfish-privacy')}",
+        "tool": tool,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "inputs": inputs,
-        "output": str(output),
+        "inputs": table.inputs,
+        "output": release["output"],
         "public_column_released_as": (
             f"code of the label (see mapping) + {noise_name} noise"
-            if estimated.categorical
+            if est.categorical
             else f"value + {noise_name} noise"
         ),
-        "mapping": est["mapping"],
-        "priors": est["priors"],
+        "mapping": head["mapping"],
+        "priors": head["priors"],
         "rows": {
-            "total": estimated.rows_total,
-            "dropped_from_prior_estimate_missing_values": estimated.rows_dropped,
-            "released_with_noise": rows_released,
-            "missing_public_left_missing": rows_missing_public,
+            "total": est.rows_total,
+            "dropped_from_prior_estimate_missing_values": est.rows_dropped,
+            "released_with_noise": release["released_with_noise"],
+            "missing_public_left_missing": release["missing_public_left_missing"],
         },
-        "mechanisms": [c.to_dict() for c in comparison],
+        "mechanisms": rows,
         "chosen": chosen.to_dict(),
-        "noise": noise,
-        "guarantee": guarantee,
+        "noise": release["noise"],
+        "guarantee": _guarantee(chosen, table.prior_kind),
     }
-    if fitted is not None:
-        out["fitted_priors"] = fitted.to_dict()["fitted_priors"]
-        out["prior_model"] = fitted.model
+    if table.fitted is not None:
+        out["fitted_priors"] = head["fitted_priors"]
+        out["prior_model"] = table.fitted.model
     return out
 
 
-def _publish(tmp: Path, final: Path, *, force: bool) -> None:
-    """Move ``tmp`` to ``final`` atomically; without ``force`` never replace an existing file."""
-    try:
-        if force:
-            os.replace(tmp, final)
-            return
-        try:
-            os.link(tmp, final)
-        except FileExistsError:
-            raise OutputExistsError(
-                f"output file {str(final)!r} exists; pass --force (force=True) to overwrite it"
-            ) from None
-        except OSError:  # file system without hard links
-            if final.exists():
-                raise OutputExistsError(
-                    f"output file {str(final)!r} exists; pass --force (force=True) to overwrite it"
-                ) from None
-            os.replace(tmp, final)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+@dataclass(frozen=True)
+class ReportFigures:
+    """The numbers behind the HTML report's figures, computed here so the report only draws.
 
-
-def _temp_beside(final: Path) -> Path:
-    """An empty temporary file in ``final``'s folder, with the permissions a new file gets."""
-    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(name, 0o666 & ~umask)
-    return Path(name)
-
-
-def _stream_release(
-    source: Any,
-    final: Path,
-    fmt: str,
-    *,
-    public: str,
-    estimated: EstimatedPriors,
-    chosen: Calibration,
-    rng: np.random.Generator | int | None,
-    text_copy: bool,
-    batch_rows: int,
-    progress: Callable[[int, int], None] | None,
-    force: bool,
-    workers: int,
-) -> tuple[dict[str, Any], int, int]:
-    """Read, perturb and write the table batch by batch: (sampler description, released, missing).
-
-    DuckDB reads the source as a stream of Arrow record batches; each batch gets its public
-    column replaced by ``code + noise`` (missing stays missing) and DuckDB's ``COPY`` writes the
-    stream of new batches to a temporary file beside ``final``, which is published atomically.
-    Row order is kept (DuckDB preserves insertion order). A seed or Generator gives one NumPy
-    stream across batches, so the noise does not depend on ``batch_rows``.
+    Attributes
+    ----------
+    epsilon : float
+        Target epsilon of the figures.
+    delta : float
+        Target delta.
+    noise : {"laplace", "gaussian"}
+        Noise of the privacy-loss curve.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism at ``epsilon`` (the report's table).
+    epsilon_grid : tuple of float
+        Budgets of the scale-versus-epsilon figure, ``eps/8 .. 4 eps`` (12 values).
+    scale_curves : tuple of Calibration or Skipped
+        The applicable mechanisms calibrated at every budget of ``epsilon_grid`` (seed 001 Fig 4).
+    loss_scales, loss_values : numpy.ndarray, shape (40,)
+        Scales (log-spaced around the mechanisms' scales) and the exact privacy loss (pure eps) or
+        checked delta of ``noise`` at each (SPEC sec 2.1).
+    plan : TransportPlan
+        The Kantorovich plan of the first pair's empirical priors (seed 001 Fig 2a).
+    released : tuple of ReleasedHistogram
+        For a release: its released values binned per secret; empty otherwise.
     """
-    adder = add_laplace if chosen.noise == "laplace" else add_gaussian
-    gen, seed = insecure_generator(rng)  # one stream across batches
-    counts = {"released": 0, "missing": 0}
-    described: dict[str, Any] = {}
 
-    con = connect()
-    tmp = _temp_beside(final)
-    try:
-        try:
-            rel = open_table(con, source, all_varchar=text_copy)
-            cast = "VARCHAR" if estimated.categorical else "DOUBLE"
-            query = rel.select(f"*, CAST({_quote(public)} AS {cast}) AS {_quote(_VALUE)}")
-            to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
-            reader = to_reader(batch_rows)
-        except duckdb.Error as exc:
-            raise DataError(f"cannot read the table: {_first_line(exc)}") from None
-        fields = [f for f in reader.schema if f.name != _VALUE]
-        idx = [f.name for f in fields].index(public)
-        fields[idx] = pa.field(public, pa.float64())
-        schema = pa.schema(fields)
-
-        def batches() -> Iterator[pa.RecordBatch]:
-            for batch in reader:
-                value = batch.column(batch.schema.get_field_index(_VALUE))
-                if estimated.categorical:
-                    codes = estimated.codes_for(value)
-                else:
-                    codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
-                    codes[np.asarray(value.is_null())] = np.nan
-                present = ~np.isnan(codes)
-                noisy = adder(codes[present], chosen.scale, rng=gen, workers=workers)
-                if not described:
-                    described.update(noisy.describe())
-                released = np.full(codes.shape, np.nan)
-                released[present] = noisy.values
-                cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
-                cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
-                counts["released"] += int(present.sum())
-                counts["missing"] += int((~present).sum())
-                yield pa.RecordBatch.from_arrays(cols, schema=schema)
-                if progress is not None:
-                    progress(counts["released"] + counts["missing"], estimated.rows_total)
-
-        stream = pa.RecordBatchReader.from_batches(schema, batches())
-        out = connect()
-        try:
-            out.register("out_stream", stream)
-            if fmt == "parquet":
-                options = "FORMAT parquet"
-            else:
-                gz = final.name.lower().endswith(".gz")
-                options = "FORMAT csv, HEADER true" + (", COMPRESSION gzip" if gz else "")
-            path_sql = str(tmp).replace("'", "''")
-            try:
-                out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")
-            except duckdb.Error as exc:
-                raise DataError(f"cannot write the release: {_first_line(exc)}") from None
-        finally:
-            out.close()
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        con.close()
-    if not described:  # no row at all: describe the sampler on an empty draw
-        described.update(adder(np.empty(0), chosen.scale, rng=gen).describe())
-    if seed is not None:
-        described["seed"] = seed
-    if counts["released"] + counts["missing"] != estimated.rows_total:
-        tmp.unlink(missing_ok=True)
-        raise DataError("the table changed while it was read")  # pragma: no cover
-    _publish(tmp, final, force=force)
-    return described, counts["released"], counts["missing"]
+    epsilon: float
+    delta: float
+    noise: str
+    comparison: tuple[Calibration | Skipped, ...]
+    epsilon_grid: tuple[float, ...]
+    scale_curves: tuple[Calibration | Skipped, ...]
+    loss_scales: np.ndarray
+    loss_values: np.ndarray
+    plan: TransportPlan
+    released: tuple[Any, ...] = ()
 
 
-def _write_text(text: str, final: Path, *, force: bool) -> None:
-    tmp = _temp_beside(final)
-    try:
-        tmp.write_text(text, encoding="utf-8")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _publish(tmp, final, force=force)
+def report_figures(
+    table: TableCalibration, *, epsilon: float, noise: str, released: tuple[Any, ...] = ()
+) -> ReportFigures:
+    """Compute everything the HTML report draws: curves, plan and released histograms.
+
+    Parameters
+    ----------
+    table : TableCalibration
+        The calibration (of ``pufferfish calibrate`` or of a release).
+    epsilon : float
+        One of ``table.epsilons``: the figures' target.
+    noise : {"laplace", "gaussian"}
+        Noise of the privacy-loss curve (a release: the chosen mechanism's).
+    released : tuple of ReleasedHistogram
+        A release's binned output (:func:`~pufferfish.tables.duckdb_engine.released_histograms`).
+
+    Returns
+    -------
+    ReportFigures
+    """
+    comparison = table.at(epsilon)
+    used = [c for c in comparison if isinstance(c, Calibration)]
+    grid = sorted(e for e in set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon} if e > 0)
+    mechs = tuple(lookup(c.mechanism) for c in used)
+    curves = (
+        run_comparison(
+            table.scenario,
+            grid,
+            mechs,
+            delta=table.delta,
+            noise=table.noise,
+            secret_weights=table.estimated.secret_weights,
+        )
+        if mechs
+        else ()
+    )
+    scales = [c.scale for c in used if c.noise == noise and c.scale > 0]
+    top, low = (max(scales), min(scales)) if scales else (1.0, 1.0)
+    loss_scales = np.geomspace(low / 4, top * 2, 40)
+    loss_values = np.array(
+        [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
+    )
+    (a, b) = table.estimated.scenario.pairs[0]
+    conditionals = table.estimated.scenario.priors[0].conditionals
+    p_i, p_j = conditionals[a], conditionals[b]
+    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    return ReportFigures(
+        epsilon=epsilon,
+        delta=table.delta,
+        noise=noise,
+        comparison=comparison,
+        epsilon_grid=tuple(grid),
+        scale_curves=curves,
+        loss_scales=loss_scales,
+        loss_values=loss_values,
+        plan=kantorovich_plan(p_i, p_j),
+        released=released,
+    )
+
+
+def write_html_report(
+    result: TableCalibration | ReleaseResult,
+    path: str | Path,
+    *,
+    payload: dict[str, Any],
+    force: bool = False,
+) -> Path:
+    """Write the self-contained HTML report of a calibration or a release.
+
+    Parameters
+    ----------
+    result : TableCalibration or ReleaseResult
+        What to report; for a calibration the figures are at its first epsilon.
+    path : str or pathlib.Path
+        ``.html`` (or ``.htm``) file in an existing folder.
+    payload : dict
+        The JSON report (:func:`report_dict`), embedded in the page; its numbers are the ones shown.
+    force : bool
+        Replace an existing file.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is not ``.html``/``.htm`` or its folder does not exist.
+    OutputExistsError
+        If ``path`` exists and ``force`` is false.
+    """
+    from .report import build_report, check_report_path
+    from .tables.duckdb_engine import released_histograms
+
+    out = check_report_path(path, force=force)
+    if isinstance(result, ReleaseResult):
+        table, chosen = result.calibration, result.chosen
+        figures = report_figures(
+            table,
+            epsilon=chosen.epsilon,
+            noise=chosen.noise,
+            released=released_histograms(result.output, table.estimated),
+        )
+        what = "release"
+    else:
+        table = result
+        figures = report_figures(table, epsilon=table.epsilons[0], noise=table.noise)
+        what = "calibration"
+    est = table.estimated
+    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {figures.epsilon:g}"
+    text = build_report(payload, estimated=est, fitted=table.fitted, figures=figures, title=title)
+    return write_text(text, out, force=force, kind="report")

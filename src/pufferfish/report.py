@@ -12,47 +12,27 @@ import html
 import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from .calibration import Calibration, Skipped, check_pairs, compare
-from .data import EstimatedPriors, FittedPriors
+from .calibration import Calibration, Skipped
+from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
-from .transport import kantorovich_plan
+from .tables.estimate import EstimatedPriors
+from .tables.source import check_output_path
+from .transport import TransportPlan
+
+if TYPE_CHECKING:
+    from .pipeline import ReportFigures
+    from .tables.duckdb_engine import ReleasedHistogram
 
 #: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
 #: ``fig-release``.
 FIGURES = ("fig-priors", "fig-plan", "fig-scale-epsilon", "fig-loss-scale")
-
-
-class ReportExistsError(FileExistsError):
-    """The report file exists and overwriting was not asked for."""
-
-
-@dataclass(frozen=True)
-class ReleasedHistogram:
-    """Released values of one secret, binned: what a release adds to its report.
-
-    Attributes
-    ----------
-    secret : str
-        The secret value.
-    edges : numpy.ndarray, shape (B + 1,)
-        Bin edges, increasing, in the unit of the released column.
-    counts : numpy.ndarray, shape (B,)
-        Rows of that secret whose released value falls in each bin (missing values left out).
-    """
-
-    secret: str
-    edges: np.ndarray
-    counts: np.ndarray
 
 
 def _fmt(x: Any) -> str:
@@ -98,7 +78,8 @@ def _cell(text: Any, key: str | None = None) -> str:
     return f"<td{attr}>{html.escape(str(text))}</td>"
 
 
-def _priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> str:
+def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> str:
+    """SVG of the empirical prior per secret (bars), with the fitted density if any."""
     conditionals = estimated.scenario.priors[0].conditionals
     secrets = list(conditionals)
     fig = Figure(figsize=(3.6 * len(secrets), 2.8))
@@ -135,13 +116,11 @@ def _bar_width(support: np.ndarray) -> float:
     return float(0.8 * gaps.min()) if gaps.size else 0.8
 
 
-def _plan_figure(estimated: EstimatedPriors) -> tuple[str, str]:
-    """Heat map of the Kantorovich plan of the first pair (seed 001 Fig 2a)."""
-    (a, b) = estimated.scenario.pairs[0]
-    conditionals = estimated.scenario.priors[0].conditionals
-    p_i, p_j = conditionals[a], conditionals[b]
-    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
-    plan = kantorovich_plan(p_i, p_j)
+def plan_figure(
+    plan: TransportPlan, p_i: DiscretePrior, p_j: DiscretePrior, a: str, b: str
+) -> tuple[str, str]:
+    """SVG heat map of a Kantorovich plan between ``P(. | a)`` and ``P(. | b)`` and its caption
+    (seed 001 Fig 2a)."""
     fig = Figure(figsize=(4.4, 3.8))
     ax = fig.subplots()
     if p_i.support.size <= 60 and p_j.support.size <= 60:
@@ -173,30 +152,23 @@ def _plan_figure(estimated: EstimatedPriors) -> tuple[str, str]:
     return _svg(fig), caption
 
 
-def _epsilon_grid(epsilon: float) -> list[float]:
-    grid = set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon}
-    return sorted(e for e in grid if e > 0)
-
-
-def _scale_epsilon_figure(
-    scenario: Any, epsilon: float, delta: float, noise: str, secret_weights: Any, mechanisms: Sequence[str]
-) -> str:
+def _scale_epsilon_figure(figures: ReportFigures) -> str:
     """Scale versus epsilon for every applicable mechanism (seed 001 Fig 4)."""
     from matplotlib.ticker import NullFormatter
 
-    grid = _epsilon_grid(epsilon)
-    rows = compare(
-        scenario, grid, delta=delta, noise=noise, mechanisms=list(mechanisms), secret_weights=secret_weights
-    )
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
+    mechanisms = [c.mechanism for c in figures.comparison if isinstance(c, Calibration)]
     for mech in mechanisms:
-        pts = [(c.epsilon, c.scale) for c in rows if isinstance(c, Calibration) and c.mechanism == mech]
-        pts = [(e, s) for e, s in pts if s > 0]
+        pts = [
+            (c.epsilon, c.scale)
+            for c in figures.scale_curves
+            if isinstance(c, Calibration) and c.mechanism == mech and c.scale > 0
+        ]
         if pts:
             xs, ys = zip(*pts, strict=True)
             ax.plot(xs, ys, marker="o", markersize=3, label=mech)
-    ax.axvline(epsilon, color="black", linestyle=":", label=f"target eps = {_fmt(epsilon)}")
+    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {_fmt(figures.epsilon)}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -206,25 +178,19 @@ def _scale_epsilon_figure(
     return _svg(fig)
 
 
-def _loss_scale_figure(
-    scenario: Any, epsilon: float, delta: float, noise: str, chosen: Sequence[Calibration]
-) -> tuple[str, str]:
+def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
     """Exact privacy loss (or delta) versus the scale, target marked (SPEC sec 2.1)."""
     from matplotlib.ticker import NullFormatter
 
-    scales = [c.scale for c in chosen if c.noise == noise and c.scale > 0]
-    top = max(scales) if scales else 1.0
-    low = min(scales) if scales else 1.0
-    grid = np.geomspace(low / 4, top * 2, 40)
-    values = [check_pairs(scenario, noise, float(s), epsilon, delta).value for s in grid]
+    epsilon, delta, noise = figures.epsilon, figures.delta, figures.noise
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
-    ax.plot(grid, values, color="#4477aa")
+    ax.plot(figures.loss_scales, figures.loss_values, color="#4477aa")
     target = epsilon if delta == 0.0 else delta
     what = "exact privacy loss (nats)" if delta == 0.0 else f"checked delta at eps = {_fmt(epsilon)}"
     ax.axhline(target, color="#cc6677", linestyle="--", label=f"target {'eps' if delta == 0 else 'delta'}")
-    for c in chosen:
-        if c.noise == noise and c.scale > 0:
+    for c in figures.comparison:
+        if isinstance(c, Calibration) and c.noise == noise and c.scale > 0:
             ax.axvline(c.scale, color="grey", linewidth=0.6)
             ax.text(c.scale, target, c.mechanism, rotation=90, fontsize=6, va="bottom")
     ax.set_xscale("log")
@@ -276,36 +242,26 @@ def build_report(
     *,
     estimated: EstimatedPriors,
     fitted: FittedPriors | None,
-    comparison: Sequence[Calibration | Skipped],
-    epsilon: float,
-    delta: float,
-    noise: str,
+    figures: ReportFigures,
     title: str,
-    released: Sequence[ReleasedHistogram] = (),
 ) -> str:
-    """The HTML text of a report.
+    """The HTML text of a report, drawn from precomputed results only.
 
     Parameters
     ----------
     payload : dict
-        The JSON report (``calibrate --json`` payload or the release's ``.report.json``); it is
-        embedded in the page, and the tables show its numbers.
+        The JSON report (:func:`pufferfish.pipeline.report_dict`: ``calibrate --json`` or the
+        release's ``.report.json``); it is embedded in the page, and the tables show its numbers.
     estimated : EstimatedPriors
         Inputs, mapping and empirical priors.
     fitted : FittedPriors or None
         Fitted priors (``--prior gaussian|gmm``), drawn over the empirical bars.
-    comparison : sequence of Calibration or Skipped
-        Every mechanism at the target epsilon (the report's table).
-    epsilon : float
-        Target epsilon (> 0); the scale-versus-epsilon figure spans ``eps/8 .. 4 eps``.
-    delta : float
-        Target delta in [0, 1); with ``delta > 0`` the loss figure shows the checked delta.
-    noise : {"laplace", "gaussian"}
-        Noise of the loss figure.
+    figures : pufferfish.pipeline.ReportFigures
+        The numbers behind the figures (:func:`pufferfish.pipeline.report_figures`): the
+        comparison at the target epsilon, the scale-versus-epsilon curves, the loss-versus-scale
+        curve, the transport plan and, for a release, the binned released values.
     title : str
         Page title.
-    released : sequence of ReleasedHistogram
-        For a release: binned released values per secret (adds ``fig-release``).
 
     Returns
     -------
@@ -319,20 +275,31 @@ def build_report(
     (SPEC sec 2.1) or checked delta versus the scale with the target marked; for a release the
     original and released distributions per secret.
     """
-    scenario = estimated.scenario if fitted is None else fitted.scenario
-    used = [c for c in comparison if isinstance(c, Calibration)]
-    skipped = [c for c in comparison if isinstance(c, Skipped)]
     parts = [f"<h1>{html.escape(title)}</h1>"]
+    parts += _input_sections(payload, estimated, figures)
+    parts += _mechanism_section(payload, figures.comparison)
+    parts += _figure_section(estimated, fitted, figures)
+    data = json.dumps(payload, allow_nan=False).replace("</", "<\\/")
+    body = "\n".join(parts)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+        f'<script type="application/json" id="report-json">{data}</script>\n</body></html>\n'
+    )
+
+
+def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures: ReportFigures) -> list[str]:
+    """Inputs, row counts and the category-to-code mapping."""
     inputs = payload.get("inputs") or {
         "data": estimated.source,
         "secret": estimated.secret_column,
         "public": estimated.public_column,
         "pairs": [list(p) for p in estimated.scenario.pairs],
-        "epsilon": epsilon,
-        "delta": delta,
-        "noise": noise,
+        "epsilon": figures.epsilon,
+        "delta": figures.delta,
+        "noise": figures.noise,
     }
-    parts.append("<h2>Inputs</h2>")
+    parts = ["<h2>Inputs</h2>"]
     parts.append(
         _table(
             ["input", "value"],
@@ -360,9 +327,16 @@ def build_report(
                 "mapping",
             )
         )
-    parts.append("<h2>Mechanisms</h2>")
+    return parts
+
+
+def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration | Skipped]) -> list[str]:
+    """The mechanisms table (numbers from the JSON rows), what was not used, and the choice."""
+    parts = ["<h2>Mechanisms</h2>"]
     mech_rows = []
-    for c in used:
+    for c in comparison:
+        if not isinstance(c, Calibration):
+            continue
         d = c.to_dict()
         checked = d["checked_loss"] if d["checked_loss"] is not None else d["checked_delta"]
         if checked is None:
@@ -384,6 +358,7 @@ def build_report(
             "mechanisms",
         )
     )
+    skipped = [c for c in comparison if isinstance(c, Skipped)]
     if skipped:
         items = "".join(f"<li>{html.escape(s.mechanism)}: {html.escape(s.reason)}</li>" for s in skipped)
         parts.append(f'<p class="note">Not used:</p><ul class="note">{items}</ul>')
@@ -401,155 +376,65 @@ def build_report(
         )
     if payload.get("guarantee"):
         parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
+    return parts
 
-    parts.append("<h2>Figures</h2>")
+
+def _figure_section(
+    estimated: EstimatedPriors, fitted: FittedPriors | None, figures: ReportFigures
+) -> list[str]:
+    """The figures of :data:`FIGURES` (and ``fig-release`` for a release)."""
+    parts = ["<h2>Figures</h2>"]
     parts.append(
         _figure(
             "fig-priors",
             "Priors per secret",
-            _priors_figure(estimated, fitted),
+            priors_figure(estimated, fitted),
             f"P({estimated.public_column} | {estimated.secret_column}) estimated from the table"
             + (f", with the fitted {fitted.model} density" if fitted is not None else "")
             + ".",
         )
     )
-    svg, caption = _plan_figure(estimated)
+    (a, b) = estimated.scenario.pairs[0]
+    conditionals = estimated.scenario.priors[0].conditionals
+    p_i, p_j = conditionals[a], conditionals[b]
+    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    svg, caption = plan_figure(figures.plan, p_i, p_j, a, b)
     parts.append(_figure("fig-plan", "Kantorovich transport plan", svg, caption))
     parts.append(
         _figure(
             "fig-scale-epsilon",
             "Scale versus epsilon",
-            _scale_epsilon_figure(
-                scenario, epsilon, delta, noise, estimated.secret_weights, [c.mechanism for c in used]
-            ),
+            _scale_epsilon_figure(figures),
             "Each mechanism's calibrated scale for epsilon from eps/8 to 4 eps (seed 001 Fig 4); "
             "the dotted line is the target epsilon.",
         )
     )
-    svg, caption = _loss_scale_figure(scenario, epsilon, delta, noise, used)
+    svg, caption = _loss_scale_figure(figures)
     parts.append(_figure("fig-loss-scale", "Privacy loss versus scale", svg, caption))
-    if released:
+    if figures.released:
         parts.append(
             _figure(
                 "fig-release",
                 "Original versus released",
-                _release_figure(estimated, released),
+                _release_figure(estimated, figures.released),
                 "Per secret: the original distribution of the public column (bars) and the "
                 "released values with their noise (density of binned values).",
             )
         )
-    data = json.dumps(payload, allow_nan=False).replace("</", "<\\/")
-    body = "\n".join(parts)
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
-        f'<script type="application/json" id="report-json">{data}</script>\n</body></html>\n'
-    )
-
-
-def released_histograms(
-    output: str | Path, estimated: EstimatedPriors, *, bins: int = 60
-) -> tuple[ReleasedHistogram, ...]:
-    """Bin the released column of a release's output per secret of the pairs (DuckDB, streamed).
-
-    Parameters
-    ----------
-    output : str or pathlib.Path
-        The release's output: a CSV or Parquet file, or a folder of Parquet or CSV part files
-        (Spark engine).
-    estimated : EstimatedPriors
-        The release's priors (names the secret and public columns and the secrets).
-    bins : int
-        Bins over the range of released values (>= 1).
-
-    Returns
-    -------
-    tuple of ReleasedHistogram
-        One per secret of the pairs, in the priors' order; missing released values left out.
-    """
-    from .data import _quote, connect
-
-    path = Path(output)
-    if path.is_dir():
-        parts = sorted(path.glob("*.parquet")) or sorted(path.glob("*.csv*"))
-        files = [str(p) for p in parts]
-    else:
-        files = [str(path)]
-    reader = "read_parquet" if files and files[0].endswith((".parquet", ".pq")) else "read_csv"
-    source = f"{reader}([{', '.join(repr(f) for f in files)}])"
-    secrets = list(estimated.scenario.priors[0].conditionals)
-    s_col, v_col = _quote(estimated.secret_column), _quote(estimated.public_column)
-    con = connect()
-    try:
-        con.execute(
-            f"CREATE TEMP VIEW released AS SELECT CAST({s_col} AS VARCHAR) AS s, "
-            f"CAST({v_col} AS DOUBLE) AS v FROM {source}"
-        )
-        lo, hi = con.execute("SELECT min(v), max(v) FROM released WHERE v IS NOT NULL").fetchone()  # type: ignore[misc]
-        lo, hi = (0.0, 1.0) if lo is None else (float(lo), float(hi))
-        hi = hi if hi > lo else lo + 1.0
-        edges = np.linspace(lo, hi, bins + 1)
-        width = (hi - lo) / bins
-        out = []
-        for s in secrets:
-            rows = con.execute(
-                f"SELECT least(CAST(floor((v - {lo!r}) / {width!r}) AS BIGINT), {bins - 1}) AS b, count(*) "
-                "FROM released WHERE v IS NOT NULL AND s = ? GROUP BY 1",
-                [s],
-            ).fetchall()
-            counts = np.zeros(bins)
-            for b, n in rows:
-                counts[int(b)] += n
-            out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
-    finally:
-        con.close()
-    return tuple(out)
+    return parts
 
 
 def check_report_path(path: str | Path, *, force: bool = False) -> Path:
-    """``path`` as a Path if a report may be written there (before any work is done).
+    """``path`` as a Path if an HTML report may be written there (before any work is done).
 
     Raises
     ------
     ValueError
         If ``path`` does not end in ``.html`` (or ``.htm``) or its folder does not exist.
-    ReportExistsError
+    OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):
         raise ValueError(f"report must be an .html file, got {str(out)!r}")
-    if not out.parent.is_dir():
-        raise ValueError(f"report folder must exist, got {str(out.parent)!r}")
-    if out.exists() and not force:
-        raise ReportExistsError(f"report file {str(out)!r} exists; pass --force (force=True) to overwrite it")
-    return out
-
-
-def write_report(text: str, path: str | Path, *, force: bool = False) -> Path:
-    """Write ``text`` to ``path`` atomically; never replace an existing file without ``force``.
-
-    Raises
-    ------
-    ReportExistsError
-        If ``path`` exists and ``force`` is false.
-    ValueError
-        If ``path`` does not end in ``.html`` or its folder does not exist.
-    """
-    out = check_report_path(path, force=force)
-    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(name, 0o666 & ~umask)
-        if force:
-            os.replace(name, out)
-        else:
-            os.link(name, out)
-            os.unlink(name)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
-    return out
+    return check_output_path(out, force=force, kind="report")

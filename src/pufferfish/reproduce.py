@@ -321,7 +321,8 @@ def seed003_adult(
     Seed003Adult
     """
     from .calibration import calibrate, calibrate_optimal
-    from .data import estimate_priors, fit_priors
+    from .fit import fit_priors
+    from .tables import estimate_priors
 
     est = estimate_priors(
         "adult", secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
@@ -362,7 +363,7 @@ def write_seed003_adult(res: Seed003Adult, folder: str | Path, *, rng_seed: int 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .data import dataset_path, estimate_priors
+    from .tables import dataset_path, estimate_priors
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -744,7 +745,7 @@ def _prior(support: list[float], pmf: list[float]) -> DiscretePrior:
 
 def _seed001(out: Path) -> tuple[list[PaperValue], list[Path]]:
     from .calibration import calibrate
-    from .data import estimate_priors
+    from .tables import estimate_priors
 
     sims = {
         "Simulation (Figure 2b)": Scenario.single(_prior([0, 1], [0.52, 0.48]), _prior([0, 1], [0.5, 0.5])),
@@ -850,8 +851,9 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
     from matplotlib.figure import Figure
 
     from .calibration import calibrate
-    from .data import estimate_priors
-    from .report import _plan_figure, _priors_figure
+    from .report import plan_figure, priors_figure
+    from .tables import estimate_priors
+    from .transport import kantorovich_plan
 
     est = estimate_priors(
         "adult",
@@ -860,11 +862,15 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
         pairs=[("White", "Asian-Pac-Islander")],
         order=ADULT_NAMES_EDUCATION,
     )
-    plan_svg, _ = _plan_figure(est)
+    p_white, p_asian = (est.scenario.priors[0].conditionals[s] for s in ("White", "Asian-Pac-Islander"))
+    assert isinstance(p_white, DiscretePrior) and isinstance(p_asian, DiscretePrior)
+    plan_svg, _ = plan_figure(
+        kantorovich_plan(p_white, p_asian), p_white, p_asian, "White", "Asian-Pac-Islander"
+    )
     fig3 = out / "seed002_fig3.html"
     fig3.write_text(
         "<!DOCTYPE html><html><body><h1>Seed 002 Fig 3: education given race (Adult)</h1>"
-        f"{_priors_figure(est, None)}{plan_svg}</body></html>\n",
+        f"{priors_figure(est, None)}{plan_svg}</body></html>\n",
         encoding="utf-8",
     )
     eps_grid = [round(0.1 * k, 1) for k in range(1, 11)]

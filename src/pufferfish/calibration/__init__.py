@@ -32,10 +32,12 @@ from .registry import (
     Mechanism,
     calibrate,
     calibrate_optimal,
+    check_mechanisms,
     compare,
     lookup,
     mechanism_table,
     not_applicable,
+    run_comparison,
 )
 from .result import CRITERIA, Calibration, PrivacyCheckError, RootFinding, Skipped
 from .search import SAFETY_STEPS, Proposal, Target, smallest_passing, verified
@@ -59,6 +61,7 @@ __all__ = [
     "calibrate",
     "calibrate_optimal",
     "check_information",
+    "check_mechanisms",
     "check_pairs",
     "compare",
     "component_transport",
@@ -71,6 +74,7 @@ __all__ = [
     "mi_from_pure",
     "not_applicable",
     "passes",
+    "run_comparison",
     "smallest_passing",
     "summation_scenario",
     "tau_star",

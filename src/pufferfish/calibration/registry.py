@@ -323,17 +323,50 @@ def compare(
         On a bad argument or an unknown mechanism.
     """
     eps_list = check_epsilons([epsilons] if isinstance(epsilons, (int, float)) else epsilons)
-    delta = check_delta(delta)
-    noise = check_noise(noise)
-    named = mechanisms is not None
+    return run_comparison(
+        scenario,
+        eps_list,
+        check_mechanisms(mechanisms),
+        delta=check_delta(delta),
+        noise=check_noise(noise),
+        secret_weights=secret_weights,
+    )
+
+
+def check_mechanisms(mechanisms: Sequence[str] | None) -> tuple[Mechanism, ...] | None:
+    """The registry entries named by ``mechanisms``, or None (the default set of :func:`compare`).
+
+    Raises
+    ------
+    ValueError
+        On an unknown name or an empty list.
+    """
     if mechanisms is None:
-        mechs = tuple(m for m in REGISTRY.values() if m.criterion == "(eps, delta)-PP")
-    else:
-        mechs = tuple(lookup(m) for m in mechanisms)
+        return None
+    mechs = tuple(lookup(m) for m in mechanisms)
     if not mechs:
         raise ValueError("mechanisms needs at least one name, got none")
+    return mechs
+
+
+def run_comparison(
+    scenario: Scenario,
+    epsilons: Sequence[float],
+    mechanisms: tuple[Mechanism, ...] | None,
+    *,
+    delta: float,
+    noise: str,
+    secret_weights: Any = None,
+) -> tuple[Calibration | Skipped, ...]:
+    """:func:`compare` on arguments already validated at the edge (no argument is re-checked).
+
+    ``mechanisms`` from :func:`check_mechanisms`: named entries (inapplicable ones come back as
+    :class:`Skipped`), or None for every applicable (eps, delta)-PP mechanism.
+    """
+    named = mechanisms is not None
+    mechs = mechanisms or tuple(m for m in REGISTRY.values() if m.criterion == "(eps, delta)-PP")
     out: list[Calibration | Skipped] = []
-    for eps in eps_list:
+    for eps in epsilons:
         best: Calibration | None = None
         for m in mechs:
             reason = not_applicable(scenario, m.name, noise, delta, eps)

@@ -361,7 +361,7 @@ class MultiUserSystem:
         ValueError
             If a column is missing, a label has no code, or a requested class has no rows.
         """
-        from ..data import estimate_class_counts
+        from ..tables import estimate_class_counts
 
         counts = estimate_class_counts(data, value=value, by=user_by, codes=codes)
         names = sorted(counts) if users is None else list(users)

@@ -3,7 +3,7 @@
 For tables on a cluster. The priors need only aggregates (counts and weight sums per secret and
 public value, distinct values, row counts), which Spark computes where the data lives; the driver
 receives those aggregates, never the rows, and builds the priors with the same code as the DuckDB
-engine (:func:`pufferfish.data.priors_from_aggregates`), so both engines give the same priors on
+engine (:func:`pufferfish.tables.estimate.priors_from_aggregates`), so both engines give the same priors on
 the same data. The release is ``DataFrame.mapInArrow``: each partition's Arrow record batches get
 their public column replaced by ``code + noise`` on the executor that holds them, with its own
 sampler, and Spark writes the result. ``pyspark`` is an optional extra
@@ -12,39 +12,19 @@ sampler, and Spark writes the result. ``pyspark`` is an optional extra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from .data import (
-    DataError,
-    EstimatedPriors,
-    TableAggregates,
-    _first_line,
-    check_columns,
-    check_pairs,
-    describe_source,
-    is_spark_dataframe,
-    priors_from_aggregates,
-    resolve_source,
-)
-from .noise import add_gaussian, add_laplace
-
-#: Engines that estimate priors and release: the embedded default and the cluster one.
-ENGINES = ("duckdb", "spark")
+from ..noise import add_gaussian, add_laplace
+from .estimate import EstimatedPriors, TableAggregates, check_columns
+from .source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).
 _SPARK_NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")
-
-
-def check_engine(engine: Any) -> str:
-    """``engine`` if it is one of :data:`ENGINES`, else ValueError naming the choices."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    return str(engine)
 
 
 def _pyspark() -> Any:
@@ -90,70 +70,67 @@ def spark_session(spark: Any = None) -> Any:
     )
 
 
-def read_table(spark: Any, data: Any, *, all_text: bool = False) -> Any:
-    """A Spark DataFrame over ``data``: a Spark DataFrame as is, a Parquet or CSV file or folder.
+def read_table(spark: Any, source: TableSource, *, all_text: bool = False) -> Any:
+    """A Spark DataFrame over a resolved table: a Spark DataFrame as is, a Parquet or CSV file or folder.
 
     Parameters
     ----------
     spark : pyspark.sql.SparkSession
-    data : pyspark.sql.DataFrame, str or pathlib.Path
-        A DataFrame, a Parquet file or folder (``.parquet``, ``.pq``), a CSV file or folder
-        (header row; column types inferred unless ``all_text``), or a shipped data set name.
+    source : TableSource
+        From :func:`~pufferfish.tables.source.resolve_source` with ``engine="spark"``: a Spark
+        DataFrame, a Parquet file or folder (``.parquet``, ``.pq``), or a CSV file or folder
+        (header row; column types inferred unless ``all_text``).
     all_text : bool
         Read CSV columns as text (so a CSV release copies them unchanged).
 
     Raises
     ------
     DataError
-        If the source does not exist or Spark cannot read it.
+        If Spark cannot read it.
     """
-    if is_spark_dataframe(data):
-        return data
-    if isinstance(data, (str, Path)) and Path(data).is_dir():
-        path = Path(data)
-    else:
-        path = resolve_source(data)
-        if not isinstance(path, Path):
-            raise DataError("engine 'spark' reads files, folders or Spark DataFrames, not pandas DataFrames")
+    if source.kind == "spark-dataframe":
+        return source.data
+    path = Path(source.data)
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if is_parquet(path):
             return spark.read.parquet(str(path))
         return spark.read.csv(str(path), header=True, inferSchema=not all_text)
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
-        raise DataError(f"cannot read {str(path)!r} with Spark: {_first_line(exc)}") from None
+        raise DataError(f"cannot read {str(path)!r} with Spark: {first_line(exc)}") from None
 
 
-def estimate_priors_spark(
-    data: Any,
+def table_aggregates(
+    source: TableSource,
     *,
     secret: str,
     public: str,
-    pairs: Iterable[tuple[str, str]],
-    order: Sequence[str] | None = None,
+    pairs: Sequence[tuple[str, str]],
     weight: str | None = None,
     spark: Any = None,
-) -> EstimatedPriors:
-    """:func:`pufferfish.data.estimate_priors` computed by Spark aggregations.
+) -> TableAggregates:
+    """The aggregates behind the priors, computed by Spark where the data lives.
 
     Parameters
     ----------
-    data : pyspark.sql.DataFrame, str or pathlib.Path
+    source : TableSource
         See :func:`read_table`.
-    secret, public, pairs, order, weight :
-        As :func:`pufferfish.data.estimate_priors`.
+    secret, public, weight :
+        Columns, as :func:`pufferfish.tables.estimate.estimate_priors`.
+    pairs : sequence of (str, str)
+        Checked pairs; only their secrets' groups are counted.
     spark : pyspark.sql.SparkSession, optional
         Session (default: :func:`spark_session`).
 
     Returns
     -------
-    EstimatedPriors
-        Equal to the DuckDB engine's on the same data: the same counts go through the same
-        builder. Weight sums are float64 sums, exact for integer weights (below 2^53).
+    TableAggregates
+        The same aggregates as the DuckDB engine's on the same data, so the same priors.
+        Weight sums are float64 sums, exact for integer weights (below 2^53).
 
     Raises
     ------
-    DataError, ValueError
-        As :func:`pufferfish.data.estimate_priors`; ValueError if pyspark is missing.
+    DataError
+        If Spark cannot read the table or a column is unknown; ValueError if pyspark is missing.
 
     Notes
     -----
@@ -161,10 +138,9 @@ def estimate_priors_spark(
     distinct public values, the distinct secret values, and the grouped counts and weight sums of
     the pairs' secret values. Only these aggregates reach the driver.
     """
-    pair_list = check_pairs(pairs)
     session = spark_session(spark)
     F = _pyspark().functions
-    df = read_table(session, data)
+    df = read_table(session, source)
     check_columns(df.columns, secret=secret, public=public, weight=weight)
     types = dict(df.dtypes)
     categorical = not types[public].startswith(_SPARK_NUMERIC)
@@ -192,7 +168,7 @@ def estimate_priors_spark(
             r[0]
             for r in df.where(s_col.isNotNull()).select(s_col.cast("string").alias("s")).distinct().collect()
         }
-        wanted = sorted({v for pair in pair_list for v in pair})
+        wanted = sorted({v for pair in pairs for v in pair})
         counts = (
             df.where(valid & s_col.cast("string").isin(wanted))
             .groupBy(s_col.cast("string").alias("s"), p_expr.alias("v"))
@@ -202,8 +178,8 @@ def estimate_priors_spark(
     except DataError:
         raise
     except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
-        raise DataError(f"cannot read the table with Spark: {_first_line(exc)}") from None
-    aggregates = TableAggregates(
+        raise DataError(f"cannot read the table with Spark: {first_line(exc)}") from None
+    return TableAggregates(
         rows_total=int(total),
         rows_dropped=int(dropped),
         negative_weights=int(negative),
@@ -213,12 +189,6 @@ def estimate_priors_spark(
         labels=sorted(labels),
         secret_values=secret_values,
         counts=[(str(r["s"]), r["v"], int(r["n"]), float(r["w"])) for r in counts],
-    )
-    source = (
-        f"Spark DataFrame with columns {df.columns}" if is_spark_dataframe(data) else describe_source(data)
-    )
-    return priors_from_aggregates(
-        aggregates, secret=secret, public=public, pairs=pair_list, order=order, weight=weight, source=source
     )
 
 
@@ -262,8 +232,8 @@ def _perturb_partition(
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
-def release_table_spark(
-    data: Any,
+def release_table(
+    source: TableSource,
     output: Path,
     fmt: str,
     *,
@@ -280,7 +250,7 @@ def release_table_spark(
 
     Parameters
     ----------
-    data : pyspark.sql.DataFrame, str or pathlib.Path
+    source : TableSource
         The table (:func:`read_table`).
     output : pathlib.Path
         Output folder (Spark writes a folder of part files), Parquet or CSV by ``fmt``.
@@ -319,7 +289,7 @@ def release_table_spark(
     session = spark_session(spark)
     F = _pyspark().functions
     types = _pyspark().types
-    df = read_table(session, data, all_text=text_copy)
+    df = read_table(session, source, all_text=text_copy)
     fields = [
         types.StructField(f.name, types.DoubleType(), True) if f.name == public else f
         for f in df.schema.fields
@@ -341,7 +311,7 @@ def release_table_spark(
             gz = output.name.lower().endswith(".gz")
             out.options(header=True, **({"compression": "gzip"} if gz else {})).csv(str(output))
     except Exception as exc:
-        raise DataError(f"cannot write the release with Spark: {_first_line(exc)}") from None
+        raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
     probe = (add_laplace if noise == "laplace" else add_gaussian)(np.zeros(1), scale, rng=seed, workers=1)
     described = probe.describe()
     described.update(

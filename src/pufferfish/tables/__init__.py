@@ -1,0 +1,55 @@
+"""The table layer: sources and outputs, prior estimation, and the DuckDB and Spark engines.
+
+- :mod:`~pufferfish.tables.source`: resolve a table once (:class:`TableSource`), output names
+  and the one atomic write (:func:`atomic_output`); imports no engine.
+- :mod:`~pufferfish.tables.estimate`: empirical priors from an engine's aggregates.
+- :mod:`~pufferfish.tables.duckdb_engine`: the embedded engine (aggregates, streamed release).
+- :mod:`~pufferfish.tables.spark_engine`: the cluster engine (imported only with ``engine="spark"``).
+"""
+
+from .duckdb_engine import DUCKDB_MEMORY_LIMIT, ReleasedHistogram, estimate_class_counts, released_histograms
+from .estimate import (
+    EstimatedPriors,
+    SecretGroup,
+    TableAggregates,
+    check_pairs,
+    estimate_priors,
+    parse_pair,
+    priors_from_aggregates,
+)
+from .source import (
+    ENGINES,
+    SHIPPED_DATASETS,
+    DataError,
+    OutputExistsError,
+    TableSource,
+    check_engine,
+    dataset_path,
+    output_format,
+    report_path_for,
+    resolve_source,
+)
+
+__all__ = [
+    "DUCKDB_MEMORY_LIMIT",
+    "ENGINES",
+    "SHIPPED_DATASETS",
+    "DataError",
+    "EstimatedPriors",
+    "OutputExistsError",
+    "ReleasedHistogram",
+    "SecretGroup",
+    "TableAggregates",
+    "TableSource",
+    "check_engine",
+    "check_pairs",
+    "dataset_path",
+    "estimate_class_counts",
+    "estimate_priors",
+    "output_format",
+    "parse_pair",
+    "priors_from_aggregates",
+    "released_histograms",
+    "report_path_for",
+    "resolve_source",
+]

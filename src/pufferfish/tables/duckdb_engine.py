@@ -1,0 +1,466 @@
+"""The DuckDB engine (embedded, the default): read a table, aggregate it, stream a release.
+
+Every connection has a memory limit (:data:`DUCKDB_MEMORY_LIMIT`): DuckDB streams or spills
+beyond it, so memory stays bounded whatever the table's size. The priors need only aggregates
+(:class:`~pufferfish.tables.estimate.TableAggregates`); the release reads, perturbs and writes
+the table one Arrow record batch at a time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from ..noise import add_gaussian, add_laplace, insecure_generator
+from .estimate import EstimatedPriors, TableAggregates, check_columns
+from .source import DataError, TableSource, atomic_output, first_line, quote_identifier, resolve_source
+
+#: DuckDB memory limit of each connection the library opens: bounded memory on large tables
+#: (DuckDB spills or streams beyond it) whatever the machine's RAM.
+DUCKDB_MEMORY_LIMIT = "512MB"
+
+_NUMERIC_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL",
+)
+
+_VALUE = "__pufferfish_public_value__"
+
+
+def connect() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with :data:`DUCKDB_MEMORY_LIMIT` and no progress bar
+    (DuckDB would print one on long queries, into the CLI's output)."""
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+def open_table(
+    con: duckdb.DuckDBPyConnection, source: TableSource, *, all_varchar: bool = False
+) -> duckdb.DuckDBPyRelation:
+    """A DuckDB relation over a resolved table (CSV, Parquet or DataFrame), row order kept.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Connection to read with.
+    source : TableSource
+        From :func:`~pufferfish.tables.source.resolve_source`.
+    all_varchar : bool
+        Read every CSV column as text, so values are written back unchanged.
+
+    Returns
+    -------
+    duckdb.DuckDBPyRelation
+
+    Raises
+    ------
+    DataError
+        If DuckDB cannot read it.
+    """
+    try:
+        if source.kind == "dataframe":
+            return con.from_df(source.data)
+        if source.kind == "parquet":
+            return con.read_parquet(str(source.data))
+        return con.read_csv(str(source.data), header=True, all_varchar=all_varchar)
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read {str(source.data)!r}: {first_line(exc)}") from None
+
+
+def is_numeric_type(name: str) -> bool:
+    """Whether a DuckDB type name is numeric (other columns are categorical)."""
+    return name.upper().startswith(_NUMERIC_TYPES)
+
+
+def table_aggregates(source: TableSource, *, secret: str, public: str, weight: str | None) -> TableAggregates:
+    """The aggregates behind the priors, by five DuckDB queries (rows never leave DuckDB).
+
+    Parameters
+    ----------
+    source : TableSource
+        The table.
+    secret, public : str
+        Secret and public columns.
+    weight : str, optional
+        Frequency-weight column.
+
+    Returns
+    -------
+    TableAggregates
+
+    Raises
+    ------
+    DataError
+        If the table cannot be read or a column is unknown.
+    """
+    con = connect()
+    try:
+        rel = open_table(con, source)
+        columns = list(rel.columns)
+        types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+        check_columns(columns, secret=secret, public=public, weight=weight)
+        con.register("t", rel)
+        s_col, p_col = quote_identifier(secret), quote_identifier(public)
+        w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
+        categorical = not is_numeric_type(types[public])
+        p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
+        valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
+        if weight:
+            valid += f" AND {quote_identifier(weight)} IS NOT NULL"
+        total, dropped, negative = con.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
+            f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})) FROM t"
+        ).fetchone()  # type: ignore[misc]
+        non_finite = 0
+        if not categorical:
+            bad = con.execute(f"SELECT count(*) FROM t WHERE NOT isfinite({p_expr})").fetchone()
+            non_finite = int(bad[0]) if bad else 0
+        # Alphabet of the public column over the whole table (the release covers every row).
+        labels = [
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
+            ).fetchall()
+        ]
+        secret_values = {
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
+            ).fetchall()
+        }
+        counts = con.execute(
+            f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}) FROM t "
+            f"WHERE {valid} GROUP BY 1, 2"
+        ).fetchall()
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read the table: {first_line(exc)}") from None
+    finally:
+        con.close()
+    return TableAggregates(
+        rows_total=int(total),
+        rows_dropped=int(dropped),
+        negative_weights=int(negative),
+        non_finite_public=non_finite,
+        categorical=categorical,
+        public_type=types[public],
+        labels=labels,
+        secret_values=secret_values,
+        counts=[(str(a), b, int(n), float(w)) for a, b, n, w in counts],
+    )
+
+
+def estimate_class_counts(
+    data: Any,
+    *,
+    value: str,
+    by: str,
+    codes: Mapping[str, float] | None = None,
+) -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """Counts of a column's values within each class of records (one DuckDB aggregation).
+
+    Parameters
+    ----------
+    data : str, pathlib.Path or pandas.DataFrame
+        The table (see :func:`resolve_source`).
+    value : str
+        Column whose values are counted. Numeric columns are used as they are; a text column
+        needs ``codes``.
+    by : str
+        Column defining the classes (read as text).
+    codes : mapping of str to float, optional
+        Number of each label of a text ``value`` column; labels may share a number.
+
+    Returns
+    -------
+    dict
+        ``class -> (support, counts)``: strictly increasing values (float64, shape (n,)) and the
+        number of rows with each value (float64, shape (n,)). Rows where ``value`` or ``by`` is
+        missing are left out.
+
+    Raises
+    ------
+    DataError
+        If the table cannot be read, a column is unknown, a text column has no ``codes`` or a
+        label without a code, or ``codes`` is given for a numeric column.
+
+    Notes
+    -----
+    Seed 000 sec 4.3-4.4: a class of records as one user, ``P_i = Pr(value | by = i)``.
+    """
+    source = resolve_source(data)
+    con = connect()
+    try:
+        rel = open_table(con, source)
+        columns = list(rel.columns)
+        types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+        for arg, col in (("value", value), ("by", by)):
+            if col not in columns:
+                raise DataError(f"{arg} column {col!r} is not in the table; columns are {columns}")
+        con.register("t", rel)
+        v_col, b_col = quote_identifier(value), quote_identifier(by)
+        categorical = not is_numeric_type(types[value])
+        if categorical and codes is None:
+            raise DataError(f"value column {value!r} holds text: give codes (label -> number)")
+        if not categorical and codes is not None:
+            raise DataError(f"codes apply to a text value column; {value!r} is numeric ({types[value]})")
+        v_expr = f"CAST({v_col} AS VARCHAR)" if categorical else f"CAST({v_col} AS DOUBLE)"
+        rows = con.execute(
+            f"SELECT CAST({b_col} AS VARCHAR), {v_expr}, count(*) FROM t "
+            f"WHERE {b_col} IS NOT NULL AND {v_col} IS NOT NULL GROUP BY 1, 2"
+        ).fetchall()
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read {source.description}: {first_line(exc)}") from None
+    finally:
+        con.close()
+    grouped: dict[str, dict[float, float]] = {}
+    for cls, raw, n in rows:
+        if categorical:
+            assert codes is not None
+            if raw not in codes:
+                raise DataError(f"codes has no number for label {raw!r} of column {value!r}")
+            x = float(codes[raw])
+            if not math.isfinite(x):
+                raise DataError(f"codes must map labels to finite numbers, got {raw!r} -> {x!r}")
+        else:
+            x = float(raw)
+            if not math.isfinite(x):
+                raise DataError(f"value column {value!r} holds a non-finite value {raw!r}")
+        bucket = grouped.setdefault(cls, {})
+        bucket[x] = bucket.get(x, 0.0) + float(n)
+    out = {}
+    for cls, bucket in grouped.items():
+        xs = np.array(sorted(bucket), dtype=np.float64)
+        out[cls] = (xs, np.array([bucket[x] for x in xs.tolist()], dtype=np.float64))
+    return out
+
+
+def stream_release(
+    source: TableSource,
+    final: Path,
+    fmt: str,
+    *,
+    public: str,
+    estimated: EstimatedPriors,
+    scale: float,
+    noise: str,
+    rng: np.random.Generator | int | None,
+    text_copy: bool,
+    batch_rows: int,
+    progress: Callable[[int, int], None] | None,
+    force: bool,
+    workers: int,
+) -> tuple[dict[str, Any], int, int]:
+    """Read, perturb and write the table batch by batch: (sampler description, released, missing).
+
+    DuckDB reads the source as a stream of Arrow record batches; each batch gets its public
+    column replaced by ``code + noise`` (missing stays missing) and DuckDB's ``COPY`` writes the
+    stream of new batches to a temporary file beside ``final``, published atomically
+    (:func:`~pufferfish.tables.source.atomic_output`). Row order is kept (DuckDB preserves
+    insertion order). A seed or Generator gives one NumPy stream across batches, so the noise
+    does not depend on ``batch_rows``.
+
+    Parameters
+    ----------
+    source : TableSource
+        The table.
+    final : pathlib.Path
+        Output file; ``fmt`` ``"csv"`` (gzip if the name ends in ``.gz``) or ``"parquet"``.
+    public : str
+        The released column.
+    estimated : EstimatedPriors
+        Label-to-code mapping and the row count.
+    scale : float
+        Laplace scale or Gaussian sigma (>= 0).
+    noise : {"laplace", "gaussian"}
+    rng : numpy.random.Generator, int or None
+        None: the secure sampler; else NumPy's, insecure.
+    text_copy : bool
+        Read every column as text so other columns are copied unchanged (CSV to CSV).
+    batch_rows : int
+        Rows per batch.
+    progress : callable, optional
+        ``progress(rows_done, rows_total)`` after each batch.
+    force : bool
+        Replace an existing output.
+    workers : int
+        Threads of the secure sampler.
+
+    Raises
+    ------
+    DataError
+        If DuckDB cannot read the table or write the release.
+    OutputExistsError
+        If ``final`` exists and ``force`` is false.
+    """
+    adder = add_laplace if noise == "laplace" else add_gaussian
+    gen, seed = insecure_generator(rng)  # one stream across batches
+    counts = {"released": 0, "missing": 0}
+    described: dict[str, Any] = {}
+
+    con = connect()
+    try:
+        with atomic_output(final, force=force) as tmp:
+            try:
+                rel = open_table(con, source, all_varchar=text_copy)
+                cast = "VARCHAR" if estimated.categorical else "DOUBLE"
+                query = rel.select(
+                    f"*, CAST({quote_identifier(public)} AS {cast}) AS {quote_identifier(_VALUE)}"
+                )
+                to_reader = (
+                    getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader
+                )  # duckdb < 1.4
+                reader = to_reader(batch_rows)
+            except duckdb.Error as exc:
+                raise DataError(f"cannot read the table: {first_line(exc)}") from None
+            fields = [f for f in reader.schema if f.name != _VALUE]
+            idx = [f.name for f in fields].index(public)
+            fields[idx] = pa.field(public, pa.float64())
+            schema = pa.schema(fields)
+
+            def batches() -> Iterator[pa.RecordBatch]:
+                for batch in reader:
+                    value = batch.column(batch.schema.get_field_index(_VALUE))
+                    if estimated.categorical:
+                        codes = estimated.codes_for(value)
+                    else:
+                        codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+                        codes[np.asarray(value.is_null())] = np.nan
+                    present = ~np.isnan(codes)
+                    noisy = adder(codes[present], scale, rng=gen, workers=workers)
+                    if not described:
+                        described.update(noisy.describe())
+                    released = np.full(codes.shape, np.nan)
+                    released[present] = noisy.values
+                    cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
+                    cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
+                    counts["released"] += int(present.sum())
+                    counts["missing"] += int((~present).sum())
+                    yield pa.RecordBatch.from_arrays(cols, schema=schema)
+                    if progress is not None:
+                        progress(counts["released"] + counts["missing"], estimated.rows_total)
+
+            _copy_to(pa.RecordBatchReader.from_batches(schema, batches()), tmp, fmt, final.name)
+            if counts["released"] + counts["missing"] != estimated.rows_total:
+                raise DataError("the table changed while it was read")  # pragma: no cover
+    finally:
+        con.close()
+    if not described:  # no row at all: describe the sampler on an empty draw
+        described.update(adder(np.empty(0), scale, rng=gen).describe())
+    if seed is not None:
+        described["seed"] = seed
+    return described, counts["released"], counts["missing"]
+
+
+def _copy_to(stream: pa.RecordBatchReader, tmp: Path, fmt: str, name: str) -> None:
+    """DuckDB's ``COPY`` of an Arrow stream to ``tmp`` (CSV with header, gzip by ``name``; Parquet)."""
+    out = connect()
+    try:
+        out.register("out_stream", stream)
+        if fmt == "parquet":
+            options = "FORMAT parquet"
+        else:
+            gz = name.lower().endswith(".gz")
+            options = "FORMAT csv, HEADER true" + (", COMPRESSION gzip" if gz else "")
+        path_sql = str(tmp).replace("'", "''")
+        try:
+            out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")
+        except duckdb.Error as exc:
+            raise DataError(f"cannot write the release: {first_line(exc)}") from None
+    finally:
+        out.close()
+
+
+@dataclass(frozen=True)
+class ReleasedHistogram:
+    """Released values of one secret, binned: what a release adds to its report.
+
+    Attributes
+    ----------
+    secret : str
+        The secret value.
+    edges : numpy.ndarray, shape (B + 1,)
+        Bin edges, increasing, in the unit of the released column.
+    counts : numpy.ndarray, shape (B,)
+        Rows of that secret whose released value falls in each bin (missing values left out).
+    """
+
+    secret: str
+    edges: np.ndarray
+    counts: np.ndarray
+
+
+def released_histograms(
+    output: str | Path, estimated: EstimatedPriors, *, bins: int = 60
+) -> tuple[ReleasedHistogram, ...]:
+    """Bin the released column of a release's output per secret of the pairs (DuckDB, streamed).
+
+    Parameters
+    ----------
+    output : str or pathlib.Path
+        The release's output: a CSV or Parquet file, or a folder of Parquet or CSV part files
+        (Spark engine).
+    estimated : EstimatedPriors
+        The release's priors (names the secret and public columns and the secrets).
+    bins : int
+        Bins over the range of released values (>= 1).
+
+    Returns
+    -------
+    tuple of ReleasedHistogram
+        One per secret of the pairs, in the priors' order; missing released values left out.
+    """
+    path = Path(output)
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet")) or sorted(path.glob("*.csv*"))
+        files = [str(p) for p in parts]
+    else:
+        files = [str(path)]
+    reader = "read_parquet" if files and files[0].endswith((".parquet", ".pq")) else "read_csv"
+    source = f"{reader}([{', '.join(repr(f) for f in files)}])"
+    secrets = list(estimated.scenario.priors[0].conditionals)
+    s_col, v_col = quote_identifier(estimated.secret_column), quote_identifier(estimated.public_column)
+    con = connect()
+    try:
+        con.execute(
+            f"CREATE TEMP VIEW released AS SELECT CAST({s_col} AS VARCHAR) AS s, "
+            f"CAST({v_col} AS DOUBLE) AS v FROM {source}"
+        )
+        lo, hi = con.execute("SELECT min(v), max(v) FROM released WHERE v IS NOT NULL").fetchone()  # type: ignore[misc]
+        lo, hi = (0.0, 1.0) if lo is None else (float(lo), float(hi))
+        hi = hi if hi > lo else lo + 1.0
+        edges = np.linspace(lo, hi, bins + 1)
+        width = (hi - lo) / bins
+        out = []
+        for s in secrets:
+            rows = con.execute(
+                f"SELECT least(CAST(floor((v - {lo!r}) / {width!r}) AS BIGINT), {bins - 1}) AS b, count(*) "
+                "FROM released WHERE v IS NOT NULL AND s = ? GROUP BY 1",
+                [s],
+            ).fetchall()
+            counts = np.zeros(bins)
+            for b, n in rows:
+                counts[int(b)] += n
+            out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
+    finally:
+        con.close()
+    return tuple(out)

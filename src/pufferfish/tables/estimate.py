@@ -1,0 +1,430 @@
+"""Empirical priors from a table: ``P(public = x | secret = v)`` for each secret of the pairs.
+
+The prior of the public column given each secret value is ``(rows or summed weights with secret
+v and public x) / (rows with secret v)``, as in seed 001 sec 6.1 and seed 000 Fig 5 and 9. An
+engine (:mod:`~pufferfish.tables.duckdb_engine`, :mod:`~pufferfish.tables.spark_engine`)
+computes the aggregates (:class:`TableAggregates`); one builder turns them into priors, so both
+engines give the same priors on the same data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..priors import AdversaryPrior, DiscretePrior, Scenario, to_release_grid
+from .source import DataError, TableSource, check_engine, resolve_source
+
+
+@dataclass(frozen=True)
+class SecretGroup:
+    """Rows behind the prior of one secret value.
+
+    Attributes
+    ----------
+    secret : str
+        The secret value (as text).
+    rows : int
+        Rows with this secret and a non-missing public value.
+    weight : float
+        Their summed frequency weight (equal to ``rows`` without a weight column).
+    """
+
+    secret: str
+    rows: int
+    weight: float
+
+
+@dataclass(frozen=True)
+class EstimatedPriors:
+    """Empirical priors estimated from a table, with what was read and dropped.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The pairs and one adversary prior named ``"empirical"``.
+    secret_column, public_column : str
+        Column names.
+    weight_column : str or None
+        Frequency-weight column, if any.
+    categorical : bool
+        Whether the public column was mapped from labels to codes.
+    mapping : tuple of (str, int)
+        ``(label, code)`` for a categorical public column, in code order; empty otherwise.
+    support : numpy.ndarray, shape (n,)
+        The alphabet of the public column (codes, or the distinct numeric values).
+    groups : tuple of SecretGroup
+        Rows per secret value of the pairs.
+    rows_total : int
+        Rows in the table.
+    rows_dropped : int
+        Rows left out of the estimate because the secret, the public value (or the weight) is
+        missing.
+    source : str
+        Description of the table read.
+    """
+
+    scenario: Scenario
+    secret_column: str
+    public_column: str
+    weight_column: str | None
+    categorical: bool
+    mapping: tuple[tuple[str, int], ...]
+    support: np.ndarray
+    groups: tuple[SecretGroup, ...]
+    rows_total: int
+    rows_dropped: int
+    source: str
+
+    @property
+    def secret_weights(self) -> dict[str, float]:
+        """Share of each secret among the rows of the pairs' secrets (the secret's marginal)."""
+        total = sum(g.weight for g in self.groups)
+        return {g.secret: g.weight / total for g in self.groups}
+
+    def codes_for(self, labels: Any) -> NDArray[np.float64]:
+        """Map public-column labels to codes (``nan`` for missing), shape (len(labels),).
+
+        ``labels``: a pyarrow string array or a sequence of str / None (vectorised by Arrow).
+
+        Raises
+        ------
+        DataError
+            If a label is not in the mapping.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arrow = isinstance(labels, (pa.Array, pa.ChunkedArray))
+        arr = labels if arrow else pa.array(labels, type=pa.string())
+        known = pa.array([label for label, _ in self.mapping], type=pa.string())
+        position = pc.index_in(arr, value_set=known)
+        unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
+        if pc.any(unknown).as_py():
+            first = pc.filter(arr, unknown)[0].as_py()
+            raise DataError(f"public column {self.public_column!r} has a label not in the mapping: {first!r}")
+        code = np.array([c for _, c in self.mapping] + [np.nan], dtype=np.float64)
+        index = pc.fill_null(position, len(self.mapping)).to_numpy(zero_copy_only=False)
+        return np.asarray(code[index], dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description: columns, mapping, priors and row counts."""
+        prior = self.scenario.priors[0]
+        return {
+            "source": self.source,
+            "secret_column": self.secret_column,
+            "public_column": self.public_column,
+            "weight_column": self.weight_column,
+            "categorical": self.categorical,
+            "mapping": [{"label": label, "code": code} for label, code in self.mapping],
+            "pairs": [list(p) for p in self.scenario.pairs],
+            "priors": {
+                g.secret: {
+                    "rows": g.rows,
+                    "weight": g.weight,
+                    **prior.conditionals[g.secret].to_dict(),
+                }
+                for g in self.groups
+            },
+            "rows_total": self.rows_total,
+            "rows_dropped_missing": self.rows_dropped,
+        }
+
+
+def parse_pair(text: str) -> tuple[str, str]:
+    """Parse ``"A,B"`` into the pair ``("A", "B")``.
+
+    Raises
+    ------
+    ValueError
+        If the text is not two non-empty, distinct values separated by one comma.
+    """
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 2 or not parts[0] or not parts[1]:
+        raise ValueError(f"pair must be two secret values 'A,B', got {text!r}")
+    if parts[0] == parts[1]:
+        raise ValueError(f"pair must name two different secret values, got {text!r}")
+    return parts[0], parts[1]
+
+
+def estimate_priors(
+    data: Any,
+    *,
+    secret: str,
+    public: str,
+    pairs: Iterable[tuple[str, str] | str],
+    order: Sequence[str] | None = None,
+    weight: str | None = None,
+    engine: str = "duckdb",
+    spark: Any = None,
+) -> EstimatedPriors:
+    """Estimate the empirical prior ``P(public | secret = v)`` for each secret value of the pairs.
+
+    Parameters
+    ----------
+    data : str, pathlib.Path or pandas.DataFrame
+        A CSV file (any delimiter, quoted fields, header row), a Parquet file, a DataFrame, or the
+        name of a shipped data set (``"adult"``).
+    secret : str
+        Column holding the secret (compared as text with the pair values).
+    public : str
+        Column to release. Numeric columns are used as they are; any other column is categorical
+        and mapped to codes ``0, 1, ...`` by ``order``.
+    pairs : iterable of (str, str) or str
+        Discriminative pairs of secret values, as tuples or as texts 'A,B'.
+    order : sequence of str, optional
+        Order of the labels of a categorical public column (codes are positions). Must list every
+        label present; extra labels extend the alphabet. Default: labels sorted.
+    weight : str, optional
+        Column of non-negative frequency weights (pre-aggregated tables).
+    engine : {"duckdb", "spark"}
+        ``"duckdb"`` (default, embedded) or ``"spark"``: the same aggregates computed by Spark
+        (:func:`pufferfish.tables.spark_engine.table_aggregates`; ``data`` may then be a Spark
+        DataFrame or a folder).
+    spark : pyspark.sql.SparkSession, optional
+        Session of the Spark engine (default: the active one, else a local one).
+
+    Returns
+    -------
+    EstimatedPriors
+        The scenario (one prior named ``"empirical"`` on the whole column's alphabet), the mapping
+        and the row counts, including rows dropped for a missing secret, public value or weight.
+
+    Raises
+    ------
+    DataError
+        If the table cannot be read, a column is unknown, a secret value does not occur, a secret
+        value has no row with a public value, a weight is negative, ``order`` misses a label or
+        repeats one, or ``order`` is given for a numeric column.
+    ValueError
+        If a pair is not two distinct values.
+
+    Notes
+    -----
+    Seed 001 sec 6.1 ("we first compute the prior probability distributions P(.|s_i), P(.|s_j)");
+    seed 000 sec 6 (a class of records as a user). Every secret value gets a distribution on the
+    same alphabet (the public column's distinct values), zero where it has no row.
+    """
+    engine = check_engine(engine)
+    pair_list = check_pairs(pairs)
+    return estimate_from_source(
+        resolve_source(data, engine),
+        secret=secret,
+        public=public,
+        pairs=pair_list,
+        order=order,
+        weight=weight,
+        engine=engine,
+        spark=spark,
+    )
+
+
+def estimate_from_source(
+    source: TableSource,
+    *,
+    secret: str,
+    public: str,
+    pairs: list[tuple[str, str]],
+    order: Sequence[str] | None,
+    weight: str | None,
+    engine: str,
+    spark: Any = None,
+) -> EstimatedPriors:
+    """:func:`estimate_priors` on a source already resolved and pairs already checked.
+
+    The one path from a table to priors: the engine computes the aggregates, then
+    :func:`priors_from_aggregates` builds the priors.
+    """
+    if engine == "spark":
+        from .spark_engine import table_aggregates as spark_aggregates
+
+        aggregates = spark_aggregates(
+            source, secret=secret, public=public, pairs=pairs, weight=weight, spark=spark
+        )
+    else:
+        from .duckdb_engine import table_aggregates
+
+        aggregates = table_aggregates(source, secret=secret, public=public, weight=weight)
+    return priors_from_aggregates(
+        aggregates,
+        secret=secret,
+        public=public,
+        pairs=pairs,
+        order=order,
+        weight=weight,
+        source=source.description,
+    )
+
+
+def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]:
+    """The discriminative pairs as a list of distinct-value string pairs (ValueError otherwise)."""
+    pair_list = [_check_pair_values(p) for p in pairs]
+    if not pair_list:
+        raise ValueError("pairs must hold at least one pair of secret values, got none")
+    return pair_list
+
+
+def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: str | None) -> None:
+    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column."""
+    for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
+        if col is not None and col not in columns:
+            raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}")
+
+
+@dataclass(frozen=True)
+class TableAggregates:
+    """What an engine (DuckDB, Spark) computes from a table to estimate the priors.
+
+    Every field is an aggregate (counts, sums, distinct values), never a row, so an engine on a
+    cluster returns it without collecting the table.
+
+    Attributes
+    ----------
+    rows_total, rows_dropped : int
+        All rows; rows with a missing secret, public value or weight.
+    negative_weights, non_finite_public : int
+        Rows with a negative or NaN weight; rows whose numeric public value is not finite.
+    categorical : bool
+        Whether the public column is text (codes by ``order``) rather than numeric.
+    public_type : str
+        The engine's name of the public column's type (for messages).
+    labels : list of str or list of float
+        Distinct non-missing public values, sorted (text for a categorical column, float64
+        otherwise).
+    secret_values : set of str
+        Distinct non-missing secret values, as text.
+    counts : list of (str, str or float, int, float)
+        ``(secret, public value, rows, sum of weights)`` per group of valid rows.
+    """
+
+    rows_total: int
+    rows_dropped: int
+    negative_weights: int
+    non_finite_public: int
+    categorical: bool
+    public_type: str
+    labels: list[Any]
+    secret_values: set[str]
+    counts: list[tuple[str, Any, int, float]]
+
+
+def priors_from_aggregates(
+    aggregates: TableAggregates,
+    *,
+    secret: str,
+    public: str,
+    pairs: list[tuple[str, str]],
+    order: Sequence[str] | None,
+    weight: str | None,
+    source: str,
+) -> EstimatedPriors:
+    """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine).
+
+    Raises
+    ------
+    DataError
+        As :func:`estimate_priors`.
+    """
+    agg = aggregates
+    if agg.negative_weights:
+        raise DataError(
+            f"weight column {weight!r} must be >= 0 and not NaN; {agg.negative_weights} rows are not"
+        )
+    if agg.non_finite_public:
+        raise DataError(
+            f"public column {public!r} must hold finite numbers; {agg.non_finite_public} rows do not"
+        )
+    labels = sorted(agg.labels)
+    if not labels:
+        raise DataError(f"public column {public!r} has no non-missing value")
+    mapping: tuple[tuple[str, int], ...] = ()
+    if agg.categorical:
+        alphabet = _category_order(labels, order, public)
+        mapping = tuple((label, k) for k, label in enumerate(alphabet))
+        index = {label: k for label, k in mapping}
+        support = np.arange(len(alphabet), dtype=np.float64)
+    else:
+        if order is not None:
+            raise DataError(
+                f"order applies to a categorical public column; {public!r} is numeric ({agg.public_type})"
+            )
+        # the released centres: values rounded to the release grid (priors.to_release_grid)
+        on_grid = to_release_grid(np.asarray(labels, dtype=np.float64))
+        support, where = np.unique(on_grid, return_inverse=True)
+        index = {v: int(where[k]) for k, v in enumerate(labels)}
+
+    secrets: list[str] = []
+    for a, b in pairs:
+        for s in (a, b):
+            if s not in secrets:
+                secrets.append(s)
+    rows = {s: 0 for s in secrets}
+    weights = {s: np.zeros(support.size) for s in secrets}
+    for s, value, n, w in agg.counts:
+        if s in weights:
+            weights[s][index[value]] += float(w)
+            rows[s] += int(n)
+    conditionals: dict[str, DiscretePrior] = {}
+    groups = []
+    for s in secrets:
+        if s not in agg.secret_values:
+            known = sorted(agg.secret_values)
+            shown = ", ".join(repr(v) for v in known[:12]) + (", ..." if len(known) > 12 else "")
+            raise DataError(f"secret value {s!r} does not occur in column {secret!r}; values are {shown}")
+        total_w = float(weights[s].sum())
+        if rows[s] == 0 or not total_w > 0 or not math.isfinite(total_w):
+            raise DataError(
+                f"secret value {s!r} has no row with a public value in {public!r} "
+                f"(and positive weight): its prior would be empty"
+            )
+        conditionals[s] = DiscretePrior.from_counts(support, weights[s])
+        groups.append(SecretGroup(secret=s, rows=rows[s], weight=total_w))
+    scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals),))
+    return EstimatedPriors(
+        scenario=scenario,
+        secret_column=secret,
+        public_column=public,
+        weight_column=weight,
+        categorical=agg.categorical,
+        mapping=mapping,
+        support=support,
+        groups=tuple(groups),
+        rows_total=agg.rows_total,
+        rows_dropped=agg.rows_dropped,
+        source=source,
+    )
+
+
+def _check_pair_values(pair: Any) -> tuple[str, str]:
+    if isinstance(pair, str):
+        return parse_pair(pair)
+    try:
+        a, b = pair
+    except (TypeError, ValueError):
+        raise ValueError(f"pair must be two secret values (A, B), got {pair!r}") from None
+    a, b = str(a).strip(), str(b).strip()
+    if not a or not b:
+        raise ValueError(f"pair must be two non-empty secret values, got {pair!r}")
+    if a == b:
+        raise ValueError(f"pair must name two different secret values, got {pair!r}")
+    return a, b
+
+
+def _category_order(labels: list[str], order: Sequence[str] | None, public: str) -> list[str]:
+    if order is None:
+        return sorted(labels)
+    alphabet = [str(v) for v in order]
+    seen: set[str] = set()
+    for v in alphabet:
+        if v in seen:
+            raise DataError(f"order must list each label once, got {v!r} twice")
+        seen.add(v)
+    missing = [v for v in labels if v not in seen]
+    if missing:
+        raise DataError(f"order must list every label of {public!r}; it lacks {missing}")
+    return alphabet
