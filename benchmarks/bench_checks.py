@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 
 from _timing import machine, median_seconds
-from pufferfish.mechanisms import calibrate_optimal_noise, summation_scenario
 
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
+from pufferfish.calibration import calibrate_optimal, summation_scenario
+from pufferfish.density import release_density
+from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
 from pufferfish.fit import fit_priors
 from pufferfish.priors import Scenario
 from pufferfish.tables import estimate_priors
@@ -59,16 +60,16 @@ def main() -> None:
         )
     for label, sc in (("Cor 1 K=1000 s^2=25", cor1), ("Adult GMM (003 sec V)", gmm)):
         for d in (0.0, 1e-6):
-            c = calibrate_optimal_noise(sc, 1.0, delta=d)
+            c = calibrate_optimal(sc, 1.0, delta=d)
             _row(
                 f"optimal Laplace b, {label}, (1, {d:g})",
-                median_seconds(lambda sc=sc, d=d: calibrate_optimal_noise(sc, 1.0, delta=d), repeats=3),
+                median_seconds(lambda sc=sc, d=d: calibrate_optimal(sc, 1.0, delta=d), repeats=3),
                 f"b = {c.scale:.6f}",
             )
-    c = calibrate_optimal_noise(emp, 1.0, delta=1e-5, noise="gaussian")
+    c = calibrate_optimal(emp, 1.0, delta=1e-5, noise="gaussian")
     _row(
         "optimal Gaussian sigma, Adult empirical priors, (1, 1e-5)",
-        median_seconds(lambda: calibrate_optimal_noise(emp, 1.0, delta=1e-5, noise="gaussian"), repeats=3),
+        median_seconds(lambda: calibrate_optimal(emp, 1.0, delta=1e-5, noise="gaussian"), repeats=3),
         f"sigma = {c.scale:.6f}",
     )
     w = [0.5, 0.5]

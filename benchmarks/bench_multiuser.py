@@ -18,9 +18,8 @@ import time
 
 import numpy as np
 from _timing import machine
-from pufferfish.multiuser_calibration import calibrate_system
 
-from pufferfish.multiuser import MultiUserSystem, User
+from pufferfish.multiuser import MultiUserSystem, User, calibrate_system
 from pufferfish.priors import DiscretePrior
 
 

@@ -19,14 +19,17 @@ nitpicky = False
 
 
 def _write_registry_table() -> None:
-    """docs/generated/registry.rst: the mechanism table, generated from the registry."""
+    """docs/generated/registry.rst and user_registry.rst: the mechanism tables, generated from the
+    two registries (table releases; multi-user sums)."""
     from pathlib import Path
 
     from pufferfish.calibration import mechanism_table
+    from pufferfish.multiuser import user_mechanism_table
 
-    out = Path(__file__).parent / "generated" / "registry.rst"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(mechanism_table(), encoding="utf-8")
+    out = Path(__file__).parent / "generated"
+    out.mkdir(exist_ok=True)
+    (out / "registry.rst").write_text(mechanism_table(), encoding="utf-8")
+    (out / "user_registry.rst").write_text(user_mechanism_table(), encoding="utf-8")
 
 
 _write_registry_table()

@@ -21,15 +21,12 @@ from pufferfish.calibration import MECHANISMS, REGISTRY, mechanism_table
 SRC = Path(__file__).resolve().parents[1] / "src" / "pufferfish"
 ROOT = SRC.parents[1]
 
-#: Modules still above 800 lines and functions still above 120 lines (issue 13 lists them as
-#: left to split). Anything new above the limits fails; these may only shrink.
-KNOWN_LONG_MODULES = {"divergence.py": 1241, "reproduce.py": 1053, "data.py": 822}
-KNOWN_LONG_FUNCTIONS = {
-    ("pipeline.py", "release"): 229,
-    ("report.py", "build_report"): 174,
-    ("data.py", "estimate_priors"): 130,
-    ("calibration/discrete.py", "_screen_groups"): 122,
-}
+#: No module is above 800 lines. The functions above 120 lines, each justified (at most three):
+#: ``pipeline.release`` is the public entry of a release, whose numpydoc documents 20 parameters
+#: (about 100 of its lines are the docstring; the body validates at the edge and calls
+#: ``_calibrate_table``, ``_write_release`` and ``report_dict``). These may only shrink.
+KNOWN_LONG_MODULES: dict[str, int] = {}
+KNOWN_LONG_FUNCTIONS = {("pipeline.py", "release"): 185}
 
 
 def _modules() -> dict[str, Path]:
@@ -98,6 +95,30 @@ def test_no_import_cycle() -> None:
             visit(name, [])
 
 
+def test_no_private_name_crosses_modules() -> None:
+    """A module imports only public names of another (``_name`` stays in its module)."""
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level > 0 or (node.module or "").startswith("pufferfish")
+            ):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, (str(path.relative_to(SRC)), node.module, private)
+
+
+def test_table_sources_import_without_an_engine() -> None:
+    code = (
+        "import sys\n"
+        "for m in ('duckdb', 'pyspark', 'matplotlib', 'typer'):\n"
+        "    sys.modules[m] = None\n"
+        "from pufferfish.tables.source import resolve_source\n"
+        "print(resolve_source('adult').kind)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "csv"
+
+
 def test_mathematics_imports_without_the_table_engines() -> None:
     code = (
         "import sys\n"
@@ -122,6 +143,29 @@ def test_every_registered_mechanism_is_documented() -> None:
     pages = " ".join(p.read_text() for p in (ROOT / "docs" / "mechanisms").glob("*.rst"))
     for name in MECHANISMS:
         assert re.search(rf"``{re.escape(name)}``|\b{re.escape(name)}\b", pages), name
+
+
+def test_every_multiuser_mechanism_is_registered_and_documented() -> None:
+    from pufferfish.multiuser import (
+        GENERAL,
+        MULTIUSER_MECHANISMS,
+        SOURCES,
+        THEOREMS,
+        USER_MECHANISMS,
+        user_mechanism_table,
+    )
+
+    assert tuple(USER_MECHANISMS) == MULTIUSER_MECHANISMS
+    assert set(GENERAL) | {n for names in THEOREMS.values() for n in names} == set(MULTIUSER_MECHANISMS)
+    page = (ROOT / "docs" / "mechanisms" / "multi-user-sums-seed-000.rst").read_text()
+    assert ".. include:: ../generated/user_registry.rst" in page
+    table = user_mechanism_table()
+    readme = (ROOT / "README.md").read_text()
+    for name, m in USER_MECHANISMS.items():
+        assert SOURCES[name] == m.source and m.source.startswith(("seed 00", "exact privacy loss"))
+        assert (m.scale is None) == (name in GENERAL)
+        assert f"``{name}``" in table and m.source in table
+        assert f"`{name}`" in readme, name
 
 
 @pytest.mark.parametrize("name", MECHANISMS)

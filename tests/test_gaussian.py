@@ -30,7 +30,8 @@ from pufferfish.calibration import (
     tau_star,
 )
 from pufferfish.cli import app
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup, release_density
+from pufferfish.density import release_density
+from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
 from pufferfish.fit import fit_priors
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 from pufferfish.tables import estimate_priors

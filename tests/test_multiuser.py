@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -310,7 +311,9 @@ def test_check_failure_is_reported_not_hidden(
     def too_small(user: User, epsilon: float) -> mc.TheoremScale:
         return mc.TheoremScale("thm4", epsilon, 0.5 / epsilon, "deliberately too small")
 
-    monkeypatch.setitem(mc._OWN_DATA, "thm4", too_small)
+    entry = mc.USER_MECHANISMS["thm4"]
+    patched = dataclasses.replace(entry, scale=lambda user, epsilon, others: too_small(user, epsilon))
+    monkeypatch.setitem(mc.USER_MECHANISMS, "thm4", patched)
     with pytest.raises(PrivacyCheckError):
         calibrate_user(four_users, "u4", "P-Q", 1.0, "thm4")
     out = compare_user(four_users, "u4", "P-Q", 1.0, ["thm4"])

@@ -10,7 +10,8 @@ import pytest
 from scipy.integrate import trapezoid
 
 from pufferfish.calibration import calibrate_optimal, summation_scenario
-from pufferfish.divergence import hockey_stick, privacy_loss_sup, release_density
+from pufferfish.density import release_density
+from pufferfish.divergence import hockey_stick, privacy_loss_sup
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 from pufferfish.reproduce import identical_users_pair_limit, seed003_fig2
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy.special import ndtr
 
 from pufferfish.calibration import calibrate
-from pufferfish.divergence import gaussian_delta_bound
+from pufferfish.gaussian_divergence import gaussian_delta_bound
 from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
 
 
@@ -475,7 +475,7 @@ def kernel_cdf(y: mp.mpf, x: float, s: float, laplace: bool, b: float) -> mp.mpf
 
 def test_interval_mass_error_bounds_hold_against_mpmath() -> None:
     """Every kernel's interval mass is within its stated error bound of a 40-digit value."""
-    from pufferfish.divergence import release_density
+    from pufferfish.density import release_density
     from pufferfish.priors import DiscretePrior
 
     def mp_nl_cdf(y, mu, s, b):  # normal-Laplace CDF by direct integration of the two parts
@@ -676,7 +676,8 @@ def test_laplace_hockey_stick_bound_contains_the_exact_value(eps: float, b: floa
     """The grid hockey stick's delta + error bound is certified against the closed-form oracle, and
     its error is relative (no floor of e^eps x 1e-16 x intervals)."""
     from pufferfish import DiscretePrior
-    from pufferfish.divergence import hockey_stick, release_density
+    from pufferfish.density import release_density
+    from pufferfish.divergence import hockey_stick
 
     p = DiscretePrior([0, 1, 3, 4], [0.4, 0.3, 0.2, 0.1])
     q = DiscretePrior([0, 1, 2, 4], [0.1, 0.2, 0.3, 0.4])
@@ -690,7 +691,8 @@ def test_laplace_hockey_stick_bound_contains_the_exact_value(eps: float, b: floa
 def test_log_density_rounding_is_within_the_g_margin() -> None:
     """Each ``log f`` is within half of :func:`_g_margin` (which covers both densities) of 40 digits."""
     from pufferfish import DiscretePrior
-    from pufferfish.divergence import _g_margin, release_density
+    from pufferfish.density import release_density
+    from pufferfish.divergence import _g_margin
 
     rng = np.random.default_rng(11)
     for _ in range(20):

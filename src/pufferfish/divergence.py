@@ -1,19 +1,8 @@
 """Exact privacy checks of a release ``Y = X + N`` for any prior and Laplace or Gaussian noise.
 
-For a secret ``s`` the released value has the density ``f_s = P_{X|S}(. | s) * P_N``: a mixture of
-*kernels*, one per atom of a discrete prior or component of a Gaussian-mixture prior:
-
-================  ===============================  =============================================
-prior component   Laplace noise ``L(b)``           Gaussian noise ``N(0, sigma^2)`` (or none)
-================  ===============================  =============================================
-atom at ``x``     Laplace density at ``y - x``      ``N(x, sigma^2)``
-``N(mu, s^2)``    normal-Laplace (erfc terms)       ``N(mu, s^2 + sigma^2)``
-================  ===============================  =============================================
-
-The normal-Laplace density and CDF (SPEC sec 4) are, with ``u = y - mu``,
-``f = e^{s^2/2b^2}/(2b) [e^{-u/b} Phi(u/s - s/b) + e^{u/b} Phi(-u/s - s/b)]`` and
-``F = Phi(u/s) - e^{s^2/2b^2 - u/b} Phi(u/s - s/b)/2 + e^{s^2/2b^2 + u/b} Phi(-u/s - s/b)/2``,
-evaluated in log space with ``scipy.special.log_ndtr``.
+For a secret ``s`` the released value has the density ``f_s = P_{X|S}(. | s) * P_N``, a mixture of
+kernels (:mod:`pufferfish.density`). Two Gaussian releases have a closed form
+(:mod:`pufferfish.gaussian_divergence`).
 
 Three quantities are computed for a pair of densities, each with a stated numerical error bound:
 
@@ -48,394 +37,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import erfcx, log_ndtr, logsumexp, ndtr, ndtri
+from scipy.special import logsumexp
 
-from ._checks import check_scale
-from .priors import DiscretePrior, GaussianMixturePrior, Prior
+from .density import TAIL_MASS, ReleaseDensity, U, kernel_halves, tail_upper
 
-#: Noise distributions.
-NOISES: tuple[str, ...] = ("laplace", "gaussian")
-
-#: Probability left in each far tail outside the integration range (added to error bounds).
-TAIL_MASS = 1e-15
-
-_LOG_2PI = math.log(2.0 * math.pi)
 _MAX_LEVELS = 60
 _MAX_OPEN = 1_000_000
 _ROUNDING = 1e-12
-_SQRT2 = math.sqrt(2.0)
-_SQRT_HALF_PI = math.sqrt(math.pi / 2.0)
-#: Unit roundoff of float64.
-_U = 2.0**-53
-
-
-def _log_tilted_ndtr(u: Any, s: Any, b: float, sign: int = 1) -> NDArray[np.float64]:
-    """``log(e^{s^2/2b^2 - u/b} Phi(sign (u/s - s/b)))`` for ``s > 0``, without cancellation.
-
-    The two exponents are huge and nearly cancel when ``s/b`` is large. With ``z = sign (u/s -
-    s/b)`` and ``s^2/2b^2 - u/b - z^2/2 = -u^2/2s^2``, for ``z < 0`` the value is
-    ``-u^2/2s^2 + log(Phi(z)/phi(z)) - log(2 pi)/2`` with ``Phi(z)/phi(z) = sqrt(pi/2) erfcx(-z/sqrt 2)``
-    (bounded, no overflow); for ``z >= 0`` the direct form has no cancellation of note.
-    """
-    u = np.asarray(u, dtype=np.float64)
-    s = np.asarray(s, dtype=np.float64)
-    z = sign * (u / s - s / b)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        direct = s * s / (2.0 * b * b) - u / b + log_ndtr(z)
-        zn = np.minimum(z, 0.0)
-        stable = -0.5 * (u / s) ** 2 - 0.5 * _LOG_2PI + np.log(_SQRT_HALF_PI * erfcx(-zn / _SQRT2))
-    return np.asarray(np.where(z < 0.0, stable, direct), dtype=np.float64)
-
-
-#: Relative error of ``scipy.special.ndtr(-z)`` for ``z >= 0`` (a tail of at least 1e-300) is at
-#: most ``4 u (1 + z^2)`` against 40-digit mpmath on 36,000 points (tests/test_soundness.py); the
-#: bound uses four times that.
-_NDTR_REL = 16.0
-#: Absolute error allowed for a normal tail below the normal float range, and the tail mass beyond
-#: 40 standard deviations (``2 Phi(-40) = 7e-350``), rounded up.
-_FAR_TAIL = 1e-300
-
-
-def _normal_tail(z: Any, extra: Any = 0.0) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(Phi(-z), error bound)`` for ``z >= 0`` (possibly infinite): the side without cancellation.
-
-    The one rounding model of a normal tail, used by every certified check: scipy's ``ndtr``
-    (``_NDTR_REL u (1 + z^2)`` relative), the rounding of ``z`` itself, at most ``4u (z + extra)``
-    (``extra = shift/std`` where the centre was rounded in other coordinates), which moves
-    ``Phi(-z)`` by at most ``(z + 1)`` times that relatively (inverse Mills ratio
-    ``phi(z)/Phi(-z) <= z + 1`` for ``z >= 0``), and ``_FAR_TAIL`` absolute below 1e-300 (a tail
-    at ``z = inf`` is exactly 0).
-    """
-    zz = np.asarray(z, dtype=np.float64)
-    t = ndtr(-zz)
-    with np.errstate(invalid="ignore"):
-        rel = _NDTR_REL * _U * (1.0 + zz * zz) + 4.0 * _U * (zz + 1.0) * (zz + extra)
-        e = np.where(t > 0.0, rel * t, 0.0)
-    return t, e + np.where((t < _FAR_TAIL) & np.isfinite(zz), _FAR_TAIL, 0.0)
-
-
-def check_noise(noise: Any) -> str:
-    """Return ``noise`` after checking it is one of :data:`NOISES`."""
-    if noise not in NOISES:
-        raise ValueError(f"noise must be one of {', '.join(NOISES)}, got {noise!r}")
-    return str(noise)
-
-
-@dataclass(frozen=True, eq=False)
-class ReleaseDensity:
-    """The density of ``Y = X + N`` given one secret: a mixture of kernels.
-
-    Parameters
-    ----------
-    log_weights : numpy.ndarray, shape (m,)
-        Log weights of the kernels (logsumexp 0).
-    locs : numpy.ndarray, shape (m,)
-        Kernel centres: atoms of a discrete prior or component means (unit of the column).
-    spreads : numpy.ndarray, shape (m,)
-        Prior component standard deviations ``s_m >= 0`` (0 for an atom).
-    noise : {"laplace", "gaussian"}
-        Noise distribution.
-    scale : float
-        Laplace scale ``b`` or Gaussian ``sigma`` (>= 0). With ``scale == 0`` every kernel is the
-        prior component itself, which needs ``s_m > 0`` (a density).
-
-    Notes
-    -----
-    Build with :func:`release_density`. Seed 003 sec II-A: ``P_{Y|S}(y|s) = int P_N(y-x) dP_{X|S}``.
-    """
-
-    log_weights: NDArray[np.float64]
-    locs: NDArray[np.float64]
-    spreads: NDArray[np.float64]
-    noise: str
-    scale: float
-
-    @property
-    def laplace(self) -> bool:
-        """Whether the kernels are Laplace-based (Laplace noise with ``b > 0``)."""
-        return self.noise == "laplace" and self.scale > 0.0
-
-    @property
-    def variances(self) -> NDArray[np.float64]:
-        """Gaussian kernel variances ``s_m^2 + sigma^2`` (Gaussian noise or no noise)."""
-        extra = self.scale**2 if self.noise == "gaussian" else 0.0
-        return np.asarray(self.spreads**2 + extra, dtype=np.float64)
-
-    def _kernel_terms(self, y: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``log w_m + log k_m(y)``, shape (len(y), m)."""
-        u = y[:, None] - self.locs[None, :]
-        lw = self.log_weights[None, :]
-        if self.laplace:
-            b = self.scale
-            s = self.spreads[None, :]
-            out = np.empty(u.shape)
-            atom = np.broadcast_to(s == 0.0, u.shape)
-            with np.errstate(over="ignore"):
-                out[atom] = (-np.abs(u) / b - math.log(2.0 * b))[atom]
-            if not atom.all():
-                ss = np.where(s > 0.0, s, 1.0)
-                left = _log_tilted_ndtr(u, ss, b)
-                right = _log_tilted_ndtr(-u, ss, b)
-                val = np.logaddexp(left, right) - math.log(2.0 * b)
-                out[~atom] = val[~atom]
-            return out + lw
-        v = self.variances[None, :]
-        return lw - 0.5 * (u * u / v + np.log(v) + _LOG_2PI)
-
-    def _laplace_halves(self, y: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The two halves ``(L, R)`` of each Laplace-based kernel, in log space, shape (len(y), m).
-
-        ``log w_m + log k_m = logaddexp(L, R)``. For ``N(mu, s^2) * L(b)`` with ``u = y - mu`` and
-        ``c = s^2/2b^2 - log 2b``: ``L = c - u/b + log Phi(u/s - s/b)`` and ``R = c + u/b + log
-        Phi(-u/s - s/b)`` (the two erfc terms of the module docstring); for an atom ``L`` is the
-        whole Laplace kernel and ``R = -inf``. See :func:`_tilted_bounds` for what they are for.
-        """
-        return _halves(
-            y[:, None] - self.locs[None, :], self.spreads[None, :], self.log_weights[None, :], self.scale
-        )
-
-    def _tilted_modes(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Modes of ``R(y) + y/b`` and of ``L(y) - y/b`` per kernel (``-inf`` where monotone).
-
-        For a component ``N(mu, s^2)`` both are log-concave (a linear term plus ``log Phi``), with
-        modes ``mu -/+ s (z* + s/b)`` where ``phi(z*)/Phi(z*) = 2 s/b`` (set the derivative to 0).
-        For an atom ``R`` is empty and ``L(y) - y/b`` is non-increasing.
-        """
-        from scipy.optimize import brentq
-
-        b = self.scale
-        shift = np.full(self.locs.size, np.nan)
-        for k, s in enumerate(self.spreads):
-            if s > 0.0:
-                ratio = s / b
-                if not ratio < 1e150:
-                    # phi(z)/Phi(z) = |z| + 1/|z| + O(|z|^-3) as z -> -inf, so z* = -2r + 1/(2r)
-                    # to far below float resolution; s/b may even overflow (b denormal).
-                    shift[k] = -s * ratio + 0.5 * b if math.isfinite(ratio) else -math.inf
-                    continue
-                target = math.log(2.0 * s / b)
-
-                def excess(z: float, target: float = target) -> float:
-                    # log(phi(z)/Phi(z)) - target; for z < 0 via erfcx (no overflow of z^2)
-                    if z < 0.0:
-                        return -math.log(_SQRT_HALF_PI * float(erfcx(-z / _SQRT2))) - target
-                    return -0.5 * z * z - 0.5 * _LOG_2PI - float(log_ndtr(z)) - target
-
-                z_star = brentq(excess, -2.0 * s / b - 10.0, 60.0, xtol=1e-14, rtol=1e-15)
-                shift[k] = s * (z_star + s / b)
-        gauss = self.spreads > 0.0
-        right_mode = np.where(gauss, self.locs - np.nan_to_num(shift), -np.inf)
-        left_mode = np.where(gauss, self.locs + np.nan_to_num(shift), -np.inf)
-        return right_mode, left_mode
-
-    def log_pdf(self, y: Any) -> NDArray[np.float64]:
-        """``log f(y)``, shape (n,), for values ``y`` of shape (n,)."""
-        yy = np.asarray(y, dtype=np.float64)
-        out = np.empty(yy.shape)
-        step = max(1, 4_000_000 // max(self.locs.size, 1))
-        for k in range(0, yy.size, step):
-            out[k : k + step] = logsumexp(self._kernel_terms(yy[k : k + step]), axis=1)
-        return out
-
-    def cdf(self, y: Any) -> NDArray[np.float64]:
-        """``P(Y <= y)``, shape (n,)."""
-        yy = np.asarray(y, dtype=np.float64)
-        out = np.empty(yy.shape)
-        w = np.exp(self.log_weights)
-        step = max(1, 4_000_000 // max(self.locs.size, 1))
-        for k in range(0, yy.size, step):
-            u = yy[k : k + step, None] - self.locs[None, :]
-            if self.laplace:
-                b = self.scale
-                s = self.spreads[None, :]
-                lap = np.where(
-                    u < 0, 0.5 * np.exp(np.minimum(u, 0) / b), 1.0 - 0.5 * np.exp(-np.maximum(u, 0) / b)
-                )
-                ss = np.where(s > 0.0, s, 1.0)
-                nl = (
-                    ndtr(u / ss)
-                    - 0.5 * np.exp(np.minimum(_log_tilted_ndtr(u, ss, b), 0.0))
-                    + 0.5 * np.exp(np.minimum(_log_tilted_ndtr(-u, ss, b), 0.0))
-                )
-                vals = np.where(s == 0.0, lap, nl)
-            else:
-                vals = ndtr(u / np.sqrt(self.variances[None, :]))
-            out[k : k + step] = np.clip(vals @ w, 0.0, 1.0)
-        return out
-
-    def interval_mass(self, a: Any, c: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``(P(a <= Y <= c), error bound)`` per interval, shapes (n,), with errors relative to tails.
-
-        Each kernel's mass is a difference of its two tails on the side of its centre where the
-        interval lies (``CDF`` differences left of the centre, survival differences right of it;
-        ``1 - left tail - right tail`` across it), so no value near 1 is subtracted. The error of
-        each tail value ``T`` is bounded by its own rounding model times ``T``:
-
-        * Laplace atom: ``T = e^{-|u|/b}/2``; ``4u (2 + |u|/b)`` relative (the subtraction and
-          division in ``|u|/b`` and ``exp``);
-        * Gaussian ``N(x, v)``: ``Phi(-z)`` with the model of :func:`_normal_tail`;
-        * normal-Laplace: ``F(v) = Phi(v/s) - e^{L}/2 + e^{R}/2`` at ``v = -|u| <= 0`` (the symmetric
-          density's smaller tail) with the exponents of :func:`_log_tilted_ndtr`; every term
-          carries ``16u (1 + z^2)`` and the exponents ``16u (1 + |v|/b + (v/s)^2)``, times the
-          term's magnitude (the sum of magnitudes, not the result, so partial cancellation is
-          covered).
-
-        A difference ``T_a - T_c`` adds ``u (T_a + T_c)``; the weighted sum adds ``4u`` times the sum
-        of magnitudes. The bound is thus relative to the kernels' tail masses at the interval's
-        ends, never an absolute ``1e-16`` per interval (issue 19).
-        """
-        aa = np.atleast_1d(np.asarray(a, dtype=np.float64))
-        cc = np.atleast_1d(np.asarray(c, dtype=np.float64))
-        mass = np.empty(aa.size)
-        err = np.empty(aa.size)
-        w = np.exp(self.log_weights)
-        step = max(1, 2_000_000 // max(self.locs.size, 1))
-        for k in range(0, aa.size, step):
-            ua = aa[k : k + step, None] - self.locs[None, :]
-            uc = cc[k : k + step, None] - self.locs[None, :]
-            ta, ea = self._tails(ua)
-            tc, ec = self._tails(uc)
-            right = ua >= 0.0
-            left = uc <= 0.0
-            # right of the centre: survival(a) - survival(c); left: cdf(c) - cdf(a); across: the rest
-            m = np.where(right, ta - tc, np.where(left, tc - ta, 1.0 - ta - tc))
-            e = ea + ec + _U * (ta + tc) + np.where(right | left, 0.0, 2.0 * _U)
-            m = np.maximum(m, 0.0)
-            mass[k : k + step] = m @ w
-            err[k : k + step] = e @ w + 4.0 * _U * (m @ w)
-        return mass, err
-
-    def _tails(self, u: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Per kernel, the mass beyond offset ``u`` away from the centre (``P(U > u)`` for
-        ``u >= 0``, ``P(U < u)`` for ``u < 0``) and its error bound (:meth:`interval_mass`)."""
-        au = np.abs(u)
-        s = np.broadcast_to(self.spreads[None, :], u.shape)
-        if self.laplace:
-            b = self.scale
-            with np.errstate(over="ignore", invalid="ignore"):
-                t_atom = 0.5 * np.exp(-au / b)
-                e_atom = np.where(t_atom > 0.0, 4.0 * _U * (2.0 + au / b) * t_atom, 0.0)
-            if (s == 0.0).all():
-                return t_atom, e_atom
-            ss = np.where(s > 0.0, s, 1.0)
-            v = -au
-            z = v / ss
-            phi = ndtr(z)
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                ll = _log_tilted_ndtr(v, ss, b)
-                rr = _log_tilted_ndtr(-v, ss, b)
-                el, er = 0.5 * np.exp(np.minimum(ll, 0.0)), 0.5 * np.exp(np.minimum(rr, 0.0))
-                t_nl = np.maximum(phi - el + er, 0.0)
-                exp_err = 16.0 * _U * (1.0 + au / b + z * z)
-                e_nl = (
-                    np.where(phi > 0.0, 16.0 * _U * (1.0 + z * z) * phi, 0.0)
-                    + np.where(el + er > 0.0, exp_err * (el + er), 0.0)
-                    + 2.0 * _U * (phi + el + er)
-                    + 1e-300
-                )
-            t = np.where(s > 0.0, t_nl, t_atom)
-            e = np.where(s > 0.0, e_nl, e_atom)
-            return t, np.where(np.isfinite(e), e, np.inf)
-        return _normal_tail(au / np.sqrt(self.variances)[None, :])
-
-    def range(self, tail: float = TAIL_MASS) -> tuple[float, float]:
-        """``(lo, hi)`` with ``P(Y < lo) <= tail`` and ``P(Y > hi) <= tail``."""
-        if self.laplace:
-            b = self.scale
-            z = float(-ndtri(tail / 2.0))
-            reach = self.spreads * z + b * math.log(1.0 / tail)
-        else:
-            z = float(-ndtri(tail))
-            reach = np.sqrt(self.variances) * z
-        return float((self.locs - reach).min()), float((self.locs + reach).max())
-
-    def tail_log_bounds(self, y0: Any, side: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Bounds on ``log f(y) + |y - y0|/b`` for all ``y`` beyond ``y0`` (Laplace kernels).
-
-        ``side = +1``: all ``y >= y0``; ``side = -1``: all ``y <= y0``. Returns arrays
-        ``(log G, log(G + E))`` (shape of ``y0``) with ``G = int_{x <= y0} e^{-(y0 - x)/b}/(2b) dP_X``,
-        the part of ``f`` that decays exactly like ``e^{-(y - y0)/b}``, and
-        ``E = int_{x > y0} e^{(x - y0)/b}/(2b) dP_X``, which bounds the rest times ``e^{(y-y0)/b}``
-        (module docstring; reflected for ``side = -1``).
-        """
-        b = self.scale
-        y = np.atleast_1d(np.asarray(y0, dtype=np.float64))
-        d = side * (y[:, None] - self.locs[None, :])  # distance from each centre to y0, outwards
-        s = self.spreads[None, :]
-        ss = np.where(s > 0.0, s, 1.0)
-        with np.errstate(divide="ignore"):
-            atom_g = np.where(d >= 0, -d / b - math.log(2 * b), -np.inf)
-            atom_e = np.where(d < 0, d / b - math.log(2 * b), -np.inf)
-        log_g = np.where(s > 0, _log_tilted_ndtr(d, ss, b) - math.log(2 * b), atom_g)
-        log_e = np.where(s > 0, _log_tilted_ndtr(d, ss, b, -1) - math.log(2 * b), atom_e)
-        lg = logsumexp(self.log_weights[None, :] + log_g, axis=1)
-        le = logsumexp(self.log_weights[None, :] + log_e, axis=1)
-        return lg, np.logaddexp(lg, le)
-
-
-def _halves(
-    u: NDArray[np.float64], s: NDArray[np.float64], lw: NDArray[np.float64], b: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(L, R)`` of :meth:`ReleaseDensity._laplace_halves` at offsets ``u = y - centre``
-    (arrays broadcast together: spreads ``s``, log weights ``lw``)."""
-    ss = np.where(s > 0.0, s, 1.0)
-    with np.errstate(invalid="ignore"):
-        left = np.where(s > 0.0, _log_tilted_ndtr(u, ss, b), -np.abs(u) / b) - math.log(2.0 * b)
-        right = np.where(s > 0.0, _log_tilted_ndtr(-u, ss, b) - math.log(2.0 * b), -np.inf)
-    return left + lw, right + lw
-
-
-def _tail_upper(f_i: ReleaseDensity, f_j: ReleaseDensity, y0: Any, side: int) -> NDArray[np.float64]:
-    """Upper bound on ``|log f_i - log f_j|`` over all ``y`` beyond each ``y0`` (Laplace kernels)."""
-    gi, gie = f_i.tail_log_bounds(y0, side)
-    gj, gje = f_j.tail_log_bounds(y0, side)
-    with np.errstate(invalid="ignore"):
-        out = np.maximum(np.abs(gi - gje), np.abs(gie - gj))
-    return np.where(np.isnan(out), np.inf, out)
-
-
-def release_density(prior: Prior, noise: str, scale: float) -> ReleaseDensity:
-    """The density of ``Y = X + N`` for a prior ``X ~ prior`` and noise of the given scale.
-
-    Parameters
-    ----------
-    prior : DiscretePrior or GaussianMixturePrior
-        ``P_{X|S}(. | s, rho)``.
-    noise : {"laplace", "gaussian"}
-        Noise distribution.
-    scale : float
-        Laplace scale ``b`` or Gaussian standard deviation ``sigma``, finite and >= 0.
-
-    Returns
-    -------
-    ReleaseDensity
-
-    Raises
-    ------
-    ValueError
-        On a bad ``noise`` or ``scale``, or ``scale == 0`` with a prior that has atoms (no density).
-    """
-    noise = check_noise(noise)
-    scale = check_scale(scale)
-    if isinstance(prior, DiscretePrior):
-        keep = prior.pmf > 0
-        lw = np.asarray(prior.log_pmf)[keep] if prior.log_pmf is not None else np.log(prior.pmf[keep])
-        locs = prior.support[keep]
-        spreads = np.zeros(locs.size)
-    elif isinstance(prior, GaussianMixturePrior):
-        lw, locs, spreads = np.log(prior.weights), prior.means, prior.stds
-    else:
-        raise TypeError(f"prior must be a DiscretePrior or GaussianMixturePrior, got {type(prior).__name__}")
-    if scale == 0.0 and (spreads == 0.0).any():
-        raise ValueError("scale must be > 0 for a prior with atoms (without noise there is no density)")
-    lw = lw - float(logsumexp(lw))
-    return ReleaseDensity(
-        np.asarray(lw, dtype=np.float64),
-        np.asarray(locs, dtype=np.float64),
-        np.asarray(spreads, dtype=np.float64),
-        noise,
-        scale,
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -476,7 +84,7 @@ def _tilted_bounds(
     # right tilt, reference a: L + (y-a)/b non-decreasing; R + (y-a)/b log-concave, mode right_mode
     rm = right_mode[None, :]
     inside = (a[:, None] < rm) & (rm < c[:, None])
-    r_at_mode = _halves(right_mode - f.locs, f.spreads, f.log_weights, b)[1][None, :]
+    r_at_mode = kernel_halves(right_mode - f.locs, f.spreads, f.log_weights, b)[1][None, :]
     with np.errstate(invalid="ignore"):  # -inf + inf at modes of -inf, never inside
         r_peak = np.where(inside, r_at_mode + (rm - a[:, None]) / b, np.maximum(ra, rc + h))
     lo_right = logsumexp(np.stack([la, np.minimum(ra, rc + h)]), axis=(0, 2))
@@ -484,7 +92,7 @@ def _tilted_bounds(
     # left tilt, reference c: R - (y-c)/b non-increasing; L - (y-c)/b log-concave, mode left_mode
     lm = left_mode[None, :]
     inside = (a[:, None] < lm) & (lm < c[:, None])
-    l_at_mode = _halves(left_mode - f.locs, f.spreads, f.log_weights, b)[0][None, :]
+    l_at_mode = kernel_halves(left_mode - f.locs, f.spreads, f.log_weights, b)[0][None, :]
     with np.errstate(invalid="ignore"):
         l_peak = np.where(inside, l_at_mode + (c[:, None] - lm) / b, np.maximum(la + h, lc))
     lo_left = logsumexp(np.stack([rc, np.minimum(la + h, lc)]), axis=(0, 2))
@@ -629,14 +237,14 @@ def privacy_loss_sup(
     evals = 2 * grid.size
     k = int(np.argmax(vals))
     best, worst_y = float(vals[k]), float(grid[k])
-    tails = max(float(_tail_upper(f_i, f_j, hi, 1)[0]), float(_tail_upper(f_i, f_j, lo, -1)[0]))
+    tails = max(float(tail_upper(f_i, f_j, hi, 1)[0]), float(tail_upper(f_i, f_j, lo, -1)[0]))
     lip = 2.0 / b
 
     def _cheap_uppers(
         a: NDArray[np.float64], c: NDArray[np.float64], va: NDArray[np.float64], vc: NDArray[np.float64]
     ) -> NDArray[np.float64]:
         lipschitz = (va + vc) / 2.0 + lip * (c - a) / 2.0
-        return np.minimum(lipschitz, np.minimum(_tail_upper(f_i, f_j, a, 1), _tail_upper(f_i, f_j, c, -1)))
+        return np.minimum(lipschitz, np.minimum(tail_upper(f_i, f_j, a, 1), tail_upper(f_i, f_j, c, -1)))
 
     modes = (f_i._tilted_modes(), f_j._tilted_modes())
 
@@ -831,7 +439,7 @@ def _g_margin(mag: Any, f_i: ReleaseDensity, f_j: ReleaseDensity) -> NDArray[np.
     ``16u (4 + |log f| + 2 max|log w|)`` and ``g`` within twice that.
     """
     lw = float(np.max(np.abs(f_i.log_weights))) + float(np.max(np.abs(f_j.log_weights)))
-    out = 32.0 * _U * (8.0 + np.asarray(mag, dtype=np.float64) + 2.0 * lw)
+    out = 32.0 * U * (8.0 + np.asarray(mag, dtype=np.float64) + 2.0 * lw)
     return np.where(np.isfinite(out), out, np.inf)
 
 
@@ -883,13 +491,13 @@ def _one_direction(
             contrib = mp_ - e_eps * mq_
             parts.extend(contrib.tolist())
             # kernel-mass errors, the product and the difference (each u relative)
-            err += float(np.sum(ep_ + e_eps * eq_ + 3.0 * _U * (mp_ + e_eps * mq_)))
+            err += float(np.sum(ep_ + e_eps * eq_ + 3.0 * U * (mp_ + e_eps * mq_)))
         open_ = ~(above | below)
         bound = np.zeros(a.size)
         if open_.any():
             m_open, e_open = f_p.interval_mass(a[open_], c[open_])
             gap = np.maximum(g_hi[open_] + margin[open_] - eps, 0.0)
-            bound[open_] = (m_open + e_open) * -np.expm1(-gap) * (1.0 + 4.0 * _U)
+            bound[open_] = (m_open + e_open) * -np.expm1(-gap) * (1.0 + 4.0 * U)
         last = level == _MAX_LEVELS or int(open_.sum()) > _MAX_OPEN or time.monotonic() > deadline
         done = open_ & ((g_hi - g_lo <= tol) | (bound <= retire) | last)
         err += float(bound[done].sum())
@@ -904,7 +512,7 @@ def _one_direction(
         kia, kic = np.concatenate([kia, kim]), np.concatenate([kim, kic])
         kja, kjc = np.concatenate([kja, kjm]), np.concatenate([kjm, kjc])
     total = math.fsum(parts)  # correctly rounded sum
-    err += _U * abs(total)
+    err += U * abs(total)
     return total, err, added
 
 
@@ -1033,209 +641,3 @@ def mutual_information(
     rounding = _ROUNDING * (1.0 + abs(done_est))
     info = max(done_est, 0.0)
     return InformationBound(info, done_err + tail + rounding + (info - done_est), int(a.size))
-
-
-# ---------------------------------------------------------------------------------------------
-# Two Gaussian releases: the hockey-stick divergence in closed form, with a derived error bound
-
-
-def _mass(lo: float, hi: float, mean: float, std: float, shift: float) -> tuple[float, float]:
-    """``(P(lo < Y < hi), error bound)`` for ``Y ~ N(mean, std^2)``; ``lo < hi`` may be infinite.
-
-    The mass is a difference of the two smaller tails (``Phi(-z_lo) - Phi(-z_hi)`` right of the
-    mean, ``Phi(z_hi) - Phi(z_lo)`` left of it, ``1 - Phi(z_lo) - Phi(-z_hi)`` across it), so no
-    tail near 1 is subtracted from 1. Each tail carries the model of :func:`_normal_tail`, with
-    ``extra = shift/std`` (``shift`` bounds ``|mean|`` in the coordinates the roots were found in:
-    the subtraction, division, square root and a relative 2u in the variance).
-    """
-
-    def tail(x: float, upper: bool) -> tuple[float, float]:
-        # P(Y > x) (upper) or P(Y < x): Phi(-z) with z = +-(x - mean)/std >= 0 at every call
-        z = (x - mean) / std if math.isfinite(x) else math.copysign(math.inf, x)
-        t, e = _normal_tail(max(z if upper else -z, 0.0), shift / std)
-        return float(t), float(e)
-
-    z_lo = (lo - mean) / std if math.isfinite(lo) else -math.inf
-    z_hi = (hi - mean) / std if math.isfinite(hi) else math.inf
-    if z_lo >= 0.0:  # right of the mean: upper tails
-        (ta, ea), (tb, eb) = tail(lo, True), tail(hi, True)
-        m = ta - tb
-    elif z_hi <= 0.0:  # left of the mean: lower tails
-        (ta, ea), (tb, eb) = tail(hi, False), tail(lo, False)
-        m = ta - tb
-    else:  # across the mean
-        (ta, ea), (tb, eb) = tail(lo, False), tail(hi, True)
-        m = 1.0 - ta - tb
-        return max(m, 0.0), ea + eb + 2.0 * _U
-    return max(m, 0.0), ea + eb + _U * (ta + tb)
-
-
-def _band(r: float, w: float, s: float) -> float:
-    """``2 w max N(0, s^2)`` over ``[r - w, r + w]`` (the density at the point nearest 0), rounded up."""
-    if not math.isfinite(r) or w == 0.0:
-        return 0.0
-    z = min(max(abs(r) - w, 0.0) / s, 1e150)
-    log_val = math.log(2.0 * w) - 0.5 * z * z - math.log(s * math.sqrt(2.0 * math.pi))
-    return math.exp(min(log_val, 700.0)) * (1.0 + 8.0 * _U)
-
-
-def _gaussian_one_direction(
-    mean_i: float, var_i: float, mean_j: float, var_j: float, epsilon: float
-) -> tuple[float, float]:
-    """``(int [N_i - e^eps N_j]_+, error bound)`` by the closed form.
-
-    Notes
-    -----
-    In ``t = y - mean_i`` the log-ratio minus eps is the quadratic ``q(t) = A t^2 + B t + C`` with
-    ``A = (v_i - v_j)/(2 v_i v_j)``, ``B = -d/v_j``, ``C = d^2/(2 v_j) + log(v_j/v_i)/2 - eps``,
-    ``d = mean_j - mean_i``. With ``Bset = {q > 0}`` (an interval, one or two half-lines, empty or the
-    line; roots by the cancellation-free formula), ``delta = P_i(Bset) - e^eps P_j(Bset)``.
-
-    Error bound, derived for this formula:
-
-    1. *Masses.* Each mass is a difference of two tails from the side without cancellation
-       (:func:`_mass`); the sum of their stated errors, the errors of the ``P_j`` terms times
-       ``e^eps``, and ``4 u (P_i + e^eps P_j)`` for the final sum, product and subtraction. The
-       bound is relative to the masses, not to 1, so ``e^eps`` never multiplies an absolute
-       ``1e-16`` (seed audit, issue 19).
-    2. *Roots.* For any set ``B'``, ``P_i(B') - e^eps P_j(B') <= delta``; the computed roots define
-       ``B'``, and ``delta - value(B') = int_{Bset xor B'} |N_i - e^eps N_j|``. The true quadratic
-       (variances within 2u, rounding of ``A, B, C`` and a backward error of 8u in each
-       coefficient for the root formula) differs from the computed one by at most
-       ``dq(t) = eA t^2 + eB |t| + eC``; on ``|t| <= R`` (R reaches 40 standard deviations of both
-       densities) by at most ``Dq = dq(R)``. The two sets differ only where ``|q| <= Dq``. For a
-       quadratic with ``disc = B^2 - 4AC >= 8 |A| Dq``: ``|q(t)| >= sqrt(disc)/2 |t - r|`` within
-       half the root gap of a root ``r`` and ``|q| >= disc/(4|A|) >= 2 Dq`` elsewhere, so that
-       set lies in bands ``|t - r| <= w = 2 Dq/sqrt(disc)``; linear: ``w = Dq/|B|``. There
-       ``|q_true| <= 2 Dq``, so ``|N_i - e^eps N_j| <= N_i expm1(2 Dq)``, and a band adds at most
-       ``2 w max_band N_i expm1(2 Dq)`` (second order). Beyond ``R`` both tails are below 1e-300.
-       If the condition on ``disc`` fails (roots nearly merged), ``|q| <= 2 Dq`` only within
-       ``W = sqrt(|disc|/(4A^2) + 2 Dq/|A|)`` of the vertex, where ``|q_true| <= 3 Dq``: the term is
-       ``P_i(vertex +- W) expm1(3 Dq)``. A constant ``q`` within ``Dq`` of 0 means equal means and
-       variances within 4u: ``delta <= TV <= 4u`` (Pinsker).
-    """
-    d = mean_j - mean_i
-    si, sj = math.sqrt(var_i), math.sqrt(var_j)
-    e_eps = math.exp(min(epsilon, 700.0))  # smaller e^eps: larger delta, the safe side
-    a2 = (var_i - var_j) / (2.0 * var_i * var_j)
-    a1 = -d / var_j
-    c_d = d * d / (2.0 * var_j)
-    c_log = 0.5 * math.log(var_j / var_i)
-    a0 = c_d + c_log - epsilon
-    # coefficient errors: inputs (variances within 2u, d within u) and roundings
-    e_a = _U * (1.0 / var_i + 1.0 / var_j) + 5.0 * _U * abs(a2)
-    e_b = 4.0 * _U * abs(a1)
-    e_c = 7.0 * _U * c_d + 6.0 * _U + _U * abs(c_log) + _U * epsilon + 3.0 * _U * abs(a0)
-    big_r = max(40.0 * si, abs(d) + 40.0 * sj)
-
-    # Dq = dq(R): the coefficient errors plus 8u of each coefficient (the root formula), at |t| = R
-    d_q = (
-        (e_a + 8.0 * _U * abs(a2)) * big_r * big_r
-        + (e_b + 8.0 * _U * abs(a1)) * big_r
-        + e_c
-        + 8.0 * _U * abs(a0)
-    )
-    # uncertain: an extra error term for where the sign of q may differ (derivation in Notes)
-    if a2 == 0.0 and a1 == 0.0:
-        intervals = [(-math.inf, math.inf)] if a0 > 0 else []
-        # q is constant; if it is within d_q of 0 the two releases are one Gaussian up to variances
-        # within 4u: delta <= TV <= sqrt(KL/2) <= 4u/(2 sqrt 2) (Pinsker), else expm1(2 d_q) x 1
-        uncertain = min(4.0 * _U, math.expm1(2.0 * d_q)) if abs(a0) <= d_q else 0.0
-    elif a2 == 0.0:
-        r = -a0 / a1
-        intervals = [(r, math.inf)] if a1 > 0 else [(-math.inf, r)]
-        uncertain = _band(r, d_q / abs(a1) + 4.0 * _U * abs(r), si) * math.expm1(2.0 * d_q)
-    else:
-        disc = a1 * a1 - 4.0 * a2 * a0
-        disc_err = 4.0 * _U * (a1 * a1 + 4.0 * abs(a2 * a0))
-        if disc <= 0.0:
-            intervals = [(-math.inf, math.inf)] if a2 > 0 else []
-        else:
-            qq = -0.5 * (a1 + math.copysign(math.sqrt(disc), a1))
-            r1, r2 = sorted((qq / a2, a0 / qq))
-            intervals = [(-math.inf, r1), (r2, math.inf)] if a2 > 0 else [(r1, r2)]
-        if abs(disc) - disc_err >= 8.0 * abs(a2) * d_q:
-            if disc > 0.0:
-                w = 2.0 * d_q / math.sqrt(disc - disc_err)
-                uncertain = sum(_band(r, w + 4.0 * _U * abs(r), si) for r in (r1, r2)) * math.expm1(2.0 * d_q)
-            else:
-                uncertain = 0.0
-        else:
-            # roots nearly merged: |q| <= 2 d_q only within W of the vertex; there |q_true| <= 3 d_q
-            vertex = -a1 / (2.0 * a2)
-            half = math.sqrt((abs(disc) + disc_err) / (4.0 * a2 * a2) + 2.0 * d_q / abs(a2)) * (
-                1.0 + 8.0 * _U
-            )
-            m, e = _mass(vertex - half, vertex + half, 0.0, si, 0.0)
-            uncertain = min(m + e, 1.0) * math.expm1(3.0 * d_q)
-    p_i = p_j = err_i = err_j = 0.0
-    for lo, hi in intervals:
-        m, e = _mass(lo, hi, 0.0, si, 0.0)
-        p_i, err_i = p_i + m, err_i + e
-        m, e = _mass(lo, hi, d, sj, abs(d))
-        p_j, err_j = p_j + m, err_j + e
-    value = p_i - e_eps * p_j
-    # |q_true| <= 2 Dq wherever the signs can differ, so the term never exceeds expm1(2 Dq) P_i(R)
-    uncertain = min(uncertain, math.expm1(2.0 * d_q)) + _FAR_TAIL
-    error = err_i + e_eps * err_j + 4.0 * _U * (p_i + e_eps * p_j) + uncertain
-    return value, error
-
-
-def _tv_upper(mean_i: float, var_i: float, mean_j: float, var_j: float) -> float:
-    """Upper bound on the total variation of two Gaussians, which bounds delta at every eps >= 0.
-
-    Pinsker: ``TV <= sqrt(KL/2)`` with ``KL = (rho - log1p(rho) + d^2/v_j)/2``, ``rho = v_i/v_j - 1``;
-    ``rho - log1p(rho) <= rho^2 / (2 (1 - |rho|))``, with ``|rho|`` raised by 8u for the variances'
-    rounding (within 2u each) and the division. Tight when the two are nearly one Gaussian, where
-    the closed form's root bound is not.
-    """
-    rho = abs(var_i / var_j - 1.0) + 8.0 * _U
-    if rho >= 0.5:
-        return 1.0
-    kl = 0.5 * (rho * rho / (2.0 * (1.0 - rho)) + (mean_j - mean_i) ** 2 / var_j * (1.0 + 4.0 * _U))
-    return min(math.sqrt(kl / 2.0) * (1.0 + 4.0 * _U), 1.0)
-
-
-def gaussian_delta_bound(
-    mean_i: float, var_i: float, mean_j: float, var_j: float, epsilon: float
-) -> DeltaBound:
-    """Certified hockey-stick divergence of ``N(mean_i, var_i)`` and ``N(mean_j, var_j)``.
-
-    Parameters
-    ----------
-    mean_i, mean_j : float
-        Means (finite).
-    var_i, var_j : float
-        Variances (finite, > 0).
-    epsilon : float
-        Finite and >= 0.
-
-    Returns
-    -------
-    DeltaBound
-        Both directions; ``error_bound`` derived for the closed form as written (see
-        :func:`_gaussian_one_direction`); ``intervals = 0``.
-
-    Raises
-    ------
-    ValueError
-        On a non-finite or negative ``epsilon``, or a variance that is not finite and > 0.
-
-    Notes
-    -----
-    Gaussian priors with Gaussian noise give Gaussian releases (SPEC sec 5; seed 003 eq (16));
-    equal variances give Balle and Wang (2018) Thm 8.
-    """
-    eps = float(epsilon)
-    if not math.isfinite(eps) or eps < 0.0:
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    for name, v in (("var_i", var_i), ("var_j", var_j)):
-        if not (math.isfinite(v) and v > 0.0):
-            raise ValueError(f"{name} must be finite and > 0, got {v!r}")
-    fwd = _gaussian_one_direction(mean_i, var_i, mean_j, var_j, eps)
-    bwd = _gaussian_one_direction(mean_j, var_j, mean_i, var_i, eps)
-    f_val, b_val = max(fwd[0], 0.0), max(bwd[0], 0.0)
-    delta = max(f_val, b_val)
-    upper = min(max(f_val + fwd[1], b_val + bwd[1]), _tv_upper(mean_i, var_i, mean_j, var_j))
-    err = max(upper - delta, 0.0)
-    return DeltaBound(eps, delta, err, f_val, b_val, 0)

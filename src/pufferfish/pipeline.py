@@ -11,7 +11,7 @@ The walk, each step once:
 4. for a release, add noise of the chosen mechanism's scale to every non-missing public value
    (secure sampler unless a seed is given), streamed by the engine and written atomically;
 5. build one JSON report (:func:`report_dict`) for both, and on request the HTML report from
-   precomputed figures (:func:`write_html_report`).
+   precomputed figures (:func:`write_html_report`, :func:`pufferfish.figures.report_figures`).
 """
 
 from __future__ import annotations
@@ -36,16 +36,14 @@ from .calibration import (
     lookup,
     run_comparison,
 )
-from .calibration import (
-    check_pairs as check_privacy,
-)
-from .divergence import check_noise
+from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
 from .noise import check_workers
-from .priors import DiscretePrior, Scenario
+from .priors import Scenario
 from .tables.estimate import EstimatedPriors, check_pairs, estimate_from_source
 from .tables.source import (
     OutputExistsError,
+    TableSource,
     check_engine,
     check_output_path,
     is_parquet,
@@ -54,18 +52,15 @@ from .tables.source import (
     resolve_source,
     write_text,
 )
-from .transport import TransportPlan, kantorovich_plan
 
 __all__ = [
     "DEFAULT_BATCH_ROWS",
     "OutputExistsError",
     "ReleaseResult",
-    "ReportFigures",
     "TableCalibration",
     "calibrate_table",
     "release",
     "report_dict",
-    "report_figures",
     "write_html_report",
 ]
 
@@ -470,41 +465,20 @@ def release(
         table.noise,
     )
 
-    text_copy = fmt == "csv" and source.path is not None and not is_parquet(source.path)
-    if engine == "spark":
-        from .tables.spark_engine import release_table
-
-        sampler, rows_released, rows_missing = release_table(
-            source,
-            out_path,
-            fmt,
-            public=public,
-            estimated=table.estimated,
-            scale=picked.scale,
-            noise=picked.noise,
-            rng=None if rng is None else int(rng),  # type: ignore[arg-type]
-            force=force,
-            text_copy=text_copy,
-            spark=spark,
-        )
-    else:
-        from .tables.duckdb_engine import stream_release
-
-        sampler, rows_released, rows_missing = stream_release(
-            source,
-            out_path,
-            fmt,
-            public=public,
-            estimated=table.estimated,
-            scale=picked.scale,
-            noise=picked.noise,
-            rng=rng,
-            text_copy=text_copy,
-            batch_rows=batch_rows,
-            progress=progress,
-            force=force,
-            workers=n_workers,
-        )
+    sampler, rows_released, rows_missing = _write_release(
+        source,
+        out_path,
+        fmt,
+        table=table,
+        chosen=picked,
+        rng=rng,
+        force=force,
+        engine=engine,
+        spark=spark,
+        batch_rows=batch_rows,
+        progress=progress,
+        workers=n_workers,
+    )
     facts = {
         "output": str(out_path),
         "chosen": picked,
@@ -515,6 +489,62 @@ def release(
     report = report_dict(table, release=facts)
     write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force)
     return ReleaseResult(out_path, rep_path, report, table, picked, sampler, rows_released, rows_missing)
+
+
+def _write_release(
+    source: TableSource,
+    out_path: Path,
+    fmt: str,
+    *,
+    table: TableCalibration,
+    chosen: Calibration,
+    rng: np.random.Generator | int | None,
+    force: bool,
+    engine: str,
+    spark: Any,
+    batch_rows: int,
+    progress: Callable[[int, int], None] | None,
+    workers: int,
+) -> tuple[dict[str, Any], int, int]:
+    """The engine's release of the validated request: ``(sampler description, released, missing)``.
+
+    A CSV written from a CSV (or a folder of CSV parts) reads every column as text, so the other
+    columns are copied unchanged.
+    """
+    text_copy = fmt == "csv" and source.path is not None and not is_parquet(source.path)
+    if engine == "spark":
+        from .tables.spark_engine import release_table
+
+        return release_table(
+            source,
+            out_path,
+            fmt,
+            public=table.estimated.public_column,
+            estimated=table.estimated,
+            scale=chosen.scale,
+            noise=chosen.noise,
+            rng=None if rng is None else int(rng),  # type: ignore[arg-type]
+            force=force,
+            text_copy=text_copy,
+            spark=spark,
+        )
+    from .tables.duckdb_engine import stream_release
+
+    return stream_release(
+        source,
+        out_path,
+        fmt,
+        public=table.estimated.public_column,
+        estimated=table.estimated,
+        scale=chosen.scale,
+        noise=chosen.noise,
+        rng=rng,
+        text_copy=text_copy,
+        batch_rows=batch_rows,
+        progress=progress,
+        force=force,
+        workers=workers,
+    )
 
 
 def _guarantee(chosen: Calibration, prior_kind: str) -> str:
@@ -610,105 +640,6 @@ def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = Non
     return out
 
 
-@dataclass(frozen=True)
-class ReportFigures:
-    """The numbers behind the HTML report's figures, computed here so the report only draws.
-
-    Attributes
-    ----------
-    epsilon : float
-        Target epsilon of the figures.
-    delta : float
-        Target delta.
-    noise : {"laplace", "gaussian"}
-        Noise of the privacy-loss curve.
-    comparison : tuple of Calibration or Skipped
-        Every mechanism at ``epsilon`` (the report's table).
-    epsilon_grid : tuple of float
-        Budgets of the scale-versus-epsilon figure, ``eps/8 .. 4 eps`` (12 values).
-    scale_curves : tuple of Calibration or Skipped
-        The applicable mechanisms calibrated at every budget of ``epsilon_grid`` (seed 001 Fig 4).
-    loss_scales, loss_values : numpy.ndarray, shape (40,)
-        Scales (log-spaced around the mechanisms' scales) and the exact privacy loss (pure eps) or
-        checked delta of ``noise`` at each (SPEC sec 2.1).
-    plan : TransportPlan
-        The Kantorovich plan of the first pair's empirical priors (seed 001 Fig 2a).
-    released : tuple of ReleasedHistogram
-        For a release: its released values binned per secret; empty otherwise.
-    """
-
-    epsilon: float
-    delta: float
-    noise: str
-    comparison: tuple[Calibration | Skipped, ...]
-    epsilon_grid: tuple[float, ...]
-    scale_curves: tuple[Calibration | Skipped, ...]
-    loss_scales: np.ndarray
-    loss_values: np.ndarray
-    plan: TransportPlan
-    released: tuple[Any, ...] = ()
-
-
-def report_figures(
-    table: TableCalibration, *, epsilon: float, noise: str, released: tuple[Any, ...] = ()
-) -> ReportFigures:
-    """Compute everything the HTML report draws: curves, plan and released histograms.
-
-    Parameters
-    ----------
-    table : TableCalibration
-        The calibration (of ``pufferfish calibrate`` or of a release).
-    epsilon : float
-        One of ``table.epsilons``: the figures' target.
-    noise : {"laplace", "gaussian"}
-        Noise of the privacy-loss curve (a release: the chosen mechanism's).
-    released : tuple of ReleasedHistogram
-        A release's binned output (:func:`~pufferfish.tables.duckdb_engine.released_histograms`).
-
-    Returns
-    -------
-    ReportFigures
-    """
-    comparison = table.at(epsilon)
-    used = [c for c in comparison if isinstance(c, Calibration)]
-    grid = sorted(e for e in set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon} if e > 0)
-    mechs = tuple(lookup(c.mechanism) for c in used)
-    curves = (
-        run_comparison(
-            table.scenario,
-            grid,
-            mechs,
-            delta=table.delta,
-            noise=table.noise,
-            secret_weights=table.estimated.secret_weights,
-        )
-        if mechs
-        else ()
-    )
-    scales = [c.scale for c in used if c.noise == noise and c.scale > 0]
-    top, low = (max(scales), min(scales)) if scales else (1.0, 1.0)
-    loss_scales = np.geomspace(low / 4, top * 2, 40)
-    loss_values = np.array(
-        [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
-    )
-    (a, b) = table.estimated.scenario.pairs[0]
-    conditionals = table.estimated.scenario.priors[0].conditionals
-    p_i, p_j = conditionals[a], conditionals[b]
-    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
-    return ReportFigures(
-        epsilon=epsilon,
-        delta=table.delta,
-        noise=noise,
-        comparison=comparison,
-        epsilon_grid=tuple(grid),
-        scale_curves=curves,
-        loss_scales=loss_scales,
-        loss_values=loss_values,
-        plan=kantorovich_plan(p_i, p_j),
-        released=released,
-    )
-
-
 def write_html_report(
     result: TableCalibration | ReleaseResult,
     path: str | Path,
@@ -740,6 +671,7 @@ def write_html_report(
     OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
+    from .figures import report_figures
     from .report import build_report, check_report_path
     from .tables.duckdb_engine import released_histograms
 

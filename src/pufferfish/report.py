@@ -27,7 +27,7 @@ from .tables.source import check_output_path
 from .transport import TransportPlan
 
 if TYPE_CHECKING:
-    from .pipeline import ReportFigures
+    from .figures import ReportFigures
     from .tables.duckdb_engine import ReleasedHistogram
 
 #: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
@@ -256,8 +256,8 @@ def build_report(
         Inputs, mapping and empirical priors.
     fitted : FittedPriors or None
         Fitted priors (``--prior gaussian|gmm``), drawn over the empirical bars.
-    figures : pufferfish.pipeline.ReportFigures
-        The numbers behind the figures (:func:`pufferfish.pipeline.report_figures`): the
+    figures : pufferfish.figures.ReportFigures
+        The numbers behind the figures (:func:`pufferfish.figures.report_figures`): the
         comparison at the target epsilon, the scale-versus-epsilon curves, the loss-versus-scale
         curve, the transport plan and, for a release, the binned released values.
     title : str

@@ -29,13 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..divergence import (
-    gaussian_delta_bound,
-    hockey_stick,
-    mutual_information,
-    privacy_loss_sup,
-    release_density,
-)
+from ..density import release_density
+from ..divergence import hockey_stick, mutual_information, privacy_loss_sup
+from ..gaussian_divergence import gaussian_delta_bound
 from ..loss import PrivacyLoss, privacy_loss
 from ..priors import DiscretePrior, GaussianMixturePrior, Scenario
 from .result import num

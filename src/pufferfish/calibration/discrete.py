@@ -256,6 +256,15 @@ def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str
     return best, how, tally
 
 
+def _segment_lse(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """``log sum exp`` of ``values`` over each segment beginning at ``starts`` (``group``: segment of
+    each entry); ``-inf`` for a segment of ``-inf`` only."""
+    top = np.maximum.reduceat(values, starts)
+    shift = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.asarray(np.log(np.add.reduceat(np.exp(values - shift[group]), starts)) + shift)
+
+
 def _screen_groups(
     log_mass: np.ndarray, distance: np.ndarray, starts: np.ndarray, epsilon: float, steps: int = 60
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -284,15 +293,9 @@ def _screen_groups(
     group = np.repeat(np.arange(n_groups), np.diff(np.append(starts, log_mass.size)))
     off = distance > 0
 
-    def seg_lse(values: np.ndarray) -> np.ndarray:
-        top = np.maximum.reduceat(values, starts)
-        shift = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(divide="ignore"):
-            return np.log(np.add.reduceat(np.exp(values - shift[group]), starts)) + shift
-
-    log_total = seg_lse(log_mass)
-    log_off = seg_lse(np.where(off, log_mass, -np.inf))
-    log_diag = seg_lse(np.where(off, -np.inf, log_mass))
+    log_total = _segment_lse(log_mass, starts, group)
+    log_off = _segment_lse(np.where(off, log_mass, -np.inf), starts, group)
+    log_diag = _segment_lse(np.where(off, -np.inf, log_mass), starts, group)
     has_off = np.isfinite(log_off)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_num = log_total + epsilon + np.log1p(-np.exp(np.minimum(log_diag - log_total - epsilon, 0.0)))

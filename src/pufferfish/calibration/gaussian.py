@@ -32,7 +32,7 @@ from scipy.optimize import brentq
 from scipy.special import lambertw, log_ndtr, ndtri
 
 from .._checks import check_epsilon
-from ..divergence import gaussian_delta_bound
+from ..gaussian_divergence import gaussian_delta_bound
 from ..priors import AdversaryPrior, DiscretePrior, GaussianMixturePrior, Prior, Scenario
 from ..transport import kantorovich_plan
 from .result import num as _num
@@ -98,7 +98,7 @@ def gaussian_delta(mean_i: float, var_i: float, mean_j: float, var_j: float, eps
     Returns
     -------
     float
-        In [0, 1]: the ``forward`` value of :func:`~pufferfish.divergence.gaussian_delta_bound`,
+        In [0, 1]: the ``forward`` value of :func:`~pufferfish.gaussian_divergence.gaussian_delta_bound`,
         which also gives its derived error bound.
 
     Notes

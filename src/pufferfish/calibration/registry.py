@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._checks import check_delta, check_epsilon, check_epsilons
-from ..divergence import check_noise
+from ..density import check_noise
 from ..priors import Scenario
 from . import discrete, gaussian, information
 from .result import Calibration, PrivacyCheckError, Skipped

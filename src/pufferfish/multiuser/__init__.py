@@ -39,7 +39,9 @@ from .theorems import (
     MULTIUSER_MECHANISMS,
     SOURCES,
     THEOREMS,
+    USER_MECHANISMS,
     TheoremScale,
+    UserMechanism,
     eq15_scale,
     lemma1_scale,
     lemma2_scale,
@@ -49,6 +51,7 @@ from .theorems import (
     thm3_eq13_scale,
     thm3_eq14_scale,
     thm4_scale,
+    user_mechanism_table,
 )
 
 __all__ = [
@@ -59,12 +62,14 @@ __all__ = [
     "SOURCES",
     "SYSTEM_PRIOR",
     "THEOREMS",
+    "USER_MECHANISMS",
     "MultiUserCalibration",
     "MultiUserSystem",
     "SumRelease",
     "SystemCalibration",
     "TheoremScale",
     "User",
+    "UserMechanism",
     "calibrate_system",
     "calibrate_user",
     "check_pair_set",
@@ -86,4 +91,5 @@ __all__ = [
     "thm3_eq13_scale",
     "thm3_eq14_scale",
     "thm4_scale",
+    "user_mechanism_table",
 ]

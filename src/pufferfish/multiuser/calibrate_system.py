@@ -30,14 +30,14 @@ from .system import (
     SYSTEM_PRIOR,
     MultiUserSystem,
     User,
-    _check_fit,
+    check_fit,
     check_pair_set,
     others_distribution,
     own_pair,
     pair_scenario,
     secret_names,
 )
-from .theorems import _OWN_DATA, GENERAL, SOURCES, THEOREMS, check_mechanism, lemma2_scale, not_applicable
+from .theorems import GENERAL, THEOREMS, check_mechanism, not_applicable
 
 
 @dataclass(frozen=True)
@@ -166,18 +166,22 @@ def _calibrate_on(
     upper: Calibration | None = None,
 ) -> MultiUserCalibration:
     """One applicable mechanism on a built query scenario (``upper``: a relaxed result to bracket)."""
-    if mechanism == "optimal":
+    m = check_mechanism(mechanism)
+    if m.name == "optimal":
         result = calibrate_optimal(scenario, epsilon, upper=upper)
-    elif mechanism in GENERAL:
-        result = calibrate(scenario, epsilon, mechanism)
+    elif m.scale is None:
+        result = calibrate(scenario, epsilon, m.name)
     else:
-        ts = lemma2_scale(u, epsilon, others) if mechanism == "lemma2" else _OWN_DATA[mechanism](u, epsilon)
-        target = Target(mechanism, SOURCES[mechanism], "(eps, delta)-PP", "laplace", epsilon)
+        ts = m.scale(u, epsilon, others)
+        target = Target(m.name, m.source, "(eps, delta)-PP", "laplace", epsilon)
         proposal = Proposal(ts.scale, SYSTEM_PRIOR, secret_names(u, pair_set), ts.decided_by, ts.root)
         result = verified(scenario, target, proposal)
-    uses = mechanism in GENERAL or mechanism == "lemma2"
     return MultiUserCalibration(
-        user=u.name, pair_set=pair_set, source=SOURCES[mechanism], uses_other_users=uses, calibration=result
+        user=u.name,
+        pair_set=pair_set,
+        source=m.source,
+        uses_other_users=m.uses_other_users,
+        calibration=result,
     )
 
 
@@ -214,7 +218,7 @@ def compare_user(
     check_pair_set(pair_set)
     eps_list = check_epsilons([epsilons] if isinstance(epsilons, (int, float)) else epsilons)
     u = system.user(user)
-    _check_fit(u, pair_set)
+    check_fit(u, pair_set)
     mechs = tuple(THEOREMS[pair_set] + GENERAL if mechanisms is None else mechanisms)
     if not mechs:
         raise ValueError("mechanisms needs at least one name, got none")

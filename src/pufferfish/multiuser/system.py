@@ -361,7 +361,7 @@ class MultiUserSystem:
         ValueError
             If a column is missing, a label has no code, or a requested class has no rows.
         """
-        from ..tables import estimate_class_counts
+        from ..tables.duckdb_engine import estimate_class_counts
 
         counts = estimate_class_counts(data, value=value, by=user_by, codes=codes)
         names = sorted(counts) if users is None else list(users)
@@ -441,7 +441,7 @@ def leave_one_out(system: MultiUserSystem, users: Iterable[str] | None = None) -
     Users with the same presence and distribution (e.g. the records of one class) have the same
     ``R_i``: it is computed once per distinct user, not once per user. Each ``R_i`` is one sum of
     ``K - 1`` users (O(n log n) per FFT window); pruning by per-user bounds
-    (:func:`~pufferfish.multiuser_calibration.calibrate_system`) decides which users need it.
+    (:func:`~pufferfish.multiuser.calibrate_system.calibrate_system`) decides which users need it.
     """
     names = list(system.names if users is None else users)
     cache: dict[tuple[float, bytes, bytes], DiscretePrior] = {}
@@ -468,7 +468,7 @@ def secret_names(user: User, pair_set: str) -> tuple[str, str]:
     ValueError
         If ``pair_set`` is unknown or does not fit the user's data (see :func:`query_priors`).
     """
-    _check_fit(user, pair_set)
+    check_fit(user, pair_set)
     if pair_set == "ab":
         assert user.values is not None
         return f"{user.name} = {_value_text(user.values[0])}", f"{user.name} = {_value_text(user.values[1])}"
@@ -487,7 +487,9 @@ def check_pair_set(pair_set: str) -> str:
     return pair_set
 
 
-def _check_fit(user: User, pair_set: str) -> None:
+def check_fit(user: User, pair_set: str) -> None:
+    """ValueError if ``user``'s data does not define ``pair_set`` (``ab`` needs ``values = (a, b)``
+    with ``a != b``, ``a-bot`` needs ``values``, ``P-Q`` needs an alternative distribution ``Q``)."""
     check_pair_set(pair_set)
     if pair_set == "ab":
         if user.values is None or len(user.values) != 2:
@@ -522,7 +524,7 @@ def own_pair(user: User, pair_set: str) -> tuple[DiscretePrior, DiscretePrior]:
     ValueError
         If the pair set is unknown or does not fit the user's data.
     """
-    _check_fit(user, pair_set)
+    check_fit(user, pair_set)
     absent = DiscretePrior.point(0.0)
     if pair_set == "P-Q":
         assert user.alternative is not None
@@ -606,7 +608,7 @@ def pair_scenario(
     if not names:
         raise ValueError("users must name at least one user, got none")
     for name in names:
-        _check_fit(system.user(name), pair_set)
+        check_fit(system.user(name), pair_set)
     missing = [n for n in names if others is None or n not in others]
     sums = {**leave_one_out(system, missing), **(dict(others) if others is not None else {})}
     conditionals: dict[str, DiscretePrior] = {}

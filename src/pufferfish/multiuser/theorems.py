@@ -25,6 +25,7 @@ mechanism        pair set                   scale (uses only the target user's d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,44 +36,7 @@ from .._checks import check_epsilon
 from ..calibration.result import RootFinding
 from ..priors import DiscretePrior
 from ..transport import max_displacement_from_cdfs
-from .system import User, _check_fit, check_pair_set
-
-#: Calibrators of seed 000, by pair set.
-THEOREMS: dict[str, tuple[str, ...]] = {
-    "ab": ("thm1",),
-    "a-bot": ("thm2",),
-    "P-bot": ("thm3-eq13", "thm3-eq14", "eq15"),
-    "P-Q": ("thm4", "lemma1", "lemma2"),
-}
-#: Calibrators that apply to any pair set, on the query's conditional distributions.
-GENERAL: tuple[str, ...] = ("kantorovich", "relaxed", "optimal")
-#: Every multi-user mechanism name.
-MULTIUSER_MECHANISMS: tuple[str, ...] = (
-    "thm1",
-    "thm2",
-    "thm3-eq13",
-    "thm3-eq14",
-    "eq15",
-    "thm4",
-    "lemma1",
-    "lemma2",
-    *GENERAL,
-)
-
-SOURCES: dict[str, str] = {
-    "thm1": "seed 000 Thm 1 eq (10)",
-    "thm2": "seed 000 Thm 2 eq (12)",
-    "thm3-eq13": "seed 000 Thm 3 eq (13), brentq",
-    "thm3-eq14": "seed 000 Thm 3 eq (14)",
-    "eq15": "seed 000 eq (15) (Bernoulli)",
-    "thm4": "seed 000 Thm 4 eq (16)-(17) (Delta* by the corrected Lemma 3 scan)",
-    "lemma1": "seed 000 Lemma 1 eq (18) (Bernoulli)",
-    "lemma2": "seed 000 Lemma 2 eq (21) (Bernoulli), as printed",
-    "kantorovich": "seed 002 Lemma 1; seed 000 Prop 1 on the query's conditionals",
-    "relaxed": "seed 002 Thm 2 (both conditions) on the query's conditionals",
-    "optimal": "exact privacy loss, SPEC sec 2.1",
-}
-
+from .system import PAIR_SETS, User, check_fit, check_pair_set
 
 # ---------------------------------------------------------------------------------------------
 # Results before the check
@@ -140,7 +104,7 @@ def thm1_scale(user: User, epsilon: float) -> TheoremScale:
     ratio reaches ``e^{|a-b|/theta}`` beyond the ends of the support), so Thm 1 is optimal.
     """
     epsilon = check_epsilon(epsilon)
-    _check_fit(user, "ab")
+    check_fit(user, "ab")
     assert user.values is not None
     d = abs(user.values[0] - user.values[1])
     return TheoremScale("thm1", epsilon, d / epsilon, f"|a - b| = {d:g}")
@@ -170,7 +134,7 @@ def thm2_scale(user: User, epsilon: float) -> TheoremScale:
     Remark 1: absence is reporting 0, so this is Thm 1 with ``b = 0`` (and also optimal).
     """
     epsilon = check_epsilon(epsilon)
-    _check_fit(user, "a-bot")
+    check_fit(user, "a-bot")
     assert user.values is not None
     a = abs(user.values[0])
     return TheoremScale("thm2", epsilon, a / epsilon, f"|a| = {a:g}")
@@ -331,7 +295,7 @@ def thm4_scale(user: User, epsilon: float) -> TheoremScale:
     corrected scan (tested against the plan).
     """
     epsilon = check_epsilon(epsilon)
-    _check_fit(user, "P-Q")
+    check_fit(user, "P-Q")
     assert user.alternative is not None
     d = max_displacement_from_cdfs(user.prior, user.alternative)
     return TheoremScale("thm4", epsilon, d / epsilon, f"sup Delta*(t) = {d:g}")
@@ -357,7 +321,7 @@ def lemma1_scale(user: User, epsilon: float) -> TheoremScale:
         If ``epsilon`` is bad or a distribution is not Bernoulli.
     """
     epsilon = check_epsilon(epsilon)
-    _check_fit(user, "P-Q")
+    check_fit(user, "P-Q")
     assert user.alternative is not None
     _bernoulli(user.prior, f"P of user {user.name!r} (lemma1)")
     _bernoulli(user.alternative, f"Q of user {user.name!r} (lemma1)")
@@ -398,7 +362,7 @@ def lemma2_scale(user: User, epsilon: float, others: DiscretePrior) -> TheoremSc
     formula is implemented as printed and checked exactly like every other scale.
     """
     epsilon = check_epsilon(epsilon)
-    _check_fit(user, "P-Q")
+    check_fit(user, "P-Q")
     assert user.alternative is not None
     p = _bernoulli(user.prior, f"P of user {user.name!r} (lemma2)")
     q = _bernoulli(user.alternative, f"Q of user {user.name!r} (lemma2)")
@@ -428,22 +392,144 @@ def lemma2_scale(user: User, epsilon: float, others: DiscretePrior) -> TheoremSc
     )
 
 
-_OWN_DATA = {
-    "thm1": thm1_scale,
-    "thm2": thm2_scale,
-    "thm3-eq13": thm3_eq13_scale,
-    "thm3-eq14": thm3_eq14_scale,
-    "eq15": eq15_scale,
-    "thm4": thm4_scale,
-    "lemma1": lemma1_scale,
+@dataclass(frozen=True)
+class UserMechanism:
+    """A calibrator of one user's pair set for a summation query (seed 000 sec 4), as registered.
+
+    Attributes
+    ----------
+    name : str
+        The name users type (``--mechanism``).
+    pair_sets : tuple of str
+        Pair sets the mechanism is stated for; empty for the general mechanisms, which apply to
+        any pair set through the query's two conditional distributions.
+    source : str
+        Paper, theorem and equation.
+    scale : callable or None
+        ``scale(user, epsilon, others) -> TheoremScale``: the closed form, before the exact check
+        (``others``: the other users' sum, used by ``lemma2`` only). None for the general
+        mechanisms, which go through :func:`pufferfish.calibration.calibrate` (or
+        :func:`~pufferfish.calibration.calibrate_optimal`) on the query's scenario.
+    applies : callable or None
+        ``applies(user) -> reason or None``: a condition on the user's data beyond the pair set.
+    uses_other_users : bool
+        Whether the scale depends on the other users' data.
+    """
+
+    name: str
+    pair_sets: tuple[str, ...]
+    source: str
+    scale: Callable[[User, float, DiscretePrior], TheoremScale] | None = None
+    applies: Callable[[User], str | None] | None = None
+    uses_other_users: bool = False
+
+
+def _own(fn: Callable[[User, float], TheoremScale]) -> Callable[[User, float, DiscretePrior], TheoremScale]:
+    """A closed form that uses only the target user's data, in the registry's signature."""
+
+    def scale(user: User, epsilon: float, others: DiscretePrior) -> TheoremScale:
+        return fn(user, epsilon)
+
+    return scale
+
+
+def _bernoulli_p(user: User) -> str | None:
+    return None if _is_bernoulli(user.prior) else "needs a Bernoulli P (values in {0, 1})"
+
+
+def _bernoulli_pq(user: User) -> str | None:
+    assert user.alternative is not None
+    if not (_is_bernoulli(user.prior) and _is_bernoulli(user.alternative)):
+        return "needs Bernoulli P and Q (values in {0, 1})"
+    return None
+
+
+def _bernoulli_p_ne_q(user: User) -> str | None:
+    reason = _bernoulli_pq(user)
+    if reason is None and _bernoulli(user.prior, "P") == _bernoulli(user.alternative, "Q"):  # type: ignore[arg-type]
+        return "needs p != q"
+    return reason
+
+
+#: The multi-user mechanisms: one entry each (adding one is an entry plus its scale function).
+USER_MECHANISMS: dict[str, UserMechanism] = {
+    m.name: m
+    for m in (
+        UserMechanism("thm1", ("ab",), "seed 000 Thm 1 eq (10)", _own(thm1_scale)),
+        UserMechanism("thm2", ("a-bot",), "seed 000 Thm 2 eq (12)", _own(thm2_scale)),
+        UserMechanism("thm3-eq13", ("P-bot",), "seed 000 Thm 3 eq (13), brentq", _own(thm3_eq13_scale)),
+        UserMechanism("thm3-eq14", ("P-bot",), "seed 000 Thm 3 eq (14)", _own(thm3_eq14_scale)),
+        UserMechanism("eq15", ("P-bot",), "seed 000 eq (15) (Bernoulli)", _own(eq15_scale), _bernoulli_p),
+        UserMechanism(
+            "thm4",
+            ("P-Q",),
+            "seed 000 Thm 4 eq (16)-(17) (Delta* by the corrected Lemma 3 scan)",
+            _own(thm4_scale),
+        ),
+        UserMechanism(
+            "lemma1", ("P-Q",), "seed 000 Lemma 1 eq (18) (Bernoulli)", _own(lemma1_scale), _bernoulli_pq
+        ),
+        UserMechanism(
+            "lemma2",
+            ("P-Q",),
+            "seed 000 Lemma 2 eq (21) (Bernoulli), as printed",
+            lemma2_scale,
+            _bernoulli_p_ne_q,
+            uses_other_users=True,
+        ),
+        UserMechanism(
+            "kantorovich",
+            (),
+            "seed 002 Lemma 1; seed 000 Prop 1 on the query's conditionals",
+            uses_other_users=True,
+        ),
+        UserMechanism(
+            "relaxed",
+            (),
+            "seed 002 Thm 2 (both conditions) on the query's conditionals",
+            uses_other_users=True,
+        ),
+        UserMechanism("optimal", (), "exact privacy loss, SPEC sec 2.1", uses_other_users=True),
+    )
 }
 
+#: Every multi-user mechanism name, in registry order.
+MULTIUSER_MECHANISMS: tuple[str, ...] = tuple(USER_MECHANISMS)
+#: Calibrators of seed 000, by pair set (derived from the registry).
+THEOREMS: dict[str, tuple[str, ...]] = {
+    ps: tuple(m.name for m in USER_MECHANISMS.values() if ps in m.pair_sets) for ps in PAIR_SETS
+}
+#: Calibrators that apply to any pair set, on the query's conditional distributions.
+GENERAL: tuple[str, ...] = tuple(m.name for m in USER_MECHANISMS.values() if not m.pair_sets)
+#: Source of each mechanism (derived from the registry).
+SOURCES: dict[str, str] = {m.name: m.source for m in USER_MECHANISMS.values()}
 
-def check_mechanism(mechanism: str) -> str:
-    """Return ``mechanism`` if it is in :data:`MULTIUSER_MECHANISMS`, else raise ValueError."""
-    if mechanism not in MULTIUSER_MECHANISMS:
+
+def user_mechanism_table() -> str:
+    """The multi-user registry as a reStructuredText list table (for the documentation).
+
+    Returns
+    -------
+    str
+        One row per mechanism: name, pair sets, whether it uses the other users' data, source.
+    """
+    lines = [".. list-table::", "   :header-rows: 1", "", "   * - mechanism", "     - pair sets",
+             "     - uses other users", "     - source"]  # fmt: skip
+    for m in USER_MECHANISMS.values():
+        lines += [
+            f"   * - ``{m.name}``",
+            f"     - {', '.join(m.pair_sets) or 'any'}",
+            f"     - {'yes' if m.uses_other_users else 'no'}",
+            f"     - {m.source}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def check_mechanism(mechanism: str) -> UserMechanism:
+    """The registry entry of ``mechanism``; ValueError naming the choices if it is unknown."""
+    if mechanism not in USER_MECHANISMS:
         raise ValueError(f"mechanism must be one of {', '.join(MULTIUSER_MECHANISMS)}, got {mechanism!r}")
-    return mechanism
+    return USER_MECHANISMS[mechanism]
 
 
 def not_applicable(user: User, pair_set: str, mechanism: str) -> str | None:
@@ -455,25 +541,11 @@ def not_applicable(user: User, pair_set: str, mechanism: str) -> str | None:
         If the pair set or mechanism name is unknown, or the pair set does not fit the user.
     """
     check_pair_set(pair_set)
-    check_mechanism(mechanism)
-    _check_fit(user, pair_set)
-    if mechanism in GENERAL:
-        return None
-    if mechanism not in THEOREMS[pair_set]:
-        return f"applies to pair set {_set_of(mechanism)}, not {pair_set}"
-    if mechanism == "eq15" and not _is_bernoulli(user.prior):
-        return "needs a Bernoulli P (values in {0, 1})"
-    if mechanism in ("lemma1", "lemma2"):
-        assert user.alternative is not None
-        if not (_is_bernoulli(user.prior) and _is_bernoulli(user.alternative)):
-            return "needs Bernoulli P and Q (values in {0, 1})"
-        if mechanism == "lemma2" and _bernoulli(user.prior, "P") == _bernoulli(user.alternative, "Q"):
-            return "needs p != q"
-    return None
-
-
-def _set_of(mechanism: str) -> str:
-    return next(k for k, v in THEOREMS.items() if mechanism in v)
+    m = check_mechanism(mechanism)
+    check_fit(user, pair_set)
+    if m.pair_sets and pair_set not in m.pair_sets:
+        return f"applies to pair set {', '.join(m.pair_sets)}, not {pair_set}"
+    return m.applies(user) if m.applies is not None else None
 
 
 def _is_bernoulli(prior: DiscretePrior) -> bool:

@@ -5,9 +5,11 @@
 - :mod:`~pufferfish.tables.estimate`: empirical priors from an engine's aggregates.
 - :mod:`~pufferfish.tables.duckdb_engine`: the embedded engine (aggregates, streamed release).
 - :mod:`~pufferfish.tables.spark_engine`: the cluster engine (imported only with ``engine="spark"``).
+
+The engines are imported when first used: ``from pufferfish.tables import resolve_source`` needs
+neither DuckDB nor Spark.
 """
 
-from .duckdb_engine import DUCKDB_MEMORY_LIMIT, ReleasedHistogram, estimate_class_counts, released_histograms
 from .estimate import (
     EstimatedPriors,
     SecretGroup,
@@ -53,3 +55,18 @@ __all__ = [
     "report_path_for",
     "resolve_source",
 ]
+
+_LAZY = {
+    "DUCKDB_MEMORY_LIMIT": "duckdb_engine",
+    "ReleasedHistogram": "duckdb_engine",
+    "estimate_class_counts": "duckdb_engine",
+    "released_histograms": "duckdb_engine",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'pufferfish.tables' has no attribute {name!r}")

@@ -1,0 +1,120 @@
+"""The numbers behind the HTML report's figures, computed before anything is drawn.
+
+:func:`report_figures` calibrates the scale-versus-epsilon curves, evaluates the exact privacy
+loss (or checked delta) over a range of scales and computes the first pair's transport plan;
+:mod:`pufferfish.report` only draws what it is given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .calibration import Calibration, Skipped, lookup, run_comparison
+from .calibration import check_pairs as check_privacy
+from .priors import DiscretePrior
+from .transport import TransportPlan, kantorovich_plan
+
+if TYPE_CHECKING:
+    from .pipeline import TableCalibration
+
+
+@dataclass(frozen=True)
+class ReportFigures:
+    """The numbers behind the HTML report's figures, computed here so the report only draws.
+
+    Attributes
+    ----------
+    epsilon : float
+        Target epsilon of the figures.
+    delta : float
+        Target delta.
+    noise : {"laplace", "gaussian"}
+        Noise of the privacy-loss curve.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism at ``epsilon`` (the report's table).
+    epsilon_grid : tuple of float
+        Budgets of the scale-versus-epsilon figure, ``eps/8 .. 4 eps`` (12 values).
+    scale_curves : tuple of Calibration or Skipped
+        The applicable mechanisms calibrated at every budget of ``epsilon_grid`` (seed 001 Fig 4).
+    loss_scales, loss_values : numpy.ndarray, shape (40,)
+        Scales (log-spaced around the mechanisms' scales) and the exact privacy loss (pure eps) or
+        checked delta of ``noise`` at each (SPEC sec 2.1).
+    plan : TransportPlan
+        The Kantorovich plan of the first pair's empirical priors (seed 001 Fig 2a).
+    released : tuple of ReleasedHistogram
+        For a release: its released values binned per secret; empty otherwise.
+    """
+
+    epsilon: float
+    delta: float
+    noise: str
+    comparison: tuple[Calibration | Skipped, ...]
+    epsilon_grid: tuple[float, ...]
+    scale_curves: tuple[Calibration | Skipped, ...]
+    loss_scales: np.ndarray
+    loss_values: np.ndarray
+    plan: TransportPlan
+    released: tuple[Any, ...] = ()
+
+
+def report_figures(
+    table: TableCalibration, *, epsilon: float, noise: str, released: tuple[Any, ...] = ()
+) -> ReportFigures:
+    """Compute everything the HTML report draws: curves, plan and released histograms.
+
+    Parameters
+    ----------
+    table : TableCalibration
+        The calibration (of ``pufferfish calibrate`` or of a release).
+    epsilon : float
+        One of ``table.epsilons``: the figures' target.
+    noise : {"laplace", "gaussian"}
+        Noise of the privacy-loss curve (a release: the chosen mechanism's).
+    released : tuple of ReleasedHistogram
+        A release's binned output (:func:`~pufferfish.tables.duckdb_engine.released_histograms`).
+
+    Returns
+    -------
+    ReportFigures
+    """
+    comparison = table.at(epsilon)
+    used = [c for c in comparison if isinstance(c, Calibration)]
+    grid = sorted(e for e in set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon} if e > 0)
+    mechs = tuple(lookup(c.mechanism) for c in used)
+    curves = (
+        run_comparison(
+            table.scenario,
+            grid,
+            mechs,
+            delta=table.delta,
+            noise=table.noise,
+            secret_weights=table.estimated.secret_weights,
+        )
+        if mechs
+        else ()
+    )
+    scales = [c.scale for c in used if c.noise == noise and c.scale > 0]
+    top, low = (max(scales), min(scales)) if scales else (1.0, 1.0)
+    loss_scales = np.geomspace(low / 4, top * 2, 40)
+    loss_values = np.array(
+        [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
+    )
+    (a, b) = table.estimated.scenario.pairs[0]
+    conditionals = table.estimated.scenario.priors[0].conditionals
+    p_i, p_j = conditionals[a], conditionals[b]
+    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    return ReportFigures(
+        epsilon=epsilon,
+        delta=table.delta,
+        noise=noise,
+        comparison=comparison,
+        epsilon_grid=tuple(grid),
+        scale_curves=curves,
+        loss_scales=loss_scales,
+        loss_values=loss_values,
+        plan=kantorovich_plan(p_i, p_j),
+        released=released,
+    )
