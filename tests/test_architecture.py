@@ -174,3 +174,81 @@ def test_registry_entry_is_complete(name: str) -> None:
     assert m.name == name and m.criterion in ("(eps, delta)-PP", "eps-MI PP")
     assert m.noise in (None, "laplace", "gaussian") and m.source and m.priors
     assert (m.scale is None) == (name == "optimal")
+
+
+#: Validators and resolvers of the CLI's walk: each must run once per value it validates.
+_EDGE = {
+    "check_epsilons",
+    "check_epsilon",
+    "check_delta",
+    "check_noise",
+    "check_engine",
+    "check_mechanisms",
+    "lookup",
+    "parse_prior_model",
+    "resolve_source",
+    "check_workers",
+    "table_aggregates",
+}
+
+
+def _walk(args: list[str]) -> dict[str, int]:
+    """Calls of the edge validators during one CLI run (callers inside the exact checks, e.g.
+    ``release_density`` checking the noise name it is handed, are not the walk's edge)."""
+    from collections import Counter
+
+    from typer.testing import CliRunner
+
+    from pufferfish.cli import app
+
+    counts: Counter[str] = Counter()
+
+    def profile(frame, event, arg):  # type: ignore[no-untyped-def]
+        code = frame.f_code
+        if event == "call" and code.co_name in _EDGE and "pufferfish" in code.co_filename:
+            caller = frame.f_back.f_code if frame.f_back is not None else None
+            if caller is None or caller.co_name != "release_density":
+                counts[code.co_name] += 1
+        # the estimate module's pair check is the edge's; calibration.check.check_pairs is the privacy check
+        if event == "call" and code.co_name == "check_pairs" and code.co_filename.endswith("estimate.py"):
+            counts["check_pairs"] += 1
+
+    sys.setprofile(profile)
+    try:
+        res = CliRunner().invoke(app, args)
+    finally:
+        sys.setprofile(None)
+    assert res.exit_code == 0, res.output
+    return dict(counts)
+
+
+def test_cli_walk_validates_each_value_once(tmp_path: Path) -> None:
+    adult = ["adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married"]
+    adult += ["--public", "workclass"]
+    calibrated = _walk(["calibrate", *adult, "--epsilon", "0.5", "--epsilon", "1", "--json"])
+    assert calibrated == {
+        "check_epsilons": 1,
+        "check_epsilon": 2,  # one per --epsilon
+        "check_delta": 1,
+        "check_noise": 1,
+        "check_engine": 1,
+        "parse_prior_model": 1,
+        "check_pairs": 1,
+        "resolve_source": 1,
+        "table_aggregates": 1,
+    }
+    out = tmp_path / "w.csv"
+    released = _walk(["release", *adult, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "1"])
+    assert released == {
+        "check_epsilons": 1,
+        "check_epsilon": 1,
+        "check_delta": 1,
+        "check_noise": 1,
+        "check_engine": 1,
+        "lookup": 1,  # --mechanism
+        "check_workers": 1,
+        "parse_prior_model": 1,
+        "check_pairs": 1,
+        "resolve_source": 1,
+        "table_aggregates": 1,
+    }

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .calibration import Calibration, Skipped, lookup, run_comparison
+from .calibration import REGISTRY, Calibration, Skipped, run_comparison
 from .calibration import check_pairs as check_privacy
 from .priors import DiscretePrior
 from .transport import TransportPlan, kantorovich_plan
@@ -83,7 +83,7 @@ def report_figures(
     comparison = table.at(epsilon)
     used = [c for c in comparison if isinstance(c, Calibration)]
     grid = sorted(e for e in set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon} if e > 0)
-    mechs = tuple(lookup(c.mechanism) for c in used)
+    mechs = tuple(REGISTRY[c.mechanism] for c in used)
     curves = (
         run_comparison(
             table.scenario,

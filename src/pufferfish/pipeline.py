@@ -30,6 +30,7 @@ import numpy as np
 from ._checks import check_delta, check_epsilons
 from .calibration import (
     MECHANISMS,
+    REGISTRY,
     Calibration,
     Skipped,
     check_mechanisms,
@@ -44,7 +45,6 @@ from .tables.estimate import EstimatedPriors, check_pairs, estimate_from_source
 from .tables.source import (
     OutputExistsError,
     TableSource,
-    check_engine,
     check_output_path,
     is_parquet,
     output_format,
@@ -185,28 +185,34 @@ def calibrate_table(
     seed 003 Thm 1-2 and Cor 1; seed 004 Thm 3-4; every scale checked exactly (SPEC sec 2.1).
     """
     epsilons = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else epsilon)
-    mechs = check_mechanisms(MECHANISMS if mechanisms is None else mechanisms)
+    mechs = tuple(REGISTRY.values()) if mechanisms is None else check_mechanisms(mechanisms)
     assert mechs is not None
+    pair_list = check_pairs(pairs)
+    prior_model = parse_prior_model(prior)
+    noise = check_noise(noise)
+    delta = check_delta(delta)
+    source = resolve_source(data, engine)  # validates the engine; the table is resolved once
     return _calibrate_table(
-        data,
+        source,
         secret=secret,
         public=public,
-        pairs=check_pairs(pairs),
+        pairs=pair_list,
         epsilons=epsilons,
         mechanisms=mechs,
         order=order,
         weight=weight,
         prior=prior,
-        noise=check_noise(noise),
-        delta=check_delta(delta),
+        prior_model=prior_model,
+        noise=noise,
+        delta=delta,
         fit_seed=fit_seed,
-        engine=check_engine(engine),
+        engine=engine,
         spark=spark,
     )
 
 
 def _calibrate_table(
-    data: Any,
+    source: TableSource,
     *,
     secret: str,
     public: str,
@@ -216,15 +222,15 @@ def _calibrate_table(
     order: Sequence[str] | None,
     weight: str | None,
     prior: str,
+    prior_model: tuple[str, int | None],
     noise: str,
     delta: float,
     fit_seed: int,
     engine: str,
     spark: Any,
 ) -> TableCalibration:
-    """:func:`calibrate_table` on validated arguments (``data`` may already be a TableSource)."""
-    model, n_components = parse_prior_model(prior)
-    source = resolve_source(data, engine)
+    """:func:`calibrate_table` on validated arguments and a resolved source."""
+    model, n_components = prior_model
     estimated = estimate_from_source(
         source,
         secret=secret,
@@ -422,13 +428,12 @@ def release(
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     n_workers = check_workers(workers)
-    parse_prior_model(prior)
+    prior_model = parse_prior_model(prior)
     pair_list = check_pairs(pairs)
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    engine = check_engine(engine)
-    source = resolve_source(data, engine)
+    source = resolve_source(data, engine)  # validates the engine
     if source.path is not None and source.path.resolve() == out_path.resolve():
         raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
     for path in (out_path, rep_path):
@@ -442,10 +447,11 @@ def release(
         public=public,
         pairs=pair_list,
         epsilons=(eps,),
-        mechanisms=tuple(lookup(m) for m in MECHANISMS),
+        mechanisms=tuple(REGISTRY.values()),
         order=order,
         weight=weight,
         prior=prior,
+        prior_model=prior_model,
         noise=noise_used,
         delta=delta,
         fit_seed=fit_seed,

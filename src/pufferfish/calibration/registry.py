@@ -139,15 +139,15 @@ def lookup(name: Any) -> Mechanism:
 
 
 def not_applicable(
-    scenario: Scenario, mechanism: str, noise: str, delta: float, epsilon: float = 0.5
+    scenario: Scenario, mechanism: str | Mechanism, noise: str, delta: float, epsilon: float = 0.5
 ) -> str | None:
     """Why a mechanism does not apply to these priors, noise, delta and epsilon, or ``None``.
 
     Parameters
     ----------
     scenario : Scenario
-    mechanism : str
-        A name of :data:`MECHANISMS`.
+    mechanism : str or Mechanism
+        A name of :data:`MECHANISMS`, or its registry entry.
     noise : {"laplace", "gaussian"}
     delta : float
         In [0, 1).
@@ -158,7 +158,7 @@ def not_applicable(
     -------
     str or None
     """
-    m = lookup(mechanism)
+    m = mechanism if isinstance(mechanism, Mechanism) else lookup(mechanism)
     if m.noise is not None and m.noise != noise:
         return f"adds {m.noise} noise, not {noise}"
     return m.applies(scenario, noise, delta, epsilon)
@@ -195,7 +195,7 @@ def _edge(
     delta = check_delta(delta)
     m = lookup(mechanism)
     noise = check_noise(noise if noise is not None else (m.noise or "laplace"))
-    reason = not_applicable(scenario, m.name, noise, delta, epsilon)
+    reason = not_applicable(scenario, m, noise, delta, epsilon)
     if reason is not None:
         raise ValueError(f"{m.name} does not apply: {reason}")
     return m, epsilon, delta, noise
@@ -369,7 +369,7 @@ def run_comparison(
     for eps in epsilons:
         best: Calibration | None = None
         for m in mechs:
-            reason = not_applicable(scenario, m.name, noise, delta, eps)
+            reason = not_applicable(scenario, m, noise, delta, eps)
             if reason is not None:
                 if named:
                     out.append(Skipped(m.name, eps, reason, delta))
