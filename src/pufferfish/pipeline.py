@@ -407,6 +407,8 @@ def release(
         for unreadable data, unknown columns or values, empty groups.
     OutputExistsError
         If the output or report file exists and ``force`` is false (nothing is written).
+    TypeError
+        If ``rng`` is a Generator with ``engine="spark"`` (partitions cannot share one; pass an int).
     pufferfish.calibration.PrivacyCheckError
         If a scale fails the exact privacy check (a bug).
 

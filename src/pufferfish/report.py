@@ -119,8 +119,10 @@ def _bar_width(support: np.ndarray) -> float:
 def plan_figure(
     plan: TransportPlan, p_i: DiscretePrior, p_j: DiscretePrior, a: str, b: str
 ) -> tuple[str, str]:
-    """SVG heat map of a Kantorovich plan between ``P(. | a)`` and ``P(. | b)`` and its caption
-    (seed 001 Fig 2a)."""
+    """SVG heat map of the Kantorovich plan between the priors of secrets a and b, and its caption.
+
+    Seed 001 Fig 2a; ``plan`` from :func:`~pufferfish.transport.kantorovich_plan`.
+    """
     fig = Figure(figsize=(4.4, 3.8))
     ax = fig.subplots()
     if p_i.support.size <= 60 and p_j.support.size <= 60:

@@ -280,11 +280,7 @@ def release_table(
     ------
     DataError
         If Spark cannot read the table or write the output.
-    TypeError
-        If ``rng`` is a Generator (a Generator cannot be shared by partitions; pass an int seed).
     """
-    if isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
     seed = None if rng is None else int(rng)
     session = spark_session(spark)
     F = _pyspark().functions
