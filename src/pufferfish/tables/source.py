@@ -135,13 +135,15 @@ def resolve_source(data: Any, engine: str = "duckdb") -> TableSource:
 
     Raises
     ------
+    ValueError
+        If ``engine`` is not one of :data:`ENGINES`.
     DataError
         If ``data`` is not an existing file, a shipped data set name, or a DataFrame the engine
         reads.
     """
+    spark = check_engine(engine) == "spark"
     if isinstance(data, TableSource):
         return data
-    spark = check_engine(engine) == "spark"
     if is_dataframe(data):
         if spark:
             raise DataError("engine 'spark' reads files, folders or Spark DataFrames, not pandas DataFrames")
