@@ -256,3 +256,19 @@ def test_cli_walk_validates_each_value_once(tmp_path: Path) -> None:
         "resolve_source": 1,
         "table_aggregates": 1,
     }
+
+
+def test_report_draws_precomputed_results_only() -> None:
+    """report.py imports no calibration, check or transport computation: it draws what
+    pipeline/figures computed."""
+    computing = {
+        "compare",
+        "run_comparison",
+        "calibrate",
+        "calibrate_optimal",
+        "check_pairs",
+        "kantorovich_plan",
+    }
+    tree = ast.parse((SRC / "report.py").read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert not imported & computing, imported & computing
