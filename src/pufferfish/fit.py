@@ -83,7 +83,7 @@ def fit_priors(
     Parameters
     ----------
     estimated : EstimatedPriors
-        From :func:`estimate_priors` on a numeric public column.
+        From :func:`~pufferfish.tables.estimate.estimate_priors` on a numeric public column.
     model : {"gaussian", "gmm"}
         ``"gaussian"``: maximum-likelihood mean and standard deviation (dividing by ``n``, the
         weighted rows). ``"gmm"``: scikit-learn's GaussianMixture (seeded EM).
