@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -164,3 +166,65 @@ def test_empty_group_and_unreadable_file(tmp_path) -> None:
 def test_parse_pair_rejects_one_sided_pairs(text: str) -> None:
     with pytest.raises(ValueError, match="pair must"):
         parse_pair(text)
+
+
+YES_NO = (
+    "loan,age,job,code,when\n"
+    "yes,30,admin,007,01/02/2020\n"
+    "no,40,blue,012,03/04/2021\n"
+    "yes,35,admin,007,01/02/2020\n"
+    "no,50,tech,,03/04/2021\n"
+    "yes,41,blue,012,01/02/2020\n"
+    "no,33,admin,007,03/04/2021\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("secret", "pair", "public"),
+    [
+        ("loan", ("yes", "no"), "age"),  # the sniffer reads yes/no as BOOLEAN
+        ("code", ("007", "012"), "age"),  # ... 007 as the integer 7
+        ("when", ("01/02/2020", "03/04/2021"), "age"),  # ... and these as DATE
+    ],
+)
+def test_secret_labels_are_the_text_written_in_the_csv(
+    tmp_path: Path, secret: str, pair: tuple[str, str], public: str
+) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(YES_NO)
+    est = estimate_priors(path, secret=secret, public=public, pairs=[pair])
+    assert [g.secret for g in est.groups] == list(pair)
+    assert [g.rows for g in est.groups] == ([3, 3] if secret != "code" else [3, 2])
+
+
+def test_categorical_public_labels_are_the_text_written_in_the_csv(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(YES_NO)
+    est = estimate_priors(path, secret="job", public="loan", pairs=[("admin", "blue")], order=["yes", "no"])
+    assert est.categorical and est.mapping == (("yes", 0), ("no", 1))
+    est = estimate_priors(path, secret="job", public="when", pairs=[("admin", "blue")])
+    assert [label for label, _ in est.mapping] == ["01/02/2020", "03/04/2021"]
+
+
+def test_release_of_a_yes_no_table_keeps_the_other_columns_as_written(tmp_path: Path) -> None:
+    from pufferfish import release
+
+    path = tmp_path / "t.csv"
+    path.write_text(YES_NO)
+    res = release(
+        path,
+        secret="loan",
+        public="age",
+        pairs=[("yes", "no")],
+        epsilon=1.0,
+        output=tmp_path / "o.csv",
+        rng=1,
+    )
+    lines = (tmp_path / "o.csv").read_text().splitlines()
+    original = YES_NO.splitlines()
+    assert lines[0] == original[0] and res.rows_released == 6
+    for got, want in zip(lines[1:], original[1:], strict=True):
+        g, w = got.split(","), want.split(",")
+        assert g[0] == w[0] and g[2:] == w[2:]  # every column but the released one, as written
+    released = res.calibration.estimated.groups
+    assert [g.secret for g in released] == ["yes", "no"]

@@ -190,3 +190,12 @@ def test_cli_engine_spark(adult_parquet: Path, tmp_path: Path, spark: Any) -> No
     assert report["noise"]["engine"] == "spark"
     parts = sorted(out.glob("part-*.csv"))
     assert parts and sum(len(p.read_text().splitlines()) - 1 for p in parts) == 48_842
+
+
+def test_spark_reads_secret_labels_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("code,age\n007,30\n012,40\n007,35\n012,41\n")
+    duck = estimate_priors(path, secret="code", public="age", pairs=[("007", "012")])
+    spark = estimate_priors(path, secret="code", public="age", pairs=[("007", "012")], engine="spark")
+    assert [g.secret for g in spark.groups] == [g.secret for g in duck.groups] == ["007", "012"]
+    assert [g.rows for g in spark.groups] == [2, 2]

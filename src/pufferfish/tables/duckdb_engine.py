@@ -9,7 +9,7 @@ the table one Arrow record batch at a time.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,11 @@ def connect() -> duckdb.DuckDBPyConnection:
 
 
 def open_table(
-    con: duckdb.DuckDBPyConnection, source: TableSource, *, all_varchar: bool = False
+    con: duckdb.DuckDBPyConnection,
+    source: TableSource,
+    *,
+    all_varchar: bool = False,
+    text_columns: Sequence[str] = (),
 ) -> duckdb.DuckDBPyRelation:
     """A DuckDB relation over a resolved table (CSV, Parquet or DataFrame), row order kept.
 
@@ -67,6 +71,10 @@ def open_table(
         From :func:`~pufferfish.tables.source.resolve_source`.
     all_varchar : bool
         Read every CSV column as text, so values are written back unchanged.
+    text_columns : sequence of str
+        CSV columns read as the text written in the file whatever the sniffer guesses (it turns
+        ``yes``/``no`` into BOOLEAN, ``01/02/2020`` into DATE and ``007`` into 7); each must be a
+        column of the file.
 
     Returns
     -------
@@ -82,6 +90,9 @@ def open_table(
             return con.from_df(source.data)
         if source.kind == "parquet":
             return con.read_parquet(str(source.data))
+        if text_columns and not all_varchar:
+            dtype = {c: "VARCHAR" for c in text_columns}
+            return con.read_csv(str(source.data), header=True, dtype=dtype)
         return con.read_csv(str(source.data), header=True, all_varchar=all_varchar)
     except duckdb.Error as exc:
         raise DataError(f"cannot read {str(source.data)!r}: {first_line(exc)}") from None
@@ -119,6 +130,10 @@ def table_aggregates(source: TableSource, *, secret: str, public: str, weight: s
         columns = list(rel.columns)
         types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
         check_columns(columns, secret=secret, public=public, weight=weight)
+        if source.kind == "csv":  # labels as written: the secret, and a public column read as text
+            text = [secret] + ([public] if not is_numeric_type(types[public]) else [])
+            rel = open_table(con, source, text_columns=text)
+            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
         con.register("t", rel)
         s_col, p_col = quote_identifier(secret), quote_identifier(public)
         w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
@@ -321,7 +336,8 @@ def stream_release(
     try:
         with atomic_output(final, force=force) as tmp:
             try:
-                rel = open_table(con, source, all_varchar=text_copy)
+                text = [public] if estimated.categorical else []
+                rel = open_table(con, source, all_varchar=text_copy, text_columns=text)
                 cast = "VARCHAR" if estimated.categorical else "DOUBLE"
                 query = rel.select(
                     f"*, CAST({quote_identifier(public)} AS {cast}) AS {quote_identifier(_VALUE)}"
@@ -436,7 +452,9 @@ def released_histograms(
     else:
         files = [str(path)]
     reader = "read_parquet" if files and files[0].endswith((".parquet", ".pq")) else "read_csv"
-    source = f"{reader}([{', '.join(repr(f) for f in files)}])"
+    # the secret as written (the CSV sniffer would turn yes/no into BOOLEAN)
+    secret_text = "" if reader == "read_parquet" else f", types={{{estimated.secret_column!r}: 'VARCHAR'}}"
+    source = f"{reader}([{', '.join(repr(f) for f in files)}]{secret_text})"
     secrets = list(estimated.scenario.priors[0].conditionals)
     s_col, v_col = quote_identifier(estimated.secret_column), quote_identifier(estimated.public_column)
     con = connect()

@@ -70,7 +70,9 @@ def spark_session(spark: Any = None) -> Any:
     )
 
 
-def read_table(spark: Any, source: TableSource, *, all_text: bool = False) -> Any:
+def read_table(
+    spark: Any, source: TableSource, *, all_text: bool = False, text_columns: Sequence[str] = ()
+) -> Any:
     """A Spark DataFrame over a resolved table: a Spark DataFrame as is, a Parquet or CSV file or folder.
 
     Parameters
@@ -82,6 +84,9 @@ def read_table(spark: Any, source: TableSource, *, all_text: bool = False) -> An
         (header row; column types inferred unless ``all_text``).
     all_text : bool
         Read CSV columns as text (so a CSV release copies them unchanged).
+    text_columns : sequence of str
+        CSV columns read as the text written in the file whatever the inferred type (``007``
+        would become 7); the others keep their inferred types.
 
     Raises
     ------
@@ -94,7 +99,17 @@ def read_table(spark: Any, source: TableSource, *, all_text: bool = False) -> An
     try:
         if is_parquet(path):
             return spark.read.parquet(str(path))
-        return spark.read.csv(str(path), header=True, inferSchema=not all_text)
+        df = spark.read.csv(str(path), header=True, inferSchema=not all_text)
+        if all_text or not text_columns:
+            return df
+        types = _pyspark().types
+        schema = types.StructType(
+            [
+                types.StructField(f.name, types.StringType(), True) if f.name in text_columns else f
+                for f in df.schema
+            ]
+        )
+        return spark.read.csv(str(path), header=True, schema=schema)
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
         raise DataError(f"cannot read {str(path)!r} with Spark: {first_line(exc)}") from None
 
@@ -144,6 +159,9 @@ def table_aggregates(
     check_columns(df.columns, secret=secret, public=public, weight=weight)
     types = dict(df.dtypes)
     categorical = not types[public].startswith(_SPARK_NUMERIC)
+    if source.kind != "spark-dataframe":  # labels as written: the secret and a categorical public column
+        df = read_table(session, source, text_columns=[secret] + ([public] if categorical else []))
+        types = dict(df.dtypes)
     s_col, p_col = F.col(f"`{secret}`"), F.col(f"`{public}`")
     w_expr = F.col(f"`{weight}`").cast("double") if weight else F.lit(1.0)
     p_expr = p_col.cast("string") if categorical else p_col.cast("double")
@@ -285,7 +303,9 @@ def release_table(
     session = spark_session(spark)
     F = _pyspark().functions
     types = _pyspark().types
-    df = read_table(session, source, all_text=text_copy)
+    df = read_table(
+        session, source, all_text=text_copy, text_columns=[public] if estimated.categorical else []
+    )
     fields = [
         types.StructField(f.name, types.DoubleType(), True) if f.name == public else f
         for f in df.schema.fields
