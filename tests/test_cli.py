@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -222,3 +223,45 @@ def test_several_pairs_report_the_deciding_pair() -> None:
         "--pair", "White,Black", "--pair", "Asian-Pac-Islander,Amer-Indian-Eskimo", "--epsilon", "1",
     )  # fmt: skip
     assert table.exit_code == 0 and "vs" in table.stdout  # the deciding pair is shown
+
+
+CODES = "loan,age,code\nyes,30,007\nno,40,012\nyes,35,007\nno,50,\nyes,41,012\nno,33,007\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--public", "code", "--numeric", "loan"], "the secret column 'loan' is compared as text"),
+        (["--public", "code", "--numeric", "code", "--categorical", "code"], "cannot be both"),
+        (["--public", "code", "--categorical", "job"], "may name the secret, public or weight column"),
+        (["--public", "age", "--categorical", "age", "--weight", "age"], "cannot be categorical"),
+    ],
+)
+def test_column_type_overrides_are_checked(tmp_path: Path, extra: list[str], message: str) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(CODES)
+    res = run("calibrate", str(path), "--secret", "loan", "--pair", "yes,no", "--epsilon", "1", *extra)
+    assert res.exit_code == 1 and message in res.output and "Traceback" not in res.output
+
+
+def test_column_type_overrides_change_how_the_public_column_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(CODES)
+    base = ["calibrate", str(path), "--secret", "loan", "--pair", "yes,no", "--epsilon", "1", "--json"]
+    as_text = json.loads(run(*base, "--public", "code").stdout)  # DuckDB reads 007 as text here
+    assert [m["label"] for m in as_text["mapping"]] == ["007", "012"]
+    assert as_text["columns_read_as"] == {
+        "loan": "text (labels as written)",
+        "code": "categorical (labels as written)",
+    }
+    as_numbers = json.loads(run(*base, "--public", "code", "--numeric", "code").stdout)
+    assert as_numbers["mapping"] == [] and as_numbers["columns_read_as"]["code"] == "numeric"
+    assert as_numbers["inputs"]["numeric"] == ["code"]
+    ages = json.loads(run(*base, "--public", "age", "--categorical", "age").stdout)
+    assert [m["label"] for m in ages["mapping"]][:2] == ["30", "33"]
+    path.write_text(CODES.replace("no,33,007", "no,33,x"))
+    res = run(*base, "--public", "code", "--numeric", "code")
+    assert (
+        res.exit_code == 1
+        and "public column 'code' is read as numeric but holds 'x', not a number" in res.output
+    )

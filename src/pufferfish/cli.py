@@ -50,6 +50,14 @@ OrderOpt = Annotated[
     typer.Option("--order", help="Label order of a categorical public column 'v1,v2,...' (default: sorted)."),
 ]
 WeightOpt = Annotated[str | None, typer.Option("--weight", help="Frequency-weight column.")]
+CategoricalOpt = Annotated[
+    list[str] | None,
+    typer.Option("--categorical", help="Read this column as categorical labels (repeatable)."),
+]
+NumericOpt = Annotated[
+    list[str] | None,
+    typer.Option("--numeric", help="Read this column as numbers (repeatable)."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
 PriorOpt = Annotated[
     str,
@@ -206,6 +214,8 @@ def _print_tables(
         f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
         f"public value or weight)"
     )
+    read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
+    console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
     console.print(_inputs_table(est))
     scenario = est.scenario if fitted is None else fitted.scenario
     if fitted is not None:
@@ -247,6 +257,8 @@ def calibrate(
     report: ReportOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
     as_json: JsonOpt = False,
+    categorical: CategoricalOpt = None,
+    numeric: NumericOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
     from .pipeline import calibrate_table, report_dict, write_html_report
@@ -269,6 +281,8 @@ def calibrate(
             delta=delta,
             fit_seed=fit_seed,
             engine=engine,
+            categorical=categorical or (),
+            numeric=numeric or (),
         )
 
     table = _guard(run)
@@ -312,6 +326,8 @@ def release(
     engine: EngineOpt = "duckdb",
     report: ReportOpt = None,
     as_json: JsonOpt = False,
+    categorical: CategoricalOpt = None,
+    numeric: NumericOpt = None,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .pipeline import release as do_release
@@ -342,6 +358,8 @@ def release(
             progress=advance,
             workers=workers,
             engine=engine,
+            categorical=categorical or (),
+            numeric=numeric or (),
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
@@ -42,7 +42,7 @@ from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
 from .noise import check_workers
 from .priors import Scenario
-from .tables.estimate import EstimatedPriors, check_pairs, estimate_from_source
+from .tables.estimate import EstimatedPriors, check_column_kinds, check_pairs, estimate_from_source
 from .tables.source import (
     OutputExistsError,
     TableSource,
@@ -133,6 +133,8 @@ def calibrate_table(
     fit_seed: int = 0,
     engine: str = "duckdb",
     spark: Any = None,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -169,6 +171,9 @@ def calibrate_table(
         Engine that computes the aggregates.
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine.
+    categorical, numeric : sequence of str
+        Columns to read as categorical or numeric where the engine's guess is wrong
+        (:func:`~pufferfish.tables.estimate.check_column_kinds`).
 
     Returns
     -------
@@ -189,6 +194,7 @@ def calibrate_table(
     mechs = tuple(REGISTRY.values()) if mechanisms is None else check_mechanisms(mechanisms)
     assert mechs is not None
     pair_list = check_pairs(pairs)
+    kinds = _column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     prior_model = parse_prior_model(prior)
     noise = check_noise(noise)
     delta = check_delta(delta)
@@ -209,7 +215,16 @@ def calibrate_table(
         fit_seed=fit_seed,
         engine=engine,
         spark=spark,
+        kinds=kinds,
     )
+
+
+def _column_kinds(
+    categorical: Sequence[str], numeric: Sequence[str], *, secret: str, public: str, weight: str | None
+) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
+    """``(categorical, numeric, public_kind)`` validated (:func:`check_column_kinds`)."""
+    cats, nums = tuple(str(c) for c in categorical), tuple(str(c) for c in numeric)
+    return cats, nums, check_column_kinds(cats, nums, secret=secret, public=public, weight=weight)
 
 
 def _calibrate_table(
@@ -229,6 +244,7 @@ def _calibrate_table(
     fit_seed: int,
     engine: str,
     spark: Any,
+    kinds: tuple[tuple[str, ...], tuple[str, ...], str | None] = ((), (), None),
 ) -> TableCalibration:
     """:func:`calibrate_table` on validated arguments and a resolved source."""
     model, n_components = prior_model
@@ -241,6 +257,7 @@ def _calibrate_table(
         weight=weight,
         engine=engine,
         spark=spark,
+        public_kind=kinds[2],
     )
     fitted = None
     if model != "empirical":
@@ -262,6 +279,8 @@ def _calibrate_table(
         "order": list(order) if order is not None else None,
         "weight": weight,
     }
+    if kinds[0] or kinds[1]:  # the type overrides, when given
+        inputs.update({"categorical": list(kinds[0]), "numeric": list(kinds[1])})
     return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise)
 
 
@@ -338,6 +357,8 @@ def release(
     workers: int | None = None,
     engine: str = "duckdb",
     spark: Any = None,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise.
 
@@ -396,6 +417,8 @@ def release(
         core).
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine (default: the active one, else a local one).
+    categorical, numeric : sequence of str
+        Columns to read as categorical or numeric where the engine's guess is wrong.
 
     Returns
     -------
@@ -433,6 +456,7 @@ def release(
     n_workers = check_workers(workers)
     prior_model = parse_prior_model(prior)
     pair_list = check_pairs(pairs)
+    kinds = _column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
@@ -460,19 +484,12 @@ def release(
         fit_seed=fit_seed,
         engine=engine,
         spark=spark,
+        kinds=kinds,
     )
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
         raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
-    table = TableCalibration(
-        {**table.inputs, "mechanism": chosen_mechanism.name},
-        table.estimated,
-        table.fitted,
-        table.comparison,
-        table.epsilons,
-        table.delta,
-        table.noise,
-    )
+    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name})
 
     sampler, rows_released, rows_missing = _write_release(
         source,

@@ -103,7 +103,9 @@ def is_numeric_type(name: str) -> bool:
     return name.upper().startswith(_NUMERIC_TYPES)
 
 
-def table_aggregates(source: TableSource, *, secret: str, public: str, weight: str | None) -> TableAggregates:
+def table_aggregates(
+    source: TableSource, *, secret: str, public: str, weight: str | None, public_kind: str | None = None
+) -> TableAggregates:
     """The aggregates behind the priors, by five DuckDB queries (rows never leave DuckDB).
 
     Parameters
@@ -114,6 +116,8 @@ def table_aggregates(source: TableSource, *, secret: str, public: str, weight: s
         Secret and public columns.
     weight : str, optional
         Frequency-weight column.
+    public_kind : {"categorical", "numeric"}, optional
+        How to read the public column; default: numeric if DuckDB's type is numeric.
 
     Returns
     -------
@@ -122,7 +126,8 @@ def table_aggregates(source: TableSource, *, secret: str, public: str, weight: s
     Raises
     ------
     DataError
-        If the table cannot be read or a column is unknown.
+        If the table cannot be read, a column is unknown, or a public column read as numeric holds
+        text that is not a number.
     """
     con = connect()
     try:
@@ -130,14 +135,23 @@ def table_aggregates(source: TableSource, *, secret: str, public: str, weight: s
         columns = list(rel.columns)
         types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
         check_columns(columns, secret=secret, public=public, weight=weight)
+        sniffed_numeric = is_numeric_type(types[public])
+        categorical = public_kind == "categorical" or (public_kind is None and not sniffed_numeric)
         if source.kind == "csv":  # labels as written: the secret, and a public column read as text
-            text = [secret] + ([public] if not is_numeric_type(types[public]) else [])
+            text = [secret] + ([public] if categorical or not sniffed_numeric else [])
             rel = open_table(con, source, text_columns=text)
-            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
         con.register("t", rel)
         s_col, p_col = quote_identifier(secret), quote_identifier(public)
         w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
-        categorical = not is_numeric_type(types[public])
+        if not categorical and not sniffed_numeric:  # --numeric on a column DuckDB reads as text
+            bad = con.execute(
+                f"SELECT CAST({p_col} AS VARCHAR) FROM t WHERE {p_col} IS NOT NULL "
+                f"AND TRY_CAST(CAST({p_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
+            ).fetchone()
+            if bad:
+                raise DataError(
+                    f"public column {public!r} is read as numeric but holds {bad[0]!r}, not a number"
+                )
         p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
         valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
         if weight:
@@ -336,8 +350,8 @@ def stream_release(
     try:
         with atomic_output(final, force=force) as tmp:
             try:
-                text = [public] if estimated.categorical else []
-                rel = open_table(con, source, all_varchar=text_copy, text_columns=text)
+                # the public column as written: labels, or numbers parsed from their text
+                rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
                 cast = "VARCHAR" if estimated.categorical else "DOUBLE"
                 query = rel.select(
                     f"*, CAST({quote_identifier(public)} AS {cast}) AS {quote_identifier(_VALUE)}"

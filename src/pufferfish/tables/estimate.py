@@ -87,6 +87,16 @@ class EstimatedPriors:
         total = sum(g.weight for g in self.groups)
         return {g.secret: g.weight / total for g in self.groups}
 
+    @property
+    def columns_read_as(self) -> dict[str, str]:
+        """How each column was read: the secret as text, the public column as categorical text or
+        numbers, the weight as numbers."""
+        out = {self.secret_column: "text (labels as written)"}
+        out[self.public_column] = "categorical (labels as written)" if self.categorical else "numeric"
+        if self.weight_column is not None:
+            out[self.weight_column] = "numeric (weights)"
+        return out
+
     def codes_for(self, labels: Any) -> NDArray[np.float64]:
         """Map public-column labels to codes (``nan`` for missing), shape (len(labels),).
 
@@ -121,6 +131,7 @@ class EstimatedPriors:
             "public_column": self.public_column,
             "weight_column": self.weight_column,
             "categorical": self.categorical,
+            "columns_read_as": self.columns_read_as,
             "mapping": [{"label": label, "code": code} for label, code in self.mapping],
             "pairs": [list(p) for p in self.scenario.pairs],
             "priors": {
@@ -162,6 +173,8 @@ def estimate_priors(
     weight: str | None = None,
     engine: str = "duckdb",
     spark: Any = None,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
 ) -> EstimatedPriors:
     """Estimate the empirical prior ``P(public | secret = v)`` for each secret value of the pairs.
 
@@ -188,6 +201,10 @@ def estimate_priors(
         DataFrame or a folder).
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine (default: the active one, else a local one).
+    categorical, numeric : sequence of str
+        Columns to read as categorical or numeric where the engine's type guess is wrong: the public
+        column (``numeric``: its text must parse as numbers), the secret (always compared as text)
+        or the weight (always numeric). Labels are always the text written in the file.
 
     Returns
     -------
@@ -212,6 +229,7 @@ def estimate_priors(
     """
     engine = check_engine(engine)
     pair_list = check_pairs(pairs)
+    public_kind = check_column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     return estimate_from_source(
         resolve_source(data, engine),
         secret=secret,
@@ -221,7 +239,34 @@ def estimate_priors(
         weight=weight,
         engine=engine,
         spark=spark,
+        public_kind=public_kind,
     )
+
+
+def check_column_kinds(
+    categorical: Sequence[str], numeric: Sequence[str], *, secret: str, public: str, weight: str | None
+) -> str | None:
+    """How the public column is read: ``"categorical"``, ``"numeric"`` or None (the engine's guess).
+
+    Raises
+    ------
+    ValueError
+        If a column is named in both lists, the secret is named numeric, the weight categorical,
+        or a named column is none of the secret, public and weight columns.
+    """
+    cats, nums = [str(c) for c in categorical], [str(c) for c in numeric]
+    for col in cats + nums:
+        if col not in (secret, public, weight):
+            raise ValueError(f"categorical/numeric may name the secret, public or weight column, got {col!r}")
+        if col in cats and col in nums:
+            raise ValueError(f"column {col!r} cannot be both categorical and numeric")
+    if secret in nums:
+        raise ValueError(f"the secret column {secret!r} is compared as text; it cannot be numeric")
+    if weight is not None and weight in cats:
+        raise ValueError(f"the weight column {weight!r} holds numbers; it cannot be categorical")
+    if public in cats:
+        return "categorical"
+    return "numeric" if public in nums else None
 
 
 def estimate_from_source(
@@ -234,6 +279,7 @@ def estimate_from_source(
     weight: str | None,
     engine: str,
     spark: Any = None,
+    public_kind: str | None = None,
 ) -> EstimatedPriors:
     """:func:`estimate_priors` on a source already resolved and pairs already checked.
 
@@ -244,12 +290,20 @@ def estimate_from_source(
         from .spark_engine import table_aggregates as spark_aggregates
 
         aggregates = spark_aggregates(
-            source, secret=secret, public=public, pairs=pairs, weight=weight, spark=spark
+            source,
+            secret=secret,
+            public=public,
+            pairs=pairs,
+            weight=weight,
+            spark=spark,
+            public_kind=public_kind,
         )
     else:
         from .duckdb_engine import table_aggregates
 
-        aggregates = table_aggregates(source, secret=secret, public=public, weight=weight)
+        aggregates = table_aggregates(
+            source, secret=secret, public=public, weight=weight, public_kind=public_kind
+        )
     return priors_from_aggregates(
         aggregates,
         secret=secret,

@@ -122,6 +122,7 @@ def table_aggregates(
     pairs: Sequence[tuple[str, str]],
     weight: str | None = None,
     spark: Any = None,
+    public_kind: str | None = None,
 ) -> TableAggregates:
     """The aggregates behind the priors, computed by Spark where the data lives.
 
@@ -135,6 +136,8 @@ def table_aggregates(
         Checked pairs; only their secrets' groups are counted.
     spark : pyspark.sql.SparkSession, optional
         Session (default: :func:`spark_session`).
+    public_kind : {"categorical", "numeric"}, optional
+        How to read the public column; default: numeric if Spark infers a numeric type.
 
     Returns
     -------
@@ -158,9 +161,11 @@ def table_aggregates(
     df = read_table(session, source)
     check_columns(df.columns, secret=secret, public=public, weight=weight)
     types = dict(df.dtypes)
-    categorical = not types[public].startswith(_SPARK_NUMERIC)
-    if source.kind != "spark-dataframe":  # labels as written: the secret and a categorical public column
-        df = read_table(session, source, text_columns=[secret] + ([public] if categorical else []))
+    inferred_numeric = types[public].startswith(_SPARK_NUMERIC)
+    categorical = public_kind == "categorical" or (public_kind is None and not inferred_numeric)
+    if source.kind != "spark-dataframe":  # labels as written: the secret and a public column read as text
+        text = [secret] + ([public] if categorical or not inferred_numeric else [])
+        df = read_table(session, source, text_columns=text)
         types = dict(df.dtypes)
     s_col, p_col = F.col(f"`{secret}`"), F.col(f"`{public}`")
     w_expr = F.col(f"`{weight}`").cast("double") if weight else F.lit(1.0)
@@ -175,6 +180,12 @@ def table_aggregates(
         else p_col.isNotNull() & (F.isnan(p_expr) | (F.abs(p_expr) == float("inf")))
     )
     try:
+        if not categorical and not inferred_numeric:  # --numeric on a column Spark reads as text
+            wrong = df.where(p_col.isNotNull() & p_col.cast("double").isNull()).select(p_col).first()
+            if wrong is not None:
+                raise DataError(
+                    f"public column {public!r} is read as numeric but holds {wrong[0]!r}, not a number"
+                )
         total, dropped, negative, bad = df.agg(
             F.count(F.lit(1)),
             F.count(F.when(~valid, 1)),
