@@ -85,8 +85,10 @@ class Target:
     secret_weights: Any = None
 
 
-def first_passing(scale: float, passes_at: Callable[[float], bool]) -> tuple[float, float] | None:
-    """The first ``scale (1 + step)``, step in :data:`SAFETY_STEPS`, that passes.
+def first_passing(
+    scale: float, passes_at: Callable[[float], bool], max_step: float = SAFETY_STEPS[-1]
+) -> tuple[float, float] | None:
+    """The first ``scale (1 + step)``, step in :data:`SAFETY_STEPS` up to ``max_step``, that passes.
 
     Parameters
     ----------
@@ -94,6 +96,10 @@ def first_passing(scale: float, passes_at: Callable[[float], bool]) -> tuple[flo
         >= 0 (a zero scale is tried once).
     passes_at : callable
         ``passes_at(trial) -> bool``, the exact check.
+    max_step : float
+        Largest step tried (default the ladder's last, 1e-4). A caller whose ``scale`` is a bound
+        that may be loose (not only rounded) stops early, at 1e-6, and falls back to an exact
+        search rather than accept up to 1e-4 more noise than needed.
 
     Returns
     -------
@@ -101,6 +107,8 @@ def first_passing(scale: float, passes_at: Callable[[float], bool]) -> tuple[flo
         ``(trial, step)``, or ``None`` when no step passes.
     """
     for step in SAFETY_STEPS:
+        if step > max_step:
+            break
         trial = scale * (1.0 + step)
         if passes_at(trial):
             return trial, step

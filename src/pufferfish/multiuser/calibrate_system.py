@@ -370,6 +370,10 @@ def _tail_lower(
     return out
 
 
+#: Largest move to the safe side of a bound in :func:`calibrate_system` (rounding, not a gap).
+_NUDGE = 1e-6
+
+
 def calibrate_system(
     system: MultiUserSystem, pair_set: str, epsilon: float, *, check_query: bool | None = None
 ) -> SystemCalibration:
@@ -420,7 +424,11 @@ def calibrate_system(
     deciding_user = system.users[k_lo].name
     # Move the tail bound to the safe side of its own user's exact own-pair check (1e-6 at most).
     a0, b0 = pairs[k_lo]
-    found = first_passing(scale, lambda trial: passes(own_pair_losses([a0], [b0], trial)[0], 0.0, epsilon))
+    # The tail bound is tight only for some pair sets: a nudge beyond 1e-6 would be a loose bound's
+    # gap, not rounding, so the user is then left open and calibrated exactly below.
+    found = first_passing(
+        scale, lambda trial: passes(own_pair_losses([a0], [b0], trial)[0], 0.0, epsilon), max_step=_NUDGE
+    )
     if found is not None:
         scale = found[0]
     own = own_pair_losses(first, second, scale)
@@ -453,7 +461,7 @@ def calibrate_system(
             seen[trial] = privacy_loss(scenario, trial)
             return from_loss(seen[trial]).passes(epsilon)
 
-        found = first_passing(base, query_passes)
+        found = first_passing(base, query_passes, max_step=_NUDGE)
         if found is None:
             last = seen[max(seen)]
             raise PrivacyCheckError(
