@@ -397,14 +397,19 @@ def mechanism_table() -> str:
     str
         One row per mechanism: name, noise, criterion, priors and source.
     """
-    lines = [".. list-table::", "   :header-rows: 1", "", "   * - mechanism", "     - noise",
-             "     - criterion", "     - priors", "     - source"]  # fmt: skip
-    for m in REGISTRY.values():
-        lines += [
-            f"   * - ``{m.name}``",
-            f"     - {m.noise or 'either'}",
-            f"     - {m.criterion}",
-            f"     - {m.priors}",
-            f"     - {m.source}",
-        ]
+    rows = [
+        (f"``{m.name}``", m.noise or "either", m.criterion, m.priors, m.source) for m in REGISTRY.values()
+    ]
+    return list_table(("mechanism", "noise", "criterion", "priors", "source"), rows)
+
+
+def list_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A reStructuredText ``list-table`` with a header row (one line per cell), ending in a newline.
+
+    Serves the documentation tables generated from the registries (:func:`mechanism_table`,
+    :func:`pufferfish.multiuser.user_mechanism_table`).
+    """
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for row in (headers, *rows):
+        lines += [("   * - " if k == 0 else "     - ") + cell for k, cell in enumerate(row)]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ from scipy.optimize import brentq
 from scipy.special import logsumexp
 
 from .._checks import check_epsilon
+from ..calibration.registry import list_table
 from ..calibration.result import RootFinding
 from ..priors import DiscretePrior
 from ..transport import max_displacement_from_cdfs
@@ -513,16 +514,11 @@ def user_mechanism_table() -> str:
     str
         One row per mechanism: name, pair sets, whether it uses the other users' data, source.
     """
-    lines = [".. list-table::", "   :header-rows: 1", "", "   * - mechanism", "     - pair sets",
-             "     - uses other users", "     - source"]  # fmt: skip
-    for m in USER_MECHANISMS.values():
-        lines += [
-            f"   * - ``{m.name}``",
-            f"     - {', '.join(m.pair_sets) or 'any'}",
-            f"     - {'yes' if m.uses_other_users else 'no'}",
-            f"     - {m.source}",
-        ]
-    return "\n".join(lines) + "\n"
+    rows = [
+        (f"``{m.name}``", ", ".join(m.pair_sets) or "any", "yes" if m.uses_other_users else "no", m.source)
+        for m in USER_MECHANISMS.values()
+    ]
+    return list_table(("mechanism", "pair sets", "uses other users", "source"), rows)
 
 
 def check_mechanism(mechanism: str) -> UserMechanism:
