@@ -415,7 +415,3 @@ def own_pair_losses(
         # density by <= RELEASE_GRID / (2 scale) and the loss by at most RELEASE_GRID / scale
         out += RELEASE_GRID / scale
     return out
-
-
-_EPS = float(np.finfo(np.float64).eps)
-_NUDGES = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
