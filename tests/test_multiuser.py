@@ -357,6 +357,20 @@ def test_users_from_adult_table() -> None:
         MultiUserSystem.from_table("adult", value="relationship", user_by="race")
 
 
+def test_users_from_table_keep_labels_as_written(tmp_path: Path) -> None:
+    # DuckDB's sniffer reads yes/no as BOOLEAN and 007 as 7; class names and coded labels are the
+    # file's text.
+    csv = tmp_path / "loans.csv"
+    csv.write_text("branch,paid\n007,yes\n007,no\n007,yes\n010,no\n010,no\n")
+    system = MultiUserSystem.from_table(csv, value="paid", user_by="branch", codes={"yes": 1, "no": 0})
+    assert system.names == ("007", "010")
+    assert system.user("007").prior.support.tolist() == [0.0, 1.0]
+    assert system.user("007").prior.pmf.tolist() == pytest.approx([1 / 3, 2 / 3])
+    assert system.user("010").prior.pmf.tolist() == [1.0]
+    with pytest.raises(ValueError, match="codes has no number for label 'no'"):
+        MultiUserSystem.from_table(csv, value="paid", user_by="branch", codes={"yes": 1, "true": 0})
+
+
 def write_system(path: Path, system: MultiUserSystem) -> Path:
     path.write_text(json.dumps(system.to_dict()))
     return path

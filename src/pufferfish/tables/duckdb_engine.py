@@ -213,9 +213,10 @@ def estimate_class_counts(
         The table (see :func:`resolve_source`).
     value : str
         Column whose values are counted. Numeric columns are used as they are; a text column
-        needs ``codes``.
+        needs ``codes``, whose keys are compared with the text written in the file.
     by : str
-        Column defining the classes (read as text).
+        Column defining the classes, read as the text written in the file (a CSV's ``yes``/``no``
+        or ``007`` stay as written).
     codes : mapping of str to float, optional
         Number of each label of a text ``value`` column; labels may share a number.
 
@@ -245,9 +246,11 @@ def estimate_class_counts(
         for arg, col in (("value", value), ("by", by)):
             if col not in columns:
                 raise DataError(f"{arg} column {col!r} is not in the table; columns are {columns}")
+        categorical = not is_numeric_type(types[value])
+        if source.kind == "csv":  # class labels and text values as written (not BOOLEAN or DATE)
+            rel = open_table(con, source, text_columns=[by] + ([value] if categorical else []))
         con.register("t", rel)
         v_col, b_col = quote_identifier(value), quote_identifier(by)
-        categorical = not is_numeric_type(types[value])
         if categorical and codes is None:
             raise DataError(f"value column {value!r} holds text: give codes (label -> number)")
         if not categorical and codes is not None:
