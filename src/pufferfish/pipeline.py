@@ -534,10 +534,11 @@ def _write_release(
 ) -> tuple[dict[str, Any], int, int]:
     """The engine's release of the validated request: ``(sampler description, released, missing)``.
 
-    A CSV written from a CSV (or a folder of CSV parts) reads every column as text, so the other
-    columns are copied unchanged.
+    A CSV source (or a folder of CSV parts) is read with every column as the text written in
+    it, so the other columns are copied unchanged (as strings, to a Parquet output); a Parquet
+    source or a DataFrame keeps its column types.
     """
-    text_copy = fmt == "csv" and source.path is not None and not is_parquet(source.path)
+    text_copy = source.path is not None and not is_parquet(source.path)
     if engine == "spark":
         from .tables.spark_engine import release_table
 

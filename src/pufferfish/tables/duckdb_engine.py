@@ -54,6 +54,30 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
+#: How CSV files are read: a header row and RFC 4180 quoting (a quote inside a quoted field is
+#: doubled). The delimiter is sniffed (``,``, ``;``, tab, ``|``), and a release writes its CSV
+#: with the delimiter of its source (:func:`csv_delimiter`).
+CSV_DIALECT: dict[str, Any] = {"header": True, "quotechar": '"', "escapechar": '"'}
+
+
+def csv_delimiter(con: duckdb.DuckDBPyConnection, path: str | Path) -> str:
+    """The field delimiter DuckDB's sniffer finds in a CSV file (as :func:`open_table` reads it).
+
+    Raises
+    ------
+    DataError
+        If DuckDB cannot sniff the file.
+    """
+    path_sql = str(path).replace("'", "''")
+    try:
+        rows = con.execute(
+            f"SELECT Delimiter FROM sniff_csv('{path_sql}', header = true, quote = '\"', escape = '\"')"
+        ).fetchall()
+    except duckdb.Error as exc:
+        raise DataError(f"cannot read {str(path)!r}: {first_line(exc)}") from None
+    return str(rows[0][0]) if rows else ","
+
+
 def open_table(
     con: duckdb.DuckDBPyConnection,
     source: TableSource,
@@ -70,7 +94,9 @@ def open_table(
     source : TableSource
         From :func:`~pufferfish.tables.source.resolve_source`.
     all_varchar : bool
-        Read every CSV column as text, so values are written back unchanged.
+        Read every CSV column as the text written in the file, so values are written back
+        unchanged: a quoted empty field ``""`` stays an empty string (an unquoted empty field is
+        missing), where the default reading makes both missing.
     text_columns : sequence of str
         CSV columns read as the text written in the file whatever the sniffer guesses (it turns
         ``yes``/``no`` into BOOLEAN, ``01/02/2020`` into DATE and ``007`` into 7); each must be a
@@ -84,6 +110,10 @@ def open_table(
     ------
     DataError
         If DuckDB cannot read it.
+
+    Notes
+    -----
+    CSV files are read in the dialect :data:`CSV_DIALECT`; column types are sniffed.
     """
     try:
         if source.kind == "dataframe":
@@ -92,8 +122,10 @@ def open_table(
             return con.read_parquet(str(source.data))
         if text_columns and not all_varchar:
             dtype = {c: "VARCHAR" for c in text_columns}
-            return con.read_csv(str(source.data), header=True, dtype=dtype)
-        return con.read_csv(str(source.data), header=True, all_varchar=all_varchar)
+            return con.read_csv(str(source.data), dtype=dtype, **CSV_DIALECT)
+        if all_varchar:
+            return con.read_csv(str(source.data), all_varchar=True, allow_quoted_nulls=False, **CSV_DIALECT)
+        return con.read_csv(str(source.data), **CSV_DIALECT)
     except duckdb.Error as exc:
         raise DataError(f"cannot read {str(source.data)!r}: {first_line(exc)}") from None
 
@@ -327,7 +359,8 @@ def stream_release(
     rng : numpy.random.Generator, int or None
         None: the secure sampler; else NumPy's, insecure.
     text_copy : bool
-        Read every column as text so other columns are copied unchanged (CSV to CSV).
+        Read every column as the text written in the file so other columns are copied
+        unchanged (a CSV source; to a Parquet output they are strings).
     batch_rows : int
         Rows per batch.
     progress : callable, optional
@@ -353,12 +386,15 @@ def stream_release(
     try:
         with atomic_output(final, force=force) as tmp:
             try:
+                text_csv = text_copy and fmt == "csv" and source.path is not None
+                delimiter = csv_delimiter(con, source.path) if text_csv else ","  # type: ignore[arg-type]
                 # the public column as written: labels, or numbers parsed from their text
                 rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
                 cast = "VARCHAR" if estimated.categorical else "DOUBLE"
-                query = rel.select(
-                    f"*, CAST({quote_identifier(public)} AS {cast}) AS {quote_identifier(_VALUE)}"
-                )
+                value = f"CAST({quote_identifier(public)} AS VARCHAR)"
+                if text_copy:  # "" is missing, as when the priors were estimated
+                    value = f"NULLIF({value}, '')"
+                query = rel.select(f"*, CAST({value} AS {cast}) AS {quote_identifier(_VALUE)}")
                 to_reader = (
                     getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader
                 )  # duckdb < 1.4
@@ -392,7 +428,8 @@ def stream_release(
                     if progress is not None:
                         progress(counts["released"] + counts["missing"], estimated.rows_total)
 
-            _copy_to(pa.RecordBatchReader.from_batches(schema, batches()), tmp, fmt, final.name)
+            stream = pa.RecordBatchReader.from_batches(schema, batches())
+            _copy_to(stream, tmp, fmt, final.name, delimiter)
             if counts["released"] + counts["missing"] != estimated.rows_total:
                 raise DataError("the table changed while it was read")  # pragma: no cover
     finally:
@@ -404,8 +441,9 @@ def stream_release(
     return described, counts["released"], counts["missing"]
 
 
-def _copy_to(stream: pa.RecordBatchReader, tmp: Path, fmt: str, name: str) -> None:
-    """DuckDB's ``COPY`` of an Arrow stream to ``tmp`` (CSV with header, gzip by ``name``; Parquet)."""
+def _copy_to(stream: pa.RecordBatchReader, tmp: Path, fmt: str, name: str, delimiter: str = ",") -> None:
+    """DuckDB's ``COPY`` of an Arrow stream to ``tmp``: Parquet, or CSV with a header and
+    RFC 4180 quoting, fields separated by ``delimiter``, gzip if ``name`` ends in ``.gz``."""
     out = connect()
     try:
         out.register("out_stream", stream)
@@ -413,7 +451,9 @@ def _copy_to(stream: pa.RecordBatchReader, tmp: Path, fmt: str, name: str) -> No
             options = "FORMAT parquet"
         else:
             gz = name.lower().endswith(".gz")
-            options = "FORMAT csv, HEADER true" + (", COMPRESSION gzip" if gz else "")
+            delim = delimiter.replace("'", "''")
+            options = f"FORMAT csv, HEADER true, DELIMITER '{delim}', QUOTE '\"', ESCAPE '\"'"
+            options += ", COMPRESSION gzip" if gz else ""
         path_sql = str(tmp).replace("'", "''")
         try:
             out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")

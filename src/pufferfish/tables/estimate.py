@@ -327,7 +327,10 @@ def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: s
     """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column."""
     for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
         if col is not None and col not in columns:
-            raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}")
+            hint = ""
+            if len(columns) == 1:
+                hint = " (one column: no field delimiter was found; is it a CSV with a header row?)"
+            raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}{hint}")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..noise import add_gaussian, add_laplace
 from .estimate import EstimatedPriors, TableAggregates, check_columns
@@ -70,6 +71,22 @@ def spark_session(spark: Any = None) -> Any:
     )
 
 
+#: Spark CSV options for RFC 4180 files (Spark's defaults escape quotes with a backslash and end
+#: a record at every newline, even inside quotes).
+CSV_READ: dict[str, Any] = {"header": True, "quote": '"', "escape": '"', "multiLine": True}
+#: Spark CSV options that write every field back as read: quotes doubled, blanks kept (Spark's
+#: writer trims leading and trailing blanks by default), ``""`` for an empty string.
+CSV_WRITE: dict[str, Any] = {
+    "header": True,
+    "quote": '"',
+    "escape": '"',
+    "ignoreLeadingWhiteSpace": False,
+    "ignoreTrailingWhiteSpace": False,
+}
+# No CSV field is this text, so Spark reads only unquoted empty fields as missing.
+_NO_NULL_TEXT = "\u0001pufferfish-no-null\u0001"
+
+
 def read_table(
     spark: Any, source: TableSource, *, all_text: bool = False, text_columns: Sequence[str] = ()
 ) -> Any:
@@ -83,7 +100,8 @@ def read_table(
         DataFrame, a Parquet file or folder (``.parquet``, ``.pq``), or a CSV file or folder
         (header row; column types inferred unless ``all_text``).
     all_text : bool
-        Read CSV columns as text (so a CSV release copies them unchanged).
+        Read CSV columns as the text written in the file, so a release copies them unchanged: a
+        quoted empty field ``""`` stays an empty string, an unquoted one is missing.
     text_columns : sequence of str
         CSV columns read as the text written in the file whatever the inferred type (``007``
         would become 7); the others keep their inferred types.
@@ -92,6 +110,11 @@ def read_table(
     ------
     DataError
         If Spark cannot read it.
+
+    Notes
+    -----
+    CSV is read as RFC 4180 writes it (:data:`CSV_READ`): a quote inside a quoted field is
+    doubled (Spark's default escape is a backslash) and a quoted field may span lines.
     """
     if source.kind == "spark-dataframe":
         return source.data
@@ -99,8 +122,10 @@ def read_table(
     try:
         if is_parquet(path):
             return spark.read.parquet(str(path))
-        df = spark.read.csv(str(path), header=True, inferSchema=not all_text)
-        if all_text or not text_columns:
+        if all_text:  # a quoted empty field stays "" (as DuckDB's text copy); unquoted is missing
+            return spark.read.csv(str(path), inferSchema=False, nullValue=_NO_NULL_TEXT, **CSV_READ)
+        df = spark.read.csv(str(path), inferSchema=True, **CSV_READ)
+        if not text_columns:
             return df
         types = _pyspark().types
         schema = types.StructType(
@@ -109,7 +134,7 @@ def read_table(
                 for f in df.schema
             ]
         )
-        return spark.read.csv(str(path), header=True, schema=schema)
+        return spark.read.csv(str(path), schema=schema, **CSV_READ)
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
         raise DataError(f"cannot read {str(path)!r} with Spark: {first_line(exc)}") from None
 
@@ -229,8 +254,12 @@ def _perturb_partition(
     scale: float,
     noise: str,
     seed: int | None,
+    empty_is_missing: bool,
 ) -> Iterator[pa.RecordBatch]:
     """One partition of the Spark release: ``code + noise`` in the public column, on the executor.
+
+    ``empty_is_missing``: the public column is the CSV text (:func:`read_table` with
+    ``all_text``), where an empty string is a missing value.
 
     The partition has its own sampler: the secure OpenDP one (every random bit from the
     executor's OS randomness, nothing shipped from the driver), or with ``seed`` a NumPy
@@ -245,6 +274,8 @@ def _perturb_partition(
     for batch in batches:
         k = batch.schema.get_field_index(public)
         value = batch.column(k)
+        if empty_is_missing:  # "" is missing, as when the priors were estimated
+            value = pc.if_else(pc.equal(value, ""), pa.scalar(None, pa.string()), value)
         if estimated.categorical:
             codes = estimated.codes_for(value.cast(pa.string()))
         else:
@@ -325,18 +356,26 @@ def release_table(
 
     def perturb(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return _perturb_partition(
-            batches, public=public, estimated=estimated, scale=scale, noise=noise, seed=seed
+            batches,
+            public=public,
+            estimated=estimated,
+            scale=scale,
+            noise=noise,
+            seed=seed,
+            empty_is_missing=text_copy,
         )
 
     try:
-        missing = int(df.agg(F.count(F.when(F.col(f"`{public}`").isNull(), 1))).first()[0])
+        column = F.col(f"`{public}`")
+        absent = column.isNull() | (column == "") if text_copy else column.isNull()
+        missing = int(df.agg(F.count(F.when(absent, 1))).first()[0])
         total = int(df.count())
         out = df.mapInArrow(perturb, schema).write.mode("overwrite" if force else "errorifexists")
         if fmt == "parquet":
             out.parquet(str(output))
         else:
             gz = output.name.lower().endswith(".gz")
-            out.options(header=True, **({"compression": "gzip"} if gz else {})).csv(str(output))
+            out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(output))
     except Exception as exc:
         raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
     probe = (add_laplace if noise == "laplace" else add_gaussian)(np.zeros(1), scale, rng=seed, workers=1)
