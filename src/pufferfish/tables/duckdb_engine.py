@@ -54,14 +54,28 @@ def connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
-#: How CSV files are read: a header row and RFC 4180 quoting (a quote inside a quoted field is
-#: doubled). The delimiter is sniffed (``,``, ``;``, tab, ``|``), and a release writes its CSV
-#: with the delimiter of its source (:func:`csv_delimiter`).
-CSV_DIALECT: dict[str, Any] = {"header": True, "quotechar": '"', "escapechar": '"'}
+#: How CSV files are read: a header row on the first line, RFC 4180 quoting (a quote inside a
+#: quoted field is doubled), no comment lines and no rows skipped (DuckDB's sniffer may otherwise
+#: take ``#`` for a comment and drop what follows it). The delimiter is sniffed (``,``, ``;``,
+#: tab, ``|``), and a release writes its CSV with the delimiter and line ending of its source
+#: (:func:`csv_dialect`).
+CSV_DIALECT: dict[str, Any] = {
+    "header": True,
+    "quotechar": '"',
+    "escapechar": '"',
+    "comment": "",
+    "skiprows": 0,
+}
 
 
-def csv_delimiter(con: duckdb.DuckDBPyConnection, path: str | Path) -> str:
-    """The field delimiter DuckDB's sniffer finds in a CSV file (as :func:`open_table` reads it).
+def csv_dialect(con: duckdb.DuckDBPyConnection, path: str | Path) -> tuple[str, str]:
+    """The field delimiter and line ending DuckDB's sniffer finds in a CSV file.
+
+    Returns
+    -------
+    (str, str)
+        The delimiter (as :func:`open_table` reads the file) and the line ending (``"\\n"``,
+        ``"\\r\\n"`` or ``"\\r"``), which a release of the file writes back.
 
     Raises
     ------
@@ -71,11 +85,15 @@ def csv_delimiter(con: duckdb.DuckDBPyConnection, path: str | Path) -> str:
     path_sql = str(path).replace("'", "''")
     try:
         rows = con.execute(
-            f"SELECT Delimiter FROM sniff_csv('{path_sql}', header = true, quote = '\"', escape = '\"')"
+            f"SELECT Delimiter, NewLineDelimiter FROM sniff_csv('{path_sql}', header = true, "
+            f"quote = '\"', escape = '\"', comment = '', skip = 0)"
         ).fetchall()
     except duckdb.Error as exc:
         raise DataError(f"cannot read {str(path)!r}: {first_line(exc)}") from None
-    return str(rows[0][0]) if rows else ","
+    if not rows:  # pragma: no cover - sniff_csv returns one row
+        return ",", "\n"
+    delimiter, newline = rows[0]
+    return str(delimiter), {"\\r\\n": "\r\n", "\\r": "\r"}.get(str(newline), "\n")
 
 
 def open_table(
@@ -387,7 +405,7 @@ def stream_release(
         with atomic_output(final, force=force) as tmp:
             try:
                 text_csv = text_copy and fmt == "csv" and source.path is not None
-                delimiter = csv_delimiter(con, source.path) if text_csv else ","  # type: ignore[arg-type]
+                dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
                 # the public column as written: labels, or numbers parsed from their text
                 rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
                 cast = "VARCHAR" if estimated.categorical else "DOUBLE"
@@ -429,7 +447,7 @@ def stream_release(
                         progress(counts["released"] + counts["missing"], estimated.rows_total)
 
             stream = pa.RecordBatchReader.from_batches(schema, batches())
-            _copy_to(stream, tmp, fmt, final.name, delimiter)
+            _copy_to(stream, tmp, fmt, final.name, dialect)
             if counts["released"] + counts["missing"] != estimated.rows_total:
                 raise DataError("the table changed while it was read")  # pragma: no cover
     finally:
@@ -441,9 +459,16 @@ def stream_release(
     return described, counts["released"], counts["missing"]
 
 
-def _copy_to(stream: pa.RecordBatchReader, tmp: Path, fmt: str, name: str, delimiter: str = ",") -> None:
+def _copy_to(
+    stream: pa.RecordBatchReader,
+    tmp: Path,
+    fmt: str,
+    name: str,
+    dialect: tuple[str, str] = (",", "\n"),
+) -> None:
     """DuckDB's ``COPY`` of an Arrow stream to ``tmp``: Parquet, or CSV with a header and
-    RFC 4180 quoting, fields separated by ``delimiter``, gzip if ``name`` ends in ``.gz``."""
+    RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), gzip if ``name`` ends in
+    ``.gz``."""
     out = connect()
     try:
         out.register("out_stream", stream)
@@ -451,8 +476,12 @@ def _copy_to(stream: pa.RecordBatchReader, tmp: Path, fmt: str, name: str, delim
             options = "FORMAT parquet"
         else:
             gz = name.lower().endswith(".gz")
-            delim = delimiter.replace("'", "''")
-            options = f"FORMAT csv, HEADER true, DELIMITER '{delim}', QUOTE '\"', ESCAPE '\"'"
+            delim, newline = (part.replace("'", "''") for part in dialect)
+            options = (
+                f"FORMAT csv, HEADER true, DELIMITER '{delim}', QUOTE '\"', ESCAPE '\"', "
+                f"NEW_LINE '{newline}', COMMENT ''"
+            )  # no comment character: DuckDB would quote every field holding '#'
+
             options += ", COMPRESSION gzip" if gz else ""
         path_sql = str(tmp).replace("'", "''")
         try:
