@@ -199,3 +199,29 @@ def test_spark_reads_secret_labels_as_written(tmp_path: Path) -> None:
     spark = estimate_priors(path, secret="code", public="age", pairs=[("007", "012")], engine="spark")
     assert [g.secret for g in spark.groups] == [g.secret for g in duck.groups] == ["007", "012"]
     assert [g.rows for g in spark.groups] == [2, 2]
+
+
+def test_spark_release_keeps_other_columns_byte_for_byte(tmp_path: Path, spark: Any) -> None:
+    from tests.test_as_written import RELEASED, _expected, _released_values, _table
+
+    text, parts = _table(",", "\n")
+    src = tmp_path / "in.csv"
+    src.write_text(text)
+    out = tmp_path / "out.csv"
+    res = release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("yes", "no")],
+        epsilon=1.0,
+        output=out,
+        rng=3,
+        engine="spark",
+        spark=spark,
+    )
+    texts = [f.read_text() for f in sorted(out.glob("part-*.csv")) if f.stat().st_size]
+    got = texts[0] + "".join(t.split("\n", 1)[1] for t in texts[1:])  # one header per part
+    values = _released_values(got, ",")
+    assert got == _expected(parts, values, ",", "\n")
+    assert [v == "" for v in values] == [v == "" for v in RELEASED]
+    assert res.rows_released == 5 and res.rows_missing_public == 1
