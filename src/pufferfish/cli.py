@@ -8,6 +8,7 @@ unreadable file, existing output) print one line ``error: ...`` on standard erro
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from enum import Enum
 from typing import Annotated, Any, TypeVar
@@ -526,9 +527,26 @@ def reproduce(
     )
 
 
+# Typer's base class of command-line usage errors (its vendored click's ClickException).
+_CLICK_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
 def main() -> None:
-    """Entry point of the ``pufferfish`` console script."""
-    app()
+    """Entry point of the ``pufferfish`` console script.
+
+    A usage error (an unknown option, ``--epsilon abc``) is one line on stderr and exit code 2,
+    like the library's input errors (exit code 1); no arguments print the help.
+    """
+    if len(sys.argv) <= 1:
+        app()
+        return
+    try:
+        code = app(standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        message = exc.format_message().splitlines()  # type: ignore[attr-defined]
+        typer.echo(f"error: {message[0] if message else type(exc).__name__}", err=True)
+        sys.exit(int(getattr(exc, "exit_code", 2)))
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

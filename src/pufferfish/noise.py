@@ -211,18 +211,26 @@ def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None
     return np.random.default_rng(int(rng)), int(rng)
 
 
+#: Most sampler threads accepted (each is an OS thread; more is a typo, not a machine).
+WORKERS_MAX = 1024
+
+
 def check_workers(workers: Any) -> int:
-    """``workers`` as an int >= 1; ``None`` means every core (``os.cpu_count()``).
+    """``workers`` as an int in [1, :data:`WORKERS_MAX`]; ``None`` means every core.
 
     Raises
     ------
     ValueError
-        If ``workers`` is not None and not an int >= 1.
+        If ``workers`` is not None and not an int in [1, 1024].
     """
     if workers is None:
         return max(1, os.cpu_count() or 1)
-    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if (
+        isinstance(workers, (bool, np.bool_))
+        or not isinstance(workers, (int, np.integer))
+        or not 1 <= workers <= WORKERS_MAX
+    ):
+        raise ValueError(f"workers must be an int in [1, {WORKERS_MAX}], got {workers!r}")
     return int(workers)
 
 

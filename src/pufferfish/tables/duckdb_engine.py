@@ -193,6 +193,14 @@ def table_aggregates(
         con.register("t", rel)
         s_col, p_col = quote_identifier(secret), quote_identifier(public)
         w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
+        if weight and not is_numeric_type(types[weight]):
+            w_col = quote_identifier(weight)
+            not_numbers = con.execute(
+                f"SELECT CAST({w_col} AS VARCHAR) FROM t WHERE {w_col} IS NOT NULL AND "
+                f"TRY_CAST(CAST({w_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
+            ).fetchall()
+            if not_numbers:
+                raise DataError(f"weight column {weight!r} must hold numbers, got {not_numbers[0][0]!r}")
         if not categorical and not sniffed_numeric:  # --numeric on a column DuckDB reads as text
             bad = con.execute(
                 f"SELECT CAST({p_col} AS VARCHAR) FROM t WHERE {p_col} IS NOT NULL "

@@ -333,6 +333,11 @@ def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: s
             raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}{hint}")
 
 
+#: Largest magnitude of a numeric public value: variances and squared distances of the
+#: calibrators stay far from float64 overflow (1.8e308).
+PUBLIC_MAX = 1e100
+
+
 @dataclass(frozen=True)
 class TableAggregates:
     """What an engine (DuckDB, Spark) computes from a table to estimate the priors.
@@ -388,6 +393,8 @@ def priors_from_aggregates(
         As :func:`estimate_priors`.
     """
     agg = aggregates
+    if agg.rows_total == 0:
+        raise DataError("the table has no rows (a header only)")
     if agg.negative_weights:
         raise DataError(
             f"weight column {weight!r} must be >= 0 and not NaN; {agg.negative_weights} rows are not"
@@ -399,6 +406,12 @@ def priors_from_aggregates(
     labels = sorted(agg.labels)
     if not labels:
         raise DataError(f"public column {public!r} has no non-missing value")
+    if not agg.categorical and max(abs(labels[0]), abs(labels[-1])) > PUBLIC_MAX:
+        big = labels[0] if abs(labels[0]) > abs(labels[-1]) else labels[-1]
+        raise DataError(
+            f"public column {public!r} must hold numbers within +-{PUBLIC_MAX:g} (their squares and "
+            f"spreads must stay finite in float64), got {big!r}; rescale the column"
+        )
     mapping: tuple[tuple[str, int], ...] = ()
     if agg.categorical:
         alphabet = _category_order(labels, order, public)

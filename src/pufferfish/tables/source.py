@@ -155,6 +155,8 @@ def resolve_source(data: Any, engine: str = "duckdb") -> TableSource:
     if isinstance(data, (str, Path)):
         path = Path(data)
         if path.is_file():
+            if not is_parquet(path):
+                check_text_file(path)
             return TableSource(path, "parquet" if is_parquet(path) else "csv", str(data))
         if spark and path.is_dir():
             return TableSource(path, "folder", str(data))
@@ -166,6 +168,23 @@ def resolve_source(data: Any, engine: str = "duckdb") -> TableSource:
             f"got {str(data)!r}, which does not exist"
         )
     raise DataError(f"data must be a file path, a data set name or a DataFrame, got {type(data).__name__}")
+
+
+def check_text_file(path: Path) -> None:
+    """DataError if a CSV file is empty or, uncompressed, holds NUL bytes in its first 64 KiB.
+
+    DuckDB's messages for both ("Sniffer detected value different than the user input for the
+    Header options", "Error when sniffing file") do not say what is wrong.
+    """
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(65536)
+    except OSError as exc:
+        raise DataError(f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+    if not head:
+        raise DataError(f"data file {str(path)!r} is empty: a CSV needs a header row")
+    if not head.startswith(b"\x1f\x8b") and b"\x00" in head:  # gzip is binary by design
+        raise DataError(f"data file {str(path)!r} is not a text CSV file: it holds NUL bytes")
 
 
 def first_line(exc: BaseException) -> str:
