@@ -1,0 +1,280 @@
+"""A sweep of bad input through the console entry point and the Python API (issue 14).
+
+Every case runs ``pufferfish.cli.main`` (what the ``pufferfish`` script runs) in a folder of
+small files, and checks: a non-zero exit, exactly one line on stderr that starts with
+``error:`` and says what is wrong, no traceback, and every file of the folder byte for byte as
+before (nothing written, nothing overwritten, no partial output).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pufferfish import DiscretePrior
+from pufferfish.cli import main
+
+FILES: dict[str, str | bytes] = {
+    "ok.csv": "s,x,w,t\na,1,1,u\na,2,2,v\nb,2,1,u\nb,3,1,v\nc,1,1,u\n",
+    "empty.csv": "",
+    "header.csv": "s,x,w,t\n",
+    "binary.csv": bytes(range(256)) * 20,
+    "semicolon_rows.csv": "s,x\na;1\nb;2\n",
+    "w_negative.csv": "s,x,w\na,1,-1\na,2,1\nb,2,1\n",
+    "w_zero.csv": "s,x,w\na,1,0\na,2,0\nb,2,1\nb,1,1\n",
+    "w_nan.csv": "s,x,w\na,1,nan\na,2,1\nb,2,1\n",
+    "w_text.csv": "s,x,w\na,1,abc\na,2,1\nb,2,1\n",
+    "x_nan.csv": "s,x\na,1\na,nan\nb,2\n",
+    "x_inf.csv": "s,x\na,1\na,inf\nb,2\n",
+    "x_huge.csv": "s,x\na,1\na,1e300\nb,2\nb,-1e300\n",
+    "x_mixed.csv": "s,x\na,1\na,two\nb,2\n",
+    "all_missing.csv": "s,x\na,\nb,\n,1\n",
+    "existing.csv": "precious\n",
+}
+
+
+def _user(**kw: object) -> dict[str, object]:
+    return {"name": "u1", "support": [0, 1], "pmf": [0.5, 0.5], **kw}
+
+
+SYSTEMS: dict[str, object] = {
+    "mu_no_users.json": {"people": []},
+    "mu_no_pmf.json": {"users": [{"name": "u1", "support": [0, 1]}]},
+    "mu_sum.json": {"users": [_user(pmf=[0.5, 0.6])]},
+    "mu_negative.json": {"users": [_user(pmf=[-0.5, 1.5])]},
+    "mu_presence.json": {"users": [_user(presence=1.5)]},
+    "mu_text.json": {"users": [_user(pmf=["a", "b"])]},
+    "mu_list.json": [1, 2],
+}
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name, content in FILES.items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    for name, obj in SYSTEMS.items():
+        (tmp_path / name).write_text(json.dumps(obj))
+    (tmp_path / "mu_syntax.json").write_text('{"users": [')
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _run(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    monkeypatch.setattr(sys, "argv", ["pufferfish", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    out = capsys.readouterr()
+    return exit_.value.code, out.out, out.err
+
+
+B = ["--secret", "s", "--pair", "a,b", "--public", "x"]  # on ok.csv and the small files
+E1 = ["--epsilon", "1"]
+T = ["--secret", "s", "--pair", "a,b", "--public", "t", "--epsilon", "1"]  # text public column
+R = ["release", "ok.csv", *B, *E1]
+
+CASES = {
+    # files
+    "missing file": (["calibrate", "nope.csv", *B, *E1], "got 'nope.csv', which does not exist"),
+    "empty file": (["calibrate", "empty.csv", *B, *E1], "data file 'empty.csv' is empty"),
+    "header only": (["calibrate", "header.csv", *B, *E1], "the table has no rows (a header only)"),
+    "binary file": (["calibrate", "binary.csv", *B, *E1], "is not a text CSV file: it holds NUL bytes"),
+    "wrong delimiter": (["calibrate", "semicolon_rows.csv", *B, *E1], "no field delimiter was found"),
+    # columns
+    "secret typo": (["calibrate", "ok.csv", "--secret", "S", *B[2:], *E1], "secret column 'S' is not in"),
+    "public typo": (["calibrate", "ok.csv", *B[:4], "--public", "X", *E1], "public column 'X' is not in"),
+    "weight typo": (["calibrate", "ok.csv", *B, *E1, "--weight", "W"], "weight column 'W' is not in"),
+    # pairs
+    "pair label absent": (
+        ["calibrate", "ok.csv", "--secret", "s", "--pair", "a,z", "--public", "x", *E1],
+        "secret value 'z' does not occur in column 's'; values are 'a', 'b', 'c'",
+    ),
+    "pair labels equal": (
+        ["calibrate", "ok.csv", "--secret", "s", "--pair", "a,a", "--public", "x", *E1],
+        "pair must name two different secret values, got 'a,a'",
+    ),
+    "pair single label": (
+        ["calibrate", "ok.csv", "--secret", "s", "--pair", "a", "--public", "x", *E1],
+        "pair must be two secret values 'A,B', got 'a'",
+    ),
+    # epsilon and delta
+    "epsilon 0": (["calibrate", "ok.csv", *B, "--epsilon", "0"], "epsilon must be finite and > 0, got 0.0"),
+    "epsilon negative": (
+        ["calibrate", "ok.csv", *B, "--epsilon", "-1"],
+        "epsilon must be finite and > 0, got -1.0",
+    ),
+    "epsilon nan": (
+        ["calibrate", "ok.csv", *B, "--epsilon", "nan"],
+        "epsilon must be finite and > 0, got nan",
+    ),
+    "epsilon inf": (
+        ["calibrate", "ok.csv", *B, "--epsilon", "inf"],
+        "epsilon must be finite and > 0, got inf",
+    ),
+    "epsilon 1e308": (["calibrate", "ok.csv", *B, "--epsilon", "1e308"], "epsilon must be <= 20"),
+    "epsilon text": (["calibrate", "ok.csv", *B, "--epsilon", "abc"], "Invalid value for '--epsilon'"),
+    "delta negative": (
+        ["calibrate", "ok.csv", *B, *E1, "--delta", "-0.1"],
+        "delta must be in [0, 1), got -0.1",
+    ),
+    "delta 1": (["calibrate", "ok.csv", *B, *E1, "--delta", "1"], "delta must be in [0, 1), got 1.0"),
+    "delta nan": (["calibrate", "ok.csv", *B, *E1, "--delta", "nan"], "delta must be in [0, 1), got nan"),
+    # label order
+    "order missing a label": (
+        ["calibrate", "ok.csv", *T, "--order", "u"],
+        "order must list every label of 't'",
+    ),
+    "order duplicate label": (
+        ["calibrate", "ok.csv", *T, "--order", "u,u,v"],
+        "order must list each label once",
+    ),
+    "order empty label": (
+        ["calibrate", "ok.csv", *T, "--order", "u,,v"],
+        "without empty entries, got 'u,,v'",
+    ),
+    # weights
+    "weight negative": (
+        ["calibrate", "w_negative.csv", *B, *E1, "--weight", "w"],
+        "must be >= 0 and not NaN",
+    ),
+    "weight nan": (["calibrate", "w_nan.csv", *B, *E1, "--weight", "w"], "must be >= 0 and not NaN"),
+    "weights zero": (["calibrate", "w_zero.csv", *B, *E1, "--weight", "w"], "(and positive weight)"),
+    "weight text": (
+        ["calibrate", "w_text.csv", *B, *E1, "--weight", "w"],
+        "weight column 'w' must hold numbers, got 'abc'",
+    ),
+    # public values
+    "public nan": (["calibrate", "x_nan.csv", *B, *E1], "public column 'x' must hold finite numbers"),
+    "public inf": (["calibrate", "x_inf.csv", *B, *E1], "public column 'x' must hold finite numbers"),
+    "public 1e300": (["calibrate", "x_huge.csv", *B, *E1], "must hold numbers within +-1e+100"),
+    "public mixed read as numeric": (
+        ["calibrate", "x_mixed.csv", *B, *E1, "--numeric", "x"],
+        "public column 'x' is read as numeric but holds 'two', not a number",
+    ),
+    "all rows missing": (
+        ["calibrate", "all_missing.csv", *B, *E1],
+        "secret value 'a' has no row with a public",
+    ),
+    # release outputs
+    "output folder missing": (
+        [*R, "--output", "nofolder/out.csv"],
+        "output folder must exist, got 'nofolder'",
+    ),
+    "output is the input": ([*R, "--output", "ok.csv"], "output must differ from the input file"),
+    "output exists": ([*R, "--output", "existing.csv"], "exists; pass --force"),
+    "output extension": ([*R, "--output", "out.xyz"], "output must end in .csv, .csv.gz, .parquet or .pq"),
+    "report not html": ([*R, "--output", "out.csv", "--report", "rep.txt"], "report must be an .html file"),
+    "workers 0": (
+        [*R, "--output", "out.csv", "--workers", "0"],
+        "workers must be an int in [1, 1024], got 0",
+    ),
+    "workers -1": (
+        [*R, "--output", "out.csv", "--workers", "-1"],
+        "workers must be an int in [1, 1024], got -1",
+    ),
+    "workers huge": (
+        [*R, "--output", "out.csv", "--workers", "100000"],
+        "workers must be an int in [1, 1024]",
+    ),
+    "workers text": ([*R, "--output", "out.csv", "--workers", "two"], "Invalid value for '--workers'"),
+    "mechanism unknown": ([*R, "--output", "out.csv", "--mechanism", "nope"], "mechanism must be one of"),
+    "option unknown": ([*R, "--output", "out.csv", "--epsilonn", "1"], "No such option: --epsilonn"),
+    # fitted priors
+    "prior gmm:0": (["calibrate", "ok.csv", *B, *E1, "--prior", "gmm:0"], "got 'gmm:0'"),
+    "prior gmm:-1": (["calibrate", "ok.csv", *B, *E1, "--prior", "gmm:-1"], "got 'gmm:-1'"),
+    "prior gmm:abc": (["calibrate", "ok.csv", *B, *E1, "--prior", "gmm:abc"], "got 'gmm:abc'"),
+    # multi-user systems
+    "system missing": (["multiuser", "nope.json", "--pair-set", "P-bot", *E1], "cannot read system file"),
+    "system not JSON": (["multiuser", "mu_syntax.json", "--pair-set", "P-bot", *E1], "is not valid JSON"),
+    "system not an object": (["multiuser", "mu_list.json", "--pair-set", "P-bot", *E1], '"users" list'),
+    "system without users": (["multiuser", "mu_no_users.json", "--pair-set", "P-bot", *E1], '"users" list'),
+    "user without pmf": (["multiuser", "mu_no_pmf.json", "--pair-set", "P-bot", *E1], 'needs "pmf"'),
+    "pmf not summing to 1": (["multiuser", "mu_sum.json", "--pair-set", "P-bot", *E1], "pmf must sum to 1"),
+    "pmf negative": (["multiuser", "mu_negative.json", "--pair-set", "P-bot", *E1], "pmf must be >= 0"),
+    "pmf text": (["multiuser", "mu_text.json", "--pair-set", "P-bot", *E1], "pmf must be a 1-D array"),
+    "presence > 1": (
+        ["multiuser", "mu_presence.json", "--pair-set", "P-bot", *E1],
+        "must be in [0, 1], got 1.5",
+    ),
+}
+
+
+@pytest.mark.parametrize(("args", "message"), list(CASES.values()), ids=list(CASES))
+def test_bad_input_is_one_line_and_changes_nothing(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args, message
+) -> None:
+    before = _snapshot(folder)
+    code, _, err = _run(args, monkeypatch, capsys)
+    assert code not in (0, None)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: ") and message in lines[0], lines[0]
+    assert "Traceback" not in err
+    assert _snapshot(folder) == before  # nothing written, nothing overwritten
+
+
+ACCEPTED = {
+    # A text column is categorical, labels as written, and the results say so.
+    "mixed types read as text": (["calibrate", "x_mixed.csv", *B, *E1], "x: categorical (labels as written)"),
+    # --order may name a label the data lacks: it gets a code and no mass.
+    "order with an unseen label": (["calibrate", "ok.csv", *T, "--order", "u,v,w"], "│ w │"),
+}
+
+
+@pytest.mark.parametrize(("args", "shown"), list(ACCEPTED.values()), ids=list(ACCEPTED))
+def test_edge_input_that_is_accepted_says_how_it_was_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args, shown
+) -> None:
+    code, out, err = _run(args, monkeypatch, capsys)
+    assert code == 0, err
+    assert shown in out
+
+
+def test_one_row_group_is_calibrated_and_shown(  # a legitimate, if poor, estimate
+    folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (folder / "one_row.csv").write_text("s,x\na,1\nb,2\nb,3\n")
+    code, out, err = _run(["calibrate", "one_row.csv", *B, *E1], monkeypatch, capsys)
+    assert code == 0, err
+    assert "(n=1)" in out
+
+
+def test_a_million_support_values_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    n = 10**6
+    system = {"users": [{"name": "u1", "support": list(range(n)), "pmf": [1.0 / n] * n}]}
+    (tmp_path / "big.json").write_text(json.dumps(system))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(
+        ["multiuser", "big.json", "--pair-set", "P-bot", *E1, "--json"], monkeypatch, capsys
+    )
+    assert code == 0, err
+    assert json.loads(out)["results"]
+
+
+@pytest.mark.parametrize(
+    ("support", "pmf", "message"),
+    [
+        ([0, 1], [-0.1, 1.1], "pmf must be >= 0, got -0.1 at index 0"),
+        ([1, 0], [0.3, 0.7], "support must be strictly increasing, got 1.0 then 0.0 at index 0"),
+        ([0, 0, 1], [0.2, 0.3, 0.5], "support must be strictly increasing, got 0.0 then 0.0"),
+        ([0, 1], [float("nan"), 1.0], "pmf must be finite, got nan at index 0"),
+        ([0, 1], [0.3, 0.3], "pmf must sum to 1 (within 1e-9), got a sum of 0.6"),
+        ([0, float("nan")], [0.5, 0.5], "support must be finite, got nan at index 1"),
+        ([0, 1, 2], [0.5, 0.5], "support and pmf must have the same length, got 3 and 2"),
+    ],
+    ids=["negative", "unsorted", "duplicate", "nan", "unnormalised", "nan support", "lengths"],
+)
+def test_api_rejects_bad_masses(support, pmf, message) -> None:
+    with pytest.raises(ValueError) as exc:
+        DiscretePrior(support, pmf)
+    assert message in str(exc.value)
