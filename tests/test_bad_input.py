@@ -9,9 +9,13 @@ before (nothing written, nothing overwritten, no partial output).
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from pufferfish import DiscretePrior
@@ -278,3 +282,39 @@ def test_api_rejects_bad_masses(support, pmf, message) -> None:
     with pytest.raises(ValueError) as exc:
         DiscretePrior(support, pmf)
     assert message in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("sig", "old"), [(signal.SIGINT, "old\n"), (signal.SIGTERM, None)], ids=["SIGINT", "SIGTERM"]
+)
+def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signals, old: str | None) -> None:
+    # 2 million rows: the release writes for seconds, and the signal arrives while it writes.
+    duckdb.execute(
+        f"COPY (SELECT i % 7 AS s, (i * 7919) % 100 AS x, 'note ' || i AS t FROM range(2000000) r(i)) "
+        f"TO '{tmp_path / 'big.csv'}' (FORMAT csv, HEADER true)"
+    )
+    out = tmp_path / "out.csv"
+    if old is not None:
+        out.write_text(old)
+    before = _snapshot(tmp_path)
+    args = ["release", "big.csv", "--secret", "s", "--pair", "1,2", "--public", "x", "--epsilon", "1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pufferfish.cli", *args, "--output", "out.csv", "--force"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith(".out.csv.") for p in tmp_path.iterdir()):  # writing has begun
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the release ended before the signal; use a larger table"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == [
+        "error: interrupted; no output was published (unfinished files removed)"
+    ]
+    assert _snapshot(tmp_path) == before  # the old output intact (or none), no temporary file left

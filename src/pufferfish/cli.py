@@ -8,6 +8,7 @@ unreadable file, existing output) print one line ``error: ...`` on standard erro
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Callable
 from enum import Enum
@@ -540,13 +541,24 @@ def main() -> None:
     if len(sys.argv) <= 1:
         app()
         return
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM unwinds like Ctrl-C: temporary files go
     try:
         code = app(standalone_mode=False)
     except _CLICK_ERROR as exc:
         message = exc.format_message().splitlines()  # type: ignore[attr-defined]
         typer.echo(f"error: {message[0] if message else type(exc).__name__}", err=True)
         sys.exit(int(getattr(exc, "exit_code", 2)))
+    if code == _INTERRUPTED:
+        typer.echo("error: interrupted; no output was published (unfinished files removed)", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+_INTERRUPTED = 130  # Typer's exit code for KeyboardInterrupt
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM handler: raise KeyboardInterrupt, so every ``finally`` (and DuckDB) cleans up."""
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -494,7 +494,14 @@ def _copy_to(
         path_sql = str(tmp).replace("'", "''")
         try:
             out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")
-        except duckdb.Error as exc:
+        except (duckdb.Error, RuntimeError) as exc:
+            # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted") or surfaces in
+            # the Arrow stream (DuckDB quotes the Python traceback): an interrupt, not bad data.
+            text = str(exc)
+            if "KeyboardInterrupt" in text or "Query interrupted" in text:
+                raise KeyboardInterrupt from None
+            if not isinstance(exc, duckdb.Error):
+                raise
             raise DataError(f"cannot write the release: {first_line(exc)}") from None
     finally:
         out.close()
