@@ -416,11 +416,7 @@ def stream_release(
                 dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
                 # the public column as written: labels, or numbers parsed from their text
                 rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
-                cast = "VARCHAR" if estimated.categorical else "DOUBLE"
-                value = f"CAST({quote_identifier(public)} AS VARCHAR)"
-                if text_copy:  # "" is missing, as when the priors were estimated
-                    value = f"NULLIF({value}, '')"
-                query = rel.select(f"*, CAST({value} AS {cast}) AS {quote_identifier(_VALUE)}")
+                query = rel.select(f"*, {_value_sql(public, estimated.categorical, text_copy)}")
                 to_reader = (
                     getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader
                 )  # duckdb < 1.4
@@ -465,6 +461,15 @@ def stream_release(
     if seed is not None:
         described["seed"] = seed
     return described, counts["released"], counts["missing"]
+
+
+def _value_sql(public: str, categorical: bool, text_copy: bool) -> str:
+    """SQL of the released column's value, from its text: a label, or a number parsed from it; in
+    a CSV read as text, ``""`` is missing, as when the priors were estimated."""
+    value = f"CAST({quote_identifier(public)} AS VARCHAR)"
+    if text_copy:
+        value = f"NULLIF({value}, '')"
+    return f"CAST({value} AS {'VARCHAR' if categorical else 'DOUBLE'}) AS {quote_identifier(_VALUE)}"
 
 
 def _copy_to(
