@@ -304,6 +304,8 @@ def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a background job inherits SIGINT ignored (as under nohup); a terminal's Ctrl-C is not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not any(p.name.startswith(".out.csv.") for p in tmp_path.iterdir()):  # writing has begun
