@@ -1,0 +1,178 @@
+"""Prior sets (issue 15): radii, the closed-form inner problems against a linear-programming
+oracle, and the worst-case loss against the point-estimate loss and a brute-force scan."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from pufferfish import DiscretePrior, Scenario, privacy_loss
+from pufferfish.priorsets import PriorSet, dkw_radius, extreme_prior, l1_radius, worst_case_loss
+
+
+def _lp_extreme(ps: PriorSet, kernel: np.ndarray, maximize: bool) -> float:
+    """max / min <P, kernel> over the set, by scipy's HiGHS linear programming."""
+    k = ps.alphabet.size
+    sign = -1.0 if maximize else 1.0
+    if ps.kind == "l1":  # variables P (k) and t (k) with t >= |P - P_hat|, sum t <= r
+        c = np.concatenate([sign * kernel, np.zeros(k)])
+        eye = np.eye(k)
+        a_ub = np.vstack(
+            [
+                np.hstack([eye, -eye]),
+                np.hstack([-eye, -eye]),
+                np.concatenate([np.zeros(k), np.ones(k)])[None, :],
+            ]
+        )
+        b_ub = np.concatenate([ps.center, -ps.center, [ps.radius]])
+        a_eq = np.concatenate([np.ones(k), np.zeros(k)])[None, :]
+        bounds = [(0, None)] * (2 * k)
+    else:  # F_hat - eta <= cumsum(P) <= F_hat + eta
+        c = sign * kernel
+        tri = np.tril(np.ones((k, k)))
+        f_hat = np.cumsum(ps.center)
+        a_ub = np.vstack([tri, -tri])
+        b_ub = np.concatenate([f_hat + ps.radius, -(f_hat - ps.radius)])
+        a_eq = np.ones((1, k))
+        bounds = [(0, None)] * k
+    tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    res = linprog(
+        c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs", options=tight
+    )
+    assert res.status == 0, res.message
+    return sign * float(res.fun)
+
+
+@st.composite
+def prior_sets(draw: st.DrawFn, kind: str | None = None) -> PriorSet:
+    k = draw(st.integers(1, 7))
+    alphabet = np.array(
+        sorted(draw(st.lists(st.integers(-4, 4), min_size=k, max_size=k, unique=True))), float
+    )
+    weights = np.array(
+        draw(st.lists(st.sampled_from([0.0, 0.0, 1e-3, 0.2, 1.0, 3.0]), min_size=k, max_size=k))
+    )
+    if weights.sum() == 0:
+        weights[draw(st.integers(0, k - 1))] = 1.0
+    radius = draw(st.sampled_from([0.0, 1e-3, 0.05, 0.3, 1.0, 2.5]))
+    kind = kind or draw(st.sampled_from(["dkw", "l1"]))
+    return PriorSet(kind, alphabet, weights / weights.sum(), radius)
+
+
+@given(
+    ps=prior_sets(), pick=st.integers(0, 6), scale=st.sampled_from([0.5, 1.0, 4.0]), maximize=st.booleans()
+)
+def test_extreme_prior_matches_linear_programming(
+    ps: PriorSet, pick: int, scale: float, maximize: bool
+) -> None:
+    y = ps.alphabet[pick % ps.alphabet.size]
+    lk = -np.abs(ps.alphabet - y) / scale
+    p = extreme_prior(ps, lk, maximize=maximize)
+    # p is in the set
+    assert np.all(p >= 0) and p.sum() == pytest.approx(1.0, abs=1e-12)
+    if ps.kind == "l1":
+        assert np.abs(p - ps.center).sum() <= ps.radius + 1e-12
+    else:
+        assert np.max(np.abs(np.cumsum(p) - np.cumsum(ps.center))) <= ps.radius + 1e-12
+    # and attains the linear program's optimum
+    assert float(p @ np.exp(lk)) == pytest.approx(_lp_extreme(ps, np.exp(lk), maximize), rel=1e-9, abs=1e-12)
+
+
+@given(ps=prior_sets(), scale=st.sampled_from([0.5, 1.0, 3.0]))
+def test_radius_zero_is_the_point_estimate_loss(ps: PriorSet, scale: float) -> None:
+    other = PriorSet(ps.kind, ps.alphabet, ps.center[::-1] if ps.alphabet.size > 1 else ps.center, 0.0)
+    got = worst_case_loss(PriorSet(ps.kind, ps.alphabet, ps.center, 0.0), other, scale)
+    keep_i, keep_j = ps.center > 0, other.center > 0
+    point = privacy_loss(
+        Scenario.single(
+            DiscretePrior(ps.alphabet[keep_i], ps.center[keep_i]),
+            DiscretePrior(other.alphabet[keep_j], other.center[keep_j]),
+        ),
+        scale,
+    ).loss
+    assert got.loss == pytest.approx(point, rel=1e-9, abs=1e-12)
+
+
+@given(ps=prior_sets(), scale=st.sampled_from([0.5, 1.0, 3.0]))
+def test_worst_case_loss_bounds_every_member(ps: PriorSet, scale: float) -> None:
+    # brute force: the loss of random members of both sets never exceeds the worst case
+    other = PriorSet(ps.kind, ps.alphabet, np.full(ps.alphabet.size, 1.0 / ps.alphabet.size), ps.radius)
+    worst = worst_case_loss(ps, other, scale).loss
+    rng = np.random.default_rng(0)
+    grid = np.linspace(ps.alphabet[0] - 2, ps.alphabet[-1] + 2, 401)
+    kern = np.exp(-np.abs(grid[:, None] - ps.alphabet[None, :]) / scale)
+    for _ in range(30):
+        members = []
+        for s in (ps, other):
+            lk = -np.abs(ps.alphabet - rng.choice(ps.alphabet)) / scale
+            a, b = extreme_prior(s, lk, maximize=True), extreme_prior(s, lk, maximize=False)
+            u = rng.uniform()
+            members.append(u * a + (1 - u) * b)  # the set is convex
+        ratio = np.abs(np.log(kern @ members[0]) - np.log(kern @ members[1]))
+        assert float(ratio.max()) <= worst + 1e-9
+
+
+def test_loss_grows_with_the_radius_and_is_infinite_at_scale_zero() -> None:
+    a = np.arange(5.0)
+    p, q = np.array([0.4, 0.3, 0.2, 0.1, 0.0]), np.array([0.1, 0.2, 0.3, 0.2, 0.2])
+    for kind in ("dkw", "l1"):
+        losses = [
+            worst_case_loss(PriorSet(kind, a, p, r), PriorSet(kind, a, q, r), 1.0).loss
+            for r in (0, 0.05, 0.2)
+        ]
+        assert losses[0] < losses[1] < losses[2]
+        # at b = 0 a member of one set puts mass where a member of the other puts none
+        assert worst_case_loss(PriorSet(kind, a, p, 0.05), PriorSet(kind, a, q, 0.05), 0.0).loss == math.inf
+    # the point estimates share no zero ... except label 4: infinite already
+    assert worst_case_loss(PriorSet("none", a, p, 0.0), PriorSet("none", a, q, 0.0), 0.0).loss == math.inf
+
+
+def test_radii() -> None:
+    assert dkw_radius(100, 0.95, 1) == pytest.approx(math.sqrt(math.log(2 / 0.05) / 200))
+    assert l1_radius(100, 3, 0.95, 2) == pytest.approx(math.sqrt(0.02 * (math.log(6) + math.log(2 / 0.05))))
+    assert math.isfinite(l1_radius(10, 5000))  # 2^5000 overflows a float; its log does not
+    with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\), got 1.0"):
+        dkw_radius(10, 1.0)
+    with pytest.raises(ValueError, match="n must be finite and > 0, got 0"):
+        l1_radius(0, 3)
+    with pytest.raises(ValueError, match="radius must be finite and >= 0"):
+        PriorSet("dkw", np.arange(2.0), np.array([0.5, 0.5]), -0.1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [("none", (2.379, 0.7821, 0.3386)), ("dkw", (3.578, 1.085, 0.665)), ("l1", (4.17, 1.258, 0.768))],
+)
+def test_adult_robust_optimal_scales(kind: str, expected: tuple[float, ...]) -> None:
+    # Issue 15's reference values: workclass given marital-status, Married-civ-spouse vs
+    # Never-married, '?' missing, 8 labels sorted, m = 2 secrets, confidence 0.95.
+    from scipy.optimize import brentq
+
+    from pufferfish import estimate_priors
+
+    est = estimate_priors(
+        "adult", secret="marital-status", public="workclass", pairs=[("Married-civ-spouse", "Never-married")]
+    )
+    alphabet = np.arange(8.0)
+    rows = {g.secret: g.rows for g in est.groups}
+    sets = []
+    for secret in ("Married-civ-spouse", "Never-married"):
+        d = est.scenario.priors[0].conditionals[secret]
+        center = np.zeros(8)
+        center[d.support.astype(int)] = d.pmf
+        radius = {
+            "none": 0.0,
+            "dkw": dkw_radius(rows[secret], 0.95, 2),
+            "l1": l1_radius(rows[secret], 8, 0.95, 2),
+        }
+        sets.append(PriorSet(kind, alphabet, center, radius[kind]))
+    for eps, want in zip((0.1, 0.5, 1.0), expected, strict=True):
+        scale = brentq(
+            lambda b, eps=eps: worst_case_loss(sets[0], sets[1], b).loss - eps, 1e-3, 100.0, xtol=1e-9
+        )
+        assert scale == pytest.approx(want, rel=6e-4)
