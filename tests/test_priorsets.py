@@ -117,6 +117,15 @@ def test_worst_case_loss_bounds_every_member(ps: PriorSet, scale: float) -> None
         assert float(ratio.max()) <= worst + 1e-9
 
 
+def test_rounding_bound_is_infinite_only_where_the_value_cannot_be_certified() -> None:
+    a = np.arange(6.0)
+    far = PriorSet("l1", a, np.array([1.0, 0, 0, 0, 0, 0]), 0.0)  # all mass 5 scales from y = 5
+    near = PriorSet("l1", a, np.full(6, 1 / 6), 0.0)
+    assert worst_case_loss(far, near, 1.0).error < 1e-12
+    # at b = 0.01 the far prior's density at y = 5 is e^-500 of the near one's: not certifiable
+    assert worst_case_loss(far, near, 0.01).error == math.inf
+
+
 def test_loss_grows_with_the_radius_and_is_infinite_at_scale_zero() -> None:
     a = np.arange(5.0)
     p, q = np.array([0.4, 0.3, 0.2, 0.1, 0.0]), np.array([0.1, 0.2, 0.3, 0.2, 0.2])
@@ -176,3 +185,5 @@ def test_adult_robust_optimal_scales(kind: str, expected: tuple[float, ...]) -> 
             lambda b, eps=eps: worst_case_loss(sets[0], sets[1], b).loss - eps, 1e-3, 100.0, xtol=1e-9
         )
         assert scale == pytest.approx(want, rel=6e-4)
+        checked = worst_case_loss(sets[0], sets[1], scale)
+        assert checked.error < 1e-10 and checked.loss == pytest.approx(eps, abs=1e-8)

@@ -268,12 +268,17 @@ class SetLoss:
         The alphabet point attaining it.
     larger : int
         0 if the first set's maximum is the larger side there, else 1.
+    error : float
+        Bound on ``|loss - computed loss|`` from floating-point rounding (>= 0, ``inf`` when the
+        smaller side's value is too small to certify); a check passes when
+        ``loss + error <= epsilon``.
     """
 
     scale: float
     loss: float
     worst_y: float
     larger: int
+    error: float = 0.0
 
 
 def worst_case_loss(set_i: PriorSet, set_j: PriorSet, scale: float) -> SetLoss:
@@ -313,11 +318,41 @@ def worst_case_loss(set_i: PriorSet, set_j: PriorSet, scale: float) -> SetLoss:
         else:
             lk = np.where(dist == 0.0, 0.0, -np.inf)
         with np.errstate(divide="ignore"):
-            hi = [logsumexp(np.log(extreme_prior(s, lk, maximize=True)) + lk) for s in (set_i, set_j)]
-            lo = [logsumexp(np.log(extreme_prior(s, lk, maximize=False)) + lk) for s in (set_i, set_j)]
-        for side, value in ((0, hi[0] - lo[1]), (1, hi[1] - lo[0])):
+            hi = [_log_value(extreme_prior(s, lk, maximize=True), lk) for s in (set_i, set_j)]
+            lo = [_log_value(extreme_prior(s, lk, maximize=False), lk) for s in (set_i, set_j)]
+        for side, (h, low) in enumerate(((hi[0], lo[1]), (hi[1], lo[0]))):
+            value = h[0] - low[0]
             if math.isnan(value):  # no prior of either set reaches y (b = 0): no evidence there
                 continue
-            if value > best.loss:
-                best = SetLoss(b, value, float(y), side)
+            if value > best.loss or (value == best.loss and h[1] + low[1] > best.error):
+                best = SetLoss(b, float(value), float(y), side, float(h[1] + low[1]))
     return best
+
+
+def _log_value(pmf: NDArray[np.float64], lk: NDArray[np.float64]) -> tuple[float, float]:
+    """``(log <p, k>, bound)``: the computed value and a bound on its distance to the value at
+    the exact optimizer (in nats).
+
+    Rounding model (unit roundoff ``u = 2^-53``): the closed forms of :func:`extreme_prior` use
+    at most ``k`` additions per entry (a cumulative sum, or the knapsack's running budget) on
+    numbers in [0, 1] and one clip or difference, so each entry is within
+    ``delta = (4 k + 8) u`` of the exact optimizer's; ``<p, k>`` then moves by at most
+    ``delta sum_l k_l``. Each ``log k_l = -|y - a_l| / b`` is two roundings of itself
+    (relative ``2 u |log k_l|`` after ``exp``), and ``logsumexp`` of ``k`` terms adds a relative
+    ``(k + 3) u``. In log space the first term is relative to the smaller of the computed and
+    the exact value, bounded below by ``computed - delta sum_l k_l``: when that is not positive
+    the bound is ``inf`` (the value cannot be certified, and a check fails).
+    """
+    u = 2.0**-53
+    k = pmf.size
+    value = float(logsumexp(np.log(pmf) + lk))
+    if not math.isfinite(value):
+        return value, 0.0 if value == -math.inf and not np.any(pmf[np.isfinite(lk)] > 0) else math.inf
+    delta = (4 * k + 8) * u
+    finite = np.isfinite(lk)
+    log_total = float(logsumexp(lk[finite]))  # log sum_l k_l
+    # delta * sum k / (<p,k> - delta * sum k), in log space
+    log_ratio = math.log(delta) + log_total - value
+    first = math.inf if log_ratio >= -math.log(2.0) else -math.log1p(-math.exp(log_ratio))  # >= log1p(ratio)
+    kernel = 2.0 * u * float(np.max(np.abs(lk[finite]))) + u
+    return value, first + kernel + (k + 3) * u
