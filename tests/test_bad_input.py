@@ -9,6 +9,7 @@ before (nothing written, nothing overwritten, no partial output).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 
 from pufferfish import DiscretePrior
 from pufferfish.cli import main
+from pufferfish.tables.source import OutputExistsError, atomic_outputs
 
 FILES: dict[str, str | bytes] = {
     "ok.csv": "s,x,w,t\na,1,1,u\na,2,2,v\nb,2,1,u\nb,3,1,v\nc,1,1,u\n",
@@ -288,9 +290,10 @@ def test_api_rejects_bad_masses(support, pmf, message) -> None:
     ("sig", "old"), [(signal.SIGINT, "old\n"), (signal.SIGTERM, None)], ids=["SIGINT", "SIGTERM"]
 )
 def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signals, old: str | None) -> None:
-    # 2 million rows: the release writes for seconds, and the signal arrives while it writes.
+    # 4 million rows: the release writes for seconds (about 7 s on 2 cores), and the signal is sent
+    # as soon as its temporary files exist, so it arrives while the release is read and written.
     duckdb.execute(
-        f"COPY (SELECT i % 7 AS s, (i * 7919) % 100 AS x, 'note ' || i AS t FROM range(2000000) r(i)) "
+        f"COPY (SELECT i % 7 AS s, (i * 7919) % 100 AS x, 'note ' || i AS t FROM range(4000000) r(i)) "
         f"TO '{tmp_path / 'big.csv'}' (FORMAT csv, HEADER true)"
     )
     out = tmp_path / "out.csv"
@@ -310,13 +313,72 @@ def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signa
     deadline = time.monotonic() + 120
     while not any(p.name.startswith(".out.csv.") for p in tmp_path.iterdir()):  # writing has begun
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.02)
-    time.sleep(0.3)
+        time.sleep(0.005)
     assert proc.poll() is None, "the release ended before the signal; use a larger table"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert err.strip().splitlines() == [
         "error: interrupted; no output was published (unfinished files removed)"
     ]
     assert _snapshot(tmp_path) == before  # the old output intact (or none), no temporary file left
+
+
+def test_outputs_are_published_together_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, rep = tmp_path / "out.csv", tmp_path / "out.report.json"
+    rep.write_text("old report\n")
+    # the block fails: no final file is touched and no temporary file is left
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_outputs([data, rep], force=True) as (t1, t2):
+            t1.write_text("new data\n")
+            raise KeyboardInterrupt
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.report.json"]
+    assert rep.read_text() == "old report\n"
+    # without force, the second file existing undoes the first one's link
+    with pytest.raises(OutputExistsError, match="report file .* exists"):
+        with atomic_outputs([data, rep], force=False, kinds=["output", "report"]) as (t1, t2):
+            t1.write_text("new data\n")
+            t2.write_text("new report\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.report.json"]
+    # a Ctrl-C while they are published is held back until both are in place (with Python's own
+    # SIGINT handler: an earlier test's Spark context may have installed its own)
+    real_replace = os.replace
+
+    def replace_then_signal(src: object, dst: object) -> None:
+        real_replace(src, dst)  # type: ignore[arg-type]
+        signal.raise_signal(signal.SIGINT)  # between the two renames
+
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with atomic_outputs([data, rep], force=True) as (t1, t2):
+                t1.write_text("new data\n")
+                t2.write_text("new report\n")
+                monkeypatch.setattr(os, "replace", replace_then_signal)
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGINT, old_handler)
+    assert data.read_text() == "new data\n" and rep.read_text() == "new report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "out.report.json"]
+
+
+def test_interrupt_message_says_what_was_published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pufferfish import cli
+
+    out, rep, html = tmp_path / "a.csv", tmp_path / "a.report.json", tmp_path / "r.html"
+    out.write_text("old\n")
+    monkeypatch.setattr(cli, "_OUTPUTS", {})
+    assert cli._interrupted_message() == "error: interrupted (unfinished files removed)"
+    cli._will_write(out, rep, html)
+    assert (
+        cli._interrupted_message() == "error: interrupted; no output was published (unfinished files removed)"
+    )
+    with atomic_outputs([out, rep], force=True) as (t1, t2):
+        t1.write_text("old\n")  # same size and text: the stamp still sees a new file
+        t2.write_text("{}\n")
+    assert cli._interrupted_message() == (
+        f"error: interrupted after {out}, {rep} were published; not written: {html} "
+        "(unfinished files removed)"
+    )

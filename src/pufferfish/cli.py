@@ -8,10 +8,12 @@ unreadable file, existing output) print one line ``error: ...`` on standard erro
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -266,6 +268,8 @@ def calibrate(
     from .pipeline import calibrate_table, report_dict, write_html_report
     from .report import check_report_path
 
+    _will_write(report)
+
     def run() -> Any:
         if report is not None:
             check_report_path(report, force=force)
@@ -335,6 +339,9 @@ def release(
     from .pipeline import release as do_release
     from .pipeline import write_html_report
     from .report import check_report_path
+    from .tables.source import report_path_for
+
+    _will_write(output, report_path_for(Path(output)), report)
 
     def run() -> Any:
         if report is not None:
@@ -536,24 +543,67 @@ def main() -> None:
     """Entry point of the ``pufferfish`` console script.
 
     A usage error (an unknown option, ``--epsilon abc``) is one line on stderr and exit code 2,
-    like the library's input errors (exit code 1); no arguments print the help.
+    like the library's input errors (exit code 1); no arguments print the help. Ctrl-C or
+    SIGTERM stops the command (every temporary file is removed) with exit code 130 and one line
+    saying which outputs, if any, were published before it (:func:`_interrupted_message`).
     """
     if len(sys.argv) <= 1:
         app()
         return
     signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM unwinds like Ctrl-C: temporary files go
+    error = None
     try:
         code = app(standalone_mode=False)
     except _CLICK_ERROR as exc:
         message = exc.format_message().splitlines()  # type: ignore[attr-defined]
-        typer.echo(f"error: {message[0] if message else type(exc).__name__}", err=True)
-        sys.exit(int(getattr(exc, "exit_code", 2)))
+        error = f"error: {message[0] if message else type(exc).__name__}"
+        code = int(getattr(exc, "exit_code", 2))
+    except KeyboardInterrupt:  # outside the command (Typer turns one inside it into 130)
+        code = _INTERRUPTED
+    # The command is over: a signal now would only break the interpreter's teardown.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if code == _INTERRUPTED:
-        typer.echo("error: interrupted; no output was published (unfinished files removed)", err=True)
+        error = _interrupted_message()
+    if error is not None:
+        typer.echo(error, err=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 
 _INTERRUPTED = 130  # Typer's exit code for KeyboardInterrupt
+
+#: Files the running command may publish, with their state before it began (:func:`_stamp`).
+_OUTPUTS: dict[Path, tuple[int, int, int] | None] = {}
+
+
+def _will_write(*paths: str | Path | None) -> None:
+    """Record the files a command may publish, before it writes any (None: no such file)."""
+    for path in paths:
+        if path is not None:
+            _OUTPUTS[Path(path)] = _stamp(Path(path))
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, modification time in ns) of ``path``, or None if there is none. Outputs are
+    published by renaming or linking a new file into place, so a published file has a new stamp."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _interrupted_message() -> str:
+    """The line printed after an interrupt: which recorded outputs were published before it."""
+    published = [str(p) for p, before in _OUTPUTS.items() if _stamp(p) != before]
+    if not _OUTPUTS:
+        return "error: interrupted (unfinished files removed)"
+    if not published:
+        return "error: interrupted; no output was published (unfinished files removed)"
+    rest = [str(p) for p in _OUTPUTS if str(p) not in published]
+    verb = "was" if len(published) == 1 else "were"
+    text = f"error: interrupted after {', '.join(published)} {verb} published"
+    return text + (f"; not written: {', '.join(rest)}" if rest else "") + " (unfinished files removed)"
 
 
 def _interrupt(signum: int, frame: object) -> None:

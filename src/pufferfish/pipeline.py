@@ -46,6 +46,7 @@ from .tables.estimate import EstimatedPriors, check_column_kinds, check_pairs, e
 from .tables.source import (
     OutputExistsError,
     TableSource,
+    atomic_outputs,
     check_output_path,
     is_parquet,
     output_format,
@@ -440,8 +441,10 @@ def release(
     -----
     Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. For
     a CSV written from a CSV every other column is copied as text, unchanged; row order is kept.
-    Files are written to a temporary file in the same folder and then linked into place, so a
-    failure never leaves a partial file and never replaces an existing one without ``force``.
+    Files are written to temporary files in the same folder and then linked into place, the
+    release and its JSON report together (:func:`~pufferfish.tables.source.atomic_outputs`), so
+    a failure or an interrupt never leaves a partial file or a release without its report, and
+    never replaces an existing file without ``force``.
     With ``engine="spark"`` Spark's own commit protocol writes the output folder (mode
     ``errorifexists``, or ``overwrite`` with ``force``); a failed Spark job may leave a partial
     folder, as any Spark write does.
@@ -491,9 +494,10 @@ def release(
         raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
     table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name})
 
-    sampler, rows_released, rows_missing = _write_release(
+    report, sampler, rows_released, rows_missing = _publish(
         source,
         out_path,
+        rep_path,
         fmt,
         table=table,
         chosen=picked,
@@ -505,16 +509,55 @@ def release(
         progress=progress,
         workers=n_workers,
     )
-    facts = {
-        "output": str(out_path),
-        "chosen": picked,
-        "noise": sampler,
-        "released_with_noise": rows_released,
-        "missing_public_left_missing": rows_missing,
-    }
-    report = report_dict(table, release=facts)
-    write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force)
     return ReleaseResult(out_path, rep_path, report, table, picked, sampler, rows_released, rows_missing)
+
+
+def _publish(
+    source: TableSource,
+    out_path: Path,
+    rep_path: Path,
+    fmt: str,
+    *,
+    table: TableCalibration,
+    chosen: Calibration,
+    force: bool,
+    engine: str,
+    **engine_args: Any,
+) -> tuple[dict[str, Any], dict[str, Any], int, int]:
+    """Write and publish the release and its JSON report: ``(report, sampler, released, missing)``.
+
+    With DuckDB both are written to temporary files and published together
+    (:func:`~pufferfish.tables.source.atomic_outputs`), or neither is; Spark commits its output
+    folder itself, and the report is published after it.
+    """
+
+    def report_for(sampler: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
+        facts = {
+            "output": str(out_path),
+            "chosen": chosen,
+            "noise": sampler,
+            "released_with_noise": released,
+            "missing_public_left_missing": missing,
+        }
+        return report_dict(table, release=facts)
+
+    gzip = out_path.name.lower().endswith(".gz")
+    common = dict(table=table, chosen=chosen, force=force, engine=engine, gzip=gzip, **engine_args)
+    if engine == "spark":
+        sampler, released, missing = _write_release(source, out_path, fmt, **common)
+        report = report_for(sampler, released, missing)
+        write_text(_json_text(report), rep_path, force=force, kind="report")
+    else:
+        with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
+            sampler, released, missing = _write_release(source, tmp, fmt, **common)
+            report = report_for(sampler, released, missing)
+            tmp_rep.write_text(_json_text(report), encoding="utf-8")
+    return report, sampler, released, missing
+
+
+def _json_text(report: dict[str, Any]) -> str:
+    """The JSON report as written to its file (strict JSON: no NaN or infinity)."""
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
 
 def _write_release(
@@ -527,12 +570,16 @@ def _write_release(
     rng: np.random.Generator | int | None,
     force: bool,
     engine: str,
+    gzip: bool,
     spark: Any,
     batch_rows: int,
     progress: Callable[[int, int], None] | None,
     workers: int,
 ) -> tuple[dict[str, Any], int, int]:
     """The engine's release of the validated request: ``(sampler description, released, missing)``.
+
+    DuckDB writes ``out_path`` (a temporary file the caller publishes); Spark writes and
+    commits the output folder ``out_path`` itself.
 
     A CSV source (or a folder of CSV parts) is read with every column as the text written in
     it, so the other columns are copied unchanged (as strings, to a Parquet output); a Parquet
@@ -561,6 +608,7 @@ def _write_release(
         source,
         out_path,
         fmt,
+        gzip=gzip,
         public=table.estimated.public_column,
         estimated=table.estimated,
         scale=chosen.scale,
@@ -569,7 +617,6 @@ def _write_release(
         text_copy=text_copy,
         batch_rows=batch_rows,
         progress=progress,
-        force=force,
         workers=workers,
     )
 

@@ -1,7 +1,7 @@
 """The table layer: sources and outputs, prior estimation, and the DuckDB and Spark engines.
 
 - :mod:`~pufferfish.tables.source`: resolve a table once (:class:`TableSource`), output names
-  and the one atomic write (:func:`atomic_output`); imports no engine.
+  and the one atomic write (:func:`atomic_outputs`); imports no engine.
 - :mod:`~pufferfish.tables.estimate`: empirical priors from an engine's aggregates.
 - :mod:`~pufferfish.tables.duckdb_engine`: the embedded engine (aggregates, streamed release).
 - :mod:`~pufferfish.tables.spark_engine`: the cluster engine (imported only with ``engine="spark"``).

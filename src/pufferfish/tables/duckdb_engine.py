@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from numpy.typing import NDArray
 
 from ..noise import add_gaussian, add_laplace, insecure_generator
 from .estimate import EstimatedPriors, TableAggregates, check_columns
-from .source import DataError, TableSource, atomic_output, first_line, quote_identifier, resolve_source
+from .source import DataError, TableSource, first_line, quote_identifier, resolve_source
 
 #: DuckDB memory limit of each connection the library opens: bounded memory on large tables
 #: (DuckDB spills or streams beyond it) whatever the machine's RAM.
@@ -46,12 +47,38 @@ _NUMERIC_TYPES = (
 _VALUE = "__pufferfish_public_value__"
 
 
-def connect() -> duckdb.DuckDBPyConnection:
+@contextmanager
+def connect() -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB connection with :data:`DUCKDB_MEMORY_LIMIT` and no progress bar
-    (DuckDB would print one on long queries, into the CLI's output)."""
+    (DuckDB would print one on long queries, into the CLI's output), closed when the block ends.
+
+    An interrupt (Ctrl-C, or SIGTERM under the CLI) that stops a query leaves the block as
+    ``KeyboardInterrupt`` (:func:`_interrupted`), not as a DuckDB error.
+    """
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
-    con.execute("SET enable_progress_bar = false")
-    return con
+    try:
+        con.execute("SET enable_progress_bar = false")
+        yield con
+    except (duckdb.Error, RuntimeError) as exc:
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        con.close()
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a DuckDB error is an interrupt rather than bad data: DuckDB stops a query on
+    Ctrl-C with ``InterruptException`` or ``RuntimeError('Query interrupted')``."""
+    return isinstance(exc, duckdb.InterruptException) or "Query interrupted" in str(exc)
+
+
+def _read_error(exc: duckdb.Error, what: str) -> BaseException:
+    """The error to raise for a DuckDB error while reading ``what``: ``KeyboardInterrupt`` for
+    an interrupt, else :class:`DataError` with DuckDB's first line."""
+    if _interrupted(exc):
+        return KeyboardInterrupt()
+    return DataError(f"cannot read {what}: {first_line(exc)}")
 
 
 #: How CSV files are read: a header row on the first line, RFC 4180 quoting (a quote inside a
@@ -89,7 +116,7 @@ def csv_dialect(con: duckdb.DuckDBPyConnection, path: str | Path) -> tuple[str, 
             f"quote = '\"', escape = '\"', comment = '', skip = 0)"
         ).fetchall()
     except duckdb.Error as exc:
-        raise DataError(f"cannot read {str(path)!r}: {first_line(exc)}") from None
+        raise _read_error(exc, repr(str(path))) from None
     if not rows:  # pragma: no cover - sniff_csv returns one row
         return ",", "\n"
     delimiter, newline = rows[0]
@@ -145,7 +172,7 @@ def open_table(
             return con.read_csv(str(source.data), all_varchar=True, allow_quoted_nulls=False, **CSV_DIALECT)
         return con.read_csv(str(source.data), **CSV_DIALECT)
     except duckdb.Error as exc:
-        raise DataError(f"cannot read {str(source.data)!r}: {first_line(exc)}") from None
+        raise _read_error(exc, repr(str(source.data))) from None
 
 
 def is_numeric_type(name: str) -> bool:
@@ -179,70 +206,68 @@ def table_aggregates(
         If the table cannot be read, a column is unknown, or a public column read as numeric holds
         text that is not a number.
     """
-    con = connect()
-    try:
-        rel = open_table(con, source)
-        columns = list(rel.columns)
-        types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-        check_columns(columns, secret=secret, public=public, weight=weight)
-        sniffed_numeric = is_numeric_type(types[public])
-        categorical = public_kind == "categorical" or (public_kind is None and not sniffed_numeric)
-        if source.kind == "csv":  # labels as written: the secret, and a public column read as text
-            text = [secret] + ([public] if categorical or not sniffed_numeric else [])
-            rel = open_table(con, source, text_columns=text)
-        con.register("t", rel)
-        s_col, p_col = quote_identifier(secret), quote_identifier(public)
-        w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
-        if weight and not is_numeric_type(types[weight]):
-            w_col = quote_identifier(weight)
-            not_numbers = con.execute(
-                f"SELECT CAST({w_col} AS VARCHAR) FROM t WHERE {w_col} IS NOT NULL AND "
-                f"TRY_CAST(CAST({w_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
+    with connect() as con:
+        try:
+            rel = open_table(con, source)
+            columns = list(rel.columns)
+            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+            check_columns(columns, secret=secret, public=public, weight=weight)
+            sniffed_numeric = is_numeric_type(types[public])
+            categorical = public_kind == "categorical" or (public_kind is None and not sniffed_numeric)
+            if source.kind == "csv":  # labels as written: the secret, and a public column read as text
+                text = [secret] + ([public] if categorical or not sniffed_numeric else [])
+                rel = open_table(con, source, text_columns=text)
+            con.register("t", rel)
+            s_col, p_col = quote_identifier(secret), quote_identifier(public)
+            w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
+            if weight and not is_numeric_type(types[weight]):
+                w_col = quote_identifier(weight)
+                not_numbers = con.execute(
+                    f"SELECT CAST({w_col} AS VARCHAR) FROM t WHERE {w_col} IS NOT NULL AND "
+                    f"TRY_CAST(CAST({w_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
+                ).fetchall()
+                if not_numbers:
+                    raise DataError(f"weight column {weight!r} must hold numbers, got {not_numbers[0][0]!r}")
+            if not categorical and not sniffed_numeric:  # --numeric on a column DuckDB reads as text
+                bad = con.execute(
+                    f"SELECT CAST({p_col} AS VARCHAR) FROM t WHERE {p_col} IS NOT NULL "
+                    f"AND TRY_CAST(CAST({p_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
+                ).fetchone()
+                if bad:
+                    raise DataError(
+                        f"public column {public!r} is read as numeric but holds {bad[0]!r}, not a number"
+                    )
+            p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
+            valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
+            if weight:
+                valid += f" AND {quote_identifier(weight)} IS NOT NULL"
+            total, dropped, negative = con.execute(
+                f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
+                f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})) FROM t"
+            ).fetchone()  # type: ignore[misc]
+            non_finite = 0
+            if not categorical:
+                bad = con.execute(f"SELECT count(*) FROM t WHERE NOT isfinite({p_expr})").fetchone()
+                non_finite = int(bad[0]) if bad else 0
+            # Alphabet of the public column over the whole table (the release covers every row).
+            labels = [
+                r[0]
+                for r in con.execute(
+                    f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
+                ).fetchall()
+            ]
+            secret_values = {
+                r[0]
+                for r in con.execute(
+                    f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
+                ).fetchall()
+            }
+            counts = con.execute(
+                f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}) FROM t "
+                f"WHERE {valid} GROUP BY 1, 2"
             ).fetchall()
-            if not_numbers:
-                raise DataError(f"weight column {weight!r} must hold numbers, got {not_numbers[0][0]!r}")
-        if not categorical and not sniffed_numeric:  # --numeric on a column DuckDB reads as text
-            bad = con.execute(
-                f"SELECT CAST({p_col} AS VARCHAR) FROM t WHERE {p_col} IS NOT NULL "
-                f"AND TRY_CAST(CAST({p_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
-            ).fetchone()
-            if bad:
-                raise DataError(
-                    f"public column {public!r} is read as numeric but holds {bad[0]!r}, not a number"
-                )
-        p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
-        valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
-        if weight:
-            valid += f" AND {quote_identifier(weight)} IS NOT NULL"
-        total, dropped, negative = con.execute(
-            f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
-            f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})) FROM t"
-        ).fetchone()  # type: ignore[misc]
-        non_finite = 0
-        if not categorical:
-            bad = con.execute(f"SELECT count(*) FROM t WHERE NOT isfinite({p_expr})").fetchone()
-            non_finite = int(bad[0]) if bad else 0
-        # Alphabet of the public column over the whole table (the release covers every row).
-        labels = [
-            r[0]
-            for r in con.execute(
-                f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
-            ).fetchall()
-        ]
-        secret_values = {
-            r[0]
-            for r in con.execute(
-                f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
-            ).fetchall()
-        }
-        counts = con.execute(
-            f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}) FROM t "
-            f"WHERE {valid} GROUP BY 1, 2"
-        ).fetchall()
-    except duckdb.Error as exc:
-        raise DataError(f"cannot read the table: {first_line(exc)}") from None
-    finally:
-        con.close()
+        except duckdb.Error as exc:
+            raise _read_error(exc, "the table") from None
     return TableAggregates(
         rows_total=int(total),
         rows_dropped=int(dropped),
@@ -296,32 +321,30 @@ def estimate_class_counts(
     Seed 000 sec 4.3-4.4: a class of records as one user, ``P_i = Pr(value | by = i)``.
     """
     source = resolve_source(data)
-    con = connect()
-    try:
-        rel = open_table(con, source)
-        columns = list(rel.columns)
-        types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-        for arg, col in (("value", value), ("by", by)):
-            if col not in columns:
-                raise DataError(f"{arg} column {col!r} is not in the table; columns are {columns}")
-        categorical = not is_numeric_type(types[value])
-        if source.kind == "csv":  # class labels and text values as written (not BOOLEAN or DATE)
-            rel = open_table(con, source, text_columns=[by] + ([value] if categorical else []))
-        con.register("t", rel)
-        v_col, b_col = quote_identifier(value), quote_identifier(by)
-        if categorical and codes is None:
-            raise DataError(f"value column {value!r} holds text: give codes (label -> number)")
-        if not categorical and codes is not None:
-            raise DataError(f"codes apply to a text value column; {value!r} is numeric ({types[value]})")
-        v_expr = f"CAST({v_col} AS VARCHAR)" if categorical else f"CAST({v_col} AS DOUBLE)"
-        rows = con.execute(
-            f"SELECT CAST({b_col} AS VARCHAR), {v_expr}, count(*) FROM t "
-            f"WHERE {b_col} IS NOT NULL AND {v_col} IS NOT NULL GROUP BY 1, 2"
-        ).fetchall()
-    except duckdb.Error as exc:
-        raise DataError(f"cannot read {source.description}: {first_line(exc)}") from None
-    finally:
-        con.close()
+    with connect() as con:
+        try:
+            rel = open_table(con, source)
+            columns = list(rel.columns)
+            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+            for arg, col in (("value", value), ("by", by)):
+                if col not in columns:
+                    raise DataError(f"{arg} column {col!r} is not in the table; columns are {columns}")
+            categorical = not is_numeric_type(types[value])
+            if source.kind == "csv":  # class labels and text values as written (not BOOLEAN or DATE)
+                rel = open_table(con, source, text_columns=[by] + ([value] if categorical else []))
+            con.register("t", rel)
+            v_col, b_col = quote_identifier(value), quote_identifier(by)
+            if categorical and codes is None:
+                raise DataError(f"value column {value!r} holds text: give codes (label -> number)")
+            if not categorical and codes is not None:
+                raise DataError(f"codes apply to a text value column; {value!r} is numeric ({types[value]})")
+            v_expr = f"CAST({v_col} AS VARCHAR)" if categorical else f"CAST({v_col} AS DOUBLE)"
+            rows = con.execute(
+                f"SELECT CAST({b_col} AS VARCHAR), {v_expr}, count(*) FROM t "
+                f"WHERE {b_col} IS NOT NULL AND {v_col} IS NOT NULL GROUP BY 1, 2"
+            ).fetchall()
+        except duckdb.Error as exc:
+            raise _read_error(exc, source.description) from None
     grouped: dict[str, dict[float, float]] = {}
     for cls, raw, n in rows:
         if categorical:
@@ -346,7 +369,7 @@ def estimate_class_counts(
 
 def stream_release(
     source: TableSource,
-    final: Path,
+    target: Path,
     fmt: str,
     *,
     public: str,
@@ -357,15 +380,15 @@ def stream_release(
     text_copy: bool,
     batch_rows: int,
     progress: Callable[[int, int], None] | None,
-    force: bool,
     workers: int,
+    gzip: bool = False,
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
     DuckDB reads the source as a stream of Arrow record batches; each batch gets its public
     column replaced by ``code + noise`` (missing stays missing) and DuckDB's ``COPY`` writes the
-    stream of new batches to a temporary file beside ``final``, published atomically
-    (:func:`~pufferfish.tables.source.atomic_output`). Row order is kept (DuckDB preserves
+    stream of new batches to ``target``, a temporary file the caller publishes
+    (:func:`~pufferfish.tables.source.atomic_outputs`). Row order is kept (DuckDB preserves
     insertion order). A seed or Generator gives one NumPy stream across batches, so the noise
     does not depend on ``batch_rows``.
 
@@ -373,8 +396,8 @@ def stream_release(
     ----------
     source : TableSource
         The table.
-    final : pathlib.Path
-        Output file; ``fmt`` ``"csv"`` (gzip if the name ends in ``.gz``) or ``"parquet"``.
+    target : pathlib.Path
+        File to write (overwritten), in format ``fmt``: ``"csv"`` or ``"parquet"``.
     public : str
         The released column.
     estimated : EstimatedPriors
@@ -391,71 +414,65 @@ def stream_release(
         Rows per batch.
     progress : callable, optional
         ``progress(rows_done, rows_total)`` after each batch.
-    force : bool
-        Replace an existing output.
     workers : int
         Threads of the secure sampler.
+    gzip : bool
+        Compress a CSV output with gzip.
 
     Raises
     ------
     DataError
         If DuckDB cannot read the table or write the release.
-    OutputExistsError
-        If ``final`` exists and ``force`` is false.
+    KeyboardInterrupt
+        On Ctrl-C (or SIGTERM under the CLI), also when DuckDB is the one stopped.
     """
     adder = add_laplace if noise == "laplace" else add_gaussian
     gen, seed = insecure_generator(rng)  # one stream across batches
     counts = {"released": 0, "missing": 0}
     described: dict[str, Any] = {}
 
-    con = connect()
-    try:
-        with atomic_output(final, force=force) as tmp:
-            try:
-                text_csv = text_copy and fmt == "csv" and source.path is not None
-                dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
-                # the public column as written: labels, or numbers parsed from their text
-                rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
-                query = rel.select(f"*, {_value_sql(public, estimated.categorical, text_copy)}")
-                to_reader = (
-                    getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader
-                )  # duckdb < 1.4
-                reader = to_reader(batch_rows)
-            except duckdb.Error as exc:
-                raise DataError(f"cannot read the table: {first_line(exc)}") from None
-            fields = [f for f in reader.schema if f.name != _VALUE]
-            idx = [f.name for f in fields].index(public)
-            fields[idx] = pa.field(public, pa.float64())
-            schema = pa.schema(fields)
+    with connect() as con:
+        try:
+            text_csv = text_copy and fmt == "csv" and source.path is not None
+            dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
+            # the public column as written: labels, or numbers parsed from their text
+            rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
+            query = rel.select(f"*, {_value_sql(public, estimated.categorical, text_copy)}")
+            to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
+            reader = to_reader(batch_rows)
+        except duckdb.Error as exc:
+            raise _read_error(exc, "the table") from None
+        fields = [f for f in reader.schema if f.name != _VALUE]
+        idx = [f.name for f in fields].index(public)
+        fields[idx] = pa.field(public, pa.float64())
+        schema = pa.schema(fields)
 
-            def batches() -> Iterator[pa.RecordBatch]:
-                for batch in reader:
-                    value = batch.column(batch.schema.get_field_index(_VALUE))
-                    if estimated.categorical:
-                        codes = estimated.codes_for(value)
-                    else:
-                        codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
-                        codes[np.asarray(value.is_null())] = np.nan
-                    present = ~np.isnan(codes)
-                    noisy = adder(codes[present], scale, rng=gen, workers=workers)
-                    if not described:
-                        described.update(noisy.describe())
-                    released = np.full(codes.shape, np.nan)
-                    released[present] = noisy.values
-                    cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
-                    cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
-                    counts["released"] += int(present.sum())
-                    counts["missing"] += int((~present).sum())
-                    yield pa.RecordBatch.from_arrays(cols, schema=schema)
-                    if progress is not None:
-                        progress(counts["released"] + counts["missing"], estimated.rows_total)
+        def batches() -> Iterator[pa.RecordBatch]:
+            for batch in reader:
+                value = batch.column(batch.schema.get_field_index(_VALUE))
+                if estimated.categorical:
+                    codes = estimated.codes_for(value)
+                else:
+                    codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+                    codes[np.asarray(value.is_null())] = np.nan
+                present = ~np.isnan(codes)
+                noisy = adder(codes[present], scale, rng=gen, workers=workers)
+                if not described:
+                    described.update(noisy.describe())
+                released = np.full(codes.shape, np.nan)
+                released[present] = noisy.values
+                cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
+                cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
+                counts["released"] += int(present.sum())
+                counts["missing"] += int((~present).sum())
+                yield pa.RecordBatch.from_arrays(cols, schema=schema)
+                if progress is not None:
+                    progress(counts["released"] + counts["missing"], estimated.rows_total)
 
-            stream = pa.RecordBatchReader.from_batches(schema, batches())
-            _copy_to(stream, tmp, fmt, final.name, dialect)
-            if counts["released"] + counts["missing"] != estimated.rows_total:
-                raise DataError("the table changed while it was read")  # pragma: no cover
-    finally:
-        con.close()
+        stream = pa.RecordBatchReader.from_batches(schema, batches())
+        _copy_to(stream, target, fmt, gzip, dialect)
+        if counts["released"] + counts["missing"] != estimated.rows_total:
+            raise DataError("the table changed while it was read")  # pragma: no cover
     if not described:  # no row at all: describe the sampler on an empty draw
         described.update(adder(np.empty(0), scale, rng=gen).describe())
     if seed is not None:
@@ -476,40 +493,34 @@ def _copy_to(
     stream: pa.RecordBatchReader,
     tmp: Path,
     fmt: str,
-    name: str,
+    gzip: bool,
     dialect: tuple[str, str] = (",", "\n"),
 ) -> None:
     """DuckDB's ``COPY`` of an Arrow stream to ``tmp``: Parquet, or CSV with a header and
-    RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), gzip if ``name`` ends in
-    ``.gz``."""
-    out = connect()
-    try:
+    RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if ``gzip``."""
+    with connect() as out:
         out.register("out_stream", stream)
         if fmt == "parquet":
             options = "FORMAT parquet"
         else:
-            gz = name.lower().endswith(".gz")
             delim, newline = (part.replace("'", "''") for part in dialect)
             options = (
                 f"FORMAT csv, HEADER true, DELIMITER '{delim}', QUOTE '\"', ESCAPE '\"', "
                 f"NEW_LINE '{newline}', COMMENT ''"
             )  # no comment character: DuckDB would quote every field holding '#'
 
-            options += ", COMPRESSION gzip" if gz else ""
+            options += ", COMPRESSION gzip" if gzip else ""
         path_sql = str(tmp).replace("'", "''")
         try:
             out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")
         except (duckdb.Error, RuntimeError) as exc:
-            # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted") or surfaces in
-            # the Arrow stream (DuckDB quotes the Python traceback): an interrupt, not bad data.
-            text = str(exc)
-            if "KeyboardInterrupt" in text or "Query interrupted" in text:
+            # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted", see connect) or
+            # surfaces in the Arrow stream, whose Python traceback DuckDB quotes.
+            if _interrupted(exc) or "KeyboardInterrupt" in str(exc):
                 raise KeyboardInterrupt from None
             if not isinstance(exc, duckdb.Error):
                 raise
             raise DataError(f"cannot write the release: {first_line(exc)}") from None
-    finally:
-        out.close()
 
 
 @dataclass(frozen=True)
@@ -563,8 +574,7 @@ def released_histograms(
     source = f"{reader}([{', '.join(repr(f) for f in files)}]{secret_text})"
     secrets = list(estimated.scenario.priors[0].conditionals)
     s_col, v_col = quote_identifier(estimated.secret_column), quote_identifier(estimated.public_column)
-    con = connect()
-    try:
+    with connect() as con:
         con.execute(
             f"CREATE TEMP VIEW released AS SELECT CAST({s_col} AS VARCHAR) AS s, "
             f"CAST({v_col} AS DOUBLE) AS v FROM {source}"
@@ -585,6 +595,4 @@ def released_histograms(
             for b, n in rows:
                 counts[int(b)] += n
             out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
-    finally:
-        con.close()
     return tuple(out)

@@ -6,16 +6,19 @@ for the Spark engine a Spark DataFrame or a folder of part files. :func:`resolve
 what the user gave into a :class:`TableSource` once, at the edge; the engines read only that.
 
 Outputs (the released table, its JSON report, the HTML report) are written by
-:func:`atomic_output`: to a temporary file in the same folder, then linked into place, so a
-failure never leaves a partial file and an existing file is never replaced without ``force``.
+:func:`atomic_outputs`: to temporary files in the same folder, then linked into place together,
+so a failure or an interrupt never leaves a partial file, a release is never published without
+its report, and an existing file is never replaced without ``force``.
 This module imports neither DuckDB nor Spark.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
-from collections.abc import Iterator, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -256,40 +259,121 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
 
 
 @contextmanager
-def atomic_output(final: Path, *, force: bool, kind: str = "output") -> Iterator[Path]:
-    """A temporary file beside ``final`` to write into; published atomically when the block ends.
+def atomic_outputs(
+    finals: Sequence[Path], *, force: bool, kinds: Sequence[str] | None = None
+) -> Iterator[list[Path]]:
+    """Temporary files beside ``finals`` to write into; published together when the block ends.
 
-    The temporary file is created empty in ``final``'s folder with the permissions a new file
-    gets (umask). If the block raises, it is removed and ``final`` is untouched. Otherwise it
-    replaces ``final`` (``force``) or is hard-linked to it, which fails if ``final`` appeared in
-    the meantime (no race replaces a file the user did not allow to replace).
+    Each temporary file is created empty in its final file's folder with the permissions a new
+    file gets (umask). If the block raises (an error, or ``KeyboardInterrupt`` on Ctrl-C), every
+    temporary file is removed and no final file is touched. Otherwise each replaces its final
+    file (``force``) or is hard-linked to it, which fails if the final file appeared in the
+    meantime (no race replaces a file the user did not allow to replace). The files are
+    published one after the other with Ctrl-C and SIGTERM held back (:func:`_signals_deferred`),
+    so an interrupt leaves all of them published or none; a link that fails removes the files
+    this call already linked.
+
+    Parameters
+    ----------
+    finals : sequence of pathlib.Path
+        The files to publish, in distinct paths.
+    force : bool
+        Replace existing files.
+    kinds : sequence of str, optional
+        What each file is, for messages (default ``"output"`` for each).
+
+    Yields
+    ------
+    list of pathlib.Path
+        One temporary file per final file, in the same order.
+
+    Raises
+    ------
+    OutputExistsError
+        If a final file exists when publishing and ``force`` is false.
+    """
+    kinds = list(kinds) if kinds is not None else ["output"] * len(finals)
+    temps: list[Path] = []
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        for final in finals:
+            fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+            os.close(fd)
+            temps.append(Path(name))
+            os.chmod(name, 0o666 & ~umask)
+        yield temps
+        with _signals_deferred():
+            linked: list[Path] = []
+            try:
+                for tmp, final, kind in zip(temps, finals, kinds, strict=True):
+                    if force:
+                        os.replace(tmp, final)
+                    else:
+                        _link(tmp, final, kind)
+                        linked.append(final)
+            except BaseException:
+                for final in linked:  # not force: these paths were free before this call
+                    final.unlink(missing_ok=True)
+                raise
+    finally:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_output(final: Path, *, force: bool, kind: str = "output") -> Iterator[Path]:
+    """One temporary file beside ``final``, published when the block ends (:func:`atomic_outputs`).
 
     Raises
     ------
     OutputExistsError
         If ``final`` exists when publishing and ``force`` is false.
     """
-    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+    with atomic_outputs([final], force=force, kinds=[kind]) as (tmp,):
         yield tmp
-        if force:
-            os.replace(tmp, final)
-            return
-        try:
-            os.link(tmp, final)
-        except FileExistsError:
+
+
+def _link(tmp: Path, final: Path, kind: str) -> None:
+    """Publish ``tmp`` at the free path ``final``: a hard link, which fails if ``final`` exists."""
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise _exists(kind, final) from None
+    except OSError:  # file system without hard links
+        if final.exists():
             raise _exists(kind, final) from None
-        except OSError:  # file system without hard links
-            if final.exists():
-                raise _exists(kind, final) from None
-            os.replace(tmp, final)
+        os.replace(tmp, final)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold back the Python handlers of SIGINT and SIGTERM for the block; run them at its end.
+
+    Python runs a signal's handler in the main thread between two bytecodes. For the block,
+    each handler that is a Python function (SIGINT's default raises ``KeyboardInterrupt``; the
+    CLI gives SIGTERM one that does too) is replaced by one that only records the signal; when
+    the block ends the handlers are restored and the first recorded signal's handler is run.
+    A signal left to the operating system (default action, ignored) is not touched; outside the
+    main thread, where handlers cannot be changed and none run, the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held: dict[int, Callable[[int, Any], Any]] = {}
+    for s in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(s)
+        if callable(handler):
+            held[s] = handler
+            signal.signal(s, lambda signum, frame: caught.append(signum))
+    try:
+        yield
     finally:
-        tmp.unlink(missing_ok=True)
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
+    if caught:
+        held[caught[0]](caught[0], None)
 
 
 def write_text(text: str, final: Path, *, force: bool, kind: str = "output") -> Path:
