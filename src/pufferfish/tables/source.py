@@ -268,10 +268,10 @@ def atomic_outputs(
     file gets (umask). If the block raises (an error, or ``KeyboardInterrupt`` on Ctrl-C), every
     temporary file is removed and no final file is touched. Otherwise each replaces its final
     file (``force``) or is hard-linked to it, which fails if the final file appeared in the
-    meantime (no race replaces a file the user did not allow to replace). The files are
-    published one after the other with Ctrl-C and SIGTERM held back (:func:`_signals_deferred`),
-    so an interrupt leaves all of them published or none; a link that fails removes the files
-    this call already linked.
+    meantime (no race replaces a file the user did not allow to replace). The temporary files
+    are created, and the final files published one after the other, with Ctrl-C and SIGTERM held
+    back (:func:`_signals_deferred`), so an interrupt leaves no temporary file and all of the
+    final files published or none; a link that fails removes the files this call already linked.
 
     Parameters
     ----------
@@ -295,13 +295,14 @@ def atomic_outputs(
     kinds = list(kinds) if kinds is not None else ["output"] * len(finals)
     temps: list[Path] = []
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        for final in finals:
-            fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-            os.close(fd)
-            temps.append(Path(name))
-            os.chmod(name, 0o666 & ~umask)
+        with _signals_deferred():  # an interrupt here would leave a file this call does not know
+            umask = os.umask(0)  # (or the umask at 0)
+            os.umask(umask)
+            for final in finals:
+                fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+                os.close(fd)
+                temps.append(Path(name))
+                os.chmod(name, 0o666 & ~umask)
         yield temps
         with _signals_deferred():
             linked: list[Path] = []
