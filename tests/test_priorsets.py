@@ -12,7 +12,15 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pufferfish import DiscretePrior, Scenario, privacy_loss
-from pufferfish.priorsets import PriorSet, dkw_radius, extreme_prior, l1_radius, worst_case_loss
+from pufferfish.priorsets import (
+    PriorSet,
+    _log_value,
+    dkw_radius,
+    extreme_prior,
+    extremes,
+    l1_radius,
+    worst_case_loss,
+)
 
 
 def _lp_extreme(ps: PriorSet, kernel: np.ndarray, maximize: bool) -> float:
@@ -83,6 +91,24 @@ def test_extreme_prior_matches_linear_programming(
     assert float(p @ np.exp(lk)) == pytest.approx(_lp_extreme(ps, np.exp(lk), maximize), rel=1e-9, abs=1e-12)
 
 
+@given(ps=prior_sets(), scale=st.sampled_from([0.0, 0.05, 0.5, 1.0, 4.0, 50.0]))
+def test_scan_matches_the_closed_forms_and_linear_programming(ps: PriorSet, scale: float) -> None:
+    # extremes() evaluates the optimizers by range sums (O(k log k) for all points); the
+    # reference is extreme_prior's pmf summed directly, and HiGHS where the value is not tiny
+    ext = extremes(ps, scale)
+    for q, y in enumerate(ps.alphabet):
+        dist = np.abs(ps.alphabet - y)
+        lk = -dist / scale if scale > 0 else np.where(dist == 0, 0.0, -np.inf)
+        for maximize, got, err in ((True, ext.log_max, ext.error_max), (False, ext.log_min, ext.error_min)):
+            with np.errstate(divide="ignore"):
+                want, want_err = _log_value(extreme_prior(ps, lk, maximize=maximize), lk)
+            if got[q] != want:
+                assert abs(got[q] - want) <= err[q] + want_err
+            if scale > 0 and err[q] < 1e-6:
+                lp = _lp_extreme(ps, np.exp(lk), maximize)
+                assert math.exp(got[q]) == pytest.approx(lp, rel=1e-7, abs=1e-11)
+
+
 @given(ps=prior_sets(), scale=st.sampled_from([0.5, 1.0, 3.0]))
 def test_radius_zero_is_the_point_estimate_loss(ps: PriorSet, scale: float) -> None:
     other = PriorSet(ps.kind, ps.alphabet, ps.center[::-1] if ps.alphabet.size > 1 else ps.center, 0.0)
@@ -121,7 +147,7 @@ def test_rounding_bound_is_infinite_only_where_the_value_cannot_be_certified() -
     a = np.arange(6.0)
     far = PriorSet("l1", a, np.array([1.0, 0, 0, 0, 0, 0]), 0.0)  # all mass 5 scales from y = 5
     near = PriorSet("l1", a, np.full(6, 1 / 6), 0.0)
-    assert worst_case_loss(far, near, 1.0).error < 1e-12
+    assert worst_case_loss(far, near, 1.0).error < 1e-11  # range sums: chains of 3u per step
     # at b = 0.01 the far prior's density at y = 5 is e^-500 of the near one's: not certifiable
     assert worst_case_loss(far, near, 0.01).error == math.inf
 
