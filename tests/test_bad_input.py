@@ -202,6 +202,27 @@ CASES = {
     # multi-user systems
     "system missing": (["multiuser", "nope.json", "--pair-set", "P-bot", *E1], "cannot read system file"),
     "system not JSON": (["multiuser", "mu_syntax.json", "--pair-set", "P-bot", *E1], "is not valid JSON"),
+    # prior sets (issue 15)
+    "confidence 1": (
+        ["calibrate", "ok.csv", *B, *E1, "--confidence", "1"],
+        "confidence must be in (0, 1), got 1.0",
+    ),
+    "confidence 0": (
+        ["calibrate", "ok.csv", *B, *E1, "--confidence", "0"],
+        "confidence must be in (0, 1), got 0.0",
+    ),
+    "prior radius negative": (
+        ["calibrate", "ok.csv", *B, *E1, "--prior-radius", "-0.1"],
+        "prior_radius must be finite and >= 0, got -0.1",
+    ),
+    "prior set unknown": (
+        ["calibrate", "ok.csv", *B, *E1, "--prior-set", "kl"],
+        "prior_set must be one of dkw, l1, none, got 'kl'",
+    ),
+    "prior set with delta": (
+        ["calibrate", "ok.csv", *B, *E1, "--prior-set", "dkw", "--delta", "1e-6"],
+        "prior_set 'dkw' needs empirical priors, delta = 0 and Laplace noise",
+    ),
     "system not an object": (["multiuser", "mu_list.json", "--pair-set", "P-bot", *E1], '"users" list'),
     "system without users": (["multiuser", "mu_no_users.json", "--pair-set", "P-bot", *E1], '"users" list'),
     "user without pmf": (["multiuser", "mu_no_pmf.json", "--pair-set", "P-bot", *E1], 'needs "pmf"'),

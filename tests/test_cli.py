@@ -32,7 +32,8 @@ def run(*args: str):
 
 
 def test_calibrate_json_on_adult() -> None:
-    res = run("calibrate", *ADULT, "--epsilon", "0.5", "--epsilon", "1", "--json")
+    # the point-estimate comparison of every mechanism (the robust default: test_robust.py)
+    res = run("calibrate", *ADULT, "--epsilon", "0.5", "--epsilon", "1", "--json", "--prior-set", "none")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     rows = out["results"]
@@ -86,13 +87,18 @@ def test_release_adult_csv(tmp_path) -> None:
     assert np.mean(np.abs(noisy - x)) == pytest.approx(scale, rel=0.03)  # E|Laplace(b)| = b
     assert report["noise"]["secure"] is False and report["noise"]["seed"] == 7
     assert report["rows"]["released_with_noise"] == 46043
-    assert {m["mechanism"] for m in report["mechanisms"] if m["scale"] is not None} == {
+    # the default: every prior in the 95% DKW band of each estimate; optimal and l1 apply there,
+    # and the point-estimate optimal is reported beside them
+    assert [m["mechanism"] for m in report["mechanisms"] if m["scale"] is not None] == [
         "l1",
-        "kantorovich",
-        "relaxed",
-        "mi-laplace",
         "optimal",
-    }
+        "optimal",
+    ]
+    assert (
+        report["chosen"]["prior_set"]["kind"] == "dkw" and report["chosen"]["prior_set"]["confidence"] == 0.95
+    )
+    assert report["chosen"]["scale"] == pytest.approx(1.0850, abs=5e-4)  # issue 15: 1.085
+    assert "95% DKW band" in report["guarantee"]
     assert report["chosen"]["checked_loss"] <= 0.5
 
     before = out.read_bytes()
@@ -111,7 +117,14 @@ def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
     src.write_text("id,s,x\n1,a,0\n2,a,1\n3,b,1\n4,b,2\n5,a,\n6,c,2\n")
     out = tmp_path / "out.parquet"
     result = release(
-        src, secret="s", public="x", pairs=[("a", "b")], epsilon=1.0, output=out, mechanism="relaxed"
+        src,
+        secret="s",
+        public="x",
+        pairs=[("a", "b")],
+        epsilon=1.0,
+        output=out,
+        mechanism="relaxed",
+        prior_set="none",  # relaxed holds for the point estimate only
     )
     table = pd.read_parquet(out)
     # the other columns of a CSV are its text (DuckDB would sniff 007 as 7 and yes as true)

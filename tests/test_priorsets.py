@@ -12,15 +12,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pufferfish import DiscretePrior, Scenario, privacy_loss
-from pufferfish.priorsets import (
-    PriorSet,
-    _log_value,
-    dkw_radius,
-    extreme_prior,
-    extremes,
-    l1_radius,
-    worst_case_loss,
-)
+from pufferfish.priorsets import PriorSet, _log_value, dkw_radius, extreme_prior, l1_radius
+from pufferfish.robust_loss import extremes, worst_case_loss
 
 
 def _lp_extreme(ps: PriorSet, kernel: np.ndarray, maximize: bool) -> float:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pufferfish import compare, estimate_priors
+from pufferfish import calibrate, compare, estimate_priors
+from pufferfish.tables.estimate import with_prior_sets
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -33,15 +34,20 @@ def test_python_example_prints_what_the_comment_says() -> None:
 
 def test_adult_table_matches_calibrate() -> None:
     rows = re.findall(r"^\| (0\.1|0\.5|1) \| (.+) \|$", _readme(), re.M)
-    assert len(rows) == 3
+    assert len(rows) == 6  # the mechanisms on the point estimate, then optimal under prior sets
     est = estimate_priors(
         "adult", secret="marital-status", public="workclass", pairs=[("Married-civ-spouse", "Never-married")]
     )
-    for eps_text, cells in rows:
+    for eps_text, cells in rows[:3]:
         got = {c.mechanism: c.scale for c in compare(est.scenario, float(eps_text))}
         printed = [float(v) for v in cells.split(" | ")]
         for mech, value in zip(("l1", "kantorovich", "relaxed", "optimal"), printed, strict=True):
             assert float(f"{got[mech]:.4g}") == value, (eps_text, mech)
+    for eps_text, cells in rows[3:]:
+        printed = [float(v) for v in cells.split(" | ")]
+        for kind, value in zip(("none", "dkw", "l1"), printed, strict=True):
+            got = calibrate(with_prior_sets(est, kind).scenario, float(eps_text)).scale
+            assert float(f"{got:.4g}") == value, (eps_text, kind)
 
 
 def test_multiuser_table_matches_reproductions() -> None:

@@ -81,6 +81,23 @@ ReportOpt = Annotated[
         "(for the first --epsilon).",
     ),
 ]
+PriorSetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prior-set",
+        help="dkw, l1 or none: the guarantee holds for every prior in a confidence set around each "
+        "estimate (default dkw with empirical priors, pure eps and Laplace noise; else none).",
+    ),
+]
+ConfidenceOpt = Annotated[
+    float, typer.Option("--confidence", help="Confidence level of the prior sets, in (0, 1).")
+]
+PriorRadiusOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--prior-radius", help="Radius of every prior set (DKW eta or L1 r) instead of --confidence."
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -164,20 +181,23 @@ def _comparison_table(
 ) -> Table:
     title = f"epsilon = {epsilon:g}" + (f", delta = {delta:g}" if delta > 0 else "")
     table = Table(title=title, title_justify="left")
+    robust = any(isinstance(c, Calibration) and c.prior_set is not None for c in results)
     for name, justify in (
         ("mechanism", "left"),
+        *((("priors", "left"),) if robust else ()),
         ("noise", "left"),
         ("scale", "right"),
         ("noise variance", "right"),
         ("checked", "right"),
         ("decided by / why not", "left"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)
     for c in results:
         if isinstance(c, Skipped):
             continue
         table.add_row(
             c.mechanism + (" (eps-MI)" if c.criterion == "eps-MI PP" else ""),
+            *((_priors_cell(c),) if robust else ()),
             c.noise,
             _num(c.scale),
             _num(c.variance),
@@ -185,6 +205,14 @@ def _comparison_table(
             (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
         )
     return table
+
+
+def _priors_cell(c: Calibration) -> str:
+    """Which priors a row's check covers: the set (kind, confidence) or the point estimate."""
+    if c.prior_set is None:
+        return "estimate only"
+    level = f" {100 * c.prior_set['confidence']:g}%" if c.prior_set.get("confidence") is not None else ""
+    return f"{c.prior_set['kind']}{level} set"
 
 
 def _fitted_table(fitted: FittedPriors) -> Table:
@@ -236,6 +264,17 @@ def _print_tables(
                 reasons.setdefault(c.reason, []).append(c.mechanism)
         for reason, names in reasons.items():
             console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
+    robust = next((c for c in results if isinstance(c, Calibration) and c.prior_set is not None), None)
+    if robust is not None:
+        from .priorsets import prior_scope
+
+        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
+        console.print(
+            "The 'estimate only' optimal holds only if the adversary's prior is exactly the sample "
+            "frequencies; the difference is the price of the uncertainty of the estimate.",
+            soft_wrap=True,
+            highlight=False,
+        )
     if any(isinstance(c, Calibration) and c.noiseless for c in results):
         console.print(
             "note: scale 0 means the priors already meet the target: the column may be released "
@@ -263,6 +302,9 @@ def calibrate(
     as_json: JsonOpt = False,
     categorical: CategoricalOpt = None,
     numeric: NumericOpt = None,
+    prior_set: PriorSetOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    prior_radius: PriorRadiusOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
     from .pipeline import calibrate_table, report_dict, write_html_report
@@ -289,6 +331,9 @@ def calibrate(
             engine=engine,
             categorical=categorical or (),
             numeric=numeric or (),
+            prior_set=prior_set,
+            confidence=confidence,
+            prior_radius=prior_radius,
         )
 
     table = _guard(run)
@@ -334,6 +379,9 @@ def release(
     as_json: JsonOpt = False,
     categorical: CategoricalOpt = None,
     numeric: NumericOpt = None,
+    prior_set: PriorSetOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    prior_radius: PriorRadiusOpt = None,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .pipeline import release as do_release
@@ -369,6 +417,9 @@ def release(
             engine=engine,
             categorical=categorical or (),
             numeric=numeric or (),
+            prior_set=prior_set,
+            confidence=confidence,
+            prior_radius=prior_radius,
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -17,7 +17,6 @@ The walk, each step once:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -42,7 +41,14 @@ from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
 from .noise import check_workers
 from .priors import Scenario
-from .tables.estimate import EstimatedPriors, check_column_kinds, check_pairs, estimate_from_source
+from .priorsets import check_prior_set
+from .tables.estimate import (
+    EstimatedPriors,
+    check_column_kinds,
+    check_pairs,
+    estimate_from_source,
+    with_prior_sets,
+)
 from .tables.source import (
     OutputExistsError,
     TableSource,
@@ -136,6 +142,9 @@ def calibrate_table(
     spark: Any = None,
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
+    prior_set: str | None = None,
+    confidence: float = 0.95,
+    prior_radius: float | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -175,6 +184,17 @@ def calibrate_table(
     categorical, numeric : sequence of str
         Columns to read as categorical or numeric where the engine's guess is wrong
         (:func:`~pufferfish.tables.estimate.check_column_kinds`).
+    prior_set : {"dkw", "l1", "none"}, optional
+        The adversary may hold any prior in a confidence set around each estimate: a DKW band of
+        the CDF or an L1 ball (:mod:`pufferfish.priorsets`), or only the estimate (``"none"``).
+        Default: ``"dkw"`` for empirical priors with pure eps and Laplace noise (the worst case
+        over a set is checked for that), else ``"none"``. Under a set, ``optimal`` and ``l1``
+        apply (the others are listed as not valid for a prior set), and the point-estimate
+        ``optimal`` is added beside them (its ``prior_set`` kind is ``"none"``).
+    confidence : float
+        In (0, 1) (default 0.95): the probability that every secret's prior lies in its set.
+    prior_radius : float, optional
+        The set's radius (DKW ``eta`` or L1 ``r``) for every secret instead (>= 0).
 
     Returns
     -------
@@ -199,6 +219,9 @@ def calibrate_table(
     prior_model = parse_prior_model(prior)
     noise = check_noise(noise)
     delta = check_delta(delta)
+    sets = check_prior_set(
+        prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
+    )
     source = resolve_source(data, engine)  # validates the engine; the table is resolved once
     return _calibrate_table(
         source,
@@ -217,6 +240,7 @@ def calibrate_table(
         engine=engine,
         spark=spark,
         kinds=kinds,
+        sets=sets,
     )
 
 
@@ -246,6 +270,7 @@ def _calibrate_table(
     engine: str,
     spark: Any,
     kinds: tuple[tuple[str, ...], tuple[str, ...], str | None] = ((), (), None),
+    sets: tuple[str, float, float | None] = ("none", 0.95, None),
 ) -> TableCalibration:
     """:func:`calibrate_table` on validated arguments and a resolved source."""
     model, n_components = prior_model
@@ -263,10 +288,22 @@ def _calibrate_table(
     fitted = None
     if model != "empirical":
         fitted = fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
+    point = estimated
+    kind, confidence, radius = sets
+    estimated = with_prior_sets(
+        point, kind, confidence=confidence, radius=radius, full_alphabet=order is not None
+    )
     scenario = estimated.scenario if fitted is None else fitted.scenario
     comparison = run_comparison(
         scenario, epsilons, mechanisms, delta=delta, noise=noise, secret_weights=estimated.secret_weights
     )
+    if kind != "none" and REGISTRY["optimal"] in mechanisms:  # the price of the uncertainty
+        at_point = run_comparison(point.scenario, epsilons, (REGISTRY["optimal"],), delta=delta, noise=noise)
+        comparison = tuple(
+            r
+            for eps, extra in zip(epsilons, at_point, strict=True)
+            for r in (*(c for c in comparison if c.epsilon == eps), extra)
+        )
     inputs = {
         "data": estimated.source,
         "secret": secret,
@@ -279,6 +316,9 @@ def _calibrate_table(
         "mechanism": "all" if len(mechanisms) == len(MECHANISMS) else [m.name for m in mechanisms],
         "order": list(order) if order is not None else None,
         "weight": weight,
+        "prior_set": kind,
+        "confidence": confidence if kind != "none" else None,
+        "prior_radius": radius,
     }
     if kinds[0] or kinds[1]:  # the type overrides, when given
         inputs.update({"categorical": list(kinds[0]), "numeric": list(kinds[1])})
@@ -360,6 +400,9 @@ def release(
     spark: Any = None,
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
+    prior_set: str | None = None,
+    confidence: float = 0.95,
+    prior_radius: float | None = None,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise.
 
@@ -420,6 +463,8 @@ def release(
         Session of the Spark engine (default: the active one, else a local one).
     categorical, numeric : sequence of str
         Columns to read as categorical or numeric where the engine's guess is wrong.
+    prior_set, confidence, prior_radius :
+        The priors the guarantee holds for (:func:`calibrate_table`; default a 95% DKW band).
 
     Returns
     -------
@@ -441,13 +486,9 @@ def release(
     -----
     Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. For
     a CSV written from a CSV every other column is copied as text, unchanged; row order is kept.
-    Files are written to temporary files in the same folder and then linked into place, the
-    release and its JSON report together (:func:`~pufferfish.tables.source.atomic_outputs`), so
-    a failure or an interrupt never leaves a partial file or a release without its report, and
-    never replaces an existing file without ``force``.
-    With ``engine="spark"`` Spark's own commit protocol writes the output folder (mode
-    ``errorifexists``, or ``overwrite`` with ``force``); a failed Spark job may leave a partial
-    folder, as any Spark write does.
+    The release and its JSON report are published together, or neither, and nothing is
+    replaced without ``force`` (:func:`~pufferfish.tables.source.atomic_outputs`). Spark commits
+    its output folder itself; a failed Spark job may leave a partial folder, as any Spark write.
     """
     # The edge: every argument validated once, the table resolved once, outputs checked first.
     (eps,) = check_epsilons([epsilon])
@@ -458,6 +499,9 @@ def release(
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     n_workers = check_workers(workers)
     prior_model = parse_prior_model(prior)
+    sets = check_prior_set(
+        prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
+    )
     pair_list = check_pairs(pairs)
     kinds = _column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     out_path = Path(output)
@@ -488,6 +532,7 @@ def release(
         engine=engine,
         spark=spark,
         kinds=kinds,
+        sets=sets,
     )
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
@@ -621,29 +666,6 @@ def _write_release(
     )
 
 
-def _guarantee(chosen: Calibration, prior_kind: str) -> str:
-    """The guarantee of one checked calibration in words, with the check and the prior it holds for."""
-    if chosen.criterion == "eps-MI PP":
-        text = (
-            f"epsilon={chosen.epsilon} mutual-information pufferfish privacy (seed 004 Def 3): "
-            f"checked I(S; Y) {chosen.checked_information:.6g} (+ bound {chosen.check_error_bound:.2g}) "
-            "<= epsilon with the secret's marginal taken from the rows; by seed 004 Thm 1 this implies "
-            f"(eps', {math.sqrt(2 * chosen.epsilon):.6g})-pufferfish privacy for every eps'."
-        )
-    elif chosen.delta == 0.0:
-        text = (
-            f"(epsilon={chosen.epsilon}, S)-pufferfish privacy for the pairs above: exact privacy loss "
-            f"{chosen.checked_loss:.6g} <= epsilon (SPEC sec 2.1, 4)."
-        )
-    else:
-        text = (
-            f"(epsilon={chosen.epsilon}, delta={chosen.delta}, S)-pufferfish privacy for the pairs above: "
-            f"checked delta {chosen.checked_delta:.6g} (+ bound {chosen.check_error_bound:.2g}) <= delta "
-            "(hockey-stick divergence, both directions; SPEC sec 0, 4, 5)."
-        )
-    return text + f" It holds for adversaries whose prior is the {prior_kind} one."
-
-
 def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON report of a calibration (``pufferfish calibrate --json``) or of a release.
 
@@ -706,7 +728,7 @@ def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = Non
         "mechanisms": rows,
         "chosen": chosen.to_dict(),
         "noise": release["noise"],
-        "guarantee": _guarantee(chosen, table.prior_kind),
+        "guarantee": chosen.guarantee(table.prior_kind),
     }
     if table.fitted is not None:
         out["fitted_priors"] = head["fitted_priors"]

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import as_float_vector
+from .priorsets import PriorSet, check_sets
 
 #: Largest allowed ``|sum(pmf) - 1|`` before renormalising a probability vector.
 PMF_SUM_TOLERANCE = 1e-9
@@ -594,6 +595,10 @@ class AdversaryPrior:
     conditionals : mapping of str to DiscretePrior or GaussianMixturePrior
         ``conditionals[s] = P_{X|S}(. | s, rho)`` for every secret ``s`` this prior speaks of;
         all of one kind.
+    sets : mapping of str to PriorSet, optional
+        A confidence set around each (discrete) conditional, all of one kind on one alphabet
+        (:mod:`pufferfish.priorsets`): the adversary may hold any prior in them, and every check
+        takes the worst case over them. ``None``: the conditionals themselves.
 
     Raises
     ------
@@ -610,6 +615,7 @@ class AdversaryPrior:
 
     name: str
     conditionals: Mapping[str, Prior]
+    sets: Mapping[str, PriorSet] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -617,6 +623,10 @@ class AdversaryPrior:
         conds = dict(self.conditionals)
         if not conds:
             raise ValueError("conditionals must name at least one secret, got none")
+        if self.sets is not None:
+            if not all(isinstance(p, DiscretePrior) for p in conds.values()):
+                raise TypeError("sets need discrete conditionals (DiscretePrior)")
+            object.__setattr__(self, "sets", MappingProxyType(check_sets(self.sets, conds)))
         for secret, prior in conds.items():
             if not isinstance(prior, (DiscretePrior, GaussianMixturePrior)):
                 raise TypeError(
@@ -633,6 +643,18 @@ class AdversaryPrior:
         """``"discrete"`` or ``"gaussian-mixture"``."""
         first = next(iter(self.conditionals.values()))
         return "discrete" if isinstance(first, DiscretePrior) else "gaussian-mixture"
+
+    def set_summary(self) -> dict[str, Any]:
+        """``{"kind", "confidence", "radius": {secret: radius}}`` of :attr:`sets` (kind ``"none"``
+        without sets): for which priors a check of this adversary holds."""
+        if self.sets is None:
+            return {"kind": "none", "confidence": None, "radius": {}}
+        first = next(iter(self.sets.values()))
+        return {
+            "kind": first.kind,
+            "confidence": first.confidence,
+            "radius": {secret: ps.radius for secret, ps in self.sets.items()},
+        }
 
 
 @dataclass(frozen=True)
@@ -702,6 +724,8 @@ class Scenario:
                     f"prior {prior.name!r} must give a distribution for every secret of the "
                     f"pairs; it lacks {missing}"
                 )
+        if len({p.sets is None for p in priors}) > 1:
+            raise ValueError("priors must all carry prior sets or none")
         object.__setattr__(self, "pairs", pairs)
         object.__setattr__(self, "priors", priors)
         object.__setattr__(self, "secrets", tuple(secrets))
@@ -728,6 +752,12 @@ class Scenario:
     def kind(self) -> str:
         """``"discrete"`` (:class:`DiscretePrior`) or ``"gaussian-mixture"`` priors."""
         return self.priors[0].kind
+
+    @property
+    def robust(self) -> bool:
+        """Whether the priors carry prior sets (:attr:`AdversaryPrior.sets`): checks are then
+        worst cases over every prior in them."""
+        return self.priors[0].sets is not None
 
     def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
         """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.

@@ -102,6 +102,15 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
             )
             ax.plot(grid, density * width, color="#cc6677", label=f"fitted ({fitted.model})")
             ax.legend(fontsize=7)
+        sets = estimated.scenario.priors[0].sets
+        if sets is not None:  # the range of P(x) over the secret's prior set, at each point
+            from .robust_loss import extremes
+
+            ps = sets[s]
+            ext = extremes(ps, 0.0)
+            ax.vlines(ps.alphabet, np.exp(ext.log_min), np.exp(ext.log_max), color="#cc6677", lw=1.5,
+                      label=f"{ps.kind} set: range of P(x)")  # fmt: skip
+            ax.legend(fontsize=7)
         ax.set_title(f"P(x | {s})", fontsize=9)
         ax.set_xlabel(estimated.public_column + (" (code)" if estimated.categorical else ""), fontsize=8)
         if estimated.categorical and len(labels) <= 20:
@@ -332,6 +341,13 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
     return parts
 
 
+def row_key(row: dict[str, Any]) -> str:
+    """The page's key of a result row: its mechanism, with ``@kind`` for a worst case over prior
+    sets (the point-estimate ``optimal`` beside a robust one keeps the plain name)."""
+    kind = (row.get("prior_set") or {}).get("kind", "none")
+    return row["mechanism"] if kind == "none" else f"{row['mechanism']}@{kind}"
+
+
 def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration | Skipped]) -> list[str]:
     """The mechanisms table (numbers from the JSON rows), what was not used, and the choice."""
     parts = ["<h2>Mechanisms</h2>"]
@@ -343,19 +359,30 @@ def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration
         checked = d["checked_loss"] if d["checked_loss"] is not None else d["checked_delta"]
         if checked is None:
             checked = d["checked_information"]
+        key = row_key(d)
+        ps = d["prior_set"]
         mech_rows.append(
             [
                 _cell(d["mechanism"]),
+                _cell("estimate only" if ps["kind"] == "none" else f"{ps['kind']} set"),
                 _cell(d["noise"]),
-                _cell(_fmt(d["scale"]), f"scale:{d['mechanism']}"),
-                _cell(_fmt(d["variance"]), f"variance:{d['mechanism']}"),
-                _cell(_fmt(checked), f"checked:{d['mechanism']}"),
+                _cell(_fmt(d["scale"]), f"scale:{key}"),
+                _cell(_fmt(d["variance"]), f"variance:{key}"),
+                _cell(_fmt(checked), f"checked:{key}"),
                 _cell(d["source"]),
             ]
         )
     parts.append(
         _table(
-            ["mechanism", "noise", "scale", "noise variance", "checked (loss, delta or I)", "source"],
+            [
+                "mechanism",
+                "priors",
+                "noise",
+                "scale",
+                "noise variance",
+                "checked (loss, delta or I)",
+                "source",
+            ],
             mech_rows,
             "mechanisms",
         )
@@ -393,6 +420,12 @@ def _figure_section(
             priors_figure(estimated, fitted),
             f"P({estimated.public_column} | {estimated.secret_column}) estimated from the table"
             + (f", with the fitted {fitted.model} density" if fitted is not None else "")
+            + (
+                "; the red lines span P(x) over each secret's prior set (the guarantee holds for "
+                "every prior in it)"
+                if estimated.scenario.robust
+                else ""
+            )
             + ".",
         )
     )

@@ -24,6 +24,7 @@ bound is at most the target. Nothing else in the library decides whether a scale
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from ..divergence import hockey_stick, mutual_information, privacy_loss_sup
 from ..gaussian_divergence import gaussian_delta_bound
 from ..loss import PrivacyLoss, privacy_loss
 from ..priors import DiscretePrior, GaussianMixturePrior, Scenario
+from ..robust_loss import worst_case_loss
 from .result import num
 
 
@@ -72,6 +74,9 @@ class Check:
         Where the worst value is attained, e.g. ``"y = 1.5"`` or ``"hockey-stick (forward)"``.
     loss : PrivacyLoss or None
         The full exact loss when the check is SPEC 2.1's (discrete priors, Laplace, pure eps).
+    prior_set : mapping or None
+        For a worst case over prior sets, the sets' summary
+        (:meth:`~pufferfish.priors.AdversaryPrior.set_summary`); None for the priors themselves.
     """
 
     value: float
@@ -80,6 +85,7 @@ class Check:
     pair: tuple[str, str]
     where: str
     loss: PrivacyLoss | None = None
+    prior_set: Mapping[str, Any] | None = None
 
     @property
     def upper(self) -> float:
@@ -198,9 +204,16 @@ def check_pairs(
         If the release densities cannot be evaluated on a fine enough grid.
     """
     worst: Check | None = None
+    if scenario.robust and (delta != 0.0 or noise != "laplace"):
+        raise ValueError(
+            "under prior sets, pure eps (delta = 0) with Laplace noise is checked; got "
+            f"delta {delta!r} and {noise} noise"
+        )
     if delta == 0.0:
         if noise != "laplace":
             raise ValueError("pure eps (delta = 0) is checked for Laplace noise only; give delta > 0")
+        if scenario.robust:
+            return _worst_over_sets(scenario, scale)
         if scenario.kind == "discrete":
             return from_loss(privacy_loss(scenario, scale))
         if scale == 0.0:
@@ -217,6 +230,23 @@ def check_pairs(
         c = Check(value, error, prior.name, pair, where)
         if worst is None or c.upper > worst.upper:
             worst = c
+    assert worst is not None
+    return worst
+
+
+def _worst_over_sets(scenario: Scenario, scale: float) -> Check:
+    """The worst (prior, pair) of the exact Laplace loss over every prior in the prior sets
+    (:func:`pufferfish.priorsets.worst_case_loss`)."""
+    worst: Check | None = None
+    for prior in scenario.priors:
+        assert prior.sets is not None
+        summary = prior.set_summary()
+        for a, b in scenario.pairs:
+            sl = worst_case_loss(prior.sets[a], prior.sets[b], scale)
+            where = f"y = {num(sl.worst_y)}, worst case over the {summary['kind']} sets"
+            c = Check(sl.loss, sl.error, prior.name, (a, b), where, prior_set=summary)
+            if worst is None or c.upper > worst.upper:
+                worst = c
     assert worst is not None
     return worst
 

@@ -67,6 +67,10 @@ class Mechanism:
     pure : bool
         Its theorem gives pure eps with Laplace noise: with ``delta > 0`` it is checked as pure eps
         (pure eps implies every (eps, delta)), reported with ``checked_delta = 0``.
+    robust : bool
+        Valid for every prior in a prior set (:attr:`pufferfish.priors.Scenario.robust`): its
+        scale holds for any prior on the declared supports, or it is the searched smallest
+        passing scale of the worst-case check. Others are listed "not valid for a prior set".
     """
 
     name: str
@@ -77,13 +81,14 @@ class Mechanism:
     scale: ScaleFunction | None
     applies: AppliesFunction = _always
     pure: bool = False
+    robust: bool = False
 
 
 _G = gaussian
 _I = information
 _ENTRIES = (
     Mechanism("l1", "laplace", "(eps, delta)-PP", "seed 001 eq (26)", "discrete",
-              lambda sc, e, d, w: discrete.l1_scale(sc, e), _discrete_only, pure=True),
+              lambda sc, e, d, w: discrete.l1_scale(sc, e), _discrete_only, pure=True, robust=True),
     Mechanism("kantorovich", "laplace", "(eps, delta)-PP",
               "seed 002 Lemma 1; seed 000 Prop 1-2; seed 001 eq (4)", "discrete",
               lambda sc, e, d, w: discrete.kantorovich_scale(sc, e), _discrete_only, pure=True),
@@ -114,7 +119,8 @@ _ENTRIES = (
               _I.mi_gaussian_entropy_scale, _I.mi_gaussian_entropy_applies),
     Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (d = 1, no public function)",
               "any", _I.mi_laplace_scale),
-    Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies),
+    Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
+              robust=True),
 )  # fmt: skip
 
 #: Every mechanism by name, in the order of comparisons (most to least noise for discrete priors,
@@ -161,6 +167,11 @@ def not_applicable(
     m = mechanism if isinstance(mechanism, Mechanism) else lookup(mechanism)
     if m.noise is not None and m.noise != noise:
         return f"adds {m.noise} noise, not {noise}"
+    if scenario.robust:
+        if not m.robust:
+            return "not valid for a prior set (its theorem holds for the point estimate only)"
+        if noise != "laplace" or delta != 0.0:
+            return "under a prior set only pure eps with Laplace noise is checked exactly"
     return m.applies(scenario, noise, delta, epsilon)
 
 

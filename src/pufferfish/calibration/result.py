@@ -9,10 +9,13 @@ bound added (``checked value + check_error_bound <= target``, :func:`.check.pass
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..loss import PrivacyLoss
+from ..priorsets import prior_scope
 
 #: Privacy criteria: pufferfish (eps, delta)-indistinguishability (delta = 0 is pure eps) and
 #: eps-mutual-information pufferfish privacy (seed 004 Def 3).
@@ -121,6 +124,10 @@ class Calibration:
     check : PrivacyLoss or None
         The full exact loss (SPEC 2.1) for discrete priors with Laplace noise and pure eps: the
         worst prior, pair and released value and every pair's loss; ``None`` for other checks.
+    prior_set : mapping or None
+        For which priors the check holds: ``{"kind": "dkw" | "l1", "confidence", "radius":
+        {secret: radius}}`` when it is the worst case over prior sets around the estimates
+        (:mod:`pufferfish.priorsets`); None when it holds for the given priors themselves.
     """
 
     mechanism: str
@@ -141,11 +148,45 @@ class Calibration:
     safety_step: float
     noiseless: bool
     check: PrivacyLoss | None = None
+    prior_set: Mapping[str, Any] | None = None
 
     @property
     def variance(self) -> float:
         """Noise variance: ``2 b^2`` (Laplace, seed 001 eq 3) or ``sigma^2`` (Gaussian)."""
         return 2.0 * self.scale**2 if self.noise == "laplace" else self.scale**2
+
+    def guarantee(self, prior_kind: str = "empirical") -> str:
+        """The guarantee in words: what was checked, and for which adversary priors.
+
+        Parameters
+        ----------
+        prior_kind : str
+            Whose prior a check without a prior set holds for (``"empirical"``,
+            ``"fitted Gaussian"``, ``"fitted GMM"``).
+
+        Returns
+        -------
+        str
+        """
+        if self.criterion == "eps-MI PP":
+            text = (
+                f"epsilon={self.epsilon} mutual-information pufferfish privacy (seed 004 Def 3): "
+                f"checked I(S; Y) {self.checked_information:.6g} (+ bound {self.check_error_bound:.2g}) "
+                "<= epsilon with the secret's marginal taken from the rows; by seed 004 Thm 1 this implies "
+                f"(eps', {math.sqrt(2 * self.epsilon):.6g})-pufferfish privacy for every eps'."
+            )
+        elif self.delta == 0.0:
+            text = (
+                f"(epsilon={self.epsilon}, S)-pufferfish privacy for the pairs above: exact privacy loss "
+                f"{self.checked_loss:.6g} <= epsilon (SPEC sec 2.1, 4)."
+            )
+        else:
+            text = (
+                f"(epsilon={self.epsilon}, delta={self.delta}, S)-pufferfish privacy for the pairs above: "
+                f"checked delta {self.checked_delta:.6g} (+ bound {self.check_error_bound:.2g}) <= delta "
+                "(hockey-stick divergence, both directions; SPEC sec 0, 4, 5)."
+            )
+        return text + " " + prior_scope(self.prior_set, prior_kind)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (``None`` where a field does not apply).
@@ -172,6 +213,9 @@ class Calibration:
             "safety_step": self.safety_step,
             "noiseless": self.noiseless,
             "root": None if self.root is None else self.root.to_dict(),
+            "prior_set": dict(self.prior_set)
+            if self.prior_set is not None
+            else {"kind": "none", "confidence": None, "radius": {}},
         }
         if self.check is not None:
             out["check_worst_y"] = self.check.worst_y

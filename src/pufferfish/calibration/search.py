@@ -140,6 +140,7 @@ def build(target: Target, proposal: Proposal, chk: Check, step: float) -> Calibr
         safety_step=step,
         noiseless=proposal.scale == 0.0,
         check=chk.loss,
+        prior_set=chk.prior_set,
     )
 
 

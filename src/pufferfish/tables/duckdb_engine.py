@@ -263,7 +263,8 @@ def table_aggregates(
                 ).fetchall()
             }
             counts = con.execute(
-                f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}) FROM t "
+                f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}), "
+                f"sum({w_expr} * {w_expr}) FROM t "
                 f"WHERE {valid} GROUP BY 1, 2"
             ).fetchall()
         except duckdb.Error as exc:
@@ -277,7 +278,7 @@ def table_aggregates(
         public_type=types[public],
         labels=labels,
         secret_values=secret_values,
-        counts=[(str(a), b, int(n), float(w)) for a, b, n, w in counts],
+        counts=[(str(a), b, int(n), float(w), float(w2)) for a, b, n, w, w2 in counts],
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -33,11 +33,22 @@ class SecretGroup:
         Rows with this secret and a non-missing public value.
     weight : float
         Their summed frequency weight (equal to ``rows`` without a weight column).
+    weight_sq : float
+        Their summed squared weight (equal to ``rows`` without a weight column).
     """
 
     secret: str
     rows: int
     weight: float
+    weight_sq: float = math.nan
+
+    @property
+    def effective_size(self) -> float:
+        """Kish's effective sample size ``(sum w)^2 / sum w^2`` (``rows`` without weights): the
+        ``n`` of the group's confidence set (:mod:`pufferfish.priorsets`)."""
+        if not self.weight_sq > 0:
+            return float(self.rows)
+        return min(self.weight**2 / self.weight_sq, float(self.rows))
 
 
 @dataclass(frozen=True)
@@ -360,8 +371,9 @@ class TableAggregates:
         otherwise).
     secret_values : set of str
         Distinct non-missing secret values, as text.
-    counts : list of (str, str or float, int, float)
-        ``(secret, public value, rows, sum of weights)`` per group of valid rows.
+    counts : list of (str, str or float, int, float, float)
+        ``(secret, public value, rows, sum of weights, sum of squared weights)`` per group of
+        valid rows.
     """
 
     rows_total: int
@@ -372,7 +384,7 @@ class TableAggregates:
     public_type: str
     labels: list[Any]
     secret_values: set[str]
-    counts: list[tuple[str, Any, int, float]]
+    counts: list[tuple[str, Any, int, float, float]]
 
 
 def priors_from_aggregates(
@@ -434,11 +446,13 @@ def priors_from_aggregates(
             if s not in secrets:
                 secrets.append(s)
     rows = {s: 0 for s in secrets}
+    squares = {s: 0.0 for s in secrets}
     weights = {s: np.zeros(support.size) for s in secrets}
-    for s, value, n, w in agg.counts:
+    for s, value, n, w, w2 in agg.counts:
         if s in weights:
             weights[s][index[value]] += float(w)
             rows[s] += int(n)
+            squares[s] += float(w2)
     conditionals: dict[str, DiscretePrior] = {}
     groups = []
     for s in secrets:
@@ -453,7 +467,7 @@ def priors_from_aggregates(
                 f"(and positive weight): its prior would be empty"
             )
         conditionals[s] = DiscretePrior.from_counts(support, weights[s])
-        groups.append(SecretGroup(secret=s, rows=rows[s], weight=total_w))
+        groups.append(SecretGroup(secret=s, rows=rows[s], weight=total_w, weight_sq=squares[s]))
     scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals),))
     return EstimatedPriors(
         scenario=scenario,
@@ -498,3 +512,80 @@ def _category_order(labels: list[str], order: Sequence[str] | None, public: str)
     if missing:
         raise DataError(f"order must list every label of {public!r}; it lacks {missing}")
     return alphabet
+
+
+def with_prior_sets(
+    estimated: EstimatedPriors,
+    kind: str,
+    *,
+    confidence: float = 0.95,
+    radius: float | None = None,
+    full_alphabet: bool = False,
+) -> EstimatedPriors:
+    """The estimate with a confidence set around each secret's prior (issue 15's robust model).
+
+    Parameters
+    ----------
+    estimated : EstimatedPriors
+        Point estimates (one adversary prior ``"empirical"``).
+    kind : {"dkw", "l1", "none"}
+        The set: a DKW band of the CDF, an L1 ball, or none (``estimated`` unchanged).
+    confidence : float
+        In (0, 1): the probability that every secret's true prior lies in its set (a union
+        bound over the ``m`` secrets of the pairs).
+    radius : float, optional
+        ``eta`` (dkw) or ``r`` (l1) for every secret, >= 0, instead of the radius at
+        ``confidence``.
+    full_alphabet : bool
+        Put the sets on the whole declared support (every label of ``--order``); default: the
+        union of the values observed in the pairs' groups.
+
+    Returns
+    -------
+    EstimatedPriors
+        With ``scenario.priors[0].sets`` set (kind ``"none"``: ``estimated`` itself).
+
+    Raises
+    ------
+    ValueError
+        On an unknown kind, a confidence outside (0, 1) or a negative radius.
+
+    Notes
+    -----
+    Radii: :func:`pufferfish.priorsets.dkw_radius` and :func:`~pufferfish.priorsets.l1_radius`
+    with ``n`` the group's rows, or Kish's effective size ``(sum w)^2 / sum w^2`` with a weight
+    column (:attr:`SecretGroup.effective_size`).
+    """
+    from ..priorsets import PRIOR_SET_KINDS, PriorSet, dkw_radius, l1_radius, mass_on
+
+    if kind not in PRIOR_SET_KINDS:
+        raise ValueError(f"prior_set must be one of {', '.join(PRIOR_SET_KINDS)}, got {kind!r}")
+    conf = float(confidence)
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if radius is not None and (not math.isfinite(float(radius)) or float(radius) < 0.0):
+        raise ValueError(f"prior_radius must be finite and >= 0, got {radius!r}")
+    if kind == "none":
+        return estimated
+    (rho,) = estimated.scenario.priors
+    conds = {s: p for s, p in rho.conditionals.items() if isinstance(p, DiscretePrior)}
+    if len(conds) != len(rho.conditionals):
+        raise ValueError("prior sets need the empirical (discrete) priors; fitted priors have none")
+    if full_alphabet:
+        alphabet = np.asarray(estimated.support, dtype=np.float64)
+    else:
+        alphabet = np.unique(np.concatenate([p.positive_support() for p in conds.values()]))
+    m = len(estimated.scenario.secrets)
+    sizes = {g.secret: g.effective_size for g in estimated.groups}
+    sets = {}
+    for s, prior in conds.items():
+        if radius is not None:
+            r, level = float(radius), None
+        elif kind == "dkw":
+            r, level = dkw_radius(sizes[s], conf, m), conf
+        else:
+            r, level = l1_radius(sizes[s], max(alphabet.size, 2), conf, m), conf
+        sets[s] = PriorSet(kind, alphabet, mass_on(prior, alphabet), r, level)
+    robust = AdversaryPrior(rho.name, rho.conditionals, sets)
+    scenario = Scenario(estimated.scenario.pairs, (robust,))
+    return replace(estimated, scenario=scenario)

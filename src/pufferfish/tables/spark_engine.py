@@ -226,7 +226,7 @@ def table_aggregates(
         counts = (
             df.where(valid & s_col.cast("string").isin(wanted))
             .groupBy(s_col.cast("string").alias("s"), p_expr.alias("v"))
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(w_expr).alias("w"))
+            .agg(F.count(F.lit(1)).alias("n"), F.sum(w_expr).alias("w"), F.sum(w_expr * w_expr).alias("w2"))
             .collect()
         )
     except DataError:
@@ -242,7 +242,7 @@ def table_aggregates(
         public_type=types[public],
         labels=sorted(labels),
         secret_values=secret_values,
-        counts=[(str(r["s"]), r["v"], int(r["n"]), float(r["w"])) for r in counts],
+        counts=[(str(r["s"]), r["v"], int(r["n"]), float(r["w"]), float(r["w2"])) for r in counts],
     )
 
 
