@@ -39,6 +39,8 @@ FILES: dict[str, str | bytes] = {
     "x_mixed.csv": "s,x\na,1\na,two\nb,2\n",
     "all_missing.csv": "s,x\na,\nb,\n,1\n",
     "existing.csv": "precious\n",
+    "priors_no_x.csv": "s,y\na,1\nb,2\n",
+    "priors_text_x.csv": "s,x\na,one\nb,two\n",
 }
 
 
@@ -222,6 +224,18 @@ CASES = {
     "prior set with delta": (
         ["calibrate", "ok.csv", *B, *E1, "--prior-set", "dkw", "--delta", "1e-6"],
         "prior_set 'dkw' needs empirical priors, delta = 0 and Laplace noise",
+    ),
+    "priors-from missing a column": (
+        ["calibrate", "ok.csv", *B, *E1, "--priors-from", "priors_no_x.csv"],
+        "public column 'x' is not in the table; columns are ['s', 'y']",
+    ),
+    "priors-from of another kind": (
+        ["calibrate", "ok.csv", *B, *E1, "--priors-from", "priors_text_x.csv"],
+        "public column 'x' is numeric in the data but categorical in the priors' table",
+    ),
+    "priors-from missing": (
+        ["calibrate", "ok.csv", *B, *E1, "--priors-from", "nope.csv"],
+        "got 'nope.csv', which does not exist",
     ),
     "system not an object": (["multiuser", "mu_list.json", "--pair-set", "P-bot", *E1], '"users" list'),
     "system without users": (["multiuser", "mu_no_users.json", "--pair-set", "P-bot", *E1], '"users" list'),

@@ -164,3 +164,30 @@ def test_cli_prints_both_optima_of_the_issue(kind: str, expected: tuple[str, ...
     assert (
         set(radius) == {"Married-civ-spouse", "Never-married"} and rows[0]["prior_set"]["confidence"] == 0.95
     )
+
+
+def test_priors_from_another_table(tmp_path) -> None:
+    # Adult cut in two: priors (and their sets) from the first part, release of the second
+    import duckdb
+
+    from pufferfish.pipeline import calibrate_table, release
+    from pufferfish.tables.source import dataset_path
+
+    src = str(dataset_path("adult"))
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    duckdb.execute(
+        f"COPY (SELECT * FROM read_csv('{src}', all_varchar=true) LIMIT 24000) TO '{first}' (HEADER)"
+    )
+    duckdb.execute(
+        f"COPY (SELECT * FROM read_csv('{src}', all_varchar=true) OFFSET 24000) TO '{second}' (HEADER)"
+    )
+    kw = dict(secret="marital-status", public="workclass", pairs=[("Married-civ-spouse", "Never-married")])
+    own = calibrate_table(first, epsilon=0.5, mechanisms=["optimal"], **kw)
+    other = calibrate_table(second, epsilon=0.5, mechanisms=["optimal"], priors_from=first, **kw)
+    assert [c.scale for c in other.comparison] == [c.scale for c in own.comparison]  # the first's priors
+    assert other.inputs["priors_from"] == own.inputs["data"] and other.data is not None
+    assert other.data.rows_total == 24842 and other.estimated.rows_total == 24000
+    res = release(second, epsilon=0.5, output=tmp_path / "out.csv", rng=3, priors_from=first, **kw)
+    assert res.rows_released + res.rows_missing_public == 24842  # the second part's rows
+    assert res.chosen.scale == pytest.approx(own.comparison[0].scale, rel=1e-9)
+    assert res.report["inputs"]["priors_from"] == own.inputs["data"]

@@ -98,6 +98,14 @@ PriorRadiusOpt = Annotated[
         "--prior-radius", help="Radius of every prior set (DKW eta or L1 r) instead of --confidence."
     ),
 ]
+PriorsFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--priors-from",
+        help="Estimate the priors (and their sets) from this table instead (same column names), "
+        "e.g. a public or historical sample.",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -305,6 +313,7 @@ def calibrate(
     prior_set: PriorSetOpt = None,
     confidence: ConfidenceOpt = 0.95,
     prior_radius: PriorRadiusOpt = None,
+    priors_from: PriorsFromOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
     from .pipeline import calibrate_table, report_dict, write_html_report
@@ -334,6 +343,7 @@ def calibrate(
             prior_set=prior_set,
             confidence=confidence,
             prior_radius=prior_radius,
+            priors_from=priors_from,
         )
 
     table = _guard(run)
@@ -382,6 +392,7 @@ def release(
     prior_set: PriorSetOpt = None,
     confidence: ConfidenceOpt = 0.95,
     prior_radius: PriorRadiusOpt = None,
+    priors_from: PriorsFromOpt = None,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .pipeline import release as do_release
@@ -420,6 +431,7 @@ def release(
             prior_set=prior_set,
             confidence=confidence,
             prior_radius=prior_radius,
+            priors_from=priors_from,
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -47,6 +47,7 @@ from .tables.estimate import (
     check_column_kinds,
     check_pairs,
     estimate_from_source,
+    estimate_two_sources,
     with_prior_sets,
 )
 from .tables.source import (
@@ -97,6 +98,9 @@ class TableCalibration:
         Target delta in [0, 1).
     noise : {"laplace", "gaussian"}
         Noise of the ``optimal`` calibrator (the theorems fix their own).
+    data : EstimatedPriors or None
+        With ``priors_from``: the estimate of the table to release (its rows and codes; the
+        priors are ``estimated``, from the other table). None when the priors are the data's.
     """
 
     inputs: dict[str, Any]
@@ -106,6 +110,12 @@ class TableCalibration:
     epsilons: tuple[float, ...]
     delta: float
     noise: str
+    data: EstimatedPriors | None = None
+
+    @property
+    def released_table(self) -> EstimatedPriors:
+        """The estimate of the table a release writes: :attr:`data`, else :attr:`estimated`."""
+        return self.data if self.data is not None else self.estimated
 
     @property
     def scenario(self) -> Scenario:
@@ -145,6 +155,7 @@ def calibrate_table(
     prior_set: str | None = None,
     confidence: float = 0.95,
     prior_radius: float | None = None,
+    priors_from: Any = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -185,16 +196,14 @@ def calibrate_table(
         Columns to read as categorical or numeric where the engine's guess is wrong
         (:func:`~pufferfish.tables.estimate.check_column_kinds`).
     prior_set : {"dkw", "l1", "none"}, optional
-        The adversary may hold any prior in a confidence set around each estimate: a DKW band of
-        the CDF or an L1 ball (:mod:`pufferfish.priorsets`), or only the estimate (``"none"``).
-        Default: ``"dkw"`` for empirical priors with pure eps and Laplace noise (the worst case
-        over a set is checked for that), else ``"none"``. Under a set, ``optimal`` and ``l1``
-        apply (the others are listed as not valid for a prior set), and the point-estimate
-        ``optimal`` is added beside them (its ``prior_set`` kind is ``"none"``).
-    confidence : float
-        In (0, 1) (default 0.95): the probability that every secret's prior lies in its set.
-    prior_radius : float, optional
-        The set's radius (DKW ``eta`` or L1 ``r``) for every secret instead (>= 0).
+        Guarantee for every prior in a confidence set around each estimate (DKW band or L1 ball,
+        :mod:`pufferfish.priorsets`), or the estimate alone; default ``"dkw"`` for empirical
+        priors with pure eps and Laplace noise, else ``"none"``. Under a set only ``optimal``
+        and ``l1`` apply; the point-estimate ``optimal`` is added beside them.
+    confidence, prior_radius : float
+        The sets' level in (0, 1) (default 0.95), or their radius (DKW ``eta``, L1 ``r``) >= 0.
+    priors_from : str, pathlib.Path or DataFrame, optional
+        Table to estimate the priors from instead (same columns; the codes cover both tables).
 
     Returns
     -------
@@ -223,6 +232,7 @@ def calibrate_table(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
     )
     source = resolve_source(data, engine)  # validates the engine; the table is resolved once
+    priors_source = None if priors_from is None else resolve_source(priors_from, engine)
     return _calibrate_table(
         source,
         secret=secret,
@@ -241,6 +251,7 @@ def calibrate_table(
         spark=spark,
         kinds=kinds,
         sets=sets,
+        priors_source=priors_source,
     )
 
 
@@ -271,20 +282,18 @@ def _calibrate_table(
     spark: Any,
     kinds: tuple[tuple[str, ...], tuple[str, ...], str | None] = ((), (), None),
     sets: tuple[str, float, float | None] = ("none", 0.95, None),
+    priors_source: TableSource | None = None,
 ) -> TableCalibration:
     """:func:`calibrate_table` on validated arguments and a resolved source."""
     model, n_components = prior_model
-    estimated = estimate_from_source(
-        source,
-        secret=secret,
-        public=public,
-        pairs=pairs,
-        order=order,
-        weight=weight,
-        engine=engine,
-        spark=spark,
-        public_kind=kinds[2],
+    how = dict(
+        secret=secret, public=public, pairs=pairs, order=order, weight=weight, engine=engine, spark=spark
     )
+    data: EstimatedPriors | None = None
+    if priors_source is None:
+        estimated = estimate_from_source(source, **how, public_kind=kinds[2])
+    else:  # the priors from another table, with the codes of both
+        data, estimated = estimate_two_sources(source, priors_source, **how, public_kind=kinds[2])
     fitted = None
     if model != "empirical":
         fitted = fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
@@ -319,10 +328,11 @@ def _calibrate_table(
         "prior_set": kind,
         "confidence": confidence if kind != "none" else None,
         "prior_radius": radius,
+        "priors_from": None if priors_source is None else priors_source.description,
     }
     if kinds[0] or kinds[1]:  # the type overrides, when given
         inputs.update({"categorical": list(kinds[0]), "numeric": list(kinds[1])})
-    return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise)
+    return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data)
 
 
 @dataclass(frozen=True)
@@ -403,6 +413,7 @@ def release(
     prior_set: str | None = None,
     confidence: float = 0.95,
     prior_radius: float | None = None,
+    priors_from: Any = None,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise.
 
@@ -461,10 +472,8 @@ def release(
         core).
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine (default: the active one, else a local one).
-    categorical, numeric : sequence of str
-        Columns to read as categorical or numeric where the engine's guess is wrong.
-    prior_set, confidence, prior_radius :
-        The priors the guarantee holds for (:func:`calibrate_table`; default a 95% DKW band).
+    categorical, numeric, prior_set, confidence, prior_radius, priors_from :
+        Column kinds, the priors the guarantee holds for and their table (:func:`calibrate_table`).
 
     Returns
     -------
@@ -508,6 +517,7 @@ def release(
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
     source = resolve_source(data, engine)  # validates the engine
+    priors_source = None if priors_from is None else resolve_source(priors_from, engine)
     if source.path is not None and source.path.resolve() == out_path.resolve():
         raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
     for path in (out_path, rep_path):
@@ -533,6 +543,7 @@ def release(
         spark=spark,
         kinds=kinds,
         sets=sets,
+        priors_source=priors_source,
     )
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
@@ -577,13 +588,8 @@ def _publish(
     """
 
     def report_for(sampler: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
-        facts = {
-            "output": str(out_path),
-            "chosen": chosen,
-            "noise": sampler,
-            "released_with_noise": released,
-            "missing_public_left_missing": missing,
-        }
+        facts = {"output": str(out_path), "chosen": chosen, "noise": sampler}
+        facts.update(released_with_noise=released, missing_public_left_missing=missing)
         return report_dict(table, release=facts)
 
     gzip = out_path.name.lower().endswith(".gz")
@@ -601,8 +607,7 @@ def _publish(
 
 
 def _json_text(report: dict[str, Any]) -> str:
-    """The JSON report as written to its file (strict JSON: no NaN or infinity)."""
-    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"  # strict JSON: no NaN or inf
 
 
 def _write_release(
@@ -638,8 +643,8 @@ def _write_release(
             source,
             out_path,
             fmt,
-            public=table.estimated.public_column,
-            estimated=table.estimated,
+            public=table.released_table.public_column,
+            estimated=table.released_table,
             scale=chosen.scale,
             noise=chosen.noise,
             rng=None if rng is None else int(rng),  # type: ignore[arg-type]
@@ -654,8 +659,8 @@ def _write_release(
         out_path,
         fmt,
         gzip=gzip,
-        public=table.estimated.public_column,
-        estimated=table.estimated,
+        public=table.released_table.public_column,
+        estimated=table.released_table,
         scale=chosen.scale,
         noise=chosen.noise,
         rng=rng,

@@ -297,10 +297,81 @@ def estimate_from_source(
     The one path from a table to priors: the engine computes the aggregates, then
     :func:`priors_from_aggregates` builds the priors.
     """
+    agg = _aggregates(source, secret, public, pairs, weight, engine, spark, public_kind)
+    return priors_from_aggregates(
+        agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description
+    )
+
+
+def estimate_two_sources(
+    source: TableSource,
+    priors_source: TableSource,
+    *,
+    secret: str,
+    public: str,
+    pairs: list[tuple[str, str]],
+    order: Sequence[str] | None,
+    weight: str | None,
+    engine: str,
+    spark: Any = None,
+    public_kind: str | None = None,
+) -> tuple[EstimatedPriors, EstimatedPriors]:
+    """The table to release and the priors from another one (same column names), one mapping.
+
+    Parameters
+    ----------
+    source : TableSource
+        The table to release (its rows, labels and codes).
+    priors_source : TableSource
+        The table the priors (and their sets) are estimated from, e.g. a public or historical
+        sample.
+    secret, public, pairs, order, weight, engine, spark, public_kind :
+        As :func:`estimate_from_source`; a categorical public column gets the codes of ``order``,
+        or of the sorted labels of both tables.
+
+    Returns
+    -------
+    (EstimatedPriors, EstimatedPriors)
+        The estimate of ``source`` and that of ``priors_source``, with the same mapping.
+
+    Raises
+    ------
+    DataError
+        As :func:`estimate_from_source`, or if the public column is text in one table and numeric
+        in the other.
+    """
+    agg = _aggregates(source, secret, public, pairs, weight, engine, spark, public_kind)
+    agg_p = _aggregates(priors_source, secret, public, pairs, weight, engine, spark, public_kind)
+    if agg.categorical != agg_p.categorical:
+        kinds = ["categorical" if a.categorical else "numeric" for a in (agg, agg_p)]
+        raise DataError(
+            f"public column {public!r} is {kinds[0]} in the data but {kinds[1]} in the priors' table; "
+            "give --categorical or --numeric"
+        )
+    if agg.categorical and order is None:
+        order = sorted(set(agg.labels) | set(agg_p.labels))
+    common = dict(secret=secret, public=public, pairs=pairs, order=order, weight=weight)
+    return (
+        priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
+        priors_from_aggregates(agg_p, **common, source=priors_source.description),  # type: ignore[arg-type]
+    )
+
+
+def _aggregates(
+    source: TableSource,
+    secret: str,
+    public: str,
+    pairs: list[tuple[str, str]],
+    weight: str | None,
+    engine: str,
+    spark: Any,
+    public_kind: str | None,
+) -> TableAggregates:
+    """The engine's :class:`TableAggregates` of ``source``."""
     if engine == "spark":
         from .spark_engine import table_aggregates as spark_aggregates
 
-        aggregates = spark_aggregates(
+        return spark_aggregates(
             source,
             secret=secret,
             public=public,
@@ -309,21 +380,9 @@ def estimate_from_source(
             spark=spark,
             public_kind=public_kind,
         )
-    else:
-        from .duckdb_engine import table_aggregates
+    from .duckdb_engine import table_aggregates
 
-        aggregates = table_aggregates(
-            source, secret=secret, public=public, weight=weight, public_kind=public_kind
-        )
-    return priors_from_aggregates(
-        aggregates,
-        secret=secret,
-        public=public,
-        pairs=pairs,
-        order=order,
-        weight=weight,
-        source=source.description,
-    )
+    return table_aggregates(source, secret=secret, public=public, weight=weight, public_kind=public_kind)
 
 
 def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]:
