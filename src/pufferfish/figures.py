@@ -14,7 +14,7 @@ import numpy as np
 
 from .calibration import REGISTRY, Calibration, Skipped, run_comparison
 from .calibration import check_pairs as check_privacy
-from .priors import DiscretePrior
+from .priors import AdversaryPrior, DiscretePrior, Scenario
 from .transport import TransportPlan, kantorovich_plan
 
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ class ReportFigures:
         The Kantorovich plan of the first pair's empirical priors (seed 001 Fig 2a).
     released : tuple of ReleasedHistogram
         For a release: its released values binned per secret; empty otherwise.
+    point_loss_values : numpy.ndarray or None, shape (40,)
+        Under prior sets (``loss_values`` is then the worst case over them): the loss of the
+        point estimates at the same scales; None without sets.
     """
 
     epsilon: float
@@ -58,6 +61,7 @@ class ReportFigures:
     loss_values: np.ndarray
     plan: TransportPlan
     released: tuple[Any, ...] = ()
+    point_loss_values: np.ndarray | None = None
 
 
 def report_figures(
@@ -83,7 +87,7 @@ def report_figures(
     comparison = table.at(epsilon)
     used = [c for c in comparison if isinstance(c, Calibration)]
     grid = sorted(e for e in set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon} if e > 0)
-    mechs = tuple(REGISTRY[c.mechanism] for c in used)
+    mechs = tuple(dict.fromkeys(REGISTRY[c.mechanism] for c in used))  # optimal may come twice
     curves = (
         run_comparison(
             table.scenario,
@@ -102,6 +106,12 @@ def report_figures(
     loss_values = np.array(
         [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
     )
+    point_values = None
+    if table.scenario.robust:  # the point estimates' loss beside the worst case over the sets
+        point = Scenario(
+            table.scenario.pairs, tuple(AdversaryPrior(r.name, r.conditionals) for r in table.scenario.priors)
+        )
+        point_values = np.array([check_privacy(point, noise, float(s), epsilon).value for s in loss_scales])
     (a, b) = table.estimated.scenario.pairs[0]
     conditionals = table.estimated.scenario.priors[0].conditionals
     p_i, p_j = conditionals[a], conditionals[b]
@@ -117,4 +127,5 @@ def report_figures(
         loss_values=loss_values,
         plan=kantorovich_plan(p_i, p_j),
         released=released,
+        point_loss_values=point_values,
     )

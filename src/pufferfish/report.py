@@ -196,7 +196,12 @@ def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
     epsilon, delta, noise = figures.epsilon, figures.delta, figures.noise
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
-    ax.plot(figures.loss_scales, figures.loss_values, color="#4477aa")
+    robust = figures.point_loss_values is not None
+    label = "worst case over the prior sets" if robust else "exact loss"
+    ax.plot(figures.loss_scales, figures.loss_values, color="#4477aa", label=label)
+    if figures.point_loss_values is not None:
+        ax.plot(figures.loss_scales, figures.point_loss_values, color="#4477aa", linestyle=":",
+                label="point estimate only")  # fmt: skip
     target = epsilon if delta == 0.0 else delta
     what = "exact privacy loss (nats)" if delta == 0.0 else f"checked delta at eps = {_fmt(epsilon)}"
     ax.axhline(target, color="#cc6677", linestyle="--", label=f"target {'eps' if delta == 0 else 'delta'}")
@@ -215,6 +220,12 @@ def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
         f"{what.capitalize()} of {noise} noise against its scale, with the target marked and each "
         "mechanism's scale as a vertical line: a scale passes where the curve is at or below the "
         "target (SPEC sec 2.1)."
+        + (
+            " The solid curve is the worst case over every prior in the sets, the dotted one the "
+            "loss of the point estimates alone."
+            if robust
+            else ""
+        )
     )
     return _svg(fig), caption
 
