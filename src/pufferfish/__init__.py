@@ -45,6 +45,8 @@ from .multiuser import (
 )
 from .noise import NoisyValues, add_laplace
 from .priors import AdversaryPrior, DiscretePrior, Scenario, union_support
+from .priorsets import PriorSet, dkw_radius, l1_radius
+from .robust_loss import SetLoss, worst_case_loss
 from .transport import TransportPlan, kantorovich_plan, max_displacement_from_cdfs
 
 __all__ = [
@@ -63,11 +65,13 @@ __all__ = [
     "NoisyValues",
     "OutputExistsError",
     "PairLoss",
+    "PriorSet",
     "PrivacyCheckError",
     "PrivacyLoss",
     "ReleaseResult",
     "RootFinding",
     "Scenario",
+    "SetLoss",
     "Skipped",
     "SumRelease",
     "SystemCalibration",
@@ -83,8 +87,10 @@ __all__ = [
     "compare",
     "compare_user",
     "dataset_path",
+    "dkw_radius",
     "estimate_priors",
     "kantorovich_plan",
+    "l1_radius",
     "laplace_log_density",
     "leave_one_out",
     "max_displacement_from_cdfs",
@@ -97,6 +103,8 @@ __all__ = [
     "release_sum",
     "sum_distribution",
     "union_support",
+    "with_prior_sets",
+    "worst_case_loss",
 ]
 
 
@@ -107,6 +115,7 @@ _LAZY = {
     "EstimatedPriors": "tables",
     "dataset_path": "tables",
     "estimate_priors": "tables",
+    "with_prior_sets": "tables",
     "OutputExistsError": "tables",
     "ReleaseResult": "pipeline",
     "TableCalibration": "pipeline",

@@ -16,8 +16,10 @@ from .estimate import (
     TableAggregates,
     check_pairs,
     estimate_priors,
+    estimate_two_sources,
     parse_pair,
     priors_from_aggregates,
+    with_prior_sets,
 )
 from .source import (
     ENGINES,
@@ -48,12 +50,14 @@ __all__ = [
     "dataset_path",
     "estimate_class_counts",
     "estimate_priors",
+    "estimate_two_sources",
     "output_format",
     "parse_pair",
     "priors_from_aggregates",
     "released_histograms",
     "report_path_for",
     "resolve_source",
+    "with_prior_sets",
 ]
 
 _LAZY = {
