@@ -615,15 +615,11 @@ def with_prior_sets(
     with ``n`` the group's rows, or Kish's effective size ``(sum w)^2 / sum w^2`` with a weight
     column (:attr:`SecretGroup.effective_size`).
     """
-    from ..priorsets import PRIOR_SET_KINDS, PriorSet, dkw_radius, l1_radius, mass_on
+    from ..priorsets import PriorSet, check_prior_set, dkw_radius, l1_radius, mass_on
 
-    if kind not in PRIOR_SET_KINDS:
-        raise ValueError(f"prior_set must be one of {', '.join(PRIOR_SET_KINDS)}, got {kind!r}")
-    conf = float(confidence)
-    if not 0.0 < conf < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if radius is not None and (not math.isfinite(float(radius)) or float(radius) < 0.0):
-        raise ValueError(f"prior_radius must be finite and >= 0, got {radius!r}")
+    kind, conf, radius = check_prior_set(
+        kind, confidence, radius, prior_model=("empirical", None), delta=0.0, noise="laplace"
+    )
     if kind == "none":
         return estimated
     (rho,) = estimated.scenario.priors
