@@ -80,7 +80,7 @@ def test_every_robust_scale_passes_the_oracle_and_optimal_is_smallest(
             below, bound_below = _oracle_loss(sets, ("a", "b"), cal.scale * (1 - 1e-6))
             assert below + bound_below > epsilon - 1e-9
     # the point estimate needs no more noise than the set
-    point = Scenario(scenario.pairs, [AdversaryPrior("empirical", scenario.priors[0].conditionals)])
+    point = scenario.without_sets()
     assert calibrate(point, epsilon).scale <= calibrate(scenario, epsilon).scale * (1 + 1e-9)
 
 

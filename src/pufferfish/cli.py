@@ -24,6 +24,7 @@ from ._checks import check_epsilons
 from .calibration import Calibration, PrivacyCheckError, Skipped
 from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
+from .priorsets import prior_scope, set_label
 from .tables.estimate import EstimatedPriors
 
 app = typer.Typer(
@@ -205,7 +206,7 @@ def _comparison_table(
             continue
         table.add_row(
             c.mechanism + (" (eps-MI)" if c.criterion == "eps-MI PP" else ""),
-            *((_priors_cell(c),) if robust else ()),
+            *((set_label(c.prior_set),) if robust else ()),
             c.noise,
             _num(c.scale),
             _num(c.variance),
@@ -213,14 +214,6 @@ def _comparison_table(
             (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
         )
     return table
-
-
-def _priors_cell(c: Calibration) -> str:
-    """Which priors a row's check covers: the set (kind, confidence) or the point estimate."""
-    if c.prior_set is None:
-        return "estimate only"
-    level = f" {100 * c.prior_set['confidence']:g}%" if c.prior_set.get("confidence") is not None else ""
-    return f"{c.prior_set['kind']}{level} set"
 
 
 def _fitted_table(fitted: FittedPriors) -> Table:
@@ -274,8 +267,6 @@ def _print_tables(
             console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
     robust = next((c for c in results if isinstance(c, Calibration) and c.prior_set is not None), None)
     if robust is not None:
-        from .priorsets import prior_scope
-
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
         console.print(
             "The 'estimate only' optimal holds only if the adversary's prior is exactly the sample "

@@ -14,7 +14,7 @@ import numpy as np
 
 from .calibration import REGISTRY, Calibration, Skipped, run_comparison
 from .calibration import check_pairs as check_privacy
-from .priors import AdversaryPrior, DiscretePrior, Scenario
+from .priors import DiscretePrior
 from .transport import TransportPlan, kantorovich_plan
 
 if TYPE_CHECKING:
@@ -108,9 +108,7 @@ def report_figures(
     )
     point_values = None
     if table.scenario.robust:  # the point estimates' loss beside the worst case over the sets
-        point = Scenario(
-            table.scenario.pairs, tuple(AdversaryPrior(r.name, r.conditionals) for r in table.scenario.priors)
-        )
+        point = table.scenario.without_sets()
         point_values = np.array([check_privacy(point, noise, float(s), epsilon).value for s in loss_scales])
     (a, b) = table.estimated.scenario.pairs[0]
     conditionals = table.estimated.scenario.priors[0].conditionals

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import as_float_vector
-from .priorsets import PriorSet, check_sets
+from .priorsets import PriorSet, check_sets, set_summary
 
 #: Largest allowed ``|sum(pmf) - 1|`` before renormalising a probability vector.
 PMF_SUM_TOLERANCE = 1e-9
@@ -645,16 +645,9 @@ class AdversaryPrior:
         return "discrete" if isinstance(first, DiscretePrior) else "gaussian-mixture"
 
     def set_summary(self) -> dict[str, Any]:
-        """``{"kind", "confidence", "radius": {secret: radius}}`` of :attr:`sets` (kind ``"none"``
-        without sets): for which priors a check of this adversary holds."""
-        if self.sets is None:
-            return {"kind": "none", "confidence": None, "radius": {}}
-        first = next(iter(self.sets.values()))
-        return {
-            "kind": first.kind,
-            "confidence": first.confidence,
-            "radius": {secret: ps.radius for secret, ps in self.sets.items()},
-        }
+        """For which priors a check of this adversary holds
+        (:func:`pufferfish.priorsets.set_summary` of :attr:`sets`)."""
+        return set_summary(self.sets)
 
 
 @dataclass(frozen=True)
@@ -758,6 +751,10 @@ class Scenario:
         """Whether the priors carry prior sets (:attr:`AdversaryPrior.sets`): checks are then
         worst cases over every prior in them."""
         return self.priors[0].sets is not None
+
+    def without_sets(self) -> Scenario:
+        """The same pairs and point-estimate priors, without their prior sets."""
+        return Scenario(self.pairs, tuple(AdversaryPrior(p.name, p.conditionals) for p in self.priors))
 
     def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
         """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.

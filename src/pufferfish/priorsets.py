@@ -38,10 +38,15 @@ def _check_size(n: float, name: str = "n") -> float:
     return value
 
 
-def _check_alpha(confidence: float, secrets: int) -> float:
+def _check_confidence(confidence: float) -> float:
     c = float(confidence)
     if not 0.0 < c < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return c
+
+
+def _check_alpha(confidence: float, secrets: int) -> float:
+    c = _check_confidence(confidence)
     if int(secrets) != secrets or secrets < 1:
         raise ValueError(f"secrets must be an int >= 1, got {secrets!r}")
     return 1.0 - c
@@ -362,9 +367,7 @@ def check_prior_set(
     kind = ("dkw" if applies else "none") if prior_set is None else str(prior_set).strip().lower()
     if kind not in PRIOR_SET_KINDS:
         raise ValueError(f"prior_set must be one of {', '.join(PRIOR_SET_KINDS)}, got {prior_set!r}")
-    conf = float(confidence)
-    if not 0.0 < conf < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    conf = _check_confidence(confidence)
     radius = None if prior_radius is None else float(prior_radius)
     if radius is not None and not (math.isfinite(radius) and radius >= 0.0):
         raise ValueError(f"prior_radius must be finite and >= 0, got {prior_radius!r}")
@@ -375,6 +378,31 @@ def check_prior_set(
             f"{noise} noise: give prior_set 'none'"
         )
     return kind, conf, radius
+
+
+def set_summary(sets: Mapping[str, PriorSet] | None) -> dict[str, Any]:
+    """``{"kind", "confidence", "radius": {secret: radius}}`` of one adversary's prior sets, the
+    form results and reports carry (kind ``"none"``, no radius, for ``None``: the estimates)."""
+    if sets is None:
+        return {"kind": "none", "confidence": None, "radius": {}}
+    first = next(iter(sets.values()))
+    return {
+        "kind": first.kind,
+        "confidence": first.confidence,
+        "radius": {secret: ps.radius for secret, ps in sets.items()},
+    }
+
+
+def set_label(prior_set: Mapping[str, Any] | None) -> str:
+    """A short label of a :func:`set_summary` for tables: ``"dkw 95% set"`` or ``"estimate only"``."""
+    if prior_set is None or prior_set["kind"] == "none":
+        return "estimate only"
+    return f"{prior_set['kind']} {_level(prior_set)}set"
+
+
+def _level(prior_set: Mapping[str, Any]) -> str:
+    """``"95% "`` for a set of a confidence level, ``""`` for one given by its radius."""
+    return f"{100 * prior_set['confidence']:g}% " if prior_set.get("confidence") is not None else ""
 
 
 def prior_scope(prior_set: Mapping[str, Any] | None, prior_kind: str = "empirical") -> str:
@@ -396,9 +424,8 @@ def prior_scope(prior_set: Mapping[str, Any] | None, prior_kind: str = "empirica
         return f"It holds for adversaries whose prior is the {prior_kind} one."
     ps = prior_set
     shape = "DKW band (sup-distance of the CDFs)" if ps["kind"] == "dkw" else "L1 ball"
-    level = f"{100 * ps['confidence']:g}% " if ps.get("confidence") is not None else ""
     radii = ", ".join(f"{s} {r:.4g}" for s, r in ps["radius"].items())
     return (
-        f"It holds for every adversary prior within the {level}{shape} around the empirical "
+        f"It holds for every adversary prior within the {_level(ps)}{shape} around the empirical "
         f"estimate of each secret (radius {radii}): the worst case over the set was checked."
     )

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from .calibration import Calibration, Skipped
 from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
+from .priorsets import set_label
 from .tables.estimate import EstimatedPriors
 from .tables.source import check_output_path
 from .transport import TransportPlan
@@ -371,11 +372,10 @@ def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration
         if checked is None:
             checked = d["checked_information"]
         key = row_key(d)
-        ps = d["prior_set"]
         mech_rows.append(
             [
                 _cell(d["mechanism"]),
-                _cell("estimate only" if ps["kind"] == "none" else f"{ps['kind']} set"),
+                _cell(set_label(d["prior_set"])),
                 _cell(d["noise"]),
                 _cell(_fmt(d["scale"]), f"scale:{key}"),
                 _cell(_fmt(d["variance"]), f"variance:{key}"),

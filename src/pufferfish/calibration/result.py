@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..loss import PrivacyLoss
-from ..priorsets import prior_scope
+from ..priorsets import prior_scope, set_summary
 
 #: Privacy criteria: pufferfish (eps, delta)-indistinguishability (delta = 0 is pure eps) and
 #: eps-mutual-information pufferfish privacy (seed 004 Def 3).
@@ -213,9 +213,7 @@ class Calibration:
             "safety_step": self.safety_step,
             "noiseless": self.noiseless,
             "root": None if self.root is None else self.root.to_dict(),
-            "prior_set": dict(self.prior_set)
-            if self.prior_set is not None
-            else {"kind": "none", "confidence": None, "radius": {}},
+            "prior_set": dict(self.prior_set) if self.prior_set is not None else set_summary(None),
         }
         if self.check is not None:
             out["check_worst_y"] = self.check.worst_y
