@@ -649,12 +649,14 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 def _interrupted_message() -> str:
     """The line printed after an interrupt: which recorded outputs were published before it."""
-    published = [str(p) for p, before in _OUTPUTS.items() if _stamp(p) != before]
     if not _OUTPUTS:
         return "error: interrupted (unfinished files removed)"
+    published: list[str] = []
+    rest: list[str] = []
+    for path, before in _OUTPUTS.items():
+        (published if _stamp(path) != before else rest).append(str(path))
     if not published:
         return "error: interrupted; no output was published (unfinished files removed)"
-    rest = [str(p) for p in _OUTPUTS if str(p) not in published]
     verb = "was" if len(published) == 1 else "were"
     text = f"error: interrupted after {', '.join(published)} {verb} published"
     return text + (f"; not written: {', '.join(rest)}" if rest else "") + " (unfinished files removed)"

@@ -358,8 +358,8 @@ class _Windows:
             last = np.where(active & ~more, mid, last)
         return first, m - 1 - first
 
-    def mass(self, m: NDArray[np.int64]) -> NDArray[np.float64]:
-        s_left, s_right = self.split(m)
+    def mass(self, s_left: NDArray[np.int64], s_right: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Mass of the windows ``[q - s_left, q + s_right]`` (a :meth:`split`)."""
         return self.cum[self.dist.q + s_right + 1] - self.cum[self.dist.q - s_left]
 
     def smallest(
@@ -369,7 +369,7 @@ class _Windows:
         first, last = lowest.copy(), highest.copy()
         while np.any(first < last):
             mid = (first + last) // 2
-            enough = self.mass(mid) >= need
+            enough = self.mass(*self.split(mid)) >= need
             active = first < last
             last = np.where(active & enough, mid, last)
             first = np.where(active & ~enough, mid + 1, first)
@@ -390,7 +390,7 @@ def _l1_scan(
     s_left, s_right = win.split(m - 1)
     sl_m, _ = win.split(m)
     edge = np.where(sl_m > s_left, q - sl_m, np.minimum(q + s_right + 1, k - 1))
-    kept = keep - (win.mass(m - 1) - p_hat)
+    kept = keep - (win.mass(s_left, s_right) - p_hat)
     kept = np.where(keep > 0.0, np.clip(kept, 0.0, p_hat[edge]), 0.0)
     log_max = np.logaddexp.reduce(
         [
@@ -410,7 +410,7 @@ def _l1_scan(
     sl_m, sr_m = win.split(m)
     left_m1, _ = win.split(np.maximum(m - 1, 1))
     edge = np.where(m == 1, q, np.where(sl_m > left_m1, q - sl_m, q + sr_m))
-    rest = np.clip(win.mass(m) - beta, 0.0, p_hat[edge])
+    rest = np.clip(win.mass(sl_m, sr_m) - beta, 0.0, p_hat[edge])
     start = np.where(far == 0, 1, 0)
     stop = np.where(far == k - 1, k - 1, k)
     log_min = np.logaddexp.reduce(

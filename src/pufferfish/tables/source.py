@@ -322,19 +322,6 @@ def atomic_outputs(
             tmp.unlink(missing_ok=True)
 
 
-@contextmanager
-def atomic_output(final: Path, *, force: bool, kind: str = "output") -> Iterator[Path]:
-    """One temporary file beside ``final``, published when the block ends (:func:`atomic_outputs`).
-
-    Raises
-    ------
-    OutputExistsError
-        If ``final`` exists when publishing and ``force`` is false.
-    """
-    with atomic_outputs([final], force=force, kinds=[kind]) as (tmp,):
-        yield tmp
-
-
 def _link(tmp: Path, final: Path, kind: str) -> None:
     """Publish ``tmp`` at the free path ``final``: a hard link, which fails if ``final`` exists."""
     try:
@@ -378,7 +365,7 @@ def _signals_deferred() -> Iterator[None]:
 
 
 def write_text(text: str, final: Path, *, force: bool, kind: str = "output") -> Path:
-    """Write ``text`` (UTF-8) to ``final`` through :func:`atomic_output`; returns ``final``."""
-    with atomic_output(final, force=force, kind=kind) as tmp:
+    """Write ``text`` (UTF-8) to ``final`` through :func:`atomic_outputs`; returns ``final``."""
+    with atomic_outputs([final], force=force, kinds=[kind]) as (tmp,):
         tmp.write_text(text, encoding="utf-8")
     return final
