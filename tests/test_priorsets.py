@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pufferfish import DiscretePrior, Scenario, privacy_loss
-from pufferfish.priorsets import PriorSet, _log_value, dkw_radius, extreme_prior, l1_radius
+from pufferfish.priorsets import PriorSet, log_value, dkw_radius, extreme_prior, l1_radius
 from pufferfish.robust_loss import extremes, worst_case_loss
 
 
@@ -94,7 +94,7 @@ def test_scan_matches_the_closed_forms_and_linear_programming(ps: PriorSet, scal
         lk = -dist / scale if scale > 0 else np.where(dist == 0, 0.0, -np.inf)
         for maximize, got, err in ((True, ext.log_max, ext.error_max), (False, ext.log_min, ext.error_min)):
             with np.errstate(divide="ignore"):
-                want, want_err = _log_value(extreme_prior(ps, lk, maximize=maximize), lk)
+                want, want_err = log_value(extreme_prior(ps, lk, maximize=maximize), lk)
             if got[q] != want:
                 assert abs(got[q] - want) <= err[q] + want_err
             if scale > 0 and err[q] < 1e-6:

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import calibrate, compare
 from pufferfish.cli import app
-from pufferfish.priorsets import PriorSet, _log_value, dkw_radius, extreme_prior, l1_radius
+from pufferfish.priorsets import PriorSet, log_value, dkw_radius, extreme_prior, l1_radius
 from pufferfish.tables.estimate import estimate_priors, with_prior_sets
 
 runner = CliRunner()
@@ -34,7 +34,7 @@ def _oracle_loss(sets: dict[str, PriorSet], pair: tuple[str, str], scale: float)
         dist = np.abs(a - y)
         lk = -dist / scale if scale > 0 else np.where(dist == 0, 0.0, -np.inf)
         ext = {
-            (s, up): _log_value(extreme_prior(sets[s], lk, maximize=up), lk)
+            (s, up): log_value(extreme_prior(sets[s], lk, maximize=up), lk)
             for s in pair
             for up in (True, False)
         }

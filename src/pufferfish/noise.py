@@ -300,3 +300,103 @@ def _add_noise(
         seed=None,
         workers=len(chunks),
     )
+
+
+#: Bits of the grid of a mapping's integer weights (:mod:`pufferfish.calibration.mapping`).
+MAPPING_BITS = 52
+
+
+@dataclass(frozen=True)
+class MappedValues:
+    """Alphabet positions released by a randomized mapping, and how they were drawn.
+
+    Attributes
+    ----------
+    indices : numpy.ndarray of intp, shape (n,)
+        The released value's position in the alphabet, for each input position.
+    sampler : str
+        Human-readable description of the sampler.
+    secure : bool
+        ``True`` for integer sampling from the operating system's CSPRNG.
+    seed : int or None
+        The seed of the insecure sampler, when one was given.
+    """
+
+    indices: NDArray[np.intp]
+    sampler: str
+    secure: bool
+    seed: int | None
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description of the sampler (without the values)."""
+        return {"sampler": self.sampler, "secure": self.secure, "granularity": 2.0**-MAPPING_BITS,
+                "seed": self.seed, "scale": None, "workers": 1}  # fmt: skip
+
+
+def sample_mapping(
+    indices: Any,
+    weights: Any,
+    *,
+    rng: np.random.Generator | int | None = None,
+    random_bytes: Any = None,
+) -> MappedValues:
+    """Release each alphabet position ``x`` as ``w`` with probability ``weights[x, w] / 2^52``.
+
+    Parameters
+    ----------
+    indices : array_like of int, shape (n,)
+        Positions of the true values in the alphabet, in ``[0, k)``.
+    weights : array_like of int64, shape (k, k)
+        Non-negative integers, every row summing to ``2^52`` exactly
+        (:func:`pufferfish.calibration.mapping.dyadic_weights`); ``k <= 1024``.
+    rng : numpy.random.Generator, int or None
+        ``None`` (default): the secure sampler. A Generator or an int seed: NumPy's
+        ``Generator.integers``, reproducible but **not secure**; for experiments only.
+    random_bytes : callable, optional
+        ``random_bytes(n) -> bytes`` replacing :func:`os.urandom` (tests drive the secure path
+        with a deterministic source through it).
+
+    Returns
+    -------
+    MappedValues
+
+    Raises
+    ------
+    ValueError
+        If a weight row does not sum to ``2^52``, a weight is negative, or an index is outside
+        ``[0, k)``.
+
+    Notes
+    -----
+    Exact integer sampling, no floating point on the random path: ``U`` is uniform on
+    ``{0, ..., 2^52 - 1}`` (the top 52 bits of 8 bytes of OS randomness, so every value has
+    probability ``2^-52`` exactly, without rejection), and the released position is the first
+    ``w`` with ``C[x, w] > U``, ``C`` the cumulative integer weights of row ``x``: probability
+    ``(C[x, w] - C[x, w - 1]) / 2^52 = weights[x, w] / 2^52``. All rows are searched at once in
+    one sorted int64 array ``x 2^53 + C[x, w]`` (``k 2^53 < 2^63`` for ``k <= 1024``).
+    """
+    w = np.asarray(weights)
+    one = 2**MAPPING_BITS
+    if w.ndim != 2 or w.shape[0] != w.shape[1] or not 2 <= w.shape[0] <= 1024:
+        raise ValueError(f"weights must be a square array with 2 to 1024 rows, got shape {w.shape}")
+    w = w.astype(np.int64)
+    if np.any(w < 0) or np.any(w.sum(axis=1) != one):
+        raise ValueError("weights must be >= 0 with every row summing to 2^52")
+    x = np.asarray(indices)
+    if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= w.shape[0]):
+        raise ValueError(f"indices must be integers in [0, {w.shape[0]}), got {x.dtype} values")
+    x = x.astype(np.int64)
+    gen, seed = insecure_generator(rng)
+    n = x.size
+    if gen is not None:
+        u = gen.integers(0, one, size=n, dtype=np.int64)
+        sampler = "INSECURE numpy.random.Generator.integers (seeded; for experiments only)"
+    else:
+        draw = os.urandom if random_bytes is None else random_bytes
+        u = (np.frombuffer(draw(8 * n), dtype="<u8") >> np.uint64(64 - MAPPING_BITS)).astype(np.int64)
+        sampler = "integer inverse-CDF sampling of a dyadic (2^-52) matrix, OS randomness (os.urandom)"
+    k = w.shape[0]
+    offset = np.int64(2 ** (MAPPING_BITS + 1))
+    flat = (np.arange(k, dtype=np.int64)[:, None] * offset + np.cumsum(w, axis=1)).ravel()
+    pos = np.searchsorted(flat, x * offset + u, side="right") - x * k
+    return MappedValues(pos.astype(np.intp), sampler, gen is None, seed)

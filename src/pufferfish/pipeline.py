@@ -31,12 +31,15 @@ from .calibration import (
     MECHANISMS,
     REGISTRY,
     Calibration,
+    MappingCalibration,
     Mechanism,
     Skipped,
+    Utility,
     check_mechanisms,
     lookup,
     run_comparison,
 )
+from .calibration.mapping import additive_utility, check_utility
 from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
 from .noise import check_workers
@@ -89,9 +92,10 @@ class TableCalibration:
         Empirical priors, mapping and row counts.
     fitted : FittedPriors or None
         Gaussian or Gaussian-mixture priors (``prior="gaussian"|"gmm"``), else None.
-    comparison : tuple of Calibration or Skipped
+    comparison : tuple of Calibration, MappingCalibration or Skipped
         Every mechanism asked for at every epsilon (ordered by epsilon, then mechanism); those that
         do not apply, or fail their exact check, as :class:`~pufferfish.calibration.Skipped`.
+        Each carries its expected accuracy and absolute error on the released rows.
     epsilons : tuple of float
         The budgets, each finite and > 0.
     delta : float
@@ -106,7 +110,7 @@ class TableCalibration:
     inputs: dict[str, Any]
     estimated: EstimatedPriors
     fitted: FittedPriors | None
-    comparison: tuple[Calibration | Skipped, ...]
+    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
     epsilons: tuple[float, ...]
     delta: float
     noise: str
@@ -129,7 +133,7 @@ class TableCalibration:
             return "empirical"
         return "fitted Gaussian" if self.fitted.model == "gaussian" else "fitted GMM"
 
-    def at(self, epsilon: float) -> tuple[Calibration | Skipped, ...]:
+    def at(self, epsilon: float) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
         """The comparison rows at one epsilon."""
         return tuple(c for c in self.comparison if c.epsilon == epsilon)
 
@@ -156,6 +160,7 @@ def calibrate_table(
     confidence: float = 0.95,
     prior_radius: float | None = None,
     priors_from: Any = None,
+    utility: str | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -174,7 +179,8 @@ def calibrate_table(
         Privacy budgets, each finite and > 0 (nats).
     mechanisms : sequence of str, optional
         Names from :data:`~pufferfish.calibration.MECHANISMS`; default every registered one
-        (those that do not apply are reported with the reason).
+        (those that do not apply are reported with the reason), the randomized mappings
+        (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) for a categorical column only.
     order : sequence of str, optional
         Label order of a categorical public column (default: sorted labels).
     weight : str, optional
@@ -204,6 +210,10 @@ def calibrate_table(
         The sets' level in (0, 1) (default 0.95), or their radius (DKW ``eta``, L1 ``r``) >= 0.
     priors_from : str, pathlib.Path or DataFrame, optional
         Table to estimate the priors from instead (same columns; the codes cover both tables).
+    utility : {"accuracy", "absolute"}, optional
+        Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`), weighted by the
+        public column's distribution over the released rows; default ``"accuracy"`` for a
+        categorical column, ``"absolute"`` for a numeric one.
 
     Returns
     -------
@@ -223,6 +233,7 @@ def calibrate_table(
     epsilons = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else epsilon)
     mechs = tuple(REGISTRY.values()) if mechanisms is None else check_mechanisms(mechanisms)
     assert mechs is not None
+    utility = None if utility is None else check_utility(utility)
     pair_list = check_pairs(pairs)
     kinds = _column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     prior_model = parse_prior_model(prior)
@@ -252,6 +263,8 @@ def calibrate_table(
         kinds=kinds,
         sets=sets,
         priors_source=priors_source,
+        utility=utility,
+        default_set=mechanisms is None,
     )
 
 
@@ -283,8 +296,11 @@ def _calibrate_table(
     kinds: tuple[tuple[str, ...], tuple[str, ...], str | None] = ((), (), None),
     sets: tuple[str, float, float | None] = ("none", 0.95, None),
     priors_source: TableSource | None = None,
+    utility: str | None = None,
+    default_set: bool = False,
 ) -> TableCalibration:
-    """:func:`calibrate_table` on validated arguments and a resolved source."""
+    """:func:`calibrate_table` on validated arguments and a resolved source (``default_set``:
+    the mechanisms are the default set, so the mappings are left out for a numeric column)."""
     model, n_components = prior_model
     how = dict(
         secret=secret, public=public, pairs=pairs, order=order, weight=weight, engine=engine, spark=spark
@@ -303,8 +319,18 @@ def _calibrate_table(
         point, kind, confidence=confidence, radius=radius, full_alphabet=order is not None
     )
     scenario = estimated.scenario if fitted is None else fitted.scenario
+    released = point if data is None else data
+    if default_set and not released.categorical:
+        mechanisms = tuple(m for m in mechanisms if not m.mapping)
+    util = _utility(released, point, utility)
     comparison = run_comparison(
-        scenario, epsilons, mechanisms, delta=delta, noise=noise, secret_weights=estimated.secret_weights
+        scenario,
+        epsilons,
+        mechanisms,
+        delta=delta,
+        noise=noise,
+        secret_weights=estimated.secret_weights,
+        utility=util,
     )
     if kind != "none" and REGISTRY["optimal"] in mechanisms:  # the price of the uncertainty
         at_point = run_comparison(point.scenario, epsilons, (REGISTRY["optimal"],), delta=delta, noise=noise)
@@ -313,6 +339,7 @@ def _calibrate_table(
             for eps, extra in zip(epsilons, at_point, strict=True)
             for r in (*(c for c in comparison if c.epsilon == eps), extra)
         )
+    comparison = tuple(_with_utility(c, util) for c in comparison)
     inputs = {
         "data": estimated.source,
         "secret": secret,
@@ -329,10 +356,32 @@ def _calibrate_table(
         "confidence": confidence if kind != "none" else None,
         "prior_radius": radius,
         "priors_from": None if priors_source is None else priors_source.description,
+        "utility": None if util is None else util.kind,
     }
     if kinds[0] or kinds[1]:  # the type overrides, when given
         inputs.update({"categorical": list(kinds[0]), "numeric": list(kinds[1])})
     return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data)
+
+
+def _utility(released: EstimatedPriors, priors: EstimatedPriors, kind: str | None) -> Utility | None:
+    """The utility of a mapping on the alphabet of both estimates: ``mu`` = the released table's
+    distribution of the public column (:attr:`EstimatedPriors.marginal`); None for one value."""
+    support = np.union1d(np.asarray(released.support), np.asarray(priors.support))
+    if support.size < 2:
+        return None
+    mu = np.zeros(support.size)
+    marginal = released.marginal if released.marginal is not None else np.ones(released.support.size)
+    mu[np.searchsorted(support, released.support)] = marginal
+    default = "accuracy" if released.categorical else "absolute"
+    return Utility(kind or default, mu, support)
+
+
+def _with_utility(c: Calibration | MappingCalibration | Skipped, util: Utility | None) -> Any:
+    """An additive calibration with its expected accuracy and absolute error (others as they are)."""
+    if util is None or not isinstance(c, Calibration):
+        return c
+    accuracy, abs_error = additive_utility(c.noise, c.scale, util)
+    return replace(c, expected_accuracy=accuracy, expected_abs_error=abs_error)
 
 
 @dataclass(frozen=True)
@@ -349,12 +398,13 @@ class ReleaseResult:
         The report's content (:func:`report_dict`).
     calibration : TableCalibration
         Priors and every mechanism at the release's epsilon and delta.
-    chosen : Calibration
-        The calibration whose scale was used.
+    chosen : Calibration or MappingCalibration
+        The calibration whose scale (or matrix) was used.
     noise : dict
-        How the noise was drawn (:meth:`~pufferfish.noise.NoisyValues.describe`: sampler, secure,
-        granularity, seed, scale). The noisy values are in the output file only: the table is
-        streamed in batches and never held whole.
+        How the noise was drawn (:meth:`~pufferfish.noise.NoisyValues.describe` or
+        :meth:`~pufferfish.noise.MappedValues.describe`: sampler, secure, granularity, seed,
+        scale). The noisy values are in the output file only: the table is streamed in batches
+        and never held whole.
     rows_released : int
         Rows whose public value received noise.
     rows_missing_public : int
@@ -365,13 +415,13 @@ class ReleaseResult:
     report_path: Path
     report: dict[str, Any]
     calibration: TableCalibration
-    chosen: Calibration
+    chosen: Calibration | MappingCalibration
     noise: dict[str, Any]
     rows_released: int
     rows_missing_public: int
 
     @property
-    def comparison(self) -> tuple[Calibration | Skipped, ...]:
+    def comparison(self) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
         """Every mechanism at the release's epsilon and delta (inapplicable ones with the reason)."""
         return self.calibration.comparison
 
@@ -414,8 +464,10 @@ def release(
     confidence: float = 0.95,
     prior_radius: float | None = None,
     priors_from: Any = None,
+    utility: str | None = None,
 ) -> ReleaseResult:
-    """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise.
+    """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
+    or by a randomized mapping of its values.
 
     Parameters
     ----------
@@ -424,9 +476,11 @@ def release(
     secret : str
         Secret column; its values in ``pairs`` define the discriminative pairs.
     public : str
-        Column to release. A categorical column is replaced by its codes plus noise (see the
-        report's ``mapping``); a numeric column by its values plus noise. Missing values stay
-        missing.
+        Column to release. With additive noise a categorical column is replaced by its codes plus
+        noise (see the report's ``mapping``), a numeric column by its values plus noise; with a
+        mapping mechanism (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) each value is
+        replaced by a value of the alphabet drawn from the checked matrix: labels stay labels.
+        Missing values stay missing.
     pairs : iterable of (str, str) or str
         Discriminative pairs of secret values, as tuples or as texts 'A,B'.
     epsilon : float
@@ -435,9 +489,10 @@ def release(
         Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
         beside it (:func:`~pufferfish.tables.source.report_path_for`).
     mechanism : str
-        Calibrator whose scale is used (default ``"optimal"``), one of
+        Calibrator whose scale (or matrix) is used (default ``"optimal"``), one of
         :data:`~pufferfish.calibration.MECHANISMS`; every mechanism is computed and reported
-        (those that do not apply with the reason).
+        (those that do not apply with the reason; the mappings for a categorical column, or when
+        one is chosen).
     order : sequence of str, optional
         Label order of a categorical public column (default: sorted labels).
     weight : str, optional
@@ -472,8 +527,9 @@ def release(
         core).
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine (default: the active one, else a local one).
-    categorical, numeric, prior_set, confidence, prior_radius, priors_from :
-        Column kinds, the priors the guarantee holds for and their table (:func:`calibrate_table`).
+    categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility :
+        Column kinds, the priors the guarantee holds for and their table, the mappings' objective
+        (:func:`calibrate_table`).
 
     Returns
     -------
@@ -524,6 +580,11 @@ def release(
         check_output_path(path, force=force)
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
+    if engine == "spark" and chosen_mechanism.mapping:
+        raise ValueError(
+            f"mechanism {chosen_mechanism.name} (a mapping) is released by the duckdb engine only"
+        )
+    utility = None if utility is None else check_utility(utility)
 
     table = _calibrate_table(
         source,
@@ -544,6 +605,8 @@ def release(
         kinds=kinds,
         sets=sets,
         priors_source=priors_source,
+        utility=utility,
+        default_set=not chosen_mechanism.mapping,
     )
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
@@ -575,7 +638,7 @@ def _publish(
     fmt: str,
     *,
     table: TableCalibration,
-    chosen: Calibration,
+    chosen: Calibration | MappingCalibration,
     force: bool,
     engine: str,
     **engine_args: Any,
@@ -588,7 +651,7 @@ def _publish(
     """
 
     def report_for(sampler: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
-        facts = {"output": str(out_path), "chosen": chosen, "noise": sampler}
+        facts: dict[str, Any] = {"output": str(out_path), "chosen": chosen, "noise": sampler}
         facts.update(released_with_noise=released, missing_public_left_missing=missing)
         return report_dict(table, release=facts)
 
@@ -616,7 +679,7 @@ def _write_release(
     fmt: str,
     *,
     table: TableCalibration,
-    chosen: Calibration,
+    chosen: Calibration | MappingCalibration,
     rng: np.random.Generator | int | None,
     force: bool,
     engine: str,
@@ -637,6 +700,7 @@ def _write_release(
     """
     text_copy = source.path is not None and not is_parquet(source.path)
     if engine == "spark":
+        assert isinstance(chosen, Calibration)  # release() refuses a mapping with Spark
         from .tables.spark_engine import release_table
 
         return release_table(
@@ -661,10 +725,11 @@ def _write_release(
         gzip=gzip,
         public=table.released_table.public_column,
         estimated=table.released_table,
-        scale=chosen.scale,
+        scale=chosen.scale if isinstance(chosen, Calibration) else 0.0,
         noise=chosen.noise,
         rng=rng,
         text_copy=text_copy,
+        mapping=chosen if isinstance(chosen, MappingCalibration) else None,
         batch_rows=batch_rows,
         progress=progress,
         workers=workers,
@@ -710,18 +775,26 @@ def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = Non
             "noise": table.noise,
             "results": rows,
         }
-    chosen: Calibration = release["chosen"]
+    chosen: Calibration | MappingCalibration = release["chosen"]
     noise_name = "Laplace" if chosen.noise == "laplace" else "Gaussian"
+    released_as = (
+        f"code of the label (see mapping) + {noise_name} noise"
+        if est.categorical
+        else f"value + {noise_name} noise"
+    )
+    if isinstance(chosen, MappingCalibration):
+        released_as = (
+            "a label drawn from row 'label' of the checked matrix (chosen.matrix; rows and columns in "
+            "the order of mapping)"
+            if est.categorical
+            else "a value of the alphabet drawn from the checked matrix (chosen.matrix)"
+        )
     out = {
         "tool": tool,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "inputs": table.inputs,
         "output": release["output"],
-        "public_column_released_as": (
-            f"code of the label (see mapping) + {noise_name} noise"
-            if est.categorical
-            else f"value + {noise_name} noise"
-        ),
+        "public_column_released_as": released_as,
         "mapping": head["mapping"],
         "priors": head["priors"],
         "rows": {

@@ -163,7 +163,7 @@ def extremes(prior_set: PriorSet, scale: float) -> Extremes:
     ``3 u max |a / b|`` of its value and each logarithm of a weight within ``750 u`` (weights
     are normal or subnormal doubles); the log-sum-exp chains add ``3 u`` per step, at most
     ``N + 2 log2 N + 8`` steps (``N`` the table's size). The bound in log space is that of
-    :func:`_log_value`.
+    :func:`pufferfish.priorsets.log_value`.
     """
     b = check_scale(scale)
     a = prior_set.alphabet

@@ -11,6 +11,8 @@ module                  what it holds
 :mod:`.discrete`        l1, Kantorovich, relaxed (seeds 001, 002)
 :mod:`.gaussian`        Monge, GMM, Kantorovich- and analytic-Gaussian, Cor 1 (seeds 002, 003)
 :mod:`.information`     eps-MI mechanisms and the seed 004 conversions
+:mod:`.mapping`         randomized mappings of a finite alphabet: the LP, randomized response,
+                        geometric; their exact check and utility
 ======================  ===================================================================
 """
 
@@ -26,11 +28,14 @@ from .gaussian import (
     tau_star,
 )
 from .information import approximate_from_mi, mi_from_approximate, mi_from_pure
+from .mapping import UTILITIES, Utility, mapping_loss, optimal_matrix
 from .registry import (
+    MAPPING_MECHANISMS,
     MECHANISMS,
     REGISTRY,
     Mechanism,
     calibrate,
+    calibrate_mapping,
     calibrate_optimal,
     check_mechanisms,
     compare,
@@ -39,26 +44,31 @@ from .registry import (
     not_applicable,
     run_comparison,
 )
-from .result import CRITERIA, Calibration, PrivacyCheckError, RootFinding, Skipped
+from .result import CRITERIA, Calibration, MappingCalibration, PrivacyCheckError, RootFinding, Skipped
 from .search import SAFETY_STEPS, Proposal, Target, smallest_passing, verified
 
 __all__ = [
     "CRITERIA",
+    "MAPPING_MECHANISMS",
     "MECHANISMS",
     "REGISTRY",
     "SAFETY_STEPS",
+    "UTILITIES",
     "Calibration",
     "Check",
+    "MappingCalibration",
     "Mechanism",
     "PrivacyCheckError",
     "Proposal",
     "RootFinding",
     "Skipped",
     "Target",
+    "Utility",
     "analytic_gaussian_delta",
     "analytic_gaussian_sigma",
     "approximate_from_mi",
     "calibrate",
+    "calibrate_mapping",
     "calibrate_optimal",
     "check_information",
     "check_mechanisms",
@@ -69,10 +79,12 @@ __all__ = [
     "corollary1_scale",
     "gaussian_delta",
     "lookup",
+    "mapping_loss",
     "mechanism_table",
     "mi_from_approximate",
     "mi_from_pure",
     "not_applicable",
+    "optimal_matrix",
     "passes",
     "run_comparison",
     "smallest_passing",

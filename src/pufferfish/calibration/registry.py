@@ -15,11 +15,14 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from .._checks import check_delta, check_epsilon, check_epsilons
 from ..density import check_noise
 from ..priors import Scenario
 from . import discrete, gaussian, information
-from .result import Calibration, PrivacyCheckError, Skipped
+from .mapping import Utility, default_utility, mapping_calibration, scenario_support
+from .result import Calibration, MappingCalibration, PrivacyCheckError, Skipped
 from .search import OPTIMAL_SOURCE, Proposal, Target, smallest_passing, verified
 
 ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
@@ -35,6 +38,14 @@ def _always(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str
 
 def _discrete_only(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
     return None if scenario.kind == "discrete" else "needs discrete priors"
+
+
+def _mapping_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+    try:
+        scenario_support(scenario)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
@@ -71,6 +82,11 @@ class Mechanism:
         Valid for every prior in a prior set (:attr:`pufferfish.priors.Scenario.robust`): its
         scale holds for any prior on the declared supports, or it is the searched smallest
         passing scale of the worst-case check. Others are listed "not valid for a prior set".
+    mapping : bool
+        A randomized mapping of the finite alphabet (:mod:`.mapping`): it releases values of the
+        alphabet (labels), not ``x + noise``, and returns a
+        :class:`~pufferfish.calibration.result.MappingCalibration`. Not in the default set of
+        :func:`compare` (the table pipeline adds them for categorical columns).
     """
 
     name: str
@@ -82,6 +98,7 @@ class Mechanism:
     applies: AppliesFunction = _always
     pure: bool = False
     robust: bool = False
+    mapping: bool = False
 
 
 _G = gaussian
@@ -121,6 +138,18 @@ _ENTRIES = (
               "any", _I.mi_laplace_scale),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
+    Mechanism("randomized-response-dp", None, "(eps, delta)-PP",
+              "k-ary randomized response p = e^eps / (e^eps + k - 1) (Warner 1965; Kairouz et al. 2014)",
+              "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
+    Mechanism("randomized-response", None, "(eps, delta)-PP",
+              "k-ary randomized response, largest p passing the exact check", "discrete", None,
+              _mapping_applies, pure=True, robust=True, mapping=True),
+    Mechanism("geometric", None, "(eps, delta)-PP",
+              "two-sided geometric on the codes, clamped (Ghosh et al. 2012); smallest passing",
+              "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
+    Mechanism("optimal-mapping", None, "(eps, delta)-PP",
+              "linear program over randomized mappings (HiGHS); cutting planes over prior sets",
+              "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
 )  # fmt: skip
 
 #: Every mechanism by name, in the order of comparisons (most to least noise for discrete priors,
@@ -129,6 +158,12 @@ REGISTRY: Mapping[str, Mechanism] = MappingProxyType({m.name: m for m in _ENTRIE
 
 #: Every calibrator name, in the order of comparisons.
 MECHANISMS: tuple[str, ...] = tuple(REGISTRY)
+
+#: The randomized mappings (categorical releases), in the order of comparisons.
+MAPPING_MECHANISMS: tuple[str, ...] = tuple(m.name for m in _ENTRIES if m.mapping)
+
+#: A calibration result: additive noise or a randomized mapping.
+Result = Calibration | MappingCalibration
 
 
 def lookup(name: Any) -> Mechanism:
@@ -183,8 +218,12 @@ def _calibrate_one(
     noise: str,
     secret_weights: Any,
     upper: Calibration | None = None,
-) -> Calibration:
+    utility: Utility | None = None,
+) -> Calibration | MappingCalibration:
     """One applicable mechanism on validated arguments."""
+    if m.mapping:  # pure eps implies (eps, delta): checked as pure eps
+        mapped = mapping_calibration(scenario, epsilon, m.name, utility or default_utility(scenario))
+        return mapped if delta == 0.0 else replace(mapped, delta=delta)
     if m.scale is None:
         return smallest_passing(scenario, epsilon, delta=delta, noise=noise, upper=upper)
     if m.pure:  # pure eps implies (eps, delta) for every delta: checked as pure eps
@@ -246,12 +285,68 @@ def calibrate(
     Raises
     ------
     ValueError
-        On a bad argument or a mechanism that does not apply (the reason is given).
+        On a bad argument, a mechanism that does not apply (the reason is given) or a mapping
+        mechanism (:func:`calibrate_mapping`).
     PrivacyCheckError
         If the scale fails its exact check after the safe-side steps (a false theorem or a bug).
     """
     m, epsilon, delta, noise = _edge(scenario, mechanism, epsilon, delta, noise)
-    return _calibrate_one(scenario, m, epsilon, delta, noise, secret_weights)
+    if m.mapping:
+        raise ValueError(f"{m.name} is a randomized mapping, not noise: use calibrate_mapping")
+    out = _calibrate_one(scenario, m, epsilon, delta, noise, secret_weights)
+    assert isinstance(out, Calibration)
+    return out
+
+
+def calibrate_mapping(
+    scenario: Scenario,
+    epsilon: float,
+    mechanism: str = "optimal-mapping",
+    *,
+    utility: Utility | None = None,
+    delta: float = 0.0,
+) -> MappingCalibration:
+    """Calibrate one randomized mapping of a finite alphabet and check its matrix exactly.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Discrete priors (alphabet of 2 to :data:`~.mapping.MAPPING_MAX_K` values), possibly with
+        prior sets (the worst case over them is checked).
+    epsilon : float
+        Finite and > 0 (nats).
+    mechanism : str
+        One of :data:`MAPPING_MECHANISMS` (default ``"optimal-mapping"``).
+    utility : Utility, optional
+        Objective and weights ``mu`` on the scenario's union support; default accuracy weighted
+        by the average of the first prior's conditionals.
+    delta : float
+        In [0, 1); the check is pure eps (which implies every delta).
+
+    Returns
+    -------
+    MappingCalibration
+        The released (dyadic) matrix, its exact check, utility and solver data.
+
+    Raises
+    ------
+    ValueError
+        On a bad argument, a mechanism that is not a mapping, or an alphabet too small or too
+        large (the message names the limit).
+    PrivacyCheckError
+        If the LP fails or no matrix passes the check.
+    """
+    m, epsilon, delta, _ = _edge(scenario, mechanism, epsilon, delta, None)
+    if not m.mapping:
+        raise ValueError(
+            f"mechanism must be one of {', '.join(MAPPING_MECHANISMS)} (a randomized mapping), "
+            f"got {mechanism!r}"
+        )
+    if utility is not None and not np.all(np.isin(scenario_support(scenario), utility.support)):
+        raise ValueError("utility.support must hold the scenario's union support")
+    out = _calibrate_one(scenario, m, epsilon, delta, "laplace", None, utility=utility)
+    assert isinstance(out, MappingCalibration)
+    return out
 
 
 def calibrate_optimal(
@@ -303,7 +398,8 @@ def compare(
     delta: float = 0.0,
     noise: str = "laplace",
     secret_weights: Any = None,
-) -> tuple[Calibration | Skipped, ...]:
+    utility: Utility | None = None,
+) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
     """Several mechanisms at several budgets; those that do not apply with the reason.
 
     Parameters
@@ -320,10 +416,12 @@ def compare(
     noise : {"laplace", "gaussian"}
     secret_weights : mapping or array_like, optional
         The secret's marginal (eps-MI mechanisms).
+    utility : Utility, optional
+        Of the mapping mechanisms (see :func:`calibrate`); they are compared when named.
 
     Returns
     -------
-    tuple of Calibration or Skipped
+    tuple of Calibration, MappingCalibration or Skipped
         Ordered by epsilon, then mechanism. A mechanism that does not apply, or whose scale fails
         its exact check (a finding about its theorem), is a :class:`Skipped` with the reason.
         ``optimal`` brackets from the smallest passing scale found before it at the same epsilon.
@@ -341,6 +439,7 @@ def compare(
         delta=check_delta(delta),
         noise=check_noise(noise),
         secret_weights=secret_weights,
+        utility=utility,
     )
 
 
@@ -368,15 +467,18 @@ def run_comparison(
     delta: float,
     noise: str,
     secret_weights: Any = None,
-) -> tuple[Calibration | Skipped, ...]:
+    utility: Utility | None = None,
+) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
     """:func:`compare` on arguments already validated at the edge (no argument is re-checked).
 
     ``mechanisms`` from :func:`check_mechanisms`: named entries (inapplicable ones come back as
-    :class:`Skipped`), or None for every applicable (eps, delta)-PP mechanism.
+    :class:`Skipped`), or None for every applicable (eps, delta)-PP mechanism that adds noise.
     """
     named = mechanisms is not None
-    mechs = mechanisms or tuple(m for m in REGISTRY.values() if m.criterion == "(eps, delta)-PP")
-    out: list[Calibration | Skipped] = []
+    mechs = mechanisms or tuple(
+        m for m in REGISTRY.values() if m.criterion == "(eps, delta)-PP" and not m.mapping
+    )
+    out: list[Calibration | MappingCalibration | Skipped] = []
     for eps in epsilons:
         best: Calibration | None = None
         for m in mechs:
@@ -386,12 +488,13 @@ def run_comparison(
                     out.append(Skipped(m.name, eps, reason, delta))
                 continue
             try:
-                res = _calibrate_one(scenario, m, eps, delta, noise, secret_weights, upper=best)
+                res = _calibrate_one(scenario, m, eps, delta, noise, secret_weights, best, utility)
             except PrivacyCheckError as exc:
                 out.append(Skipped(m.name, eps, f"fails the exact privacy check: {exc}", delta))
                 continue
             if (
-                res.criterion == "(eps, delta)-PP"
+                isinstance(res, Calibration)
+                and res.criterion == "(eps, delta)-PP"
                 and res.scale > 0
                 and (best is None or res.scale < best.scale)
             ):

@@ -128,6 +128,10 @@ class Calibration:
         For which priors the check holds: ``{"kind": "dkw" | "l1", "confidence", "radius":
         {secret: radius}}`` when it is the worst case over prior sets around the estimates
         (:mod:`pufferfish.priorsets`); None when it holds for the given priors themselves.
+    expected_accuracy, expected_abs_error : float or None
+        Utility of the release for a finite alphabet (:func:`pufferfish.calibration.mapping.
+        additive_utility`): the probability that the released value rounds to the true one,
+        and ``E|noise|``; None where not computed.
     """
 
     mechanism: str
@@ -149,6 +153,8 @@ class Calibration:
     noiseless: bool
     check: PrivacyLoss | None = None
     prior_set: Mapping[str, Any] | None = None
+    expected_accuracy: float | None = None
+    expected_abs_error: float | None = None
 
     @property
     def variance(self) -> float:
@@ -214,6 +220,8 @@ class Calibration:
             "noiseless": self.noiseless,
             "root": None if self.root is None else self.root.to_dict(),
             "prior_set": dict(self.prior_set) if self.prior_set is not None else set_summary(None),
+            "expected_accuracy": self.expected_accuracy,
+            "expected_abs_error": self.expected_abs_error,
         }
         if self.check is not None:
             out["check_worst_y"] = self.check.worst_y
@@ -250,4 +258,133 @@ class Skipped:
             "delta": self.delta,
             "scale": None,
             "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class MappingCalibration:
+    """A randomized mapping of a finite alphabet (a row-stochastic matrix) and its exact check.
+
+    The release replaces each true value ``a_x`` by ``a_w`` with probability ``matrix[x, w]``
+    (:mod:`pufferfish.calibration.mapping`): no additive noise, so there is no scale.
+
+    Attributes
+    ----------
+    mechanism : str
+        ``"optimal-mapping"``, ``"randomized-response"``, ``"randomized-response-dp"`` or
+        ``"geometric"``.
+    epsilon : float
+        Target eps (> 0), nats.
+    support : numpy.ndarray, shape (k,)
+        The alphabet ``a_1 < ... < a_k`` (codes of a categorical column, or numeric values):
+        rows and columns of ``matrix`` in this order.
+    weights : numpy.ndarray of int64, shape (k, k)
+        The released matrix on the dyadic grid: ``matrix = weights / 2^52`` exactly, every row
+        summing to ``2^52`` (what the secure sampler draws from, :func:`pufferfish.noise.sample_mapping`).
+    checked_loss : float
+        The exact privacy loss of ``matrix`` (max over outputs, pairs, priors and both directions
+        of the log-ratio of the released pmfs; the worst case over the prior sets when there are
+        sets), nats.
+    check_error_bound : float
+        Rounding bound of ``checked_loss``; the check passed with it added.
+    prior, pair :
+        The adversary prior and pair of the worst output.
+    decided_by : str
+        What decided the matrix (``"LP optimum (HiGHS), loss binding at output 'x'"``...).
+    source : str
+        Paper, theorem or construction.
+    parameter : float or None
+        ``p`` (randomized response: keep probability), ``alpha`` (geometric ``Pr(Z = z) ~
+        alpha^|z|``), or None (the LP).
+    safety_step : float
+        ``lambda`` of the mixture ``(1 - lambda) M + lambda U`` (``U`` uniform rows) that made the
+        rounded matrix pass its check (0 if none).
+    expected_accuracy : float
+        ``sum_x mu(x) matrix[x, x]`` in [0, 1] for the utility's weights ``mu``.
+    expected_abs_error : float
+        ``sum_x mu(x) sum_w matrix[x, w] |a_w - a_x|`` (unit of the column; codes if categorical).
+    utility : str
+        The objective of the LP (``"accuracy"`` or ``"absolute"``); baselines report both figures.
+    solver : mapping
+        Convergence data: ``{"status", "message", "iterations", "cuts", "seconds"}`` for the LP
+        (``iterations``: cutting-plane rounds over prior sets), else the root finder's.
+    prior_set : mapping or None
+        As :attr:`Calibration.prior_set`.
+    delta : float
+        Target delta (the check is pure eps, so ``checked_delta = 0``).
+    """
+
+    mechanism: str
+    epsilon: float
+    support: Any
+    weights: Any
+    checked_loss: float
+    check_error_bound: float
+    prior: str
+    pair: tuple[str, str]
+    decided_by: str
+    source: str
+    parameter: float | None
+    safety_step: float
+    expected_accuracy: float
+    expected_abs_error: float
+    utility: str
+    solver: Mapping[str, Any]
+    prior_set: Mapping[str, Any] | None = None
+    delta: float = 0.0
+
+    noise: str = "none"
+    criterion: str = "(eps, delta)-PP"
+    scale: None = None
+
+    @property
+    def matrix(self) -> Any:
+        """The released row-stochastic matrix, shape (k, k): ``weights / 2^52`` (exact in float64)."""
+        return self.weights / float(2**52)
+
+    @property
+    def noiseless(self) -> bool:
+        """Whether the matrix is the identity (every value released as it is)."""
+        import numpy as np
+
+        return bool(np.all(np.diag(self.weights) == 2**52))
+
+    def guarantee(self, prior_kind: str = "empirical") -> str:
+        """The guarantee in words (see :meth:`Calibration.guarantee`)."""
+        return (
+            f"(epsilon={self.epsilon}, S)-pufferfish privacy for the pairs above: exact privacy loss "
+            f"{self.checked_loss:.6g} (+ bound {self.check_error_bound:.2g}) <= epsilon of the released "
+            "matrix (max over outputs of the log-ratio of the released pmfs). "
+            + prior_scope(self.prior_set, prior_kind)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: ``scale`` is None; ``matrix`` holds k lists of k probabilities
+        (rows = true value in alphabet order, columns = released value)."""
+        return {
+            "mechanism": self.mechanism,
+            "noise": self.noise,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "criterion": self.criterion,
+            "scale": None,
+            "variance": None,
+            "checked_loss": self.checked_loss,
+            "checked_delta": 0.0 if self.delta > 0 else None,
+            "checked_information": None,
+            "check_error_bound": self.check_error_bound,
+            "prior": self.prior,
+            "pair": list(self.pair),
+            "decided_by": self.decided_by,
+            "source": self.source,
+            "safety_step": self.safety_step,
+            "noiseless": self.noiseless,
+            "root": None,
+            "solver": dict(self.solver),
+            "parameter": self.parameter,
+            "utility": self.utility,
+            "expected_accuracy": self.expected_accuracy,
+            "expected_abs_error": self.expected_abs_error,
+            "matrix": self.matrix.tolist(),
+            "prior_set": dict(self.prior_set) if self.prior_set is not None else set_summary(None),
         }

@@ -18,9 +18,11 @@ from typing import Any
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from ..noise import add_gaussian, add_laplace, insecure_generator
+from ..noise import add_gaussian, add_laplace, insecure_generator, sample_mapping
+from ..priors import to_release_grid
 from .estimate import EstimatedPriors, TableAggregates, check_columns
 from .source import DataError, TableSource, first_line, quote_identifier, resolve_source
 
@@ -383,6 +385,7 @@ def stream_release(
     progress: Callable[[int, int], None] | None,
     workers: int,
     gzip: bool = False,
+    mapping: Any = None,
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
@@ -419,11 +422,16 @@ def stream_release(
         Threads of the secure sampler.
     gzip : bool
         Compress a CSV output with gzip.
+    mapping : MappingCalibration, optional
+        Release each value as a value of the alphabet drawn from this checked matrix
+        (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
+        keeps labels (text), a numeric one gets values of the alphabet.
 
     Raises
     ------
     DataError
-        If DuckDB cannot read the table or write the release.
+        If DuckDB cannot read the table or write the release, or (with ``mapping``) a value is
+        not in the mapping's alphabet.
     KeyboardInterrupt
         On Ctrl-C (or SIGTERM under the CLI), also when DuckDB is the one stopped.
     """
@@ -445,8 +453,10 @@ def stream_release(
             raise _read_error(exc, "the table") from None
         fields = [f for f in reader.schema if f.name != _VALUE]
         idx = [f.name for f in fields].index(public)
-        fields[idx] = pa.field(public, pa.float64())
+        as_labels = mapping is not None and estimated.categorical
+        fields[idx] = pa.field(public, pa.string() if as_labels else pa.float64())
         schema = pa.schema(fields)
+        perturb = _mapper(mapping, estimated) if mapping is not None else None
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:
@@ -457,13 +467,17 @@ def stream_release(
                     codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
                     codes[np.asarray(value.is_null())] = np.nan
                 present = ~np.isnan(codes)
-                noisy = adder(codes[present], scale, rng=gen, workers=workers)
-                if not described:
-                    described.update(noisy.describe())
-                released = np.full(codes.shape, np.nan)
-                released[present] = noisy.values
                 cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
-                cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
+                if perturb is not None:
+                    cols[idx], about = perturb(codes, present, gen)
+                else:
+                    noisy = adder(codes[present], scale, rng=gen, workers=workers)
+                    released = np.full(codes.shape, np.nan)
+                    released[present] = noisy.values
+                    cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
+                    about = noisy.describe()
+                if not described:
+                    described.update(about)
                 counts["released"] += int(present.sum())
                 counts["missing"] += int((~present).sum())
                 yield pa.RecordBatch.from_arrays(cols, schema=schema)
@@ -475,10 +489,44 @@ def stream_release(
         if counts["released"] + counts["missing"] != estimated.rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     if not described:  # no row at all: describe the sampler on an empty draw
-        described.update(adder(np.empty(0), scale, rng=gen).describe())
+        if perturb is not None:
+            described.update(perturb(np.empty(0), np.zeros(0, dtype=bool), gen)[1])
+        else:
+            described.update(adder(np.empty(0), scale, rng=gen).describe())
     if seed is not None:
         described["seed"] = seed
     return described, counts["released"], counts["missing"]
+
+
+def _mapper(
+    mapping: Any, estimated: EstimatedPriors
+) -> Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]:
+    """``perturb(codes, present, gen) -> (released column, sampler description)`` for a mapping:
+    positions in the alphabet, a draw of :func:`~pufferfish.noise.sample_mapping`, and the labels
+    (categorical) or values (numeric) at the drawn positions."""
+    support = np.asarray(mapping.support, dtype=np.float64)
+    labels = dict((float(code), label) for label, code in estimated.mapping)
+    out_values = (
+        pa.array([labels.get(float(v)) for v in support], type=pa.string())
+        if estimated.categorical
+        else pa.array(support, type=pa.float64())
+    )
+
+    def perturb(
+        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
+    ) -> tuple[pa.Array, dict[str, Any]]:
+        values = to_release_grid(codes[present])
+        pos = np.minimum(np.searchsorted(support, values), support.size - 1)
+        if values.size and not np.array_equal(support[pos], values):
+            bad = values[support[pos] != values][0]
+            raise DataError(f"public value {bad!r} is not in the alphabet of the mapping")
+        drawn = sample_mapping(pos, mapping.weights, rng=gen)
+        index = np.full(codes.shape, -1, dtype=np.int64)
+        index[present] = drawn.indices
+        taken = pc.take(out_values, pa.array(index, mask=~present))
+        return taken, drawn.describe()
+
+    return perturb
 
 
 def _value_sql(public: str, categorical: bool, text_copy: bool) -> str:

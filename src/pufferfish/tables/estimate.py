@@ -78,6 +78,10 @@ class EstimatedPriors:
         missing.
     source : str
         Description of the table read.
+    marginal : numpy.ndarray or None, shape (n,)
+        Summed weight (rows without a weight column) of each support value over every row with
+        a secret and a public value, whatever the secret: the distribution ``mu`` of the values a
+        release replaces (the utility of :mod:`pufferfish.calibration.mapping`).
     """
 
     scenario: Scenario
@@ -91,6 +95,7 @@ class EstimatedPriors:
     rows_total: int
     rows_dropped: int
     source: str
+    marginal: np.ndarray | None = None
 
     @property
     def secret_weights(self) -> dict[str, float]:
@@ -507,7 +512,9 @@ def priors_from_aggregates(
     rows = {s: 0 for s in secrets}
     squares = {s: 0.0 for s in secrets}
     weights = {s: np.zeros(support.size) for s in secrets}
+    marginal = np.zeros(support.size)
     for s, value, n, w, w2 in agg.counts:
+        marginal[index[value]] += float(w)
         if s in weights:
             weights[s][index[value]] += float(w)
             rows[s] += int(n)
@@ -540,6 +547,7 @@ def priors_from_aggregates(
         rows_total=agg.rows_total,
         rows_dropped=agg.rows_dropped,
         source=source,
+        marginal=marginal,
     )
 
 
