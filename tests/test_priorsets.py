@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pufferfish import DiscretePrior, Scenario, privacy_loss
-from pufferfish.priorsets import PriorSet, log_value, dkw_radius, extreme_prior, l1_radius
+from pufferfish.priorsets import PriorSet, dkw_radius, extreme_prior, l1_radius, log_value
 from pufferfish.robust_loss import extremes, worst_case_loss
 
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import calibrate, compare
 from pufferfish.cli import app
-from pufferfish.priorsets import PriorSet, log_value, dkw_radius, extreme_prior, l1_radius
+from pufferfish.priorsets import PriorSet, dkw_radius, extreme_prior, l1_radius, log_value
 from pufferfish.tables.estimate import estimate_priors, with_prior_sets
 
 runner = CliRunner()

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ._checks import check_epsilons
-from .calibration import Calibration, PrivacyCheckError, Skipped
+from .calibration import Calibration, MappingCalibration, PrivacyCheckError, Skipped
 from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
 from .priorsets import prior_scope, set_label
@@ -107,6 +107,14 @@ PriorsFromOpt = Annotated[
         "e.g. a public or historical sample.",
     ),
 ]
+UtilityOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--utility",
+        help="Objective of optimal-mapping: accuracy (default for a categorical column) or absolute "
+        "(mean absolute error; default for a numeric one).",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -177,7 +185,9 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     return table
 
 
-def _checked(c: Calibration) -> str:
+def _checked(c: Calibration | MappingCalibration) -> str:
+    if isinstance(c, MappingCalibration):
+        return f"loss = {c.checked_loss:.6g}"
     if c.checked_information is not None:
         return f"I = {c.checked_information:.6g}"
     if c.checked_delta is not None and c.checked_loss is None:
@@ -186,11 +196,17 @@ def _checked(c: Calibration) -> str:
 
 
 def _comparison_table(
-    results: list[Calibration | Skipped], epsilon: float, delta: float, *, show_pair: bool
+    results: list[Calibration | MappingCalibration | Skipped],
+    epsilon: float,
+    delta: float,
+    *,
+    show_pair: bool,
 ) -> Table:
     title = f"epsilon = {epsilon:g}" + (f", delta = {delta:g}" if delta > 0 else "")
     table = Table(title=title, title_justify="left")
-    robust = any(isinstance(c, Calibration) and c.prior_set is not None for c in results)
+    used = [c for c in results if not isinstance(c, Skipped)]
+    robust = any(c.prior_set is not None for c in used)
+    utility = any(c.expected_accuracy is not None for c in used)
     for name, justify in (
         ("mechanism", "left"),
         *((("priors", "left"),) if robust else ()),
@@ -198,19 +214,20 @@ def _comparison_table(
         ("scale", "right"),
         ("noise variance", "right"),
         ("checked", "right"),
+        *((("accuracy", "right"), ("abs error", "right")) if utility else ()),
         ("decided by / why not", "left"),
     ):
         table.add_column(name, justify=justify)
-    for c in results:
-        if isinstance(c, Skipped):
-            continue
+    for c in used:
+        mapped = isinstance(c, MappingCalibration)
         table.add_row(
             c.mechanism + (" (eps-MI)" if c.criterion == "eps-MI PP" else ""),
             *((set_label(c.prior_set),) if robust else ()),
-            c.noise,
-            _num(c.scale),
-            _num(c.variance),
+            "mapping" if mapped else c.noise,
+            "-" if isinstance(c, MappingCalibration) else _num(c.scale),
+            "-" if isinstance(c, MappingCalibration) else _num(c.variance),
             _checked(c),
+            *((_num(c.expected_accuracy), _num(c.expected_abs_error)) if utility else ()),  # type: ignore[arg-type]
             (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
         )
     return table
@@ -239,7 +256,7 @@ def _print_tables(
     console: Console,
     est: EstimatedPriors,
     fitted: FittedPriors | None,
-    results: tuple[Calibration | Skipped, ...],
+    results: tuple[Calibration | MappingCalibration | Skipped, ...],
     delta: float,
 ) -> None:
     console.print(f"data: {est.source}")
@@ -265,7 +282,7 @@ def _print_tables(
                 reasons.setdefault(c.reason, []).append(c.mechanism)
         for reason, names in reasons.items():
             console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
-    robust = next((c for c in results if isinstance(c, Calibration) and c.prior_set is not None), None)
+    robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
     if robust is not None:
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
         console.print(
@@ -290,7 +307,7 @@ def calibrate(
     pair: PairOpt,
     order: OrderOpt = None,
     weight: WeightOpt = None,
-    mechanism: Annotated[str, typer.Option("--mechanism", help="Calibrator, or all.")] = "all",
+    mechanism: Annotated[str, typer.Option("--mechanism", help="Calibrator, several 'a,b', or all.")] = "all",
     prior: PriorOpt = "empirical",
     noise: NoiseOpt = Noise.laplace,
     delta: DeltaOpt = 0.0,
@@ -305,8 +322,10 @@ def calibrate(
     confidence: ConfidenceOpt = 0.95,
     prior_radius: PriorRadiusOpt = None,
     priors_from: PriorsFromOpt = None,
+    utility: UtilityOpt = None,
 ) -> None:
-    """Compare the calibrators' noise scales on priors estimated (or fitted) from DATA."""
+    """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
+    fitted) from DATA."""
     from .pipeline import calibrate_table, report_dict, write_html_report
     from .report import check_report_path
 
@@ -321,7 +340,7 @@ def calibrate(
             public=public,
             pairs=_pairs(pair),
             epsilon=epsilon,
-            mechanisms=None if mechanism == "all" else [mechanism],
+            mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
             order=_order(order),
             weight=weight,
             prior=prior,
@@ -335,6 +354,7 @@ def calibrate(
             confidence=confidence,
             prior_radius=prior_radius,
             priors_from=priors_from,
+            utility=utility,
         )
 
     table = _guard(run)
@@ -360,7 +380,12 @@ def release(
     order: OrderOpt = None,
     weight: WeightOpt = None,
     mechanism: Annotated[
-        str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
+        str,
+        typer.Option(
+            "--mechanism",
+            help="Calibrator whose scale is used, or a randomized mapping (optimal-mapping, "
+            "randomized-response, randomized-response-dp, geometric) that releases labels.",
+        ),
     ] = "optimal",
     prior: PriorOpt = "empirical",
     noise: NoiseOpt = Noise.laplace,
@@ -384,6 +409,7 @@ def release(
     confidence: ConfidenceOpt = 0.95,
     prior_radius: PriorRadiusOpt = None,
     priors_from: PriorsFromOpt = None,
+    utility: UtilityOpt = None,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .pipeline import release as do_release
@@ -423,6 +449,7 @@ def release(
             confidence=confidence,
             prior_radius=prior_radius,
             priors_from=priors_from,
+            utility=utility,
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -453,10 +480,17 @@ def release(
     _print_tables(console, result.estimated, result.fitted, result.comparison, result.chosen.delta)
     c = result.chosen
     console.print(
-        f"released: {result.output} ({result.rows_released} rows with noise, "
+        f"released: {result.output} ({result.rows_released} rows "
+        f"{'mapped' if isinstance(c, MappingCalibration) else 'with noise'}, "
         f"{result.rows_missing_public} missing left missing)"
     )
-    console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {_checked(c)}")
+    if isinstance(c, MappingCalibration):
+        console.print(
+            f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values (its matrix is "
+            f"in the report), expected accuracy {c.expected_accuracy:.4f}, checked {_checked(c)}"
+        )
+    else:
+        console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {_checked(c)}")
     console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise['sampler']}")
     console.print(f"report: {result.report_path}")
@@ -539,7 +573,12 @@ def multiuser_release(
     epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy budget.")],
     user: UserOpt = None,
     mechanism: Annotated[
-        str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
+        str,
+        typer.Option(
+            "--mechanism",
+            help="Calibrator whose scale is used, or a randomized mapping (optimal-mapping, "
+            "randomized-response, randomized-response-dp, geometric) that releases labels.",
+        ),
     ] = "optimal",
     rng_seed: Annotated[
         int | None,

@@ -1,6 +1,7 @@
 """The numbers behind the HTML report's figures, computed before anything is drawn.
 
-:func:`report_figures` calibrates the scale-versus-epsilon curves, evaluates the exact privacy
+:func:`report_figures` calibrates the scale-versus-epsilon curves (and, with randomized
+mappings, every mechanism's expected accuracy over the same budgets), evaluates the exact privacy
 loss (or checked delta) over a range of scales and computes the first pair's transport plan;
 :mod:`pufferfish.report` only draws what it is given.
 """
@@ -12,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .calibration import REGISTRY, Calibration, Skipped, run_comparison
+from .calibration import REGISTRY, Calibration, MappingCalibration, Skipped, run_comparison
 from .calibration import check_pairs as check_privacy
+from .calibration.mapping import additive_utility
 from .priors import DiscretePrior
 from .transport import TransportPlan, kantorovich_plan
 
@@ -49,23 +51,37 @@ class ReportFigures:
     point_loss_values : numpy.ndarray or None, shape (40,)
         Under prior sets (``loss_values`` is then the worst case over them): the loss of the
         point estimates at the same scales; None without sets.
+    accuracy_curves : tuple of (str, tuple of (float, float))
+        Per mechanism (additive and mapping), its expected accuracy at each budget of
+        ``epsilon_grid`` where it applies (:mod:`pufferfish.calibration.mapping`); empty
+        without a randomized mapping in the comparison.
+    matrix : MappingCalibration or None
+        The mapping drawn as a heat map: the one released, else ``optimal-mapping`` at
+        ``epsilon``; None without one.
     """
 
     epsilon: float
     delta: float
     noise: str
-    comparison: tuple[Calibration | Skipped, ...]
+    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
     epsilon_grid: tuple[float, ...]
-    scale_curves: tuple[Calibration | Skipped, ...]
+    scale_curves: tuple[Calibration | MappingCalibration | Skipped, ...]
     loss_scales: np.ndarray
     loss_values: np.ndarray
     plan: TransportPlan
     released: tuple[Any, ...] = ()
     point_loss_values: np.ndarray | None = None
+    accuracy_curves: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    matrix: MappingCalibration | None = None
 
 
 def report_figures(
-    table: TableCalibration, *, epsilon: float, noise: str, released: tuple[Any, ...] = ()
+    table: TableCalibration,
+    *,
+    epsilon: float,
+    noise: str,
+    released: tuple[Any, ...] = (),
+    chosen: MappingCalibration | None = None,
 ) -> ReportFigures:
     """Compute everything the HTML report draws: curves, plan and released histograms.
 
@@ -79,6 +95,8 @@ def report_figures(
         Noise of the privacy-loss curve (a release: the chosen mechanism's).
     released : tuple of ReleasedHistogram
         A release's binned output (:func:`~pufferfish.tables.duckdb_engine.released_histograms`).
+    chosen : MappingCalibration, optional
+        The mapping a release used (its heat map).
 
     Returns
     -------
@@ -110,6 +128,24 @@ def report_figures(
     if table.scenario.robust:  # the point estimates' loss beside the worst case over the sets
         point = table.scenario.without_sets()
         point_values = np.array([check_privacy(point, noise, float(s), epsilon).value for s in loss_scales])
+    mapped = [c for c in comparison if isinstance(c, MappingCalibration)]
+    accuracy: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    if mapped and table.utility is not None:
+        util = table.utility
+        map_curves = run_comparison(
+            table.scenario, grid, tuple(REGISTRY[c.mechanism] for c in mapped), delta=table.delta,
+            noise=table.noise, utility=util,
+        )  # fmt: skip
+        points: dict[str, list[tuple[float, float]]] = {}
+        for c in (*curves, *map_curves):
+            if isinstance(c, Calibration):
+                points.setdefault(c.mechanism, []).append(
+                    (c.epsilon, additive_utility(c.noise, c.scale, util)[0])
+                )
+            elif isinstance(c, MappingCalibration):
+                points.setdefault(c.mechanism, []).append((c.epsilon, c.expected_accuracy))
+        accuracy = tuple((name, tuple(pts)) for name, pts in points.items())
+    matrix = chosen or next((c for c in mapped if c.mechanism == "optimal-mapping"), None)
     (a, b) = table.estimated.scenario.pairs[0]
     conditionals = table.estimated.scenario.priors[0].conditionals
     p_i, p_j = conditionals[a], conditionals[b]
@@ -126,4 +162,6 @@ def report_figures(
         plan=kantorovich_plan(p_i, p_j),
         released=released,
         point_loss_values=point_values,
+        accuracy_curves=accuracy,
+        matrix=matrix,
     )

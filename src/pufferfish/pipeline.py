@@ -105,6 +105,10 @@ class TableCalibration:
     data : EstimatedPriors or None
         With ``priors_from``: the estimate of the table to release (its rows and codes; the
         priors are ``estimated``, from the other table). None when the priors are the data's.
+    utility : Utility or None
+        The alphabet and the distribution ``mu`` of the released rows behind every row's
+        expected accuracy and absolute error (and the objective of ``optimal-mapping``); None for
+        a column with one value.
     """
 
     inputs: dict[str, Any]
@@ -115,6 +119,7 @@ class TableCalibration:
     delta: float
     noise: str
     data: EstimatedPriors | None = None
+    utility: Utility | None = None
 
     @property
     def released_table(self) -> EstimatedPriors:
@@ -360,7 +365,7 @@ def _calibrate_table(
     }
     if kinds[0] or kinds[1]:  # the type overrides, when given
         inputs.update({"categorical": list(kinds[0]), "numeric": list(kinds[1])})
-    return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data)
+    return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data, util)
 
 
 def _utility(released: EstimatedPriors, priors: EstimatedPriors, kind: str | None) -> Utility | None:
@@ -572,6 +577,10 @@ def release(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
+    if engine == "spark" and chosen_mechanism.mapping:
+        raise ValueError(
+            f"mechanism {chosen_mechanism.name} (a mapping) is released by the duckdb engine only"
+        )
     source = resolve_source(data, engine)  # validates the engine
     priors_source = None if priors_from is None else resolve_source(priors_from, engine)
     if source.path is not None and source.path.resolve() == out_path.resolve():
@@ -855,8 +864,13 @@ def write_html_report(
         figures = report_figures(
             table,
             epsilon=chosen.epsilon,
-            noise=chosen.noise,
-            released=released_histograms(result.output, table.estimated),
+            noise=chosen.noise if isinstance(chosen, Calibration) else table.noise,
+            released=released_histograms(
+                result.output,
+                table.estimated,
+                labels=isinstance(chosen, MappingCalibration) and table.estimated.categorical,
+            ),
+            chosen=chosen if isinstance(chosen, MappingCalibration) else None,
         )
         what = "release"
     else:

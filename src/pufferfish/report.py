@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .calibration import Calibration, Skipped
+from .calibration import Calibration, MappingCalibration, Skipped
 from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
 from .priorsets import set_label
@@ -32,8 +32,11 @@ if TYPE_CHECKING:
     from .tables.duckdb_engine import ReleasedHistogram
 
 #: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
-#: ``fig-release``.
+#: ``fig-release``, and a comparison with randomized mappings :data:`MAPPING_FIGURES`.
 FIGURES = ("fig-priors", "fig-plan", "fig-scale-epsilon", "fig-loss-scale")
+
+#: Figures of a comparison with randomized mappings: the matrix and accuracy versus epsilon.
+MAPPING_FIGURES = ("fig-matrix", "fig-accuracy-epsilon")
 
 
 def _fmt(x: Any) -> str:
@@ -295,8 +298,9 @@ def build_report(
     -----
     Figures: priors per secret; the Kantorovich plan of the first pair as a heat map (seed 001
     Fig 2a); scale versus epsilon for every mechanism (seed 001 Fig 4); the exact privacy loss
-    (SPEC sec 2.1) or checked delta versus the scale with the target marked; for a release the
-    original and released distributions per secret.
+    (SPEC sec 2.1) or checked delta versus the scale with the target marked; with randomized
+    mappings, the matrix as a heat map and every mechanism's accuracy versus epsilon; for a
+    release the original and released distributions per secret.
     """
     parts = [f"<h1>{html.escape(title)}</h1>"]
     parts += _input_sections(payload, estimated, figures)
@@ -360,12 +364,14 @@ def row_key(row: dict[str, Any]) -> str:
     return row["mechanism"] if kind == "none" else f"{row['mechanism']}@{kind}"
 
 
-def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration | Skipped]) -> list[str]:
+def _mechanism_section(
+    payload: dict[str, Any], comparison: Sequence[Calibration | MappingCalibration | Skipped]
+) -> list[str]:
     """The mechanisms table (numbers from the JSON rows), what was not used, and the choice."""
     parts = ["<h2>Mechanisms</h2>"]
     mech_rows = []
     for c in comparison:
-        if not isinstance(c, Calibration):
+        if isinstance(c, Skipped):
             continue
         d = c.to_dict()
         checked = d["checked_loss"] if d["checked_loss"] is not None else d["checked_delta"]
@@ -380,23 +386,18 @@ def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration
                 _cell(_fmt(d["scale"]), f"scale:{key}"),
                 _cell(_fmt(d["variance"]), f"variance:{key}"),
                 _cell(_fmt(checked), f"checked:{key}"),
+                _cell(_fmt(d["expected_accuracy"]), f"accuracy:{key}"),
+                _cell(_fmt(d["expected_abs_error"]), f"abs_error:{key}"),
                 _cell(d["source"]),
             ]
         )
+    headers = ["mechanism", "priors", "noise", "scale", "noise variance", "checked (loss, delta or I)"]
+    headers += ["expected accuracy", "mean abs error", "source"]
+    parts.append(_table(headers, mech_rows, "mechanisms"))
     parts.append(
-        _table(
-            [
-                "mechanism",
-                "priors",
-                "noise",
-                "scale",
-                "noise variance",
-                "checked (loss, delta or I)",
-                "source",
-            ],
-            mech_rows,
-            "mechanisms",
-        )
+        '<p class="note">Expected accuracy: the probability that a released value (rounded to the '
+        "nearest value of the alphabet, for additive noise) equals the true one; mean abs error: "
+        "E|released - true| (codes for a categorical column), both over the released rows.</p>"
     )
     skipped = [c for c in comparison if isinstance(c, Skipped)]
     if skipped:
@@ -404,11 +405,15 @@ def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration
         parts.append(f'<p class="note">Not used:</p><ul class="note">{items}</ul>')
     chosen = payload.get("chosen")
     if chosen:
+        what = (
+            "the matrix below"
+            if chosen.get("matrix") is not None
+            else 'scale <span data-key="chosen:scale">{}</span>'.format(_fmt(chosen["scale"]))
+        )
         parts.append(
-            '<p>Released with <b>{}</b>: scale <span data-key="chosen:scale">{}</span>, checked '
-            '<span data-key="chosen:checked">{}</span>.</p>'.format(
+            '<p>Released with <b>{}</b>: {}, checked <span data-key="chosen:checked">{}</span>.</p>'.format(
                 html.escape(str(chosen["mechanism"])),
-                _fmt(chosen["scale"]),
+                what,
                 _fmt(
                     chosen["checked_loss"] if chosen["checked_loss"] is not None else chosen["checked_delta"]
                 ),
@@ -417,6 +422,58 @@ def _mechanism_section(payload: dict[str, Any], comparison: Sequence[Calibration
     if payload.get("guarantee"):
         parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
     return parts
+
+
+def _matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[str, str]:
+    """The mapping as a heat map: rows the true value, columns the released one."""
+    matrix = m.matrix
+    k = matrix.shape[0]
+    names = (
+        [label for label, _ in estimated.mapping]
+        if estimated.categorical and len(estimated.mapping) == k
+        else [_fmt(float(v)) for v in m.support]
+    )
+    fig = Figure(figsize=(max(4.0, 0.45 * k + 2.5), max(3.4, 0.4 * k + 1.8)))
+    ax = fig.subplots()
+    image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0)
+    fig.colorbar(image, ax=ax, label="probability")
+    if k <= 30:
+        ax.set_xticks(range(k), names, rotation=90, fontsize=7)
+        ax.set_yticks(range(k), names, fontsize=7)
+        for x in range(k):
+            for w in range(k):
+                if matrix[x, w] >= 0.005:
+                    color = "black" if matrix[x, w] > 0.6 else "white"
+                    ax.text(w, x, f"{matrix[x, w]:.2f}", ha="center", va="center", fontsize=6, color=color)
+    ax.set_xlabel(f"released {estimated.public_column}")
+    ax.set_ylabel(f"true {estimated.public_column}")
+    caption = (
+        f"The {m.mechanism} matrix at eps = {_fmt(m.epsilon)}: row = true value, column = released "
+        f"value, each row a distribution (on the grid 2^-52, the matrix that was checked: loss "
+        f"{_fmt(m.checked_loss)}). Expected accuracy {_fmt(m.expected_accuracy)}."
+    )
+    return _svg(fig), caption
+
+
+def _accuracy_figure(figures: ReportFigures) -> str:
+    """Expected accuracy versus epsilon for every mechanism (additive ones after rounding)."""
+    from matplotlib.ticker import NullFormatter
+
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    for name, pts in figures.accuracy_curves:
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            style = "-" if name in ("optimal-mapping",) else "--"
+            ax.plot(xs, ys, style, marker="o", markersize=3, label=name)
+    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {_fmt(figures.epsilon)}")
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("expected accuracy")
+    ax.legend(fontsize=7)
+    return _svg(fig)
 
 
 def _figure_section(
@@ -457,6 +514,21 @@ def _figure_section(
     )
     svg, caption = _loss_scale_figure(figures)
     parts.append(_figure("fig-loss-scale", "Privacy loss versus scale", svg, caption))
+    if figures.matrix is not None:
+        svg, caption = _matrix_figure(figures.matrix, estimated)
+        parts.append(_figure("fig-matrix", "Randomized mapping", svg, caption))
+    if figures.accuracy_curves:
+        parts.append(
+            _figure(
+                "fig-accuracy-epsilon",
+                "Accuracy versus epsilon",
+                _accuracy_figure(figures),
+                "Each mechanism's expected accuracy over the released rows for epsilon from eps/8 "
+                "to 4 eps: the randomized mappings release a value of the alphabet, the additive "
+                "mechanisms are scored after rounding to the nearest one. optimal-mapping is the "
+                "largest accuracy any mechanism can reach for these priors.",
+            )
+        )
     if figures.released:
         parts.append(
             _figure(

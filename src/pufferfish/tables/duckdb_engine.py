@@ -592,7 +592,7 @@ class ReleasedHistogram:
 
 
 def released_histograms(
-    output: str | Path, estimated: EstimatedPriors, *, bins: int = 60
+    output: str | Path, estimated: EstimatedPriors, *, bins: int = 60, labels: bool = False
 ) -> tuple[ReleasedHistogram, ...]:
     """Bin the released column of a release's output per secret of the pairs (DuckDB, streamed).
 
@@ -605,6 +605,9 @@ def released_histograms(
         The release's priors (names the secret and public columns and the secrets).
     bins : int
         Bins over the range of released values (>= 1).
+    labels : bool
+        The released column holds labels (a categorical column released by a randomized
+        mapping): counted per label, one bin ``[code - 1/2, code + 1/2)`` per code of the mapping.
 
     Returns
     -------
@@ -623,6 +626,8 @@ def released_histograms(
     source = f"{reader}([{', '.join(repr(f) for f in files)}]{secret_text})"
     secrets = list(estimated.scenario.priors[0].conditionals)
     s_col, v_col = quote_identifier(estimated.secret_column), quote_identifier(estimated.public_column)
+    if labels:
+        return _label_histograms(source, estimated, secrets, s_col, v_col)
     with connect() as con:
         con.execute(
             f"CREATE TEMP VIEW released AS SELECT CAST({s_col} AS VARCHAR) AS s, "
@@ -644,4 +649,26 @@ def released_histograms(
             for b, n in rows:
                 counts[int(b)] += n
             out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
+    return tuple(out)
+
+
+def _label_histograms(
+    source: str, estimated: EstimatedPriors, secrets: list[str], s_col: str, v_col: str
+) -> tuple[ReleasedHistogram, ...]:
+    """Released labels counted per secret, one bin per code of the mapping."""
+    code = {label: c for label, c in estimated.mapping}
+    k = len(estimated.mapping)
+    edges = np.arange(k + 1, dtype=np.float64) - 0.5
+    with connect() as con:
+        rows = con.execute(
+            f"SELECT CAST({s_col} AS VARCHAR) AS s, CAST({v_col} AS VARCHAR) AS v, count(*) FROM {source} "
+            "WHERE v IS NOT NULL GROUP BY 1, 2"
+        ).fetchall()
+    out = []
+    for s in secrets:
+        counts = np.zeros(k)
+        for sec, label, n in rows:
+            if sec == s and label in code:
+                counts[code[label]] += n
+        out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
     return tuple(out)
