@@ -42,8 +42,9 @@ from pufferfish.calibration.mapping import (
 )
 from pufferfish.cli import app
 from pufferfish.noise import sample_mapping
-from pufferfish.pipeline import calibrate_table, release
+from pufferfish.pipeline import calibrate_table
 from pufferfish.priorsets import PriorSet, dkw_band, set_extremes
+from pufferfish.table_release import release
 
 runner = CliRunner()
 ADULT_PAIR = "Married-civ-spouse,Never-married"

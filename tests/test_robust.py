@@ -170,7 +170,8 @@ def test_priors_from_another_table(tmp_path) -> None:
     # Adult cut in two: priors (and their sets) from the first part, release of the second
     import duckdb
 
-    from pufferfish.pipeline import calibrate_table, release
+    from pufferfish.pipeline import calibrate_table
+    from pufferfish.table_release import release
     from pufferfish.tables.source import dataset_path
 
     src = str(dataset_path("adult"))

@@ -117,10 +117,10 @@ _LAZY = {
     "estimate_priors": "tables",
     "with_prior_sets": "tables",
     "OutputExistsError": "tables",
-    "ReleaseResult": "pipeline",
+    "ReleaseResult": "table_release",
     "TableCalibration": "pipeline",
     "calibrate_table": "pipeline",
-    "release": "pipeline",
+    "release": "table_release",
 }
 
 

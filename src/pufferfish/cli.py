@@ -326,8 +326,9 @@ def calibrate(
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA."""
-    from .pipeline import calibrate_table, report_dict, write_html_report
+    from .pipeline import calibrate_table, report_dict
     from .report import check_report_path
+    from .table_release import write_html_report
 
     _will_write(report)
 
@@ -412,9 +413,9 @@ def release(
     utility: UtilityOpt = None,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
-    from .pipeline import release as do_release
-    from .pipeline import write_html_report
     from .report import check_report_path
+    from .table_release import release as do_release
+    from .table_release import write_html_report
     from .tables.source import report_path_for
 
     _will_write(output, report_path_for(Path(output)), report)
@@ -477,6 +478,13 @@ def release(
         typer.echo(json.dumps(result.report, allow_nan=False))
         return
     console = Console()
+    _print_release(console, result)
+    if report is not None:
+        console.print(f"HTML report: {report}")
+
+
+def _print_release(console: Console, result: Any) -> None:
+    """The tables and the summary lines of a release."""
     _print_tables(console, result.estimated, result.fitted, result.comparison, result.chosen.delta)
     c = result.chosen
     console.print(
@@ -494,8 +502,6 @@ def release(
     console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise['sampler']}")
     console.print(f"report: {result.report_path}")
-    if report is not None:
-        console.print(f"HTML report: {report}")
 
 
 SystemArg = Annotated[str, typer.Argument(help='JSON file {"users": [{"name", "support", "pmf", ...}]}.')]

@@ -1,27 +1,29 @@
-"""From a table to a checked release: ``calibrate_table`` and ``release``, and their one report.
+"""From a table to checked calibrations: ``calibrate_table``, and the one JSON report of a
+calibration or a release (the release itself: :mod:`pufferfish.table_release`).
 
 The walk, each step once:
 
-1. validate every argument at the edge (:func:`calibrate_table`, :func:`release`) and resolve the
+1. validate every argument at the edge (:func:`calibrate_table`,
+   :func:`pufferfish.table_release.release`) and resolve the
    table once (:func:`~pufferfish.tables.source.resolve_source`);
 2. estimate the empirical priors (:mod:`pufferfish.tables.estimate`, by the DuckDB or the Spark
    engine) and, with ``prior="gaussian"|"gmm"``, fit them (:mod:`pufferfish.fit`);
 3. calibrate the mechanisms and check each scale exactly
    (:func:`~pufferfish.calibration.run_comparison`);
-4. for a release, add noise of the chosen mechanism's scale to every non-missing public value
-   (secure sampler unless a seed is given), streamed by the engine and written atomically;
+4. for a release (:mod:`pufferfish.table_release`), add noise of the chosen mechanism's scale
+   to every non-missing public value, or draw it from the chosen mapping's matrix (secure
+   sampler unless a seed is given), streamed by the engine and written atomically;
 5. build one JSON report (:func:`report_dict`) for both, and on request the HTML report from
-   precomputed figures (:func:`write_html_report`, :func:`pufferfish.figures.report_figures`).
+   precomputed figures (:func:`pufferfish.table_release.write_html_report`,
+   :func:`pufferfish.figures.report_figures`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,13 +38,11 @@ from .calibration import (
     Skipped,
     Utility,
     check_mechanisms,
-    lookup,
     run_comparison,
 )
 from .calibration.mapping import additive_utility, check_utility
 from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
-from .noise import check_workers
 from .priors import Scenario
 from .priorsets import check_prior_set
 from .tables.estimate import (
@@ -54,30 +54,11 @@ from .tables.estimate import (
     with_prior_sets,
 )
 from .tables.source import (
-    OutputExistsError,
     TableSource,
-    atomic_outputs,
-    check_output_path,
-    is_parquet,
-    output_format,
-    report_path_for,
     resolve_source,
-    write_text,
 )
 
-__all__ = [
-    "DEFAULT_BATCH_ROWS",
-    "OutputExistsError",
-    "ReleaseResult",
-    "TableCalibration",
-    "calibrate_table",
-    "release",
-    "report_dict",
-    "write_html_report",
-]
-
-#: Rows per batch of a streamed release (about 100 MB for a 15-column table).
-DEFAULT_BATCH_ROWS = 1_000_000
+__all__ = ["TableCalibration", "calibrate_table", "calibrate_table_steps", "column_kinds", "report_dict"]
 
 
 @dataclass(frozen=True)
@@ -238,9 +219,8 @@ def calibrate_table(
     epsilons = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else epsilon)
     mechs = tuple(REGISTRY.values()) if mechanisms is None else check_mechanisms(mechanisms)
     assert mechs is not None
-    utility = None if utility is None else check_utility(utility)
     pair_list = check_pairs(pairs)
-    kinds = _column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
+    kinds = column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     prior_model = parse_prior_model(prior)
     noise = check_noise(noise)
     delta = check_delta(delta)
@@ -249,31 +229,16 @@ def calibrate_table(
     )
     source = resolve_source(data, engine)  # validates the engine; the table is resolved once
     priors_source = None if priors_from is None else resolve_source(priors_from, engine)
-    return _calibrate_table(
-        source,
-        secret=secret,
-        public=public,
-        pairs=pair_list,
-        epsilons=epsilons,
-        mechanisms=mechs,
-        order=order,
-        weight=weight,
-        prior=prior,
-        prior_model=prior_model,
-        noise=noise,
-        delta=delta,
-        fit_seed=fit_seed,
-        engine=engine,
-        spark=spark,
-        kinds=kinds,
-        sets=sets,
-        priors_source=priors_source,
-        utility=utility,
+    return calibrate_table_steps(
+        source, secret=secret, public=public, pairs=pair_list, epsilons=epsilons, mechanisms=mechs,
+        order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise, delta=delta,
+        fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets,
+        priors_source=priors_source, utility=None if utility is None else check_utility(utility),
         default_set=mechanisms is None,
-    )
+    )  # fmt: skip
 
 
-def _column_kinds(
+def column_kinds(
     categorical: Sequence[str], numeric: Sequence[str], *, secret: str, public: str, weight: str | None
 ) -> tuple[tuple[str, ...], tuple[str, ...], str | None]:
     """``(categorical, numeric, public_kind)`` validated (:func:`check_column_kinds`)."""
@@ -281,7 +246,7 @@ def _column_kinds(
     return cats, nums, check_column_kinds(cats, nums, secret=secret, public=public, weight=weight)
 
 
-def _calibrate_table(
+def calibrate_table_steps(
     source: TableSource,
     *,
     secret: str,
@@ -389,362 +354,6 @@ def _with_utility(c: Calibration | MappingCalibration | Skipped, util: Utility |
     return replace(c, expected_accuracy=accuracy, expected_abs_error=abs_error)
 
 
-@dataclass(frozen=True)
-class ReleaseResult:
-    """What :func:`release` wrote.
-
-    Attributes
-    ----------
-    output : pathlib.Path
-        The released table.
-    report_path : pathlib.Path
-        The JSON report beside it.
-    report : dict
-        The report's content (:func:`report_dict`).
-    calibration : TableCalibration
-        Priors and every mechanism at the release's epsilon and delta.
-    chosen : Calibration or MappingCalibration
-        The calibration whose scale (or matrix) was used.
-    noise : dict
-        How the noise was drawn (:meth:`~pufferfish.noise.NoisyValues.describe` or
-        :meth:`~pufferfish.noise.MappedValues.describe`: sampler, secure, granularity, seed,
-        scale). The noisy values are in the output file only: the table is streamed in batches
-        and never held whole.
-    rows_released : int
-        Rows whose public value received noise.
-    rows_missing_public : int
-        Rows whose public value was missing and stays missing.
-    """
-
-    output: Path
-    report_path: Path
-    report: dict[str, Any]
-    calibration: TableCalibration
-    chosen: Calibration | MappingCalibration
-    noise: dict[str, Any]
-    rows_released: int
-    rows_missing_public: int
-
-    @property
-    def comparison(self) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
-        """Every mechanism at the release's epsilon and delta (inapplicable ones with the reason)."""
-        return self.calibration.comparison
-
-    @property
-    def estimated(self) -> EstimatedPriors:
-        """Empirical priors, mapping and row counts."""
-        return self.calibration.estimated
-
-    @property
-    def fitted(self) -> FittedPriors | None:
-        """Fitted priors (``prior="gaussian"|"gmm"``), else None."""
-        return self.calibration.fitted
-
-
-def release(
-    data: Any,
-    *,
-    secret: str,
-    public: str,
-    pairs: Iterable[tuple[str, str] | str],
-    epsilon: float,
-    output: str | Path,
-    mechanism: str = "optimal",
-    order: Sequence[str] | None = None,
-    weight: str | None = None,
-    rng: np.random.Generator | int | None = None,
-    force: bool = False,
-    prior: str = "empirical",
-    noise: str = "laplace",
-    delta: float = 0.0,
-    fit_seed: int = 0,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
-    progress: Callable[[int, int], None] | None = None,
-    workers: int | None = None,
-    engine: str = "duckdb",
-    spark: Any = None,
-    categorical: Sequence[str] = (),
-    numeric: Sequence[str] = (),
-    prior_set: str | None = None,
-    confidence: float = 0.95,
-    prior_radius: float | None = None,
-    priors_from: Any = None,
-    utility: str | None = None,
-) -> ReleaseResult:
-    """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
-    or by a randomized mapping of its values.
-
-    Parameters
-    ----------
-    data : str, pathlib.Path, pandas.DataFrame or pyspark.sql.DataFrame
-        CSV (any delimiter, quoted fields, header) or Parquet file, DataFrame, or ``"adult"``.
-    secret : str
-        Secret column; its values in ``pairs`` define the discriminative pairs.
-    public : str
-        Column to release. With additive noise a categorical column is replaced by its codes plus
-        noise (see the report's ``mapping``), a numeric column by its values plus noise; with a
-        mapping mechanism (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) each value is
-        replaced by a value of the alphabet drawn from the checked matrix: labels stay labels.
-        Missing values stay missing.
-    pairs : iterable of (str, str) or str
-        Discriminative pairs of secret values, as tuples or as texts 'A,B'.
-    epsilon : float
-        Privacy budget, finite and > 0.
-    output : str or pathlib.Path
-        Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
-        beside it (:func:`~pufferfish.tables.source.report_path_for`).
-    mechanism : str
-        Calibrator whose scale (or matrix) is used (default ``"optimal"``), one of
-        :data:`~pufferfish.calibration.MECHANISMS`; every mechanism is computed and reported
-        (those that do not apply with the reason; the mappings for a categorical column, or when
-        one is chosen).
-    order : sequence of str, optional
-        Label order of a categorical public column (default: sorted labels).
-    weight : str, optional
-        Frequency-weight column for the prior estimate.
-    rng : numpy.random.Generator, int or None
-        ``None`` (default) samples securely (OpenDP). A seed or Generator switches to NumPy's
-        insecure sampler, labelled as such in the report; for experiments only.
-    force : bool
-        Overwrite existing output and report files.
-    prior : {"empirical", "gaussian", "gmm", "gmm:K"}
-        The adversary's prior (see :func:`calibrate_table`).
-    noise : {"laplace", "gaussian"}
-        Noise for ``mechanism="optimal"`` (the theorems fix their own).
-    delta : float
-        Target delta in [0, 1) (default 0: pure eps).
-    fit_seed : int
-        Seed of the mixture fit (EM initialisation).
-    batch_rows : int
-        Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`). The table is read,
-        perturbed and written one batch at a time, so memory stays bounded whatever its size.
-    progress : callable, optional
-        ``progress(rows_done, rows_total)``, called after each batch (for a progress bar).
-    workers : int, optional
-        Threads of the secure sampler (default every core); each draws its own chunk of a batch
-        from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
-    engine : {"duckdb", "spark"}
-        ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
-        aggregations and the release by a per-partition Arrow map with one sampler per partition
-        (:mod:`pufferfish.tables.spark_engine`); ``data`` may be a Spark DataFrame or a folder,
-        ``output`` is written as a folder of part files, ``rng`` must be None or an int, and
-        ``batch_rows``, ``progress`` and ``workers`` do not apply (Spark runs one partition per
-        core).
-    spark : pyspark.sql.SparkSession, optional
-        Session of the Spark engine (default: the active one, else a local one).
-    categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility :
-        Column kinds, the priors the guarantee holds for and their table, the mappings' objective
-        (:func:`calibrate_table`).
-
-    Returns
-    -------
-    ReleaseResult
-
-    Raises
-    ------
-    ValueError
-        Bad epsilon, mechanism, pair or output extension; :class:`~pufferfish.tables.source.DataError`
-        for unreadable data, unknown columns or values, empty groups.
-    OutputExistsError
-        If the output or report file exists and ``force`` is false (nothing is written).
-    TypeError
-        If ``rng`` is a Generator with ``engine="spark"`` (partitions cannot share one; pass an int).
-    pufferfish.calibration.PrivacyCheckError
-        If a scale fails the exact privacy check (a bug).
-
-    Notes
-    -----
-    Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. For
-    a CSV written from a CSV every other column is copied as text, unchanged; row order is kept.
-    The release and its JSON report are published together, or neither, and nothing is
-    replaced without ``force`` (:func:`~pufferfish.tables.source.atomic_outputs`). Spark commits
-    its output folder itself; a failed Spark job may leave a partial folder, as any Spark write.
-    """
-    # The edge: every argument validated once, the table resolved once, outputs checked first.
-    (eps,) = check_epsilons([epsilon])
-    delta = check_delta(delta)
-    chosen_mechanism = lookup(mechanism)
-    noise_used = chosen_mechanism.noise or check_noise(noise)
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
-    n_workers = check_workers(workers)
-    prior_model = parse_prior_model(prior)
-    sets = check_prior_set(
-        prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
-    )
-    pair_list = check_pairs(pairs)
-    kinds = _column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
-    out_path = Path(output)
-    fmt = output_format(out_path)
-    rep_path = report_path_for(out_path)
-    if engine == "spark" and chosen_mechanism.mapping:
-        raise ValueError(
-            f"mechanism {chosen_mechanism.name} (a mapping) is released by the duckdb engine only"
-        )
-    source = resolve_source(data, engine)  # validates the engine
-    priors_source = None if priors_from is None else resolve_source(priors_from, engine)
-    if source.path is not None and source.path.resolve() == out_path.resolve():
-        raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
-    for path in (out_path, rep_path):
-        check_output_path(path, force=force)
-    if engine == "spark" and isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
-    if engine == "spark" and chosen_mechanism.mapping:
-        raise ValueError(
-            f"mechanism {chosen_mechanism.name} (a mapping) is released by the duckdb engine only"
-        )
-    utility = None if utility is None else check_utility(utility)
-
-    table = _calibrate_table(
-        source,
-        secret=secret,
-        public=public,
-        pairs=pair_list,
-        epsilons=(eps,),
-        mechanisms=tuple(REGISTRY.values()),
-        order=order,
-        weight=weight,
-        prior=prior,
-        prior_model=prior_model,
-        noise=noise_used,
-        delta=delta,
-        fit_seed=fit_seed,
-        engine=engine,
-        spark=spark,
-        kinds=kinds,
-        sets=sets,
-        priors_source=priors_source,
-        utility=utility,
-        default_set=not chosen_mechanism.mapping,
-    )
-    picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
-    if isinstance(picked, Skipped):
-        raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
-    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name})
-
-    report, sampler, rows_released, rows_missing = _publish(
-        source,
-        out_path,
-        rep_path,
-        fmt,
-        table=table,
-        chosen=picked,
-        rng=rng,
-        force=force,
-        engine=engine,
-        spark=spark,
-        batch_rows=batch_rows,
-        progress=progress,
-        workers=n_workers,
-    )
-    return ReleaseResult(out_path, rep_path, report, table, picked, sampler, rows_released, rows_missing)
-
-
-def _publish(
-    source: TableSource,
-    out_path: Path,
-    rep_path: Path,
-    fmt: str,
-    *,
-    table: TableCalibration,
-    chosen: Calibration | MappingCalibration,
-    force: bool,
-    engine: str,
-    **engine_args: Any,
-) -> tuple[dict[str, Any], dict[str, Any], int, int]:
-    """Write and publish the release and its JSON report: ``(report, sampler, released, missing)``.
-
-    With DuckDB both are written to temporary files and published together
-    (:func:`~pufferfish.tables.source.atomic_outputs`), or neither is; Spark commits its output
-    folder itself, and the report is published after it.
-    """
-
-    def report_for(sampler: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
-        facts: dict[str, Any] = {"output": str(out_path), "chosen": chosen, "noise": sampler}
-        facts.update(released_with_noise=released, missing_public_left_missing=missing)
-        return report_dict(table, release=facts)
-
-    gzip = out_path.name.lower().endswith(".gz")
-    common = dict(table=table, chosen=chosen, force=force, engine=engine, gzip=gzip, **engine_args)
-    if engine == "spark":
-        sampler, released, missing = _write_release(source, out_path, fmt, **common)
-        report = report_for(sampler, released, missing)
-        write_text(_json_text(report), rep_path, force=force, kind="report")
-    else:
-        with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
-            sampler, released, missing = _write_release(source, tmp, fmt, **common)
-            report = report_for(sampler, released, missing)
-            tmp_rep.write_text(_json_text(report), encoding="utf-8")
-    return report, sampler, released, missing
-
-
-def _json_text(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, allow_nan=False) + "\n"  # strict JSON: no NaN or inf
-
-
-def _write_release(
-    source: TableSource,
-    out_path: Path,
-    fmt: str,
-    *,
-    table: TableCalibration,
-    chosen: Calibration | MappingCalibration,
-    rng: np.random.Generator | int | None,
-    force: bool,
-    engine: str,
-    gzip: bool,
-    spark: Any,
-    batch_rows: int,
-    progress: Callable[[int, int], None] | None,
-    workers: int,
-) -> tuple[dict[str, Any], int, int]:
-    """The engine's release of the validated request: ``(sampler description, released, missing)``.
-
-    DuckDB writes ``out_path`` (a temporary file the caller publishes); Spark writes and
-    commits the output folder ``out_path`` itself.
-
-    A CSV source (or a folder of CSV parts) is read with every column as the text written in
-    it, so the other columns are copied unchanged (as strings, to a Parquet output); a Parquet
-    source or a DataFrame keeps its column types.
-    """
-    text_copy = source.path is not None and not is_parquet(source.path)
-    if engine == "spark":
-        assert isinstance(chosen, Calibration)  # release() refuses a mapping with Spark
-        from .tables.spark_engine import release_table
-
-        return release_table(
-            source,
-            out_path,
-            fmt,
-            public=table.released_table.public_column,
-            estimated=table.released_table,
-            scale=chosen.scale,
-            noise=chosen.noise,
-            rng=None if rng is None else int(rng),  # type: ignore[arg-type]
-            force=force,
-            text_copy=text_copy,
-            spark=spark,
-        )
-    from .tables.duckdb_engine import stream_release
-
-    return stream_release(
-        source,
-        out_path,
-        fmt,
-        gzip=gzip,
-        public=table.released_table.public_column,
-        estimated=table.released_table,
-        scale=chosen.scale if isinstance(chosen, Calibration) else 0.0,
-        noise=chosen.noise,
-        rng=rng,
-        text_copy=text_copy,
-        mapping=chosen if isinstance(chosen, MappingCalibration) else None,
-        batch_rows=batch_rows,
-        progress=progress,
-        workers=workers,
-    )
-
-
 def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON report of a calibration (``pufferfish calibrate --json``) or of a release.
 
@@ -821,63 +430,3 @@ def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = Non
         out["fitted_priors"] = head["fitted_priors"]
         out["prior_model"] = table.fitted.model
     return out
-
-
-def write_html_report(
-    result: TableCalibration | ReleaseResult,
-    path: str | Path,
-    *,
-    payload: dict[str, Any],
-    force: bool = False,
-) -> Path:
-    """Write the self-contained HTML report of a calibration or a release.
-
-    Parameters
-    ----------
-    result : TableCalibration or ReleaseResult
-        What to report; for a calibration the figures are at its first epsilon.
-    path : str or pathlib.Path
-        ``.html`` (or ``.htm``) file in an existing folder.
-    payload : dict
-        The JSON report (:func:`report_dict`), embedded in the page; its numbers are the ones shown.
-    force : bool
-        Replace an existing file.
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    ValueError
-        If ``path`` is not ``.html``/``.htm`` or its folder does not exist.
-    OutputExistsError
-        If ``path`` exists and ``force`` is false.
-    """
-    from .figures import report_figures
-    from .report import build_report, check_report_path
-    from .tables.duckdb_engine import released_histograms
-
-    out = check_report_path(path, force=force)
-    if isinstance(result, ReleaseResult):
-        table, chosen = result.calibration, result.chosen
-        figures = report_figures(
-            table,
-            epsilon=chosen.epsilon,
-            noise=chosen.noise if isinstance(chosen, Calibration) else table.noise,
-            released=released_histograms(
-                result.output,
-                table.estimated,
-                labels=isinstance(chosen, MappingCalibration) and table.estimated.categorical,
-            ),
-            chosen=chosen if isinstance(chosen, MappingCalibration) else None,
-        )
-        what = "release"
-    else:
-        table = result
-        figures = report_figures(table, epsilon=table.epsilons[0], noise=table.noise)
-        what = "calibration"
-    est = table.estimated
-    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {figures.epsilon:g}"
-    text = build_report(payload, estimated=est, fitted=table.fitted, figures=figures, title=title)
-    return write_text(text, out, force=force, kind="report")

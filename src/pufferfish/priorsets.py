@@ -377,6 +377,27 @@ def _dkw_extremes(
     p_hat: NDArray[np.float64], v: NDArray[np.float64], eta: float, maximize: bool
 ) -> NDArray[np.float64]:
     k, c = v.shape
+    width, a, b = dkw_pieces(p_hat, eta)
+    key = v if maximize else -v
+    best = _window_best(key, a, b)  # (pieces, c)
+    pmf = np.zeros((c, k))
+    np.add.at(pmf, (np.broadcast_to(np.arange(c), best.shape), best), width[:, None])
+    return pmf
+
+
+def dkw_pieces(
+    p_hat: NDArray[np.float64], eta: float
+) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.intp]]:
+    """The pieces of [0, 1] on which the DKW band's quantile window is constant.
+
+    Returns
+    -------
+    (width, a, b) : numpy.ndarray, shape (q,) each
+        Piece lengths (> 0, summing to 1) and the window ``[a, b]`` of alphabet positions that a
+        quantile of a member of the band may take on the piece (:func:`set_extremes`, Notes):
+        for every ``v >= 0``, ``max over the band of <P, v> = sum_q width_q max v[a_q..b_q]``.
+    """
+    k = p_hat.size
     lower, upper = dkw_band(p_hat, eta)
     t = np.unique(np.concatenate([[0.0, 1.0], lower, upper]))
     t = t[(t >= 0.0) & (t <= 1.0)]
@@ -384,11 +405,8 @@ def _dkw_extremes(
     mid = (t[:-1] + t[1:]) / 2.0
     a = np.minimum(np.searchsorted(upper, mid, side="right"), k - 1)
     b = np.minimum(np.searchsorted(lower, mid, side="right"), k - 1)
-    key = v if maximize else -v
-    best = _window_best(key, a, b)  # (pieces, c)
-    pmf = np.zeros((c, k))
-    np.add.at(pmf, (np.broadcast_to(np.arange(c), best.shape), best), width[:, None])
-    return pmf
+    keep = width > 0
+    return width[keep], a[keep], b[keep]
 
 
 def _window_best(key: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp]) -> NDArray[np.intp]:

@@ -14,10 +14,9 @@ The conditions are linear in ``M``: the mechanism of largest utility is a linear
 (:func:`optimal_matrix`), the limit of utility for these priors over *every* mechanism with
 outputs in ``A``. Over prior sets (:mod:`pufferfish.priorsets`) ``P_i`` ranges over ``C_i`` and
 ``P_j`` over ``C_j``: (C) becomes ``max_{C_i} <P, m_w> <= e^eps min_{C_j} <Q, m_w>`` with
-``m_w = M[:, w]``, a convex constraint whose exact oracle is :func:`pufferfish.priorsets.
-set_extremes`; the LP is solved by cutting planes (each cut ``<P*, m_w> <= e^eps <Q*, m_w>``
-for the extreme priors ``P*, Q*`` of a violated column is implied by (C), so every LP bound is
-valid; the sets are polytopes, so finitely many cuts suffice).
+``m_w = M[:, w]``, a convex constraint written exactly as linear constraints (the DKW band by
+its quantile form, the L1 ball by LP duality; :func:`optimal_matrix`), whose exact oracle for
+the check is :func:`pufferfish.priorsets.set_extremes`.
 
 Every returned matrix is rounded to the dyadic grid ``2^-52`` (integer weights summing to
 ``2^52`` per row: what the secure sampler :func:`pufferfish.noise.sample_mapping` draws from),
@@ -31,7 +30,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,7 @@ from scipy.optimize import brentq, linprog
 from scipy.stats import laplace, norm
 
 from ..priors import DiscretePrior, Scenario, union_support
-from ..priorsets import PriorSet, log_value, set_extremes, set_summary
+from ..priorsets import PriorSet, dkw_pieces, log_value, set_extremes, set_summary
 from .result import MappingCalibration, PrivacyCheckError, num
 
 #: Utilities of a mapping: expected accuracy (maximised) or expected absolute error (minimised).
@@ -383,29 +382,124 @@ class LPSolution:
     matrix : numpy.ndarray, shape (k, k)
         The LP's solution, clipped to >= 0 and rows normalised (the caller rounds and checks it).
     status, message :
-        HiGHS's status (0: optimal) and message of the last solve.
-    iterations, cuts : int
-        Solves (cutting-plane rounds) and cuts added (prior sets; 1 and 0 otherwise).
+        HiGHS's status (0: optimal) and message.
+    variables, constraints : int
+        Size of the LP (``k^2`` entries of ``M`` plus the dual variables of the prior sets).
     seconds : float
     bound : float
-        The last LP's optimal objective (accuracy, or mean absolute error): a bound on the utility
-        of every mechanism satisfying (C) for the priors (and cuts) it was solved with.
-    converged : bool
-        No column violated its worst case by more than a relative 1e-9 (always true without sets).
+        The LP's optimal objective (accuracy, or mean absolute error): the best utility of any
+        mechanism with outputs in the alphabet that satisfies (C) for these priors (or sets), up
+        to HiGHS's tolerances (1e-10).
     """
 
     matrix: NDArray[np.float64]
     status: int
     message: str
-    iterations: int
-    cuts: int
+    variables: int
+    constraints: int
     seconds: float
     bound: float
-    converged: bool = True
+
+
+class _Program:
+    """Sparse rows ``A x <= 0`` over ``x = (vec(M), auxiliary variables)``, built in blocks."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.n = k * k
+        self.lower = [np.zeros(k * k)]
+        self.rows: list[NDArray[np.intp]] = []
+        self.cols: list[NDArray[np.intp]] = []
+        self.vals: list[NDArray[np.float64]] = []
+        self.m = 0
+
+    def variables(self, count: int, lower: float = -np.inf) -> NDArray[np.intp]:
+        start = self.n
+        self.n += count
+        self.lower.append(np.full(count, lower))
+        return np.arange(start, start + count)
+
+    def add(self, row: Any, col: Any, val: Any, count: int) -> None:
+        """``count`` new rows; ``row`` in ``[0, count)`` relative to them."""
+        row, col, val = np.broadcast_arrays(
+            np.asarray(row), np.asarray(col), np.asarray(val, dtype=np.float64)
+        )
+        self.rows.append(row.ravel() + self.m)
+        self.cols.append(col.ravel())
+        self.vals.append(val.ravel())
+        self.m += count
+
+    def matrix(self) -> sparse.csr_matrix:
+        rows, cols, vals = (np.concatenate(x) for x in (self.rows, self.cols, self.vals))
+        return sparse.csr_matrix((vals, (rows, cols)), shape=(self.m, self.n))
+
+
+Expression = tuple[NDArray[np.intp], NDArray[np.float64]]
+"""Per output ``w``: the variables ``cols[w]`` and coefficients ``coefs[w]`` of a linear form."""
+
+
+def _point_form(lp: _Program, pmf: NDArray[np.float64]) -> Expression:
+    """``<P, m_w>`` itself, on the entries of ``M``."""
+    k = lp.k
+    xs = np.flatnonzero(pmf)
+    cols = xs[None, :] * k + np.arange(k)[:, None]
+    return cols, np.broadcast_to(pmf[xs], cols.shape).astype(np.float64)
+
+
+def _dkw_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> Expression:
+    """``sum_q width_q z_q`` with ``z_q >= M[l, w]`` on each window (``upper``), or
+    ``sum_q width_q y_q`` with ``y_q <= M[l, w]``: equal to the band's max (min) at the optimum."""
+    k = lp.k
+    width, a, b = dkw_pieces(ps.center, ps.radius)
+    q = width.size
+    z = lp.variables(k * q).reshape(k, q)  # z[w, piece]
+    piece = np.repeat(np.arange(q), b - a + 1)
+    pos = np.concatenate([np.arange(lo, hi + 1) for lo, hi in zip(a, b, strict=True)])
+    n = piece.size
+    w = np.arange(k)[:, None]
+    sign = 1.0 if upper else -1.0
+    r = w * n + np.arange(n)[None, :]  # one row per (w, window entry)
+    m_col = np.broadcast_to(rows[pos][None, :] * k + w, r.shape)
+    lp.add(np.stack([r, r], -1), np.stack([m_col, z[:, piece]], -1), np.array([sign, -sign]), k * n)
+    return z, np.broadcast_to(width, z.shape).astype(np.float64)
+
+
+def _l1_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> Expression:
+    """By LP duality, ``max {<P, m> : P >= 0, sum P = 1, ||P - c||_1 <= r}`` equals
+    ``min alpha + <theta, c> + tau r`` over ``m_x <= alpha + theta_x``, ``|theta_x| <= tau``
+    (``upper``); the minimum is ``-max`` of the same with ``-m`` (``not upper``)."""
+    k, n = lp.k, rows.size
+    alpha = lp.variables(k)
+    theta = lp.variables(k * n).reshape(k, n)
+    tau = lp.variables(k, lower=0.0)
+    w = np.arange(k)[:, None]
+    sign = 1.0 if upper else -1.0
+    r = w * n + np.arange(n)[None, :]
+    m_col = rows[None, :] * k + w
+    # sign M[x, w] - alpha_w - theta_wx <= 0 ; theta - tau <= 0 ; -theta - tau <= 0
+    lp.add(np.stack([r] * 3, -1), np.stack(np.broadcast_arrays(m_col, alpha[:, None], theta), -1),
+           np.array([sign, -1.0, -1.0]), k * n)  # fmt: skip
+    for s in (1.0, -1.0):
+        lp.add(
+            np.stack([r, r], -1),
+            np.stack(np.broadcast_arrays(theta, tau[:, None]), -1),
+            np.array([s, -1.0]),
+            k * n,
+        )
+    cols = np.concatenate([alpha[:, None], theta, tau[:, None]], axis=1)
+    coefs = np.concatenate([[1.0], ps.center, [ps.radius]])
+    return cols, np.broadcast_to(sign * coefs, cols.shape).astype(np.float64)
+
+
+def _side(lp: _Program, prior: Any, ps: PriorSet | None, a: NDArray[np.float64], upper: bool) -> Expression:
+    if ps is None or ps.kind == "none" or ps.radius == 0.0:
+        return _point_form(lp, _on(prior, a))
+    rows = np.searchsorted(a, ps.alphabet)
+    return (_dkw_form if ps.kind == "dkw" else _l1_form)(lp, ps, rows, upper)
 
 
 def optimal_matrix(
-    scenario: Scenario, epsilon: float, utility: Utility, *, max_rounds: int = 200, time_limit: float = 600.0
+    scenario: Scenario, epsilon: float, utility: Utility, *, time_limit: float = 600.0
 ) -> LPSolution:
     """The row-stochastic matrix of best utility satisfying (C) for every pair and prior (set).
 
@@ -413,12 +507,22 @@ def optimal_matrix(
 
         max  sum_x mu(x) M[x, x]          (accuracy)   or   min  sum_{x,w} mu(x) |a_w - a_x| M[x, w]
         s.t. sum_w M[x, w] = 1                                      for every x
-             sum_x (P_i(x) - e^eps P_j(x)) M[x, w] <= 0             every w, pair, prior, both ways
+             max_{P in C_i} <P, m_w> <= e^eps min_{Q in C_j} <Q, m_w>   every w, pair, both ways
 
-    solved by HiGHS (:func:`scipy.optimize.linprog`, sparse constraints; ``2 k`` inequalities per
-    pair and prior, ``2 k`` non-zeros each at most). With prior sets, by cutting planes (module
-    docstring): start from the centres, add ``<P*, m_w> - e^eps <Q*, m_w> <= 0`` for every column
-    whose worst case exceeds ``e^eps`` by a relative 1e-9, until none does or ``max_rounds``.
+    solved by HiGHS (:func:`scipy.optimize.linprog`, sparse). For point priors ``C = {P}`` and
+    the constraint is ``sum_x (P_i(x) - e^eps P_j(x)) M[x, w] <= 0``. Over a prior set the two
+    sides are a convex and a concave function of ``m_w``, written exactly with auxiliary
+    variables (``S >= max`` on the left, ``I <= min`` on the right, both tight at the optimum, so
+    the feasible ``M`` are exactly those satisfying (C)):
+
+    * DKW band: ``max_{P} <P, m> = sum_q width_q max_{l in [a_q, b_q]} m_l``
+      (:func:`pufferfish.priorsets.set_extremes`, the quantile form), so ``S = sum_q width_q z_q``
+      with ``z_q >= M[l, w]`` for ``l`` in window ``q``; the minimum likewise with ``y_q <= M[l, w]``.
+    * L1 ball: the dual of ``max {<P, m> : P >= 0, 1'P = 1, ||P - c||_1 <= r}`` (variables ``P``,
+      ``e >= |P - c|``; multipliers ``alpha`` of ``1'P = 1``, ``beta, gamma >= 0`` of
+      ``+-(P - c) <= e``, ``tau >= 0`` of ``1'e <= r``) is ``min alpha + <theta, c> + tau r`` over
+      ``m_x <= alpha + theta_x``, ``|theta_x| <= tau`` (``theta = beta - gamma``); strong
+      duality holds (the primal is feasible and bounded). The minimum is ``-max`` with ``-m``.
 
     Parameters
     ----------
@@ -427,11 +531,9 @@ def optimal_matrix(
     epsilon : float
         > 0.
     utility : Utility
-        Its support (the alphabet) must hold the scenario's union support.
-    max_rounds : int
-        Cutting-plane rounds (prior sets only).
+        Its support (the alphabet of the matrix) must hold the scenario's union support.
     time_limit : float
-        Seconds for each HiGHS solve.
+        Seconds for HiGHS.
 
     Returns
     -------
@@ -446,78 +548,42 @@ def optimal_matrix(
     a = utility.support
     k = a.size
     e = math.exp(epsilon)
-    blocks: list[sparse.coo_matrix] = []
-    for _, _, p_i, p_j in scenario.iter_pairs():
-        pi, pj = _on(p_i, a), _on(p_j, a)
-        for c in (pi - e * pj, pj - e * pi):
-            blocks.append(_column_rows(c, k))
+    lp = _Program(k)
+    start = time.perf_counter()
+    forms: list[tuple[Expression, Expression]] = []
+    for rho, (s_i, s_j), p_i, p_j in scenario.iter_pairs():
+        sets = rho.sets or {}
+        for (up, p_up), (down, p_down) in (((s_i, p_i), (s_j, p_j)), ((s_j, p_j), (s_i, p_i))):
+            forms.append(
+                (_side(lp, p_up, sets.get(up), a, True), _side(lp, p_down, sets.get(down), a, False))
+            )
+    for (c_up, v_up), (c_down, v_down) in forms:  # S(w) - e^eps I(w) <= 0, one row per output
+        cols = np.concatenate([c_up, c_down], axis=1)
+        vals = np.concatenate([v_up, -e * v_down], axis=1)
+        lp.add(np.broadcast_to(np.arange(k)[:, None], cols.shape), cols, vals, k)
+    cost = np.zeros(lp.n)
     if utility.kind == "accuracy":
-        cost = np.zeros((k, k))
-        cost[np.arange(k), np.arange(k)] = -utility.weights
+        cost[np.arange(k) * (k + 1)] = -utility.weights
     else:
-        cost = utility.weights[:, None] * np.abs(a[None, :] - a[:, None])
-    a_eq = sparse.kron(sparse.eye(k), np.ones((1, k))).tocsr()
+        cost[: k * k] = (utility.weights[:, None] * np.abs(a[None, :] - a[:, None])).ravel()
+    a_eq = sparse.hstack([sparse.kron(sparse.eye(k), np.ones((1, k))), sparse.csr_matrix((k, lp.n - k * k))])
     options = {
         "primal_feasibility_tolerance": 1e-10,
         "dual_feasibility_tolerance": 1e-10,
         "time_limit": time_limit,
     }
-    start = time.perf_counter()
-    cuts = 0
-    rounds = 0
-    converged = True
-    while True:
-        a_ub = sparse.vstack(blocks).tocsr()
-        res = linprog(
-            cost.ravel(), A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=a_eq, b_eq=np.ones(k),
-            bounds=(0, None), method="highs", options=options,
-        )  # fmt: skip
-        if res.status != 0 or res.x is None:
-            raise PrivacyCheckError(f"the mapping LP did not solve: {res.message}")
-        m = np.clip(res.x.reshape(k, k), 0.0, None)
-        m /= m.sum(axis=1, keepdims=True)
-        rounds += 1
-        if not scenario.robust:
-            break
-        new = list(_violated_cuts(scenario, m, a, e))
-        converged = not new
-        if converged or rounds >= max_rounds:
-            break
-        cuts += len(new)
-        blocks.extend(new)
+    a_ub = lp.matrix()
+    bounds = np.stack([np.concatenate(lp.lower), np.full(lp.n, np.inf)], axis=1)
+    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(lp.m), A_eq=a_eq.tocsr(), b_eq=np.ones(k), bounds=bounds,
+                  method="highs", options=options)  # fmt: skip
+    if res.status != 0 or res.x is None:
+        raise PrivacyCheckError(f"the mapping LP did not solve: {res.message}")
+    m = np.clip(res.x[: k * k].reshape(k, k), 0.0, None)
+    m /= m.sum(axis=1, keepdims=True)
     bound = -float(res.fun) if utility.kind == "accuracy" else float(res.fun)
-    seconds = time.perf_counter() - start
-    return LPSolution(m, int(res.status), str(res.message), rounds, cuts, seconds, bound, converged)
-
-
-def _column_rows(c: NDArray[np.float64], k: int, columns: Any = None) -> sparse.coo_matrix:
-    """Rows ``sum_x c[x] M[x, w] <= 0`` for each ``w`` in ``columns`` (default all), on ``vec(M)``."""
-    cols = np.arange(k) if columns is None else np.asarray(columns)
-    xs = np.flatnonzero(c)
-    r = np.repeat(np.arange(cols.size), xs.size)
-    v = (xs[None, :] * k + cols[:, None]).ravel()
-    return sparse.coo_matrix((np.tile(c[xs], cols.size), (r, v)), shape=(cols.size, k * k))
-
-
-def _violated_cuts(
-    scenario: Scenario, m: NDArray[np.float64], a: NDArray[np.float64], e: float
-) -> Iterator[sparse.coo_matrix]:
-    k = a.size
-    for rho, pair, _, _ in scenario.iter_pairs():
-        assert rho.sets is not None
-        s_i, s_j = rho.sets[pair[0]], rho.sets[pair[1]]
-        rows = np.searchsorted(a, s_i.alphabet)
-        sub = m[rows]
-        for up, down in ((s_i, s_j), (s_j, s_i)):
-            hi = set_extremes(up, sub, maximize=True)  # (k, |alphabet|)
-            lo = set_extremes(down, sub, maximize=False)
-            v_hi = np.einsum("wl,lw->w", hi, sub)
-            v_lo = np.einsum("wl,lw->w", lo, sub)
-            bad = np.flatnonzero(v_hi > e * v_lo * (1.0 + 1e-9) + 1e-15)
-            for w in bad:
-                c = np.zeros(k)
-                c[rows] = hi[w] - e * lo[w]
-                yield _column_rows(c, k, [w])
+    return LPSolution(
+        m, int(res.status), str(res.message), lp.n, lp.m + k, time.perf_counter() - start, bound
+    )
 
 
 # --------------------------------------------------------------------------- calibration
@@ -609,10 +675,10 @@ def mapping_calibration(
         sol = optimal_matrix(scenario, epsilon, utility)
         matrix = sol.matrix
         solver: dict[str, Any] = {
-            "status": sol.status, "message": sol.message, "iterations": sol.iterations, "cuts": sol.cuts,
-            "lp_objective": sol.bound, "converged": sol.converged,
+            "status": sol.status, "message": sol.message, "variables": sol.variables,
+            "constraints": sol.constraints, "lp_objective": sol.bound,
         }  # fmt: skip
-        source = "linear program over row-stochastic matrices (HiGHS); cutting planes over prior sets"
+        source = "linear program over row-stochastic matrices (HiGHS); prior sets by LP duality"
         how = f"LP optimum ({utility.kind})"
     elif mechanism == "randomized-response-dp":
         parameter = math.exp(epsilon) / (math.exp(epsilon) + k - 1)

@@ -435,7 +435,6 @@ def stream_release(
     KeyboardInterrupt
         On Ctrl-C (or SIGTERM under the CLI), also when DuckDB is the one stopped.
     """
-    adder = add_laplace if noise == "laplace" else add_gaussian
     gen, seed = insecure_generator(rng)  # one stream across batches
     counts = {"released": 0, "missing": 0}
     described: dict[str, Any] = {}
@@ -456,7 +455,7 @@ def stream_release(
         as_labels = mapping is not None and estimated.categorical
         fields[idx] = pa.field(public, pa.string() if as_labels else pa.float64())
         schema = pa.schema(fields)
-        perturb = _mapper(mapping, estimated) if mapping is not None else None
+        perturb = _mapper(mapping, estimated) if mapping is not None else _adder(noise, scale, workers)
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:
@@ -468,14 +467,7 @@ def stream_release(
                     codes[np.asarray(value.is_null())] = np.nan
                 present = ~np.isnan(codes)
                 cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
-                if perturb is not None:
-                    cols[idx], about = perturb(codes, present, gen)
-                else:
-                    noisy = adder(codes[present], scale, rng=gen, workers=workers)
-                    released = np.full(codes.shape, np.nan)
-                    released[present] = noisy.values
-                    cols[idx] = pa.array(released, type=pa.float64(), mask=~present)
-                    about = noisy.describe()
+                cols[idx], about = perturb(codes, present, gen)
                 if not described:
                     described.update(about)
                 counts["released"] += int(present.sum())
@@ -489,18 +481,32 @@ def stream_release(
         if counts["released"] + counts["missing"] != estimated.rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     if not described:  # no row at all: describe the sampler on an empty draw
-        if perturb is not None:
-            described.update(perturb(np.empty(0), np.zeros(0, dtype=bool), gen)[1])
-        else:
-            described.update(adder(np.empty(0), scale, rng=gen).describe())
+        described.update(perturb(np.empty(0), np.zeros(0, dtype=bool), gen)[1])
     if seed is not None:
         described["seed"] = seed
     return described, counts["released"], counts["missing"]
 
 
-def _mapper(
-    mapping: Any, estimated: EstimatedPriors
-) -> Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]:
+Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
+"""``perturb(codes, present, gen) -> (released column, sampler description)`` of one batch."""
+
+
+def _adder(noise: str, scale: float, workers: int) -> Perturb:
+    """Additive noise on the present codes or values; missing stays missing."""
+    adder = add_laplace if noise == "laplace" else add_gaussian
+
+    def perturb(
+        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
+    ) -> tuple[pa.Array, dict[str, Any]]:
+        noisy = adder(codes[present], scale, rng=gen, workers=workers)
+        released = np.full(codes.shape, np.nan)
+        released[present] = noisy.values
+        return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()
+
+    return perturb
+
+
+def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     """``perturb(codes, present, gen) -> (released column, sampler description)`` for a mapping:
     positions in the alphabet, a draw of :func:`~pufferfish.noise.sample_mapping`, and the labels
     (categorical) or values (numeric) at the drawn positions."""
