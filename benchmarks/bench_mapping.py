@@ -2,8 +2,8 @@
 categorical sampler's rows/s.
 
 Priors: two Dirichlet(1) pmfs on k labels (one pair), mu their average; eps 0.5; accuracy
-utility. ``--sets`` adds the DKW prior sets (radius 0.02, written into the LP by duality). Prints one line per case:
-k, seconds of the whole calibration (LP, rounding, exact check), the LP size,
+utility. ``--sets`` adds the DKW prior sets (radius 0.02, written into the LP exactly). Prints
+one line per case: k, seconds of the whole calibration (LP, rounding, exact check), the LP size,
 accuracy; then the sampler on 10^6 and 10^7 rows (secure, OS randomness) beside NumPy's
 ``Generator.choice`` per row group for scale.
 
@@ -46,7 +46,8 @@ def main(argv: list[str]) -> None:
         res = calibrate_mapping(sc, 0.5, utility=util)
         dt = time.perf_counter() - t
         print(
-            f"k={k:4d}  {dt:8.2f} s  LP {res.solver['variables']:8d} variables {res.solver['constraints']:8d} rows  "
+            f"k={k:4d}  {dt:8.2f} s  LP {res.solver['variables']:8d} variables "
+            f"{res.solver['constraints']:8d} rows  "
             f"accuracy {res.expected_accuracy:.4f}  loss {res.checked_loss:.6f}  mix {res.safety_step:g}"
         )
     rng = np.random.default_rng(1)

@@ -173,7 +173,7 @@ def test_registry_entry_is_complete(name: str) -> None:
     m = REGISTRY[name]
     assert m.name == name and m.criterion in ("(eps, delta)-PP", "eps-MI PP")
     assert m.noise in (None, "laplace", "gaussian") and m.source and m.priors
-    assert (m.scale is None) == (name == "optimal")
+    assert (m.scale is None) == (name == "optimal" or m.mapping)
 
 
 #: Validators and resolvers of the CLI's walk: each must run once per value it validates.

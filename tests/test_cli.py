@@ -45,7 +45,9 @@ def test_calibrate_json_on_adult() -> None:
         ("mi-laplace", 0.5),
         ("optimal", 0.5),
     ]
-    skipped = {r["mechanism"]: r["reason"] for r in rows if r["scale"] is None}
+    skipped = {r["mechanism"]: r["reason"] for r in rows if "reason" in r}
+    mapped = [r["mechanism"] for r in rows if "matrix" in r and r["epsilon"] == 0.5]
+    assert mapped == ["randomized-response-dp", "randomized-response", "geometric", "optimal-mapping"]
     assert skipped["monge"] == "needs Gaussian priors (one component)"
     assert skipped["analytic-gaussian"] == "adds gaussian noise, not laplace"
     assert all(r["delta"] == 0.0 for r in rows)

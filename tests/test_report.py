@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pufferfish.cli import app
-from pufferfish.report import FIGURES, row_key
+from pufferfish.report import FIGURES, MAPPING_FIGURES, row_key
 
 ADULT = ["adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married"]
 
@@ -79,9 +79,17 @@ def _numbers_match(shown: dict[str, str], payload: dict[str, Any], rows_key: str
     """Assert every mechanism's scale, variance and check shown equals the JSON; count them."""
     checked = 0
     for row in payload[rows_key]:
-        if row.get("scale") is None:
+        if "reason" in row:
             continue
         m = row_key(row)
+        if row.get("expected_accuracy") is not None:
+            assert float(shown[f"accuracy:{m}"]) == pytest.approx(row["expected_accuracy"], rel=5e-6)
+            assert float(shown[f"abs_error:{m}"]) == pytest.approx(row["expected_abs_error"], rel=5e-6)
+        if row.get("scale") is None:  # a randomized mapping: its matrix, no scale
+            assert shown[f"scale:{m}"] == "-" and row["matrix"]
+            assert float(shown[f"checked:{m}"]) == pytest.approx(row["checked_loss"], rel=5e-6, abs=1e-300)
+            checked += 1
+            continue
         assert float(shown[f"scale:{m}"]) == pytest.approx(row["scale"], rel=5e-6)
         assert float(shown[f"variance:{m}"]) == pytest.approx(row["variance"], rel=5e-6)
         check = next(
@@ -96,12 +104,11 @@ def test_report_is_self_contained_and_its_numbers_are_the_json_numbers(reports: 
     cal_html, cal_json = reports["calibrate"]
     page = cal_html.read_text()
     assert not re.search(r'<(link|img|script)[^>]+(src|href)="https?:', page)  # nothing to fetch
-    assert all(f'<figure id="{f}">' in page for f in FIGURES)
-    assert page.count("<svg") == len(FIGURES)
+    assert all(f'<figure id="{f}">' in page for f in (*FIGURES, *MAPPING_FIGURES))  # workclass: mappings
+    assert page.count("<svg") == len(FIGURES) + len(MAPPING_FIGURES)
     shown = _shown(page)
-    assert (
-        _numbers_match(shown, cal_json, "results") == 3
-    )  # l1, optimal on the DKW sets, optimal on the estimate
+    # l1, optimal on the DKW sets, optimal on the estimate, and the four randomized mappings
+    assert _numbers_match(shown, cal_json, "results") == 7
     assert shown["rows_total"] == f"{cal_json['rows_total']:,}" == "48,842"
     assert shown["rows_dropped"] == f"{cal_json['rows_dropped_missing']:,}"
     assert len(cal_json["mapping"]) == 8
@@ -165,7 +172,8 @@ def test_reports_render_in_headless_chromium(reports: dict[str, Any], tmp_path: 
             page, payload = reports[name]
             browser.get(page.resolve().as_uri())
             figures = browser.find_elements(By.CSS_SELECTOR, "figure")
-            expected = list(FIGURES) + (["fig-release"] if name == "release" else [])
+            extra = ["fig-release"] if name == "release" else ["fig-matrix", "fig-accuracy-epsilon"]
+            expected = list(FIGURES) + extra
             assert [f.get_attribute("id") for f in figures] == expected
             for fig in figures:
                 svg = fig.find_element(By.TAG_NAME, "svg")
