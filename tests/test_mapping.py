@@ -476,3 +476,26 @@ def test_release_keeps_other_columns_and_numeric_alphabet(tmp_path) -> None:
     with pytest.raises(ValueError, match="released by the duckdb engine only"):
         release(src, secret="group", public="score", pairs=["a,b"], epsilon=1.0, output=tmp_path / "p.csv",
                 mechanism="optimal-mapping", engine="spark")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("public", "message"),
+    [
+        ("fnlwgt", "alphabet has 28523 values; a mapping mechanism takes at most 1000"),
+        ("one", "a mapping needs an alphabet of at least 2 values, got 1"),
+    ],
+)
+def test_cli_release_with_a_mapping_on_a_bad_alphabet_is_one_line(tmp_path, public, message) -> None:
+    src = tmp_path / "t.csv"
+    src.write_text("s,one\n" + "".join(f"{'ab'[i % 2]},x\n" for i in range(20)))
+    data = "adult" if public == "fnlwgt" else str(src)
+    pair = ADULT_PAIR if public == "fnlwgt" else "a,b"
+    secret = "marital-status" if public == "fnlwgt" else "s"
+    res = runner.invoke(
+        app,
+        ["release", data, "--secret", secret, "--pair", pair, "--public", public, "--epsilon", "1",
+         "--mechanism", "optimal-mapping", "--output", str(tmp_path / "o.csv")],
+    )  # fmt: skip
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output
+    assert not (tmp_path / "o.csv").exists()
