@@ -434,11 +434,11 @@ class _Program:
         return sparse.csr_matrix((vals, (rows, cols)), shape=(self.m, self.n))
 
 
-Expression = tuple[NDArray[np.intp], NDArray[np.float64]]
+_Form = tuple[NDArray[np.intp], NDArray[np.float64]]
 """Per output ``w``: the variables ``cols[w]`` and coefficients ``coefs[w]`` of a linear form."""
 
 
-def _point_form(lp: _Program, pmf: NDArray[np.float64]) -> Expression:
+def _point_form(lp: _Program, pmf: NDArray[np.float64]) -> _Form:
     """``<P, m_w>`` itself, on the entries of ``M``."""
     k = lp.k
     xs = np.flatnonzero(pmf)
@@ -446,7 +446,7 @@ def _point_form(lp: _Program, pmf: NDArray[np.float64]) -> Expression:
     return cols, np.broadcast_to(pmf[xs], cols.shape).astype(np.float64)
 
 
-def _dkw_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> Expression:
+def _dkw_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> _Form:
     """``sum_q width_q z_q`` with ``z_q >= M[l, w]`` on each window (``upper``), or
     ``sum_q width_q y_q`` with ``y_q <= M[l, w]``: equal to the band's max (min) at the optimum."""
     k = lp.k
@@ -464,7 +464,7 @@ def _dkw_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -
     return z, np.broadcast_to(width, z.shape).astype(np.float64)
 
 
-def _l1_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> Expression:
+def _l1_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> _Form:
     """By LP duality, ``max {<P, m> : P >= 0, sum P = 1, ||P - c||_1 <= r}`` equals
     ``min alpha + <theta, c> + tau r`` over ``m_x <= alpha + theta_x``, ``|theta_x| <= tau``
     (``upper``); the minimum is ``-max`` of the same with ``-m`` (``not upper``)."""
@@ -491,7 +491,7 @@ def _l1_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) ->
     return cols, np.broadcast_to(sign * coefs, cols.shape).astype(np.float64)
 
 
-def _side(lp: _Program, prior: Any, ps: PriorSet | None, a: NDArray[np.float64], upper: bool) -> Expression:
+def _side(lp: _Program, prior: Any, ps: PriorSet | None, a: NDArray[np.float64], upper: bool) -> _Form:
     if ps is None or ps.kind == "none" or ps.radius == 0.0:
         return _point_form(lp, _on(prior, a))
     rows = np.searchsorted(a, ps.alphabet)
@@ -552,7 +552,7 @@ def optimal_matrix(
     e = math.exp(epsilon)
     lp = _Program(k)
     start = time.perf_counter()
-    forms: list[tuple[Expression, Expression]] = []
+    forms: list[tuple[_Form, _Form]] = []
     for rho, (s_i, s_j), p_i, p_j in scenario.iter_pairs():
         sets = rho.sets or {}
         for (up, p_up), (down, p_down) in (((s_i, p_i), (s_j, p_j)), ((s_j, p_j), (s_i, p_i))):
