@@ -18,11 +18,20 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_delta, check_epsilons
-from .calibration import REGISTRY, Calibration, MappingCalibration, Mechanism, Skipped, lookup
+from .calibration import (
+    REGISTRY,
+    Calibration,
+    MappingCalibration,
+    Mechanism,
+    PrivacyCheckError,
+    Skipped,
+    lookup,
+)
+from .calibration.check import measure
 from .calibration.mapping import check_utility
 from .density import check_noise
 from .fit import FittedPriors, parse_prior_model
-from .noise import check_workers
+from .noise import SAMPLERS, check_workers, exact_grid
 from .pipeline import TableCalibration, calibrate_table_steps, column_kinds, report_dict
 from .priorsets import check_prior_set
 from .tables.estimate import EstimatedPriors, check_pairs
@@ -125,6 +134,7 @@ def release(
     prior_radius: float | None = None,
     priors_from: Any = None,
     utility: str | None = None,
+    sampler: str = "exact",
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
@@ -178,6 +188,9 @@ def release(
     workers : int, optional
         Threads of the secure sampler (default every core); each draws its own chunk of a batch
         from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
+    sampler : {"exact", "opendp"}
+        Secure Laplace sampler (DuckDB engine): the vectorised exact one at the scale rounded up
+        to its grid, checked again there (:func:`pufferfish.noise.exact_grid`), or OpenDP's.
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
@@ -223,6 +236,8 @@ def release(
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     n_workers = check_workers(workers)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
     prior_model = parse_prior_model(prior)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
@@ -262,9 +277,10 @@ def release(
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
         raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
-    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name})
+    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name, "sampler": sampler})
+    _check_rounded_scale(table, picked, rng, sampler)
 
-    report, sampler, rows_released, rows_missing = _publish(
+    report, drawn, rows_released, rows_missing = _publish(
         source,
         out_path,
         rep_path,
@@ -278,8 +294,32 @@ def release(
         batch_rows=batch_rows,
         progress=progress,
         workers=n_workers,
+        sampler=sampler,
     )
-    return ReleaseResult(out_path, rep_path, report, table, picked, sampler, rows_released, rows_missing)
+    return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
+
+
+def _check_rounded_scale(
+    table: TableCalibration, picked: Calibration | MappingCalibration, rng: Any, sampler: str
+) -> None:
+    """The exact sampler adds noise of the scale rounded up to its grid: check that scale too.
+
+    Raises :class:`~pufferfish.calibration.PrivacyCheckError` if it fails (the loss is
+    non-increasing in the scale, so it cannot, unless a check is wrong).
+    """
+    if not isinstance(picked, Calibration) or picked.noise != "laplace" or picked.scale == 0.0:
+        return
+    if rng is not None or sampler != "exact":
+        return
+    rounded = exact_grid(picked.scale)[2]
+    weights = table.estimated.secret_weights
+    chk, target = measure(table.scenario, picked.criterion, "laplace", rounded, picked.epsilon,
+                          picked.delta, weights)  # fmt: skip
+    if not chk.passes(target):
+        raise PrivacyCheckError(
+            f"{picked.mechanism} at the sampler's rounded scale {rounded!r} fails its check: "
+            f"{chk.value!r} + {chk.error!r} > {target!r}"
+        )
 
 
 def _check_engine_options(engine: str, rng: Any, mechanism: Mechanism) -> None:
@@ -355,6 +395,7 @@ def _write_release(
     batch_rows: int,
     progress: Callable[[int, int], None] | None,
     workers: int,
+    sampler: str = "exact",
 ) -> tuple[dict[str, Any], int, int]:
     """The engine's release of the validated request: ``(sampler description, released, missing)``.
 
@@ -397,6 +438,7 @@ def _write_release(
         rng=rng,
         text_copy=text_copy,
         mapping=chosen if isinstance(chosen, MappingCalibration) else None,
+        sampler=sampler,
         batch_rows=batch_rows,
         progress=progress,
         workers=workers,
