@@ -1,19 +1,22 @@
-"""Laplace and Gaussian noise samplers: secure (OpenDP) for releases, seeded NumPy for experiments.
+"""Laplace and Gaussian noise samplers: secure for releases, seeded NumPy for experiments.
 
-The secure sampler is OpenDP's Laplace mechanism with an explicit granularity ``2^k``: inputs are
-rounded to the grid ``2^k Z`` and discrete Laplace noise on that grid is drawn exactly from the
-operating system's cryptographic randomness (Canonne, Kamath and Steinke 2020; Ghosh, Roughgarden
-and Sundararajan 2012), so the output is immune to the floating-point attacks on textbook Laplace
-sampling (Mironov 2012). For inputs on the grid, the density ratio of two outputs is the continuous
-Laplace ratio restricted to the grid, so every bound computed for continuous Laplace noise holds.
-Gaussian noise is drawn the same way with OpenDP's ``make_gaussian`` (discrete Gaussian on the
-grid ``2^k``, Canonne, Kamath and Steinke 2020).
+Secure Laplace noise (default ``sampler="exact"``): inputs are rounded to the grid ``2^k`` and
+``2^k Z`` is added, ``Z`` exactly discrete Laplace of integer scale ``t`` drawn by the vectorised
+Canonne, Kamath and Steinke (2020) algorithms of :mod:`pufferfish.discrete_noise` from the
+operating system's cryptographic randomness, so the output is immune to the floating-point
+attacks on textbook Laplace sampling (Mironov 2012). The scale is rounded up to ``t 2^k``
+(:func:`exact_grid`) and the release checks it again. For inputs on the grid, the ratio of the
+probabilities of two outputs is the continuous Laplace density ratio restricted to the grid, so
+every bound computed for continuous Laplace noise at that scale holds. ``sampler="opendp"`` uses
+OpenDP's ``make_laplace`` on the same kind of grid instead (the cross-check). Gaussian noise is
+drawn with OpenDP's ``make_gaussian`` (discrete Gaussian on the grid ``2^k``, Canonne, Kamath and
+Steinke 2020).
 
-The secure sampler uses every core: the values are split into one chunk per worker thread and
-each chunk is perturbed by its own OpenDP measurement. OpenDP's Rust core releases the GIL while
-it samples, and every random bit it draws comes from the operating system's CSPRNG, so the
-workers are independent without a seed to share or protect. The noise is i.i.d. whatever the
-split, so the privacy guarantee does not depend on it.
+The secure samplers use every core: the values are split into one chunk per worker thread. The
+exact sampler's NumPy operations and ``os.urandom`` release the GIL; OpenDP's Rust core does too.
+Every random bit comes from the operating system's CSPRNG, so the workers are independent without
+a seed to share or protect. The noise is i.i.d. whatever the split, so the privacy guarantee does
+not depend on it.
 """
 
 from __future__ import annotations

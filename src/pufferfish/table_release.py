@@ -189,8 +189,8 @@ def release(
         Threads of the secure sampler (default every core); each draws its own chunk of a batch
         from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
     sampler : {"exact", "opendp"}
-        Secure Laplace sampler (DuckDB engine): the vectorised exact one at the scale rounded up
-        to its grid, checked again there (:func:`pufferfish.noise.exact_grid`), or OpenDP's.
+        Secure Laplace sampler (DuckDB): the exact one, checked again at its rounded scale
+        (:func:`pufferfish.noise.exact_grid`), or OpenDP's.
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
@@ -236,8 +236,6 @@ def release(
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
     n_workers = check_workers(workers)
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
     prior_model = parse_prior_model(prior)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
@@ -247,33 +245,18 @@ def release(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    _check_engine_options(engine, rng, chosen_mechanism)
+    _check_sampling(engine, rng, chosen_mechanism, sampler)
     source = resolve_source(data, engine)  # validates the engine
     priors_source = None if priors_from is None else resolve_source(priors_from, engine)
     _check_outputs(source, out_path, rep_path, force)
 
     table = calibrate_table_steps(
-        source,
-        secret=secret,
-        public=public,
-        pairs=pair_list,
-        epsilons=(eps,),
-        mechanisms=tuple(REGISTRY.values()),
-        order=order,
-        weight=weight,
-        prior=prior,
-        prior_model=prior_model,
-        noise=noise_used,
-        delta=delta,
-        fit_seed=fit_seed,
-        engine=engine,
-        spark=spark,
-        kinds=kinds,
-        sets=sets,
-        priors_source=priors_source,
-        utility=None if utility is None else check_utility(utility),
-        default_set=not chosen_mechanism.mapping,
-    )
+        source, secret=secret, public=public, pairs=pair_list, epsilons=(eps,),
+        mechanisms=tuple(REGISTRY.values()), order=order, weight=weight, prior=prior,
+        prior_model=prior_model, noise=noise_used, delta=delta, fit_seed=fit_seed, engine=engine,
+        spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
+        utility=None if utility is None else check_utility(utility), default_set=not chosen_mechanism.mapping,
+    )  # fmt: skip
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
         raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
@@ -281,21 +264,9 @@ def release(
     _check_rounded_scale(table, picked, rng, sampler)
 
     report, drawn, rows_released, rows_missing = _publish(
-        source,
-        out_path,
-        rep_path,
-        fmt,
-        table=table,
-        chosen=picked,
-        rng=rng,
-        force=force,
-        engine=engine,
-        spark=spark,
-        batch_rows=batch_rows,
-        progress=progress,
-        workers=n_workers,
-        sampler=sampler,
-    )
+        source, out_path, rep_path, fmt, table=table, chosen=picked, rng=rng, force=force, engine=engine,
+        spark=spark, batch_rows=batch_rows, progress=progress, workers=n_workers, sampler=sampler,
+    )  # fmt: skip
     return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
 
 
@@ -322,8 +293,11 @@ def _check_rounded_scale(
         )
 
 
-def _check_engine_options(engine: str, rng: Any, mechanism: Mechanism) -> None:
-    """What the Spark engine cannot do: share one Generator across partitions, release a mapping."""
+def _check_sampling(engine: str, rng: Any, mechanism: Mechanism, sampler: str) -> None:
+    """A known sampler, and what the Spark engine cannot do: share one Generator across
+    partitions, release a mapping."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
     if engine == "spark" and mechanism.mapping:
