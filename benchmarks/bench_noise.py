@@ -1,8 +1,11 @@
-"""Throughput of the Laplace samplers: secure (OpenDP) versus NumPy's insecure Generator.laplace.
+"""Throughput of the Laplace samplers, side by side in one run: the exact vectorised sampler
+(:mod:`pufferfish.discrete_noise`, OS randomness), OpenDP's, and NumPy's insecure
+``Generator.laplace``.
 
-Run: ``python benchmarks/bench_noise.py [N]``. Prints the median of 5 runs of each sampler on N
-values (default 10^6): the secure one with 1 worker thread and with every core, NumPy's
-``Generator.laplace``, and the ratios, with the machine it ran on.
+Run: ``python benchmarks/bench_noise.py [N ...]`` (default 10^6 and 10^7). For each N: the median
+of 5 runs of the exact sampler with 1 worker and with every core and of NumPy, and of OpenDP with
+every core (3 runs at N <= 10^6, 1 run above: it takes about 50 s per 10^7 values); then the
+ratios to NumPy.
 """
 
 from __future__ import annotations
@@ -17,19 +20,27 @@ from pufferfish import add_laplace
 
 
 def main() -> None:
-    n = int(float(sys.argv[1])) if len(sys.argv) > 1 else 1_000_000
-    x = np.arange(n, dtype=np.float64) % 8
+    sizes = [int(float(a)) for a in sys.argv[1:]] or [1_000_000, 10_000_000]
     print(machine())
     cores = os.cpu_count() or 1
+    for n in sizes:
+        report(n, np.arange(n, dtype=np.float64) % 8, cores)
+
+
+def report(n: int, x: np.ndarray, cores: int) -> None:
+    """Time the samplers on ``x`` and print the figures."""
     one = median_seconds(lambda: add_laplace(x, 0.78, workers=1))
     every = median_seconds(lambda: add_laplace(x, 0.78))
+    opendp = median_seconds(lambda: add_laplace(x, 0.78, sampler="opendp"), 3 if n <= 10**6 else 1)
     insecure = median_seconds(lambda: add_laplace(x, 0.78, rng=1))
     print(f"values per run: {n:,}")
-    print(f"secure (OpenDP), 1 worker     : {n / one:>14,.0f} values/s  (median {one:.3f} s)")
-    print(f"secure (OpenDP), {cores} workers    : {n / every:>14,.0f} values/s  (median {every:.3f} s)")
-    print(f"insecure (NumPy Generator)    : {n / insecure:>14,.0f} values/s  (median {insecure:.4f} s)")
-    print(f"speed-up of {cores} workers over 1  : {one / every:.2f}x")
-    print(f"ratio insecure / secure ({cores} w.): {every / insecure:,.0f}x")
+    print(f"  exact (ours), 1 worker        : {n / one:>14,.0f} values/s  (median {one:.3f} s)")
+    print(f"  exact (ours), {cores} workers       : {n / every:>14,.0f} values/s  (median {every:.3f} s)")
+    print(f"  OpenDP, {cores} workers             : {n / opendp:>14,.0f} values/s  ({opendp:.3f} s)")
+    print(f"  insecure (NumPy Generator)    : {n / insecure:>14,.0f} values/s  (median {insecure:.4f} s)")
+    print(f"  ratio NumPy / exact ({cores} w.)    : {every / insecure:,.1f}x")
+    print(f"  ratio NumPy / OpenDP ({cores} w.)   : {opendp / insecure:,.1f}x")
+    print(f"  exact over OpenDP             : {opendp / every:,.1f}x")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ ROOT = SRC.parents[1]
 #: (about 100 of its lines are the docstring; the body validates at the edge and calls
 #: ``calibrate_table_steps``, ``_write_release`` and ``report_dict``). These may only shrink.
 KNOWN_LONG_MODULES: dict[str, int] = {}
-KNOWN_LONG_FUNCTIONS = {("table_release.py", "release"): 185}
+KNOWN_LONG_FUNCTIONS = {("table_release.py", "release"): 180}
 
 
 def _modules() -> dict[str, Path]:

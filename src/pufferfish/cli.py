@@ -411,6 +411,13 @@ def release(
     prior_radius: PriorRadiusOpt = None,
     priors_from: PriorsFromOpt = None,
     utility: UtilityOpt = None,
+    sampler: Annotated[
+        str,
+        typer.Option(
+            "--sampler",
+            help="Secure Laplace sampler: exact (vectorised, OS randomness; default) or opendp.",
+        ),
+    ] = "exact",
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version."""
     from .report import check_report_path
@@ -451,6 +458,7 @@ def release(
             prior_radius=prior_radius,
             priors_from=priors_from,
             utility=utility,
+            sampler=sampler,
         )
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn

@@ -1,19 +1,22 @@
-"""Laplace and Gaussian noise samplers: secure (OpenDP) for releases, seeded NumPy for experiments.
+"""Laplace and Gaussian noise samplers: secure for releases, seeded NumPy for experiments.
 
-The secure sampler is OpenDP's Laplace mechanism with an explicit granularity ``2^k``: inputs are
-rounded to the grid ``2^k Z`` and discrete Laplace noise on that grid is drawn exactly from the
-operating system's cryptographic randomness (Canonne, Kamath and Steinke 2020; Ghosh, Roughgarden
-and Sundararajan 2012), so the output is immune to the floating-point attacks on textbook Laplace
-sampling (Mironov 2012). For inputs on the grid, the density ratio of two outputs is the continuous
-Laplace ratio restricted to the grid, so every bound computed for continuous Laplace noise holds.
-Gaussian noise is drawn the same way with OpenDP's ``make_gaussian`` (discrete Gaussian on the
-grid ``2^k``, Canonne, Kamath and Steinke 2020).
+Secure Laplace noise (default ``sampler="exact"``): inputs are rounded to the grid ``2^k`` and
+``2^k Z`` is added, ``Z`` exactly discrete Laplace of integer scale ``t`` drawn by the vectorised
+Canonne, Kamath and Steinke (2020) algorithms of :mod:`pufferfish.discrete_noise` from the
+operating system's cryptographic randomness, so the output is immune to the floating-point
+attacks on textbook Laplace sampling (Mironov 2012). The scale is rounded up to ``t 2^k``
+(:func:`exact_grid`) and the release checks it again. For inputs on the grid, the ratio of the
+probabilities of two outputs is the continuous Laplace density ratio restricted to the grid, so
+every bound computed for continuous Laplace noise at that scale holds. ``sampler="opendp"`` uses
+OpenDP's ``make_laplace`` on the same kind of grid instead (the cross-check). Gaussian noise is
+drawn with OpenDP's ``make_gaussian`` (discrete Gaussian on the grid ``2^k``, Canonne, Kamath and
+Steinke 2020).
 
-The secure sampler uses every core: the values are split into one chunk per worker thread and
-each chunk is perturbed by its own OpenDP measurement. OpenDP's Rust core releases the GIL while
-it samples, and every random bit it draws comes from the operating system's CSPRNG, so the
-workers are independent without a seed to share or protect. The noise is i.i.d. whatever the
-split, so the privacy guarantee does not depend on it.
+The secure samplers use every core: the values are split into one chunk per worker thread. The
+exact sampler's NumPy operations and ``os.urandom`` release the GIL; OpenDP's Rust core does too.
+Every random bit comes from the operating system's CSPRNG, so the workers are independent without
+a seed to share or protect. The noise is i.i.d. whatever the split, so the privacy guarantee does
+not depend on it.
 """
 
 from __future__ import annotations
@@ -98,12 +101,32 @@ def grid_exponent(scale: float) -> int:
     return min(-30, math.floor(math.log2(scale)) - _GRID_BELOW_SCALE)
 
 
+#: Samplers of the secure Laplace path: the vectorised exact sampler, or OpenDP's.
+SAMPLERS = ("exact", "opendp")
+
+
+def exact_grid(scale: float) -> tuple[int, int, float]:
+    """``(k, t, rounded)`` of the exact sampler for a Laplace scale ``b > 0``.
+
+    The noise is ``2^k Z`` with ``Z`` discrete Laplace of integer scale ``t = ceil(b / 2^k)``
+    (:func:`pufferfish.discrete_noise.discrete_laplace`), ``k = grid_exponent(b)``, so the
+    released noise has scale ``rounded = t 2^k >= b``, within a relative ``2^-40`` of ``b``:
+    more noise, never less (the exact loss is non-increasing in the scale, SPEC sec 2.1, and
+    the release checks it again at ``rounded``). ``b / 2^k`` is exact in float64 (a power of
+    two), so the ceiling is exact.
+    """
+    k = grid_exponent(scale)
+    t = math.ceil(scale / 2.0**k)
+    return k, int(t), float(t * 2.0**k)
+
+
 def add_laplace(
     values: Any,
     scale: float,
     *,
     rng: np.random.Generator | int | None = None,
     workers: int | None = None,
+    sampler: str = "exact",
 ) -> NoisyValues:
     """Add i.i.d. Laplace noise to values.
 
@@ -114,13 +137,17 @@ def add_laplace(
     scale : float
         Laplace scale ``theta >= 0`` (noise variance ``2 theta^2``). ``0`` returns the values.
     rng : numpy.random.Generator, int or None
-        ``None`` (default): the secure sampler (OpenDP, OS randomness, granularity
+        ``None`` (default): the secure sampler (OS randomness, granularity
         ``2^grid_exponent(scale)``), for any release that leaves the library. A Generator or an
         int seed: NumPy's ``Generator.laplace``, reproducible but **not secure** (textbook
         floating-point sampling); for simulations and experiments only.
     workers : int, optional
         Threads of the secure sampler (default: every core, ``os.cpu_count()``); at most one per
         :data:`MIN_CHUNK` values. Ignored by the insecure sampler.
+    sampler : {"exact", "opendp"}
+        The secure sampler: ``"exact"`` (default), the vectorised exact discrete Laplace of
+        :mod:`pufferfish.discrete_noise` at the scale :func:`exact_grid` rounds up to; or
+        OpenDP's ``make_laplace`` (the cross-check).
 
     Returns
     -------
@@ -137,12 +164,17 @@ def add_laplace(
 
     Notes
     -----
-    The secure path uses ``opendp.measurements.make_laplace`` on
+    The exact path rounds the values to the grid ``2^k`` and adds ``2^k Z``, ``Z`` exactly
+    discrete Laplace with ``Pr(Z = z) ~ exp(-|z| 2^k / rounded)``, every random bit from
+    :func:`os.urandom`, chunks drawn in parallel threads (NumPy and ``os.urandom`` release the
+    GIL). The OpenDP path uses ``opendp.measurements.make_laplace`` on
     ``vector_domain(atom_domain(T=float, nan=False), size=m)`` with ``l1_distance`` and ``k``, one
     measurement per chunk of ``m`` values, chunks drawn in parallel threads (module docstring).
     Measured rates: ``benchmarks/bench_noise.py``.
     """
-    return _add_noise(values, scale, "laplace", rng, workers)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
+    return _add_noise(values, scale, "laplace" if sampler == "opendp" else "exact", rng, workers)
 
 
 def add_gaussian(
@@ -245,14 +277,14 @@ def _add_noise(
     if gen is not None:
         if scale > 0:
             draw = (
-                gen.laplace(0.0, scale, size=x.shape)
-                if kind == "laplace"
-                else gen.normal(0.0, scale, size=x.shape)
+                gen.normal(0.0, scale, size=x.shape)
+                if kind == "gaussian"
+                else gen.laplace(0.0, scale, size=x.shape)
             )
             noisy = x + draw
         else:
             noisy = x.copy()
-        name = "laplace" if kind == "laplace" else "normal"
+        name = "normal" if kind == "gaussian" else "laplace"
         return NoisyValues(
             values=noisy,
             scale=scale,
@@ -263,6 +295,8 @@ def _add_noise(
         )
     if scale == 0.0 or x.size == 0:
         return NoisyValues(x.copy(), scale, "none (scale 0: no noise added)", True, None, None)
+    if kind == "exact":
+        return _exact_laplace(x, scale, n_workers)
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
@@ -297,6 +331,36 @@ def _add_noise(
         sampler=f"opendp {version('opendp')} {what} on the grid 2^{k}, OS randomness)",
         secure=True,
         granularity=2.0**k,
+        seed=None,
+        workers=len(chunks),
+    )
+
+
+def _exact_laplace(x: NDArray[np.float64], scale: float, n_workers: int) -> NoisyValues:
+    """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)."""
+    from .discrete_noise import discrete_laplace
+
+    k, t, rounded = exact_grid(scale)
+    g = 2.0**k
+    chunks = np.array_split(x, max(1, min(n_workers, x.size // MIN_CHUNK)))
+
+    def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(np.rint(chunk / g) * g + discrete_laplace(t, chunk.size) * g, dtype=np.float64)
+
+    if len(chunks) == 1:
+        noisy = sample(chunks[0])
+    else:
+        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+            noisy = np.concatenate(list(pool.map(sample, chunks)))
+    return NoisyValues(
+        values=noisy,
+        scale=rounded,
+        sampler=(
+            f"pufferfish exact discrete Laplace (Canonne, Kamath and Steinke 2020, Alg 1-2, vectorised) "
+            f"on the grid 2^{k}, integer scale t = {t} (scale rounded up to {rounded!r}), OS randomness"
+        ),
+        secure=True,
+        granularity=g,
         seed=None,
         workers=len(chunks),
     )

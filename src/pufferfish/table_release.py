@@ -18,11 +18,20 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_delta, check_epsilons
-from .calibration import REGISTRY, Calibration, MappingCalibration, Mechanism, Skipped, lookup
+from .calibration import (
+    REGISTRY,
+    Calibration,
+    MappingCalibration,
+    Mechanism,
+    PrivacyCheckError,
+    Skipped,
+    lookup,
+)
+from .calibration.check import measure
 from .calibration.mapping import check_utility
 from .density import check_noise
 from .fit import FittedPriors, parse_prior_model
-from .noise import check_workers
+from .noise import SAMPLERS, check_workers, exact_grid
 from .pipeline import TableCalibration, calibrate_table_steps, column_kinds, report_dict
 from .priorsets import check_prior_set
 from .tables.estimate import EstimatedPriors, check_pairs
@@ -125,6 +134,7 @@ def release(
     prior_radius: float | None = None,
     priors_from: Any = None,
     utility: str | None = None,
+    sampler: str = "exact",
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
@@ -178,6 +188,9 @@ def release(
     workers : int, optional
         Threads of the secure sampler (default every core); each draws its own chunk of a batch
         from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
+    sampler : {"exact", "opendp"}
+        Secure Laplace sampler (DuckDB): the exact one, checked again at its rounded scale
+        (:func:`pufferfish.noise.exact_grid`), or OpenDP's.
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
@@ -232,58 +245,59 @@ def release(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    _check_engine_options(engine, rng, chosen_mechanism)
+    _check_sampling(engine, rng, chosen_mechanism, sampler)
     source = resolve_source(data, engine)  # validates the engine
     priors_source = None if priors_from is None else resolve_source(priors_from, engine)
     _check_outputs(source, out_path, rep_path, force)
 
     table = calibrate_table_steps(
-        source,
-        secret=secret,
-        public=public,
-        pairs=pair_list,
-        epsilons=(eps,),
-        mechanisms=tuple(REGISTRY.values()),
-        order=order,
-        weight=weight,
-        prior=prior,
-        prior_model=prior_model,
-        noise=noise_used,
-        delta=delta,
-        fit_seed=fit_seed,
-        engine=engine,
-        spark=spark,
-        kinds=kinds,
-        sets=sets,
-        priors_source=priors_source,
-        utility=None if utility is None else check_utility(utility),
-        default_set=not chosen_mechanism.mapping,
-    )
+        source, secret=secret, public=public, pairs=pair_list, epsilons=(eps,),
+        mechanisms=tuple(REGISTRY.values()), order=order, weight=weight, prior=prior,
+        prior_model=prior_model, noise=noise_used, delta=delta, fit_seed=fit_seed, engine=engine,
+        spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
+        utility=None if utility is None else check_utility(utility), default_set=not chosen_mechanism.mapping,
+    )  # fmt: skip
     picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
     if isinstance(picked, Skipped):
         raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
-    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name})
+    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name, "sampler": sampler})
+    _check_rounded_scale(table, picked, rng, sampler)
 
-    report, sampler, rows_released, rows_missing = _publish(
-        source,
-        out_path,
-        rep_path,
-        fmt,
-        table=table,
-        chosen=picked,
-        rng=rng,
-        force=force,
-        engine=engine,
-        spark=spark,
-        batch_rows=batch_rows,
-        progress=progress,
-        workers=n_workers,
-    )
-    return ReleaseResult(out_path, rep_path, report, table, picked, sampler, rows_released, rows_missing)
+    report, drawn, rows_released, rows_missing = _publish(
+        source, out_path, rep_path, fmt, table=table, chosen=picked, rng=rng, force=force, engine=engine,
+        spark=spark, batch_rows=batch_rows, progress=progress, workers=n_workers, sampler=sampler,
+    )  # fmt: skip
+    return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
 
 
-def _check_engine_options(engine: str, rng: Any, mechanism: Mechanism) -> None:
-    """What the Spark engine cannot do: share one Generator across partitions, release a mapping."""
+def _check_rounded_scale(
+    table: TableCalibration, picked: Calibration | MappingCalibration, rng: Any, sampler: str
+) -> None:
+    """The exact sampler adds noise of the scale rounded up to its grid: check that scale too.
+
+    Raises :class:`~pufferfish.calibration.PrivacyCheckError` if it fails (the loss is
+    non-increasing in the scale, so it cannot, unless a check is wrong).
+    """
+    if not isinstance(picked, Calibration) or picked.noise != "laplace" or picked.scale == 0.0:
+        return
+    if rng is not None or sampler != "exact":
+        return
+    rounded = exact_grid(picked.scale)[2]
+    weights = table.estimated.secret_weights
+    chk, target = measure(table.scenario, picked.criterion, "laplace", rounded, picked.epsilon,
+                          picked.delta, weights)  # fmt: skip
+    if not chk.passes(target):
+        raise PrivacyCheckError(
+            f"{picked.mechanism} at the sampler's rounded scale {rounded!r} fails its check: "
+            f"{chk.value!r} + {chk.error!r} > {target!r}"
+        )
+
+
+def _check_sampling(engine: str, rng: Any, mechanism: Mechanism, sampler: str) -> None:
+    """A known sampler, and what the Spark engine cannot do: share one Generator across
+    partitions, release a mapping."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
     if engine == "spark" and mechanism.mapping:
@@ -355,6 +369,7 @@ def _write_release(
     batch_rows: int,
     progress: Callable[[int, int], None] | None,
     workers: int,
+    sampler: str = "exact",
 ) -> tuple[dict[str, Any], int, int]:
     """The engine's release of the validated request: ``(sampler description, released, missing)``.
 
@@ -397,6 +412,7 @@ def _write_release(
         rng=rng,
         text_copy=text_copy,
         mapping=chosen if isinstance(chosen, MappingCalibration) else None,
+        sampler=sampler,
         batch_rows=batch_rows,
         progress=progress,
         workers=workers,

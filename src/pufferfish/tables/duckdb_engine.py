@@ -386,6 +386,7 @@ def stream_release(
     workers: int,
     gzip: bool = False,
     mapping: Any = None,
+    sampler: str = "exact",
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
@@ -422,6 +423,8 @@ def stream_release(
         Threads of the secure sampler.
     gzip : bool
         Compress a CSV output with gzip.
+    sampler : {"exact", "opendp"}
+        The secure Laplace sampler (:func:`pufferfish.noise.add_laplace`).
     mapping : MappingCalibration, optional
         Release each value as a value of the alphabet drawn from this checked matrix
         (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
@@ -455,7 +458,9 @@ def stream_release(
         as_labels = mapping is not None and estimated.categorical
         fields[idx] = pa.field(public, pa.string() if as_labels else pa.float64())
         schema = pa.schema(fields)
-        perturb = _mapper(mapping, estimated) if mapping is not None else _adder(noise, scale, workers)
+        perturb = (
+            _mapper(mapping, estimated) if mapping is not None else _adder(noise, scale, workers, sampler)
+        )
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:
@@ -491,14 +496,16 @@ Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array
 """``perturb(codes, present, gen) -> (released column, sampler description)`` of one batch."""
 
 
-def _adder(noise: str, scale: float, workers: int) -> Perturb:
+def _adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
     """Additive noise on the present codes or values; missing stays missing."""
-    adder = add_laplace if noise == "laplace" else add_gaussian
 
     def perturb(
         codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
     ) -> tuple[pa.Array, dict[str, Any]]:
-        noisy = adder(codes[present], scale, rng=gen, workers=workers)
+        if noise == "laplace":
+            noisy = add_laplace(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
+        else:
+            noisy = add_gaussian(codes[present], scale, rng=gen, workers=workers)
         released = np.full(codes.shape, np.nan)
         released[present] = noisy.values
         return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()

@@ -261,9 +261,9 @@ def _perturb_partition(
     ``empty_is_missing``: the public column is the CSV text (:func:`read_table` with
     ``all_text``), where an empty string is a missing value.
 
-    The partition has its own sampler: the secure OpenDP one (every random bit from the
-    executor's OS randomness, nothing shipped from the driver), or with ``seed`` a NumPy
-    generator seeded by ``(seed, partition id)``.
+    The partition has its own sampler: the secure one (:func:`pufferfish.noise.add_laplace`,
+    every random bit from the executor's OS randomness, nothing shipped from the driver), or with
+    ``seed`` a NumPy generator seeded by ``(seed, partition id)``.
     """
     from pyspark import TaskContext
 
