@@ -148,7 +148,7 @@ _ENTRIES = (
               "two-sided geometric on the codes, clamped (Ghosh et al. 2012); smallest passing",
               "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
     Mechanism("optimal-mapping", None, "(eps, delta)-PP",
-              "linear program over randomized mappings (HiGHS); cutting planes over prior sets",
+              "linear program over randomized mappings (HiGHS); prior sets written in by LP duality",
               "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
 )  # fmt: skip
 

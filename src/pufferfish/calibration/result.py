@@ -306,8 +306,9 @@ class MappingCalibration:
     utility : str
         The objective of the LP (``"accuracy"`` or ``"absolute"``); baselines report both figures.
     solver : mapping
-        Convergence data: ``{"status", "message", "iterations", "cuts", "seconds"}`` for the LP
-        (``iterations``: cutting-plane rounds over prior sets), else the root finder's.
+        Solver data: ``{"status", "message", "variables", "constraints", "lp_objective",
+        "seconds"}`` for the LP (``lp_objective``: the LP's optimum before rounding, a bound on
+        every mechanism's utility), else the root finder's.
     prior_set : mapping or None
         As :attr:`Calibration.prior_set`.
     delta : float
