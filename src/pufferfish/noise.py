@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -313,18 +314,10 @@ def _add_noise(
                 measurements[size] = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=scale, k=k)
         return measurements[size]
 
-    chunks = np.array_split(x, max(1, min(n_workers, x.size // MIN_CHUNK)))
-    for chunk in chunks:  # build the (at most two) measurements before the threads start
-        measurement(chunk.size)
-
     def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(measurement(chunk.size)(chunk.tolist()), dtype=np.float64)
 
-    if len(chunks) == 1:
-        noisy = sample(chunks[0])
-    else:
-        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-            noisy = np.concatenate(list(pool.map(sample, chunks)))
+    noisy, n_chunks = _in_chunks(x, n_workers, sample, prepare=measurement)
     return NoisyValues(
         values=noisy,
         scale=scale,
@@ -332,8 +325,27 @@ def _add_noise(
         secure=True,
         granularity=2.0**k,
         seed=None,
-        workers=len(chunks),
+        workers=n_chunks,
     )
+
+
+def _in_chunks(
+    x: NDArray[np.float64],
+    n_workers: int,
+    sample: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    prepare: Callable[[int], Any] | None = None,
+) -> tuple[NDArray[np.float64], int]:
+    """``(sample applied to x, chunks)``: one chunk per worker (at least :data:`MIN_CHUNK` values
+    each), drawn in parallel threads; ``prepare(chunk size)`` runs for each chunk before the
+    threads start."""
+    chunks = np.array_split(x, max(1, min(n_workers, x.size // MIN_CHUNK)))
+    if prepare is not None:
+        for chunk in chunks:
+            prepare(chunk.size)
+    if len(chunks) == 1:
+        return sample(chunks[0]), 1
+    with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+        return np.concatenate(list(pool.map(sample, chunks))), len(chunks)
 
 
 def _exact_laplace(x: NDArray[np.float64], scale: float, n_workers: int) -> NoisyValues:
@@ -342,16 +354,11 @@ def _exact_laplace(x: NDArray[np.float64], scale: float, n_workers: int) -> Nois
 
     k, t, rounded = exact_grid(scale)
     g = 2.0**k
-    chunks = np.array_split(x, max(1, min(n_workers, x.size // MIN_CHUNK)))
 
     def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.asarray(np.rint(chunk / g) * g + discrete_laplace(t, chunk.size) * g, dtype=np.float64)
 
-    if len(chunks) == 1:
-        noisy = sample(chunks[0])
-    else:
-        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-            noisy = np.concatenate(list(pool.map(sample, chunks)))
+    noisy, n_chunks = _in_chunks(x, n_workers, sample)
     return NoisyValues(
         values=noisy,
         scale=rounded,
@@ -362,7 +369,7 @@ def _exact_laplace(x: NDArray[np.float64], scale: float, n_workers: int) -> Nois
         secure=True,
         granularity=g,
         seed=None,
-        workers=len(chunks),
+        workers=n_chunks,
     )
 
 
