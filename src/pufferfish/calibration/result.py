@@ -200,29 +200,14 @@ class Calibration:
         The ``check_worst_y``, ``check_pair`` and ``check_prior`` keys are present when the full
         exact loss was computed (:attr:`check`).
         """
-        out: dict[str, Any] = {
-            "mechanism": self.mechanism,
-            "noise": self.noise,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "criterion": self.criterion,
-            "scale": self.scale,
-            "variance": self.variance,
-            "checked_loss": self.checked_loss,
-            "checked_delta": self.checked_delta,
-            "checked_information": self.checked_information,
-            "check_error_bound": self.check_error_bound,
-            "prior": self.prior,
-            "pair": list(self.pair),
-            "decided_by": self.decided_by,
-            "source": self.source,
-            "safety_step": self.safety_step,
-            "noiseless": self.noiseless,
-            "root": None if self.root is None else self.root.to_dict(),
-            "prior_set": dict(self.prior_set) if self.prior_set is not None else set_summary(None),
-            "expected_accuracy": self.expected_accuracy,
-            "expected_abs_error": self.expected_abs_error,
-        }
+        out = _row(
+            self,
+            scale=self.scale,
+            variance=self.variance,
+            checked_delta=self.checked_delta,
+            checked_information=self.checked_information,
+            root=None if self.root is None else self.root.to_dict(),
+        )
         if self.check is not None:
             out["check_worst_y"] = self.check.worst_y
             out["check_pair"] = list(self.check.pair)
@@ -362,30 +347,54 @@ class MappingCalibration:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: ``scale`` is None; ``matrix`` holds k lists of k probabilities
         (rows = true value in alphabet order, columns = released value)."""
-        return {
-            "mechanism": self.mechanism,
-            "noise": self.noise,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "criterion": self.criterion,
-            "scale": None,
-            "variance": None,
-            "checked_loss": self.checked_loss,
-            "checked_delta": 0.0 if self.delta > 0 else None,
-            "checked_information": None,
-            "check_error_bound": self.check_error_bound,
-            "prior": self.prior,
-            "pair": list(self.pair),
-            "decided_by": self.decided_by,
-            "source": self.source,
-            "safety_step": self.safety_step,
-            "noiseless": self.noiseless,
-            "root": None,
-            "solver": dict(self.solver),
-            "parameter": self.parameter,
-            "utility": self.utility,
-            "expected_accuracy": self.expected_accuracy,
-            "expected_abs_error": self.expected_abs_error,
-            "matrix": self.matrix.tolist(),
-            "prior_set": dict(self.prior_set) if self.prior_set is not None else set_summary(None),
-        }
+        out = _row(
+            self,
+            scale=None,
+            variance=None,
+            checked_delta=0.0 if self.delta > 0 else None,
+            checked_information=None,
+            root=None,
+        )
+        out.update(
+            solver=dict(self.solver),
+            parameter=self.parameter,
+            utility=self.utility,
+            matrix=self.matrix.tolist(),
+        )
+        return out
+
+
+def _row(
+    c: Calibration | MappingCalibration,
+    *,
+    scale: float | None,
+    variance: float | None,
+    checked_delta: float | None,
+    checked_information: float | None,
+    root: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The JSON row both result types share: their common fields, and the ones that differ
+    between them (scale, variance, checked delta and information, root finding) as given."""
+    return {
+        "mechanism": c.mechanism,
+        "noise": c.noise,
+        "epsilon": c.epsilon,
+        "delta": c.delta,
+        "criterion": c.criterion,
+        "scale": scale,
+        "variance": variance,
+        "checked_loss": c.checked_loss,
+        "checked_delta": checked_delta,
+        "checked_information": checked_information,
+        "check_error_bound": c.check_error_bound,
+        "prior": c.prior,
+        "pair": list(c.pair),
+        "decided_by": c.decided_by,
+        "source": c.source,
+        "safety_step": c.safety_step,
+        "noiseless": c.noiseless,
+        "root": root,
+        "prior_set": dict(c.prior_set) if c.prior_set is not None else set_summary(None),
+        "expected_accuracy": c.expected_accuracy,
+        "expected_abs_error": c.expected_abs_error,
+    }
