@@ -261,27 +261,8 @@ def extreme_prior(
     if prior_set.kind == "none" or prior_set.radius == 0.0:
         return p_hat.copy()
     if prior_set.kind == "l1":
-        return _l1_extreme(p_hat, lk, prior_set.radius, maximize)
+        return _l1_extremes(p_hat, lk[:, None], prior_set.radius, maximize)[0]  # only the order of lk counts
     return _dkw_extreme(p_hat, lk, prior_set.radius, maximize)
-
-
-def _l1_extreme(
-    p_hat: NDArray[np.float64], lk: NDArray[np.float64], r: float, maximize: bool
-) -> NDArray[np.float64]:
-    order = np.argsort(-lk if not maximize else lk, kind="stable")  # donors first
-    target = int(np.argmax(lk)) if maximize else int(np.argmin(lk))
-    p = p_hat.copy()
-    budget = min(r / 2.0, 1.0 - p[target])
-    for idx in order:
-        if budget <= 0.0:
-            break
-        if idx == target:
-            continue
-        take = min(p[idx], budget)
-        p[idx] -= take
-        p[target] += take
-        budget -= take
-    return np.maximum(p, 0.0)
 
 
 def _dkw_extreme(
@@ -357,10 +338,12 @@ def set_extremes(prior_set: PriorSet, values: Any, *, maximize: bool) -> NDArray
 def _l1_extremes(
     p_hat: NDArray[np.float64], v: NDArray[np.float64], r: float, maximize: bool
 ) -> NDArray[np.float64]:
+    """The fractional knapsack per column: only the ranking of ``v`` is used (a log kernel
+    serves as well as the kernel)."""
     k, c = v.shape
     key = v if maximize else -v
     cols = np.arange(c)
-    target = k - 1 - np.argmax(key[::-1], axis=0)  # a best point (the largest on ties)
+    target = np.argmax(key, axis=0)  # a best point (the first on ties)
     order = np.argsort(key, axis=0, kind="stable")  # donors: worst first
     avail = p_hat[order].copy()  # (k, c)
     avail[order == target[None, :]] = 0.0
