@@ -1,11 +1,11 @@
-"""Throughput of the Laplace samplers, side by side in one run: the exact vectorised sampler
-(:mod:`pufferfish.discrete_noise`, OS randomness), OpenDP's, and NumPy's insecure
-``Generator.laplace``.
+"""Throughput of the secure samplers, side by side in one run: the exact vectorised samplers
+(:mod:`pufferfish.discrete_noise`, OS randomness), OpenDP's, and NumPy's insecure generator, for
+Laplace and Gaussian noise.
 
-Run: ``python benchmarks/bench_noise.py [N ...]`` (default 10^6 and 10^7). For each N: the median
-of 5 runs of the exact sampler with 1 worker and with every core and of NumPy, and of OpenDP with
-every core (3 runs at N <= 10^6, 1 run above: it takes about 50 s per 10^7 values); then the
-ratios to NumPy.
+Run: ``python benchmarks/bench_noise.py [N ...]`` (default 10^6 and 10^7). For each N and each
+noise: the median of 5 runs of the exact sampler with 1 worker and with every core and of NumPy,
+and of OpenDP with every core (3 runs at N <= 10^6, 1 run above: it takes about a minute per
+10^7 values); then the ratios to NumPy.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import numpy as np
 from _timing import machine, median_seconds
 
-from pufferfish import add_laplace
+from pufferfish.noise import add_gaussian, add_laplace
 
 
 def main() -> None:
@@ -24,16 +24,20 @@ def main() -> None:
     print(machine())
     cores = os.cpu_count() or 1
     for n in sizes:
-        report(n, np.arange(n, dtype=np.float64) % 8, cores)
+        x = np.arange(n, dtype=np.float64) % 8
+        report(n, x, cores, "laplace")
+        report(n, x, cores, "gaussian")
 
 
-def report(n: int, x: np.ndarray, cores: int) -> None:
-    """Time the samplers on ``x`` and print the figures."""
-    one = median_seconds(lambda: add_laplace(x, 0.78, workers=1))
-    every = median_seconds(lambda: add_laplace(x, 0.78))
-    opendp = median_seconds(lambda: add_laplace(x, 0.78, sampler="opendp"), 3 if n <= 10**6 else 1)
-    insecure = median_seconds(lambda: add_laplace(x, 0.78, rng=1))
-    print(f"values per run: {n:,}")
+def report(n: int, x: np.ndarray, cores: int, noise: str) -> None:
+    """Time the samplers of ``noise`` on ``x`` and print the figures."""
+    add = add_laplace if noise == "laplace" else add_gaussian
+    scale = 0.78 if noise == "laplace" else 1.3
+    one = median_seconds(lambda: add(x, scale, workers=1))
+    every = median_seconds(lambda: add(x, scale))
+    opendp = median_seconds(lambda: add(x, scale, sampler="opendp"), 3 if n <= 10**6 else 1)
+    insecure = median_seconds(lambda: add(x, scale, rng=1))
+    print(f"{noise} noise (scale {scale}), values per run: {n:,}")
     print(f"  exact (ours), 1 worker        : {n / one:>14,.0f} values/s  (median {one:.3f} s)")
     print(f"  exact (ours), {cores} workers       : {n / every:>14,.0f} values/s  (median {every:.3f} s)")
     print(f"  OpenDP, {cores} workers             : {n / opendp:>14,.0f} values/s  ({opendp:.3f} s)")

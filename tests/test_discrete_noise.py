@@ -1,5 +1,6 @@
-"""The vectorised exact discrete Laplace sampler (issue 18): exactness against the pmf computed
-with fractions, against OpenDP's sampler, its tails, its grid and its threads.
+"""The vectorised exact discrete Laplace and Gaussian samplers (issue 18): exactness against the
+pmf computed with fractions (decimals for the Gaussian), against OpenDP's sampler, their tails,
+grids and threads; the float screen's error bound; the grid's delta term.
 
 The statistical tests drive the sampler from a deterministic byte source of their own (a seeded
 NumPy generator's bytes, injected through ``random_bytes``), so they are reproducible; the OS
@@ -9,20 +10,29 @@ source is exercised by the release tests.
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
-from scipy.stats import binomtest, chisquare, ks_2samp
+from scipy.stats import binomtest, chisquare, ks_2samp, kstest, laplace, norm
 
+from pufferfish.calibration.check import measure
 from pufferfish.discrete_noise import (
+    GAMMA_VECTOR,
+    SCREEN_MARGIN,
     T_MAX,
     bernoulli_exp,
+    discrete_gaussian,
     discrete_laplace,
+    gaussian_pmf,
     geometric_exp1,
+    screened_parameter,
     uniform_below,
 )
-from pufferfish.noise import add_laplace, exact_grid
+from pufferfish.noise import add_gaussian, add_laplace, discretisation_delta, exact_grid, gaussian_grid
+from pufferfish.table_release import release, sampler_scale
 
 
 def _source(seed: int):
@@ -113,3 +123,135 @@ def test_bad_arguments() -> None:
             discrete_laplace(t, 3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="sampler must be one of exact, opendp, got 'fast'"):
         add_laplace(np.zeros(3), 1.0, sampler="fast")
+
+
+# --- discrete Gaussian (Algorithm 3) ---------------------------------------------------------
+
+
+def _gaussian_pmf_decimal(s: int, values: np.ndarray) -> np.ndarray:
+    """``Pr(Z = z)`` with 40-digit decimals: ``exp(-z^2 / (2 s^2))`` normalised over ``|z| <= 60 s``."""
+    with localcontext() as ctx:
+        ctx.prec = 40
+        weight = {z: (Decimal(-z * z) / Decimal(2 * s * s)).exp() for z in range(0, 60 * s + 1)}
+        norm = weight[0] + 2 * sum(weight[z] for z in range(1, 60 * s + 1))
+        return np.array([float(weight[abs(int(v))] / norm) for v in values])
+
+
+@pytest.mark.parametrize(
+    ("s", "margin"), [(1, SCREEN_MARGIN), (3, SCREEN_MARGIN), (10, SCREEN_MARGIN), (3, 2.0)]
+)
+def test_discrete_gaussian_matches_its_pmf(s: int, margin: float) -> None:
+    """10^6 draws (2 10^5 with every comparison on exact integers, ``margin = 2``) against the pmf
+    computed with 40-digit decimals. With ``s = 1`` about 0.2% of the candidates have
+    ``gamma > 64`` and go through the exact integer path entirely."""
+    n = 1_000_000 if margin < 1 else 200_000
+    z = discrete_gaussian(s, n, _source(2000 + s + int(margin)), margin=margin)
+    top = 4 * s
+    values = np.arange(-top, top + 1)
+    counts = np.array([(z == v).sum() for v in values])
+    pmf = _gaussian_pmf_decimal(s, values)
+    observed = np.append(counts, n - counts.sum())
+    expected = np.append(pmf, 1 - pmf.sum()) * n
+    assert chisquare(observed, expected).pvalue > 1e-3
+    assert np.allclose(gaussian_pmf(s, values), pmf, rtol=1e-12)
+
+
+def test_discrete_gaussian_on_the_release_grid_is_normal() -> None:
+    """At the size the sampler runs in releases (``s`` about 2^40), ``Z / s`` against N(0, 1)."""
+    s = 2**40 + 12345
+    z = discrete_gaussian(s, 400_000, _source(11))
+    assert kstest(z / s, "norm").pvalue > 1e-3
+    beyond = 2 * norm.sf(4.0)
+    assert binomtest(int((np.abs(z) > 4 * s).sum()), z.size, beyond).pvalue > 1e-3
+
+
+def test_screen_error_bound_against_fractions() -> None:
+    """``|p_f - p| <= 2^-44`` (the bound of :func:`discrete_gaussian`'s docstring) on random cases
+    across the whole range of ``s`` and ``gamma <= 64``, with ``p`` exact as a fraction."""
+    gen = np.random.default_rng(5)
+    worst = 0.0
+    for _ in range(4000):
+        s = int(gen.choice([1, 2, 7, 1000, 2**20 + 1, 2**40 + 3, 2**45 - 1]) + gen.integers(0, 3))
+        s = min(s, 2**45 - 1)
+        t = s + 1
+        u_max = math.sqrt(2 * GAMMA_VECTOR)
+        y = int(min(max((gen.uniform(-1, u_max) + s / t) * s, 0), 2**53 - 1))
+        gamma = Fraction((y * t - s * s) ** 2, 2 * s * s * t * t)
+        if gamma > GAMMA_VECTOR:
+            continue
+        j = math.floor(gamma) + 1
+        k = int(gen.integers(1, 5))
+        p_f = float(screened_parameter(np.array([y], dtype=np.int64), s, t, np.array([j]), k)[0])
+        worst = max(worst, abs(float(Fraction(p_f) - gamma / (j * k))))
+    assert worst <= 2.0**-44
+
+
+def test_add_gaussian_exact_grid_threads_and_opendp() -> None:
+    x = np.array([0.0, 1.0, 2.0, 3.0] * 10_000)
+    out = add_gaussian(x, 1.3, workers=2)
+    k, s, rounded = gaussian_grid(1.3)
+    assert out.granularity == 2.0**k and out.scale == rounded >= 1.3 and rounded - 1.3 <= 2.0**k
+    assert s >= 2**40 and out.workers == 2 and out.secure and "exact discrete Gaussian" in out.sampler
+    steps = out.values / 2.0**k
+    assert np.array_equal(steps, np.rint(steps))
+    assert np.unique(out.values).size == x.size  # no stream repeated inside or across threads
+    theirs = add_gaussian(np.zeros(60_000), 2.5, sampler="opendp").values
+    assert ks_2samp(add_gaussian(np.zeros(60_000), 2.5).values, theirs).pvalue > 1e-3
+    with pytest.raises(ValueError, match="sampler must be one of exact, opendp, got 'fast'"):
+        add_gaussian(x, 1.0, sampler="fast")
+    for bad_s in (0, 2**45, 2.0, True):
+        with pytest.raises(ValueError, match="s must be an int in"):
+            discrete_gaussian(bad_s, 3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="margin must be a number >= 2\\^-40"):
+        discrete_gaussian(3, 3, margin=1e-15)
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_discretisation_delta_bounds_the_grid(noise: str) -> None:
+    """Brute force on a coarse grid (scale 3 grid units): the discrete noise's hockey-stick
+    divergence between two priors on the grid is at most the continuous one plus the bound."""
+    units, eps = 3, 0.5
+    support = np.array([0, 2, 5])
+    p_i, p_j = np.array([0.6, 0.3, 0.1]), np.array([0.2, 0.3, 0.5])
+    z = np.arange(-200, 206)
+    if noise == "laplace":
+        kernel = np.exp(-np.abs(z[:, None] - support[None, :]) / units)
+        density = laplace.pdf(z[:, None] - support[None, :], scale=units)
+        ys = np.linspace(-200, 205, 400_001)
+        dens_y = laplace.pdf(ys[:, None] - support[None, :], scale=units)
+    else:
+        kernel = np.exp(-((z[:, None] - support[None, :]) ** 2) / (2 * units**2))
+        density = norm.pdf(z[:, None] - support[None, :], scale=units)
+        ys = np.linspace(-200, 205, 400_001)
+        dens_y = norm.pdf(ys[:, None] - support[None, :], scale=units)
+    pmf = kernel / kernel.sum(axis=0)
+    discrete = float(np.maximum(pmf @ p_i - math.exp(eps) * (pmf @ p_j), 0).sum())
+    h = np.maximum(dens_y @ p_i - math.exp(eps) * (dens_y @ p_j), 0)
+    continuous = float(np.sum((h[1:] + h[:-1]) * np.diff(ys)) / 2)
+    assert density.shape == kernel.shape
+    bound = discretisation_delta(noise, eps, units)
+    assert discrete <= continuous + bound
+    assert abs(discrete - continuous) > 1e-6  # the term is not vacuous on a coarse grid
+
+
+def test_secure_gaussian_release_checks_the_drawn_sigma(tmp_path) -> None:
+    """A secure (eps, delta) Gaussian release of Adult's education-num: the exact sampler draws a
+    sigma at least the chosen one, on its grid, and that sigma passes the check with the grid's
+    delta term added (:func:`pufferfish.table_release.sampler_scale`)."""
+    dest = tmp_path / "rel.csv"
+    res = release(
+        "adult", secret="race", public="education-num", pairs=["Black,Asian-Pac-Islander"], epsilon=0.5,
+        delta=1e-3, noise="gaussian", output=dest,
+    )  # fmt: skip
+    drawn = res.noise
+    assert "exact discrete Gaussian" in drawn["sampler"] and drawn["secure"] is True
+    chosen = res.chosen
+    assert chosen.scale <= drawn["scale"] <= chosen.scale * (1 + 2.0**-10)
+    scale = sampler_scale(res.calibration, chosen, None, "exact")
+    k, s, rounded = gaussian_grid(scale)
+    assert rounded == drawn["scale"] and drawn["granularity"] == 2.0**k
+    chk, target = measure(res.calibration.scenario, chosen.criterion, "gaussian", rounded, 0.5, 1e-3)
+    assert chk.value + chk.error + discretisation_delta("gaussian", 0.5, s) <= target
+    values = pd.read_csv(dest)["education-num"].to_numpy()
+    steps = values / 2.0**k
+    assert np.array_equal(steps, np.rint(steps)) and np.unique(values).size > 40_000

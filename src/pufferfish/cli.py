@@ -415,7 +415,7 @@ def release(
         str,
         typer.Option(
             "--sampler",
-            help="Secure Laplace sampler: exact (vectorised, OS randomness; default) or opendp.",
+            help="Secure Laplace and Gaussian sampler: exact (vectorised, OS randomness; default) or opendp.",
         ),
     ] = "exact",
 ) -> None:

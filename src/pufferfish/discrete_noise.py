@@ -1,4 +1,5 @@
-"""Exact discrete Laplace noise, vectorised over NumPy arrays, from the OS's cryptographic source.
+"""Exact discrete Laplace and Gaussian noise, vectorised over NumPy arrays, from the OS's
+cryptographic source.
 
 Canonne, Kamath and Steinke (2020), "The Discrete Gaussian for Differential Privacy", Algorithms
 1 and 2, written over whole arrays: every round draws uniform integers for all entries still
@@ -19,6 +20,13 @@ Exactness (every step samples its distribution exactly; no floating point on the
   ``e^{-U/t}``; ``V`` the number of ``Bernoulli(e^-1)`` successes before the first failure
   (geometric, ``Pr(V = v) = (1 - e^-1) e^-v``); ``X = U + t V`` is then geometric with
   ``Pr(X = x) ~ e^{-x/t}``; a fair sign ``B``, rejecting ``(B = 1, X = 0)``, gives ``Z = (1 - 2B) X``.
+
+* Discrete Gaussian ``Pr(Z = z) ~ e^{-z^2 / (2 s^2)}`` for an integer ``s >= 1`` (Algorithm 3):
+  ``Y`` discrete Laplace of scale ``t = s + 1``, accepted with probability
+  ``exp(-gamma)``, ``gamma = (|Y| - s^2/t)^2 / (2 s^2) = (|Y| t - s^2)^2 / (2 s^2 t^2)``. Since
+  ``-y^2/(2s^2) + |y|/t = -gamma + s^2/(2t^2)``, the accepted ``Y`` has the target pmf, for any
+  ``t``. See :func:`discrete_gaussian` for how ``Bernoulli(exp(-gamma))`` is drawn when the
+  integers in ``gamma`` exceed 64 bits.
 
 Integer bounds: ``t < 2^45`` (checked), so a uniform below ``t K`` needs ``K < 2^18`` for int64
 (``Pr(K >= 2^18)`` is below ``1 / (2^18)!``; the loop raises rather than overflow), and
@@ -167,3 +175,199 @@ def laplace_pmf(t: int, z: NDArray[np.int64]) -> NDArray[np.float64]:
     """``Pr(Z = z)`` of :func:`discrete_laplace` (for tests and documentation)."""
     q = math.exp(-1.0 / t)
     return (1 - q) / (1 + q) * np.exp(-np.abs(np.asarray(z, dtype=np.float64)) / t)
+
+
+#: Largest integer sigma ``s`` (in grid units) of :func:`discrete_gaussian` (``t = s + 1 <= T_MAX``).
+S_MAX = T_MAX - 1
+
+#: Half-width of the band around a Bernoulli parameter inside which :func:`discrete_gaussian`
+#: decides with exact integers instead of its float64 enclosure: 2^12 times the proven error
+#: bound 2^-44 of that enclosure.
+SCREEN_MARGIN = 2.0**-32
+
+#: Largest ``gamma`` (float enclosure) that :func:`discrete_gaussian` handles over arrays; larger
+#: ones (``|Y| > 12 s`` roughly, probability about ``e^-12`` per draw) go to exact integers.
+GAMMA_VECTOR = 64.0
+
+
+def discrete_gaussian(
+    s: int, size: int, random_bytes: RandomBytes = os.urandom, *, margin: float = SCREEN_MARGIN
+) -> NDArray[np.int64]:
+    """``size`` i.i.d. draws of the discrete Gaussian of integer sigma ``s`` on the integers.
+
+    Parameters
+    ----------
+    s : int
+        ``1 <= s <= S_MAX`` (``2^45 - 1``): ``Pr(Z = z) ~ exp(-z^2 / (2 s^2))``.
+    size : int
+        >= 0.
+    random_bytes : callable
+        ``random_bytes(n) -> bytes`` (default :func:`os.urandom`; tests inject a deterministic
+        source).
+    margin : float
+        Half-width of the undecided band of the float64 screen, ``2^-40 <= margin``
+        (default :data:`SCREEN_MARGIN`). Any value in that range gives the same distribution;
+        ``margin >= 1`` sends every comparison to exact integers (the tests use it to exercise
+        that path).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (size,)
+
+    Raises
+    ------
+    ValueError
+        If ``s`` is not an int in ``[1, S_MAX]``, ``size < 0`` or ``margin < 2^-40``.
+
+    Notes
+    -----
+    Canonne, Kamath and Steinke (2020), Algorithm 3 (module docstring): ``Y`` discrete Laplace of
+    scale ``t = s + 1`` (:func:`discrete_laplace`), kept with probability ``exp(-gamma)``,
+    ``gamma = (|Y| t - s^2)^2 / (2 s^2 t^2) = u^2 / 2``, ``u = |Y|/s - s/t``. On the grid
+    ``2^-40 sigma`` of :mod:`pufferfish.noise` the integers of ``gamma`` have about 170 bits, so
+    ``Bernoulli(exp(-gamma))`` is drawn as follows, exactly.
+
+    *Split.* For ``J >= gamma`` an integer, ``exp(-gamma) = exp(-gamma/J)^J``: ``J`` independent
+    ``Bernoulli(exp(-gamma/J))`` draws, each by Algorithm 1 (``gamma/J <= 1``), all must be 1.
+    ``J = floor(gamma_f + 2^-20) + 1``, where ``gamma_f`` is the float64 value below, whose error
+    is < 2^-42; so ``J > gamma``.
+
+    *Each comparison.* Algorithm 1 needs ``A_k ~ Bernoulli(p)``, ``p = gamma / (J k)``. Draw a
+    uniform 53-bit integer ``U`` (8 OS bytes shifted right by 11: exact); ``A_k = 1`` iff
+    ``(U + V') 2^-53 < p`` for an implicit uniform ``V'`` in [0, 1), which has probability ``p``.
+    With ``p_f`` the float64 value of ``p`` and ``|p_f - p| <= E``: if
+    ``fl(p_f - margin) >= (U + 1) 2^-53`` then ``A_k = 1``; if ``fl(p_f + margin) <= U 2^-53``
+    then ``A_k = 0`` (both sound when ``margin > E + 2^-53``: the rounding of the sum is at most
+    2^-53). Otherwise (probability about ``2 margin``) the comparison is made exactly on Python
+    integers: ``c, r = divmod(N 2^53, D)`` with ``p = N / D``; ``A_k = [U < c]`` if ``U != c``,
+    else ``[uniform below D < r]``. No float ever decides a comparison it cannot certify, so
+    the output distribution is exactly the discrete Gaussian.
+
+    *The bound E.* Entries with ``|Y| >= 2^53`` or ``gamma_f > GAMMA_VECTOR`` go to exact
+    integers entirely (Algorithm 1 on ``N / D`` with the integer part split off), so on the
+    array path ``|Y|``, ``s`` and ``t`` are exact in float64 and ``|u| < 11.4``. With unit
+    roundoff ``e = 2^-53``, ``u_f = fl(fl(|Y|/s) - fl(s/t))`` has
+    ``|u_f - u| <= e (|Y|/s + s/t + |u_f|) <= 2e (|u| + 1)(1 + e) < 25 e``, so
+    ``|u_f^2 - u^2| < 25 e (2 |u| + 1) < 600 e``; ``p_f = fl(fl(u_f^2) / (2 J k))`` (``2 J k``
+    exact) then has ``|p_f - p| <= (600 e + 2.1 e u_f^2) / (2 J k) < 2^9 e = 2^-44`` because
+    ``2 J k >= 2``. ``tests/test_discrete_noise.py`` checks ``|p_f - p| <= 2^-44`` against
+    fractions on random worst cases.
+    """
+    if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= S_MAX:
+        raise ValueError(f"s must be an int in [1, 2^45 - 1], got {s!r}")
+    if size < 0:
+        raise ValueError(f"size must be >= 0, got {size}")
+    if not (isinstance(margin, (int, float)) and margin >= 2.0**-40):
+        raise ValueError(f"margin must be a number >= 2^-40, got {margin!r}")
+    s = int(s)
+    t = s + 1
+    out = np.empty(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        y = discrete_laplace(t, todo.size, random_bytes)
+        keep = _gaussian_accept(np.abs(y), s, t, random_bytes, float(margin))
+        out[todo[keep]] = y[keep]
+        todo = todo[~keep]
+    return out
+
+
+def screened_parameter(
+    y: NDArray[np.int64], s: int, t: int, j: NDArray[np.int64], k: int
+) -> NDArray[np.float64]:
+    """``p_f``: the float64 enclosure of ``p = (|y| t - s^2)^2 / (2 s^2 t^2 j k)`` used by
+    :func:`discrete_gaussian` (``|p_f - p| <= 2^-44`` where it is used; exposed for the test)."""
+    u = np.asarray(y, dtype=np.float64) / float(s) - float(s) / float(t)
+    return np.asarray((u * u) / (2.0 * np.asarray(j, dtype=np.float64) * k), dtype=np.float64)
+
+
+def _gaussian_accept(
+    y: NDArray[np.int64], s: int, t: int, random_bytes: RandomBytes, margin: float
+) -> NDArray[np.bool_]:
+    """``Bernoulli(exp(-(y t - s^2)^2 / (2 s^2 t^2)))`` per entry of ``y >= 0``."""
+    accept = np.zeros(y.size, dtype=bool)
+    u = y.astype(np.float64) / float(s) - float(s) / float(t)
+    gamma = 0.5 * (u * u)
+    on_arrays = (y < 2**53) & (gamma <= GAMMA_VECTOR)
+    for i in np.flatnonzero(~on_arrays):
+        accept[i] = _bernoulli_exp_exact((int(y[i]) * t - s * s) ** 2, 2 * s * s * t * t, random_bytes)
+    idx = np.flatnonzero(on_arrays)
+    j = np.floor(gamma[idx] + 2.0**-20).astype(np.int64) + 1
+    owner = np.repeat(np.arange(idx.size), j)
+    ok = _screened_bernoulli_exp(y[idx][owner], j[owner], s, t, random_bytes, margin)
+    accept[idx] = np.bincount(owner[~ok], minlength=idx.size) == 0
+    return accept
+
+
+def _screened_bernoulli_exp(
+    y: NDArray[np.int64], j: NDArray[np.int64], s: int, t: int, random_bytes: RandomBytes, margin: float
+) -> NDArray[np.bool_]:
+    """``Bernoulli(exp(-gamma / j))`` per entry, ``gamma = (y t - s^2)^2 / (2 s^2 t^2) <= j``
+    (Algorithm 1, comparisons screened in float64: :func:`discrete_gaussian`)."""
+    result = np.zeros(y.size, dtype=bool)
+    active = np.arange(y.size)
+    k = 1
+    while active.size:
+        if k > 2**20:  # pragma: no cover - probability below 1 / (2^20)!
+            raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its bound")
+        u53 = np.frombuffer(random_bytes(8 * active.size), dtype="<u8") >> np.uint64(11)
+        low = u53.astype(np.float64) * 2.0**-53  # U 2^-53, exact
+        p = screened_parameter(y[active], s, t, j[active], k)
+        a = (p - margin) >= low + 2.0**-53  # (U + 1) 2^-53 is exact too
+        unsure = np.flatnonzero(~a & ((p + margin) > low))
+        for i in unsure:
+            num = (int(y[active[i]]) * t - s * s) ** 2
+            den = 2 * s * s * t * t * int(j[active[i]]) * k
+            a[i] = _below_exactly(int(u53[i]), num, den, random_bytes)
+        result[active[~a]] = k % 2 == 1
+        active = active[a]
+        k += 1
+    return result
+
+
+def _below_exactly(u53: int, num: int, den: int, random_bytes: RandomBytes) -> bool:
+    """``[(u53 + V') 2^-53 < num / den]`` for a fresh uniform ``V'`` in [0, 1), exactly."""
+    c, r = divmod(num << 53, den)
+    if u53 != c:
+        return u53 < c
+    return _uniform_below_int(den, random_bytes) < r
+
+
+def _uniform_below_int(m: int, random_bytes: RandomBytes) -> int:
+    """One Python int uniform on ``{0, ..., m - 1}`` (``m >= 1``, any size) by rejection."""
+    if m == 1:
+        return 0
+    bits = (m - 1).bit_length()
+    mask = (1 << bits) - 1
+    while True:
+        value = int.from_bytes(random_bytes((bits + 7) // 8), "little") & mask
+        if value < m:
+            return value
+
+
+def _bernoulli_exp_exact(num: int, den: int, random_bytes: RandomBytes) -> bool:
+    """``Bernoulli(exp(-num / den))`` for Python ints ``num >= 0``, ``den >= 1`` (Algorithm 1,
+    integer part split off as ``Bernoulli(e^-1)`` draws)."""
+    while num > den:
+        if not _uniform_bernoulli_exp1(random_bytes):
+            return False
+        num -= den
+    k = 1
+    while _uniform_below_int(den * k, random_bytes) < num:
+        k += 1
+    return k % 2 == 1
+
+
+def _uniform_bernoulli_exp1(random_bytes: RandomBytes) -> bool:
+    """One ``Bernoulli(e^-1)`` (Algorithm 1 with ``gamma = 1``)."""
+    k = 1
+    while _uniform_below_int(k, random_bytes) < 1:
+        k += 1
+    return k % 2 == 1
+
+
+def gaussian_pmf(s: int, z: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``Pr(Z = z)`` of :func:`discrete_gaussian` (normalised over ``|z| <= 40 s + 40``; for
+    tests and documentation)."""
+    zz = np.arange(-40 * s - 40, 40 * s + 41, dtype=np.float64)
+    norm = float(np.exp(-(zz**2) / (2.0 * s * s)).sum())
+    return np.exp(-(np.asarray(z, dtype=np.float64) ** 2) / (2.0 * s * s)) / norm

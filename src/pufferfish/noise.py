@@ -7,10 +7,13 @@ operating system's cryptographic randomness, so the output is immune to the floa
 attacks on textbook Laplace sampling (Mironov 2012). The scale is rounded up to ``t 2^k``
 (:func:`exact_grid`) and the release checks it again. For inputs on the grid, the ratio of the
 probabilities of two outputs is the continuous Laplace density ratio restricted to the grid, so
-every bound computed for continuous Laplace noise at that scale holds. ``sampler="opendp"`` uses
-OpenDP's ``make_laplace`` on the same kind of grid instead (the cross-check). Gaussian noise is
-drawn with OpenDP's ``make_gaussian`` (discrete Gaussian on the grid ``2^k``, Canonne, Kamath and
-Steinke 2020).
+every pure-eps bound computed for continuous Laplace noise at that scale holds. Secure Gaussian
+noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian of integer sigma ``s = ceil(sigma / 2^k)``
+(Algorithm 3 of the same paper, :func:`pufferfish.discrete_noise.discrete_gaussian`). For an
+(eps, delta) guarantee the discrete noise's delta exceeds the continuous one's by at most
+:func:`discretisation_delta` (a Riemann-sum bound), which the release adds to its check.
+``sampler="opendp"`` uses OpenDP's ``make_laplace`` / ``make_gaussian`` on the same kind of grid
+instead (the cross-check).
 
 The secure samplers use every core: the values are split into one chunk per worker thread. The
 exact sampler's NumPy operations and ``os.urandom`` release the GIL; OpenDP's Rust core does too.
@@ -106,6 +109,53 @@ def grid_exponent(scale: float) -> int:
 SAMPLERS = ("exact", "opendp")
 
 
+def discretisation_delta(noise: str, epsilon: float, units: float) -> float:
+    """Upper bound on how much a delta computed for continuous noise understates the delta of the
+    same noise on the grid.
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+    epsilon : float
+        The eps of the hockey-stick divergence, > 0.
+    units : float
+        The noise's scale in grid units, >= 1: ``t`` (Laplace, :func:`exact_grid`) or ``s``
+        (Gaussian, :func:`gaussian_grid`), or ``scale / 2^k`` for OpenDP's samplers.
+
+    Returns
+    -------
+    float
+        ``(1 + e^eps) 2 phi(0)`` in grid units: ``(1 + e^eps) / t`` for Laplace,
+        ``(1 + e^eps) sqrt(2 / pi) / s`` for Gaussian (rounded up by a relative 1e-12).
+
+    Notes
+    -----
+    Inputs on the grid (spacing 1 in grid units), noise density ``phi`` of the continuous noise
+    and pmf ``c phi(z)`` of the discrete noise, ``c = 1 / sum_z phi(z) <= 1`` (Poisson summation
+    for the Gaussian, ``x coth x >= 1`` for the Laplace). For priors ``P_i``, ``P_j`` the
+    output pmfs are ``c f_i(z)``, ``c f_j(z)`` with ``f`` the continuous mixture densities, so
+    with ``h = [f_i - e^eps f_j]_+``: ``delta_discrete = c sum_z h(z) <= sum_z h(z) <=
+    int h + TV(h)`` (a left Riemann sum of spacing 1 is within the total variation of the
+    integral), and ``TV(h) <= int |f_i'| + e^eps int |f_j'| <= (1 + e^eps) TV(phi) =
+    (1 + e^eps) 2 phi(0)``, since each ``f`` is a mixture of translates of ``phi``. Pure eps needs
+    no such term: the pmf ratio at a grid point is the density ratio there.
+    """
+    tv = 1.0 / units if noise == "laplace" else math.sqrt(2.0 / math.pi) / units
+    return (1.0 + math.exp(epsilon)) * tv * (1.0 + 1e-12)
+
+
+def gaussian_grid(sigma: float) -> tuple[int, int, float]:
+    """``(k, s, rounded)`` of the exact Gaussian sampler for ``sigma > 0``.
+
+    The noise is ``2^k Z`` with ``Z`` discrete Gaussian of integer sigma ``s = ceil(sigma / 2^k)``
+    (:func:`pufferfish.discrete_noise.discrete_gaussian`), ``k = grid_exponent(sigma)``, so
+    ``rounded = s 2^k >= sigma`` within a relative ``2^-40``, and ``s >= 2^40``.
+    """
+    k = grid_exponent(sigma)
+    s = math.ceil(sigma / 2.0**k)
+    return k, int(s), float(s * 2.0**k)
+
+
 def exact_grid(scale: float) -> tuple[int, int, float]:
     """``(k, t, rounded)`` of the exact sampler for a Laplace scale ``b > 0``.
 
@@ -175,7 +225,7 @@ def add_laplace(
     """
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
-    return _add_noise(values, scale, "laplace" if sampler == "opendp" else "exact", rng, workers)
+    return _add_noise(values, scale, "laplace", sampler, rng, workers)
 
 
 def add_gaussian(
@@ -184,6 +234,7 @@ def add_gaussian(
     *,
     rng: np.random.Generator | int | None = None,
     workers: int | None = None,
+    sampler: str = "exact",
 ) -> NoisyValues:
     """Add i.i.d. Gaussian noise ``N(0, scale^2)`` to values.
 
@@ -194,11 +245,15 @@ def add_gaussian(
     scale : float
         Standard deviation ``sigma >= 0``. ``0`` returns the values.
     rng : numpy.random.Generator, int or None
-        ``None`` (default): the secure sampler (OpenDP ``make_gaussian``, discrete Gaussian on the
-        grid ``2^grid_exponent(sigma)``, OS randomness). A Generator or an int seed: NumPy's
+        ``None`` (default): the secure sampler (discrete Gaussian on the grid
+        ``2^grid_exponent(sigma)``, OS randomness). A Generator or an int seed: NumPy's
         ``Generator.normal``, **not secure**; for experiments only.
     workers : int, optional
         Threads of the secure sampler (default: every core); see :func:`add_laplace`.
+    sampler : {"exact", "opendp"}
+        ``"exact"`` (default): the vectorised exact discrete Gaussian of
+        :mod:`pufferfish.discrete_noise` at the sigma :func:`gaussian_grid` rounds up to;
+        ``"opendp"``: OpenDP's ``make_gaussian`` (the cross-check).
 
     Returns
     -------
@@ -207,12 +262,19 @@ def add_gaussian(
     Raises
     ------
     ValueError
-        If ``values`` is not a 1-D array of finite numbers, ``scale`` is not finite and >= 0, or
-        ``workers`` is not an int >= 1.
+        If ``values`` is not a 1-D array of finite numbers, ``scale`` is not finite and >= 0,
+        ``workers`` is not an int >= 1 or ``sampler`` is unknown.
     TypeError
         If ``rng`` is not a Generator, an int or None.
+
+    Notes
+    -----
+    For an (eps, delta) guarantee, add :func:`discretisation_delta` to the continuous noise's
+    delta (the release does).
     """
-    return _add_noise(values, scale, "gaussian", rng, workers)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
+    return _add_noise(values, scale, "gaussian", sampler, rng, workers)
 
 
 def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None]:
@@ -268,7 +330,12 @@ def check_workers(workers: Any) -> int:
 
 
 def _add_noise(
-    values: Any, scale: float, kind: str, rng: np.random.Generator | int | None, workers: int | None
+    values: Any,
+    scale: float,
+    kind: str,
+    sampler: str,
+    rng: np.random.Generator | int | None,
+    workers: int | None,
 ) -> NoisyValues:
     scale = check_scale(scale)
     n_workers = check_workers(workers)
@@ -296,8 +363,8 @@ def _add_noise(
         )
     if scale == 0.0 or x.size == 0:
         return NoisyValues(x.copy(), scale, "none (scale 0: no noise added)", True, None, None)
-    if kind == "exact":
-        return _exact_laplace(x, scale, n_workers)
+    if sampler == "exact":
+        return _exact_noise(x, scale, n_workers, gaussian=kind == "gaussian")
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
@@ -348,24 +415,30 @@ def _in_chunks(
         return np.concatenate(list(pool.map(sample, chunks))), len(chunks)
 
 
-def _exact_laplace(x: NDArray[np.float64], scale: float, n_workers: int) -> NoisyValues:
-    """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)."""
-    from .discrete_noise import discrete_laplace
+def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussian: bool) -> NoisyValues:
+    """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)
+    or discrete Gaussian (:func:`gaussian_grid`)."""
+    from .discrete_noise import discrete_gaussian, discrete_laplace
 
-    k, t, rounded = exact_grid(scale)
+    k, units, rounded = gaussian_grid(scale) if gaussian else exact_grid(scale)
+    draw = discrete_gaussian if gaussian else discrete_laplace
     g = 2.0**k
 
     def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(np.rint(chunk / g) * g + discrete_laplace(t, chunk.size) * g, dtype=np.float64)
+        return np.asarray(np.rint(chunk / g) * g + draw(units, chunk.size) * g, dtype=np.float64)
 
     noisy, n_chunks = _in_chunks(x, n_workers, sample)
+    what = (
+        f"discrete Gaussian (Canonne, Kamath and Steinke 2020, Alg 1-3, vectorised) on the grid 2^{k}, "
+        f"integer sigma s = {units} (sigma rounded up to {rounded!r})"
+        if gaussian
+        else f"discrete Laplace (Canonne, Kamath and Steinke 2020, Alg 1-2, vectorised) on the grid 2^{k}, "
+        f"integer scale t = {units} (scale rounded up to {rounded!r})"
+    )
     return NoisyValues(
         values=noisy,
         scale=rounded,
-        sampler=(
-            f"pufferfish exact discrete Laplace (Canonne, Kamath and Steinke 2020, Alg 1-2, vectorised) "
-            f"on the grid 2^{k}, integer scale t = {t} (scale rounded up to {rounded!r}), OS randomness"
-        ),
+        sampler=f"pufferfish exact {what}, OS randomness",
         secure=True,
         granularity=g,
         seed=None,

@@ -27,11 +27,11 @@ from .calibration import (
     Skipped,
     lookup,
 )
-from .calibration.check import measure
+from .calibration.check import measure, passes
 from .calibration.mapping import check_utility
 from .density import check_noise
 from .fit import FittedPriors, parse_prior_model
-from .noise import SAMPLERS, check_workers, exact_grid
+from .noise import SAMPLERS, check_workers, discretisation_delta, exact_grid, gaussian_grid, grid_exponent
 from .pipeline import TableCalibration, calibrate_table_steps, column_kinds, report_dict
 from .priorsets import check_prior_set
 from .tables.estimate import EstimatedPriors, check_pairs
@@ -168,7 +168,7 @@ def release(
     weight : str, optional
         Frequency-weight column for the prior estimate.
     rng : numpy.random.Generator, int or None
-        ``None`` (default) samples securely (OpenDP). A seed or Generator switches to NumPy's
+        ``None`` (default) samples securely (``sampler``). A seed or Generator switches to NumPy's
         insecure sampler, labelled as such in the report; for experiments only.
     force : bool
         Overwrite existing output and report files.
@@ -189,8 +189,9 @@ def release(
         Threads of the secure sampler (default every core); each draws its own chunk of a batch
         from OS randomness (:mod:`pufferfish.noise`). Ignored with a seeded ``rng``.
     sampler : {"exact", "opendp"}
-        Secure Laplace sampler (DuckDB): the exact one, checked again at its rounded scale
-        (:func:`pufferfish.noise.exact_grid`), or OpenDP's.
+        Secure sampler of Laplace and Gaussian noise: the exact one (:mod:`pufferfish.noise`,
+        at the scale rounded up to its grid), or OpenDP's; the scale it draws is checked again
+        (:func:`sampler_scale`).
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
@@ -261,36 +262,86 @@ def release(
     if isinstance(picked, Skipped):
         raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
     table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name, "sampler": sampler})
-    _check_rounded_scale(table, picked, rng, sampler)
+    scale = sampler_scale(table, picked, rng, sampler)
 
     report, drawn, rows_released, rows_missing = _publish(
         source, out_path, rep_path, fmt, table=table, chosen=picked, rng=rng, force=force, engine=engine,
         spark=spark, batch_rows=batch_rows, progress=progress, workers=n_workers, sampler=sampler,
+        scale=scale,
     )  # fmt: skip
     return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
 
 
-def _check_rounded_scale(
-    table: TableCalibration, picked: Calibration | MappingCalibration, rng: Any, sampler: str
-) -> None:
-    """The exact sampler adds noise of the scale rounded up to its grid: check that scale too.
+#: Relative increases of a scale tried when the grid's delta term makes the rounded scale fail.
+SAFETY_STEPS = (0.0, 2.0**-30, 2.0**-20, 2.0**-10)
 
-    Raises :class:`~pufferfish.calibration.PrivacyCheckError` if it fails (the loss is
-    non-increasing in the scale, so it cannot, unless a check is wrong).
+
+def sampler_scale(
+    table: TableCalibration, picked: Calibration | MappingCalibration, rng: Any, sampler: str
+) -> float:
+    """The scale handed to the sampler: the chosen one, checked again as the sampler draws it.
+
+    Parameters
+    ----------
+    table : TableCalibration
+        The calibration of the released column (its scenario and secret weights).
+    picked : Calibration or MappingCalibration
+        The chosen result; a mapping (or a scale of 0) is released as it is: returns 0.
+    rng : numpy.random.Generator, int or None
+        Anything but None is the insecure continuous sampler: the chosen scale is returned.
+    sampler : {"exact", "opendp"}
+        ``"exact"`` rounds the scale up to its grid (:func:`pufferfish.noise.exact_grid`,
+        :func:`pufferfish.noise.gaussian_grid`); OpenDP's sampler draws on the grid
+        ``2^grid_exponent(scale)`` at the scale as it is. Either is checked here.
+
+    Returns
+    -------
+    float
+        The smallest of ``scale (1 + r)``, ``r`` in :data:`SAFETY_STEPS`, whose rounded scale
+        passes the check with, for an (eps, delta) criterion, the grid's extra delta
+        (:func:`pufferfish.noise.discretisation_delta`) added to the check's error bound.
+
+    Raises
+    ------
+    pufferfish.calibration.PrivacyCheckError
+        If none passes (the steps are far larger than that term: a bug).
+
+    Notes
+    -----
+    The loss is non-increasing in the scale (SPEC sec 2.1), so rounding up cannot fail a pure-eps
+    check; with delta > 0 the discrete noise's delta may exceed the continuous noise's by the
+    grid term (about 1e-12 (1 + e^eps)), so a scale calibrated to meet delta to the last digit is
+    raised by a relative 2^-30 (or more) until the sum passes.
     """
-    if not isinstance(picked, Calibration) or picked.noise != "laplace" or picked.scale == 0.0:
-        return
-    if rng is not None or sampler != "exact":
-        return
-    rounded = exact_grid(picked.scale)[2]
+    if not isinstance(picked, Calibration) or picked.scale == 0.0:
+        return 0.0
+    if rng is not None:
+        return picked.scale
     weights = table.estimated.secret_weights
-    chk, target = measure(table.scenario, picked.criterion, "laplace", rounded, picked.epsilon,
-                          picked.delta, weights)  # fmt: skip
-    if not chk.passes(target):
-        raise PrivacyCheckError(
-            f"{picked.mechanism} at the sampler's rounded scale {rounded!r} fails its check: "
-            f"{chk.value!r} + {chk.error!r} > {target!r}"
-        )
+    with_delta = picked.criterion == "(eps, delta)-PP" and picked.delta > 0.0
+    tried = []
+    for step in SAFETY_STEPS:
+        scale = picked.scale * (1.0 + step)
+        _, units, rounded = _grid(scale, picked.noise, sampler)
+        chk, target = measure(table.scenario, picked.criterion, picked.noise, rounded, picked.epsilon,
+                              picked.delta, weights)  # fmt: skip
+        extra = discretisation_delta(picked.noise, picked.epsilon, units) if with_delta else 0.0
+        if passes(chk.value, chk.error + extra, target):
+            return scale
+        tried.append(f"{rounded!r}: {chk.value!r} + {chk.error + extra!r}")
+    raise PrivacyCheckError(
+        f"{picked.mechanism} at the sampler's rounded scales fails its check against {target!r} ("
+        + "; ".join(tried)
+        + ")"
+    )
+
+
+def _grid(scale: float, noise: str, sampler: str) -> tuple[int, float, float]:
+    """``(k, scale in grid units, scale drawn)`` of a secure sampler."""
+    if sampler == "exact":
+        return gaussian_grid(scale) if noise == "gaussian" else exact_grid(scale)
+    k = grid_exponent(scale)
+    return k, scale / 2.0**k, scale
 
 
 def _check_sampling(engine: str, rng: Any, mechanism: Mechanism, sampler: str) -> None:
@@ -370,6 +421,7 @@ def _write_release(
     progress: Callable[[int, int], None] | None,
     workers: int,
     sampler: str = "exact",
+    scale: float = 0.0,
 ) -> tuple[dict[str, Any], int, int]:
     """The engine's release of the validated request: ``(sampler description, released, missing)``.
 
@@ -391,12 +443,13 @@ def _write_release(
             fmt,
             public=table.released_table.public_column,
             estimated=table.released_table,
-            scale=chosen.scale,
+            scale=scale,
             noise=chosen.noise,
             rng=None if rng is None else int(rng),  # type: ignore[arg-type]
             force=force,
             text_copy=text_copy,
             spark=spark,
+            sampler=sampler,
         )
     from .tables.duckdb_engine import stream_release
 
@@ -407,7 +460,7 @@ def _write_release(
         gzip=gzip,
         public=table.released_table.public_column,
         estimated=table.released_table,
-        scale=chosen.scale if isinstance(chosen, Calibration) else 0.0,
+        scale=scale,
         noise=chosen.noise,
         rng=rng,
         text_copy=text_copy,

@@ -559,7 +559,9 @@ def release_sum(
     mechanism : str
         One of :data:`MULTIUSER_MECHANISMS` (with ``user``), or ``"optimal"``.
     rng : numpy.random.Generator, int or None
-        ``None``: secure sampler (OpenDP). A Generator or seed: NumPy, **not secure**.
+        ``None``: the secure exact discrete Laplace sampler (:func:`pufferfish.noise.add_laplace`;
+        scale rounded up by at most a relative 2^-40, which cannot raise the pure-eps loss, SPEC
+        sec 2.1). A Generator or seed: NumPy, **not secure**.
 
     Returns
     -------

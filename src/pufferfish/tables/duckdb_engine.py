@@ -424,7 +424,7 @@ def stream_release(
     gzip : bool
         Compress a CSV output with gzip.
     sampler : {"exact", "opendp"}
-        The secure Laplace sampler (:func:`pufferfish.noise.add_laplace`).
+        The secure sampler (:func:`pufferfish.noise.add_laplace`, :func:`pufferfish.noise.add_gaussian`).
     mapping : MappingCalibration, optional
         Release each value as a value of the alphabet drawn from this checked matrix
         (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
@@ -505,7 +505,7 @@ def _adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
         if noise == "laplace":
             noisy = add_laplace(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
         else:
-            noisy = add_gaussian(codes[present], scale, rng=gen, workers=workers)
+            noisy = add_gaussian(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
         released = np.full(codes.shape, np.nan)
         released[present] = noisy.values
         return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()

@@ -255,6 +255,7 @@ def _perturb_partition(
     noise: str,
     seed: int | None,
     empty_is_missing: bool,
+    sampler: str = "exact",
 ) -> Iterator[pa.RecordBatch]:
     """One partition of the Spark release: ``code + noise`` in the public column, on the executor.
 
@@ -284,7 +285,7 @@ def _perturb_partition(
         present = ~np.isnan(codes)
         released = np.full(codes.shape, np.nan)
         # One worker: Spark already runs one partition per core.
-        released[present] = adder(codes[present], scale, rng=gen, workers=1).values
+        released[present] = adder(codes[present], scale, rng=gen, workers=1, sampler=sampler).values
         cols = list(batch.columns)
         cols[k] = pa.array(released, type=pa.float64(), mask=~present)
         fields = list(batch.schema)
@@ -305,6 +306,7 @@ def release_table(
     force: bool,
     text_copy: bool,
     spark: Any = None,
+    sampler: str = "exact",
 ) -> tuple[dict[str, Any], int, int]:
     """Write the release with Spark: ``(sampler description, rows released, rows missing)``.
 
@@ -331,6 +333,8 @@ def release_table(
     text_copy : bool
         Read CSV input as text so other columns are copied unchanged.
     spark : pyspark.sql.SparkSession, optional
+    sampler : {"exact", "opendp"}
+        The secure sampler of every partition (:func:`pufferfish.noise.add_laplace`).
 
     Returns
     -------
@@ -363,6 +367,7 @@ def release_table(
             noise=noise,
             seed=seed,
             empty_is_missing=text_copy,
+            sampler=sampler,
         )
 
     try:
@@ -378,7 +383,9 @@ def release_table(
             out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(output))
     except Exception as exc:
         raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
-    probe = (add_laplace if noise == "laplace" else add_gaussian)(np.zeros(1), scale, rng=seed, workers=1)
+    probe = (add_laplace if noise == "laplace" else add_gaussian)(
+        np.zeros(1), scale, rng=seed, workers=1, sampler=sampler
+    )
     described = probe.describe()
     described.update(
         {
