@@ -23,7 +23,10 @@ from pufferfish.discrete_noise import (
     GAMMA_VECTOR,
     SCREEN_MARGIN,
     T_MAX,
+    _exp1_table,
     bernoulli_exp,
+    bernoulli_exp1,
+    bernoulli_fraction,
     discrete_gaussian,
     discrete_laplace,
     gaussian_pmf,
@@ -255,3 +258,37 @@ def test_secure_gaussian_release_checks_the_drawn_sigma(tmp_path) -> None:
     values = pd.read_csv(dest)["education-num"].to_numpy()
     steps = values / 2.0**k
     assert np.array_equal(steps, np.rint(steps)) and np.unique(values).size > 40_000
+
+
+def test_bernoulli_fraction_and_exp1_tables_are_exact() -> None:
+    """The 16-bit digit samplers: ``Bernoulli(n / d)`` (ties resolved by a uniform below ``d``)
+    and ``Bernoulli(e^-1)`` by its table, including a cell that holds ``1 / 7!`` (decided by
+    more digits: conditional probability ``14 - 2^16 / 5040`` of a 1)."""
+    n = 400_000
+    for num, den in ((1, 3), (5, 2**40 + 7), (2**50 + 1, 2**52 + 9), (65535, 65536)):
+        b = bernoulli_fraction(np.full(n, num, dtype=np.int64), den, _source(num % 97 + den % 89))
+        assert binomtest(int(b.sum()), n, num / den).pvalue > 1e-3
+    b = bernoulli_exp1(2_000_000, _source(17))
+    assert binomtest(int(b.sum()), b.size, math.exp(-1)).pvalue > 1e-3
+    gen = np.random.default_rng(23)
+    calls = []
+
+    def cell_13(k: int) -> bytes:  # the first digit of every draw is 13, later digits random
+        calls.append(k)
+        return np.full(k // 2, 13, dtype="<u2").tobytes() if len(calls) == 1 else gen.bytes(k)
+
+    b = bernoulli_exp1(200_000, cell_13)
+    assert binomtest(int(b.sum()), b.size, float(14 - Fraction(2**16, 5040))).pvalue > 1e-3
+    assert (_exp1_table() < 0).sum() == 7  # cells holding 1/k! for k = 3..8 and the cell at 0
+
+
+@pytest.mark.parametrize("m", [2**17 + 3, 3 * 2**30 + 1, 2**46 - 1])
+def test_uniform_below_by_residues_is_uniform(m: int) -> None:
+    """The 62-bit residue path of :func:`uniform_below`, 64 equal-width bins."""
+    n = 400_000
+    u = uniform_below(m, n, _source(m % 1013))
+    assert u.min() >= 0 and u.max() < m
+    bins = 64
+    counts = np.bincount((u.astype(object) * bins // m).astype(np.int64), minlength=bins)
+    cell = np.array([((b + 1) * m + bins - 1) // bins - (b * m + bins - 1) // bins for b in range(bins)]) / m
+    assert chisquare(counts, cell * n).pvalue > 1e-3

@@ -8,9 +8,12 @@ call), not per value.
 
 Exactness (every step samples its distribution exactly; no floating point on the random path):
 
-* ``uniform_below(m)``: the low ``b = bit_length(m - 1)`` bits of 1, 2, 4 or 8 OS bytes (the
-  smallest that hold them), rejected when ``>= m`` (probability < 1/2), so each accepted value
-  is uniform on ``{0, ..., m - 1}``.
+* ``uniform_below(m)``: the low ``b = bit_length(m - 1)`` bits of ``ceil(b / 8)`` OS bytes,
+  rejected when ``>= m`` (probability < 1/2), so each accepted value is uniform on
+  ``{0, ..., m - 1}``. For ``2^16 < m <= 2^46`` not a power of two (the scales of the
+  samplers, where that rejection costs up to half the draws): ``x`` uniform on 62 bits,
+  rejected when ``x >= floor(2^62 / m) m`` (probability < 2^-16), else ``x mod m``; each
+  residue has exactly ``floor(2^62 / m)`` preimages below the limit, so it is uniform too.
 * ``Bernoulli(exp(-n / d))`` for integers ``0 <= n <= d`` (Algorithm 1): draw
   ``A_K ~ Bernoulli(n / (d K))`` (a uniform integer below ``d K`` compared with ``n``) for
   ``K = 1, 2, ...`` until ``A_K = 0``; output 1 iff that ``K`` is odd. ``Pr(K > k) =
@@ -38,6 +41,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -71,15 +75,67 @@ def uniform_below(m: int, size: int, random_bytes: RandomBytes = os.urandom) -> 
         out[:] = 0
         return out
     bits = (m - 1).bit_length()
-    width = next(w for w in (1, 2, 4, 8) if 8 * w >= bits)  # bytes per draw: a NumPy integer type
-    dtype = np.dtype(f"<u{width}")
+    if m != 1 << bits and 16 < bits <= 46:  # 62-bit draws reduced mod m, rejected above a multiple
+        limit = (2**62 // m) * m  # of m: Pr(reject) < m / 2^62 <= 2^-16
+        todo = np.arange(size)
+        while todo.size:
+            value = np.frombuffer(random_bytes(8 * todo.size), dtype="<u8") >> np.uint64(2)
+            ok = value < limit
+            out[todo[ok]] = (value[ok] % np.uint64(m)).astype(np.int64)
+            todo = todo[~ok]
+        return out
+    width = (bits + 7) // 8  # bytes per draw
+    dtype = np.dtype(f"<u{next(w for w in (1, 2, 4, 8) if w >= width)}")
     mask = dtype.type((1 << bits) - 1)
     todo = np.arange(size)
     while todo.size:
-        value = np.frombuffer(random_bytes(width * todo.size), dtype=dtype) & mask
+        value = _little_endian(random_bytes(width * todo.size), width, dtype) & mask
         ok = value < m
         out[todo[ok]] = value[ok].astype(np.int64)
         todo = todo[~ok]
+    return out
+
+
+def _little_endian(data: bytes, width: int, dtype: np.dtype[Any]) -> NDArray[Any]:
+    """``len(data) / width`` unsigned integers of ``width`` little-endian bytes each, as
+    ``dtype`` (1, 2, 4 or 8 bytes, ``>= width``): the missing high bytes are zero."""
+    if width == dtype.itemsize:
+        return np.frombuffer(data, dtype=dtype)
+    raw = np.frombuffer(data, dtype=np.uint8).reshape(-1, width)
+    padded = np.zeros((raw.shape[0], dtype.itemsize), dtype=np.uint8)
+    padded[:, :width] = raw
+    return padded.view(dtype).ravel()
+
+
+#: Bits of the first digit of :func:`bernoulli_fraction` (one uint16 per entry).
+DIGIT_BITS = 16
+
+
+def bernoulli_fraction(
+    numerator: NDArray[np.int64], denominator: int, random_bytes: RandomBytes = os.urandom
+) -> NDArray[np.bool_]:
+    """``Bernoulli(numerator / denominator)`` per entry, for ``0 <= numerator <= denominator``,
+    ``1 <= denominator <= 2^62``, reading 16 random bits per entry in most cases.
+
+    ``A = [V < n / d]`` for ``V`` uniform on [0, 1), written ``V = (W + V') 2^-16`` with ``W``
+    a uniform 16-bit integer and ``V'`` uniform on [0, 1) independent of it. With
+    ``c, r = divmod(n 2^16, d)``: ``W < c`` gives ``A = 1``, ``W > c`` gives ``A = 0``, and
+    ``W = c`` (probability at most 2^-16) leaves ``A = [V' < r / d]``, drawn as
+    ``[uniform below d < r]`` (:func:`uniform_below`). Exact; ``n 2^16 <= 2^78`` is formed
+    in Python integers only when it would overflow int64 (``d > 2^46``).
+    """
+    n = np.asarray(numerator, dtype=np.int64)
+    w = np.frombuffer(random_bytes(2 * n.size), dtype="<u2").astype(np.int64)
+    if denominator <= 2**46:
+        c, r = np.divmod(n << DIGIT_BITS, np.int64(denominator))
+    else:
+        pairs = [divmod(int(v) << DIGIT_BITS, denominator) for v in n]
+        c = np.array([q for q, _ in pairs], dtype=np.int64)
+        r = np.array([rem for _, rem in pairs], dtype=np.int64)
+    out = w < c
+    tied = np.flatnonzero(w == c)
+    if tied.size:
+        out[tied] = uniform_below(denominator, tied.size, random_bytes) < r[tied]
     return out
 
 
@@ -97,7 +153,7 @@ def bernoulli_exp(
     while active.size:
         if denominator * k > 2**62:  # pragma: no cover - probability below 1 / (2^18)!
             raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its int64 bound")
-        a = uniform_below(denominator * k, active.size, random_bytes) < n[active]
+        a = bernoulli_fraction(n[active], denominator * k, random_bytes)
         done = ~a
         result[active[done]] = k % 2 == 1
         active = active[a]
@@ -105,16 +161,72 @@ def bernoulli_exp(
     return result
 
 
+def _exp1_table() -> NDArray[np.int8]:
+    """For each 16-bit ``W``: 1 or 0 if every ``V`` in ``[W, W + 1) 2^-16`` gives the same
+    answer of :func:`bernoulli_exp1` (:func:`_exp1_decide` at ``b = 16``), else -1."""
+    w = np.arange(2**DIGIT_BITS, dtype=np.int64)
+    k_lo = np.full(w.size, 0)
+    k_hi = np.full(w.size, 0)
+    for k in range(9, 1, -1):  # the smallest k wins: go down
+        f = math.factorial(k)
+        k_lo = np.where(w * f >= 2**DIGIT_BITS, k, k_lo)
+        k_hi = np.where((w + 1) * f > 2**DIGIT_BITS, k, k_hi)
+    decided = (k_lo == k_hi) & (k_lo > 0)
+    return np.where(decided, k_lo % 2, -1).astype(np.int8)
+
+
+def _exp1_decide(m: int, b: int) -> int | None:
+    """``[K odd]`` if every ``V`` in ``[m, m + 1) 2^-b`` has the same ``K = min{k >= 2 :
+    V k! >= 1}``, else None."""
+    if m == 0:
+        return None
+    k_lo = 2
+    while m * math.factorial(k_lo) < 2**b:
+        k_lo += 1
+    k_hi = 2
+    while (m + 1) * math.factorial(k_hi) <= 2**b:
+        k_hi += 1
+    return k_lo % 2 if k_lo == k_hi else None
+
+
+_EXP1 = _exp1_table()
+
+
+def bernoulli_exp1(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.bool_]:
+    """``size`` draws of ``Bernoulli(e^-1)``, 16 random bits each in most cases.
+
+    Algorithm 1 with ``gamma = 1`` stops at the first ``k >= 2`` with ``A_k = 0``,
+    ``A_k ~ Bernoulli(1/k)``, so ``Pr(K > k) = 1/k!``, and outputs ``[K odd]``. Only the law of
+    ``K`` matters, so ``K`` is drawn by inversion from one uniform ``V`` in [0, 1):
+    ``K = min{k >= 2 : V >= 1/k!}`` has ``Pr(K > k) = Pr(V < 1/k!) = 1/k!``. ``V`` is read 16
+    bits at a time: a table (:func:`_exp1_table`) answers for the 16-bit cells that contain no
+    ``1/k!`` (all but 8 of 65,536); in the others more bits are read, with exact integer
+    comparisons ``m k! >= 2^b``, until the cell is decided. Exact.
+    """
+    w = np.frombuffer(random_bytes(2 * size), dtype="<u2")
+    out = _EXP1[w]
+    for i in np.flatnonzero(out < 0):
+        m, b = int(w[i]), DIGIT_BITS
+        answer = _exp1_decide(m, b)
+        while answer is None:
+            m = (m << DIGIT_BITS) | int.from_bytes(random_bytes(2), "little")
+            b += DIGIT_BITS
+            answer = _exp1_decide(m, b)
+        out[i] = answer
+    return out.astype(bool)
+
+
 def geometric_exp1(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.int64]:
     """``size`` draws of ``V``: ``Bernoulli(e^-1)`` successes before the first failure."""
     v = np.zeros(size, dtype=np.int64)
     active = np.arange(size)
-    one = np.ones(size, dtype=np.int64)
+    rounds = 0
     while active.size:
-        success = bernoulli_exp(one[: active.size], 1, random_bytes)
-        v[active[success]] += 1
+        success = bernoulli_exp1(active.size, random_bytes)
         active = active[success]
-        if v.size and int(v.max(initial=0)) >= 2**17:  # pragma: no cover - probability e^(-2^17)
+        v[active] += 1
+        rounds += 1
+        if rounds >= 2**17:  # pragma: no cover - probability e^(-2^17)
             raise RuntimeError("geometric loop ran past its int64 bound")
     return v
 
@@ -152,22 +264,17 @@ def discrete_laplace(t: int, size: int, random_bytes: RandomBytes = os.urandom) 
         raise ValueError(f"size must be >= 0, got {size}")
     t = int(t)
     out = np.empty(size, dtype=np.int64)
-    todo = np.arange(size)
-    while todo.size:
-        n = todo.size
-        u = uniform_below(t, n, random_bytes)
-        keep = bernoulli_exp(u, t, random_bytes)
-        u = u[keep]
+    done = 0
+    while done < size:
+        need = size - done
+        u = uniform_below(t, _candidates(need, 0.55), random_bytes)  # about 0.6 of them pass
+        u = u[bernoulli_exp(u, t, random_bytes)]
         v = geometric_exp1(u.size, random_bytes)
         x = u + t * v
         sign = uniform_below(2, u.size, random_bytes)
-        ok = ~((sign == 1) & (x == 0))
-        z = np.where(sign == 1, -x, x)[ok]
-        placed = todo[np.flatnonzero(keep)[ok]]
-        out[placed] = z
-        rest = np.ones(n, dtype=bool)
-        rest[np.flatnonzero(keep)[ok]] = False
-        todo = todo[rest]
+        z = np.where(sign == 1, -x, x)[~((sign == 1) & (x == 0))][:need]
+        out[done : done + z.size] = z
+        done += z.size
     return out
 
 
@@ -233,15 +340,16 @@ def discrete_gaussian(
     is < 2^-42; so ``J > gamma``.
 
     *Each comparison.* Algorithm 1 needs ``A_k ~ Bernoulli(p)``, ``p = gamma / (J k)``. Draw a
-    uniform 53-bit integer ``U`` (8 OS bytes shifted right by 11: exact); ``A_k = 1`` iff
-    ``(U + V') 2^-53 < p`` for an implicit uniform ``V'`` in [0, 1), which has probability ``p``.
-    With ``p_f`` the float64 value of ``p`` and ``|p_f - p| <= E``: if
-    ``fl(p_f - margin) >= (U + 1) 2^-53`` then ``A_k = 1``; if ``fl(p_f + margin) <= U 2^-53``
-    then ``A_k = 0`` (both sound when ``margin > E + 2^-53``: the rounding of the sum is at most
-    2^-53). Otherwise (probability about ``2 margin``) the comparison is made exactly on Python
-    integers: ``c, r = divmod(N 2^53, D)`` with ``p = N / D``; ``A_k = [U < c]`` if ``U != c``,
-    else ``[uniform below D < r]``. No float ever decides a comparison it cannot certify, so
-    the output distribution is exactly the discrete Gaussian.
+    uniform 16-bit integer ``W`` (2 OS bytes); ``A_k = 1`` iff ``(W + V') 2^-16 < p`` for an
+    implicit uniform ``V'`` in [0, 1), which has probability ``p``. With ``p_f`` the float64
+    value of ``p`` and ``|p_f - p| <= E``: if ``fl(p_f - margin) >= (W + 1) 2^-16`` then
+    ``A_k = 1``; if ``fl(p_f + margin) <= W 2^-16`` then ``A_k = 0`` (both sound when
+    ``margin > E + 2^-53``: the rounding of the sum is at most 2^-53; ``W 2^-16`` and
+    ``(W + 1) 2^-16`` are exact). Otherwise (probability about ``2^-16 + 2 margin``) the
+    comparison is made exactly on Python integers: ``c, r = divmod(N 2^16, D)`` with
+    ``p = N / D``; ``A_k = [W < c]`` if ``W != c``, else ``[uniform below D < r]``. No float
+    ever decides a comparison it cannot certify, so the output distribution is exactly the
+    discrete Gaussian.
 
     *The bound E.* Entries with ``|Y| >= 2^53`` or ``gamma_f > GAMMA_VECTOR`` go to exact
     integers entirely (Algorithm 1 on ``N / D`` with the integer part split off), so on the
@@ -262,13 +370,21 @@ def discrete_gaussian(
     s = int(s)
     t = s + 1
     out = np.empty(size, dtype=np.int64)
-    todo = np.arange(size)
-    while todo.size:
-        y = discrete_laplace(t, todo.size, random_bytes)
-        keep = _gaussian_accept(np.abs(y), s, t, random_bytes, float(margin))
-        out[todo[keep]] = y[keep]
-        todo = todo[~keep]
+    done = 0
+    while done < size:
+        need = size - done
+        y = discrete_laplace(t, _candidates(need, 0.7), random_bytes)  # about 0.76 of them pass
+        z = y[_gaussian_accept(np.abs(y), s, t, random_bytes, float(margin))][:need]
+        out[done : done + z.size] = z
+        done += z.size
     return out
+
+
+def _candidates(need: int, rate: float) -> int:
+    """How many i.i.d. candidates to draw so that about ``need`` pass a test of pass rate
+    ``rate`` in one round. Which candidates are kept depends only on the pass indicators (the
+    first ``need`` that pass), so the kept values are i.i.d. from the target."""
+    return int(need / rate) + 16
 
 
 def screened_parameter(
@@ -309,26 +425,26 @@ def _screened_bernoulli_exp(
     while active.size:
         if k > 2**20:  # pragma: no cover - probability below 1 / (2^20)!
             raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its bound")
-        u53 = np.frombuffer(random_bytes(8 * active.size), dtype="<u8") >> np.uint64(11)
-        low = u53.astype(np.float64) * 2.0**-53  # U 2^-53, exact
+        w = np.frombuffer(random_bytes(2 * active.size), dtype="<u2")
+        low = w.astype(np.float64) * 2.0**-DIGIT_BITS  # W 2^-16, exact
         p = screened_parameter(y[active], s, t, j[active], k)
-        a = (p - margin) >= low + 2.0**-53  # (U + 1) 2^-53 is exact too
+        a = (p - margin) >= low + 2.0**-DIGIT_BITS  # (W + 1) 2^-16 is exact too
         unsure = np.flatnonzero(~a & ((p + margin) > low))
         for i in unsure:
             num = (int(y[active[i]]) * t - s * s) ** 2
             den = 2 * s * s * t * t * int(j[active[i]]) * k
-            a[i] = _below_exactly(int(u53[i]), num, den, random_bytes)
+            a[i] = _below_exactly(int(w[i]), num, den, random_bytes)
         result[active[~a]] = k % 2 == 1
         active = active[a]
         k += 1
     return result
 
 
-def _below_exactly(u53: int, num: int, den: int, random_bytes: RandomBytes) -> bool:
-    """``[(u53 + V') 2^-53 < num / den]`` for a fresh uniform ``V'`` in [0, 1), exactly."""
-    c, r = divmod(num << 53, den)
-    if u53 != c:
-        return u53 < c
+def _below_exactly(w: int, num: int, den: int, random_bytes: RandomBytes) -> bool:
+    """``[(w + V') 2^-16 < num / den]`` for a fresh uniform ``V'`` in [0, 1), exactly."""
+    c, r = divmod(num << DIGIT_BITS, den)
+    if w != c:
+        return w < c
     return _uniform_below_int(den, random_bytes) < r
 
 
