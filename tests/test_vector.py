@@ -1,0 +1,169 @@
+"""Several public columns (issue 17, in progress): joint priors, the W1 and W-infinity plans in d
+dimensions, and the exact check of product Laplace noise at the vertices of the product grid.
+
+Cross-checks: a dense brute-force evaluation of the log-ratio off the grid (d = 2, 3), 50-digit
+mpmath at every vertex, today's 1-D loss and plan, HiGHS for the bottleneck's optimality, and
+seed 002 Thm 1 (the plan's largest distance over eps passes the check).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+from scipy.special import logsumexp
+
+from pufferfish.loss import privacy_loss
+from pufferfish.priors import DiscretePrior, Scenario
+from pufferfish.transport import kantorovich_plan as plan_1d
+from pufferfish.vector import JointPrior, Metric, bottleneck_plan, kantorovich_plan, product_laplace_loss
+from pufferfish.vector.joint import MAX_TUPLES
+
+
+def _random_pair(seed: int, d: int, n: int = 6, spread: int = 5) -> tuple[JointPrior, JointPrior]:
+    gen = np.random.default_rng(seed)
+    xi = gen.integers(0, spread, size=(n, d)).astype(float) + gen.choice([0.0, 0.5], size=(n, d))
+    xj = gen.integers(1, spread + 1, size=(n, d)).astype(float)
+    return JointPrior.from_rows(xi), JointPrior.from_rows(xj)
+
+
+def _log_ratio(
+    prior_i: JointPrior, prior_j: JointPrior, metric: Metric, scale: float, y: np.ndarray
+) -> np.ndarray:
+    """Direct ``log f_i(y) - log f_j(y)`` at points ``y`` (N, d): the N x support sum."""
+    out = []
+    for prior in (prior_i, prior_j):
+        d = np.zeros((y.shape[0], prior.size))
+        for k, w in enumerate(metric.units):
+            d += np.abs(y[:, k, None] - prior.support[None, :, k]) / (scale * w)
+        out.append(logsumexp(np.log(prior.pmf)[None, :] - d, axis=1))
+    return out[0] - out[1]
+
+
+@pytest.mark.parametrize(("d", "seed"), [(2, 1), (2, 2), (3, 3), (3, 4)])
+def test_sup_is_at_a_vertex_against_a_dense_grid(d: int, seed: int) -> None:
+    p_i, p_j = _random_pair(seed, d)
+    metric = Metric(tuple(np.random.default_rng(seed).uniform(0.5, 2.0, size=d)))
+    scale = 0.9
+    res = product_laplace_loss(p_i, p_j, metric, scale)
+    gen = np.random.default_rng(100 + seed)
+    lo = np.minimum(p_i.support.min(axis=0), p_j.support.min(axis=0)) - 3
+    hi = np.maximum(p_i.support.max(axis=0), p_j.support.max(axis=0)) + 3
+    y = gen.uniform(lo, hi, size=(200_000, d))
+    dense = np.abs(_log_ratio(p_i, p_j, metric, scale, y)).max()
+    assert dense <= res.loss + res.error_bound + 1e-12  # nothing off the grid beats the vertices
+    at = np.abs(_log_ratio(p_i, p_j, metric, scale, np.array([res.worst_vertex])))[0]
+    assert abs(at - res.loss) <= res.error_bound + 1e-13
+    assert dense >= res.loss - 0.5  # the random points come close (not a vacuous comparison)
+
+
+def test_every_vertex_against_mpmath() -> None:
+    p_i, p_j = _random_pair(7, 2, n=4)
+    metric = Metric((1.0, 0.5))
+    scale = 0.3  # small: log-ratios of several nats
+    res = product_laplace_loss(p_i, p_j, metric, scale)
+    mpmath.mp.dps = 50
+    axes = [sorted(set(p_i.support[:, k]) | set(p_j.support[:, k])) for k in range(2)]
+    best = mpmath.mpf(0)
+    for y0 in axes[0]:
+        for y1 in axes[1]:
+            f = []
+            for prior in (p_i, p_j):
+                f.append(
+                    mpmath.fsum(
+                        mpmath.mpf(float(p))
+                        * mpmath.exp(
+                            -(abs(mpmath.mpf(y0) - x[0]) / 1.0 + abs(mpmath.mpf(y1) - x[1]) / 0.5) / scale
+                        )
+                        for p, x in zip(prior.pmf, prior.support, strict=True)
+                    )
+                )
+            best = max(best, abs(mpmath.log(f[0]) - mpmath.log(f[1])))
+    assert res.loss > 1.0
+    assert abs(float(best) - res.loss) <= res.error_bound
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.05, 5.0))
+def test_one_dimension_equals_todays_loss_and_plan(seed: int, scale: float) -> None:
+    gen = np.random.default_rng(seed)
+    xi = np.round(gen.normal(size=40), 1)
+    xj = np.round(gen.normal(0.4, 1.3, size=50), 1)
+    p_i, p_j = JointPrior.from_rows(xi), JointPrior.from_rows(xj)
+    q_i, q_j = DiscretePrior(p_i.support[:, 0], p_i.pmf), DiscretePrior(p_j.support[:, 0], p_j.pmf)
+    ours = product_laplace_loss(p_i, p_j, Metric.ones(1), scale)
+    today = privacy_loss(Scenario.single(q_i, q_j), scale)
+    assert abs(ours.loss - today.loss) <= ours.error_bound + today.error_bound
+    reach = plan_1d(q_i, q_j).max_displacement
+    assert kantorovich_plan(p_i, p_j, Metric.ones(1)).max_distance == reach
+    assert bottleneck_plan(p_i, p_j, Metric.ones(1)).max_distance == reach
+
+
+def _feasible(p_i: JointPrior, p_j: JointPrior, allowed: np.ndarray) -> bool:
+    """HiGHS: is there a coupling supported on ``allowed``?"""
+    n, m = allowed.shape
+    a_eq = np.zeros((n + m, n * m))
+    for i in range(n):
+        a_eq[i, i * m : (i + 1) * m] = 1
+    for j in range(m):
+        a_eq[n + j, j::m] = 1
+    bounds = [(0, None) if ok else (0, 0) for ok in allowed.ravel()]
+    res = linprog(
+        np.zeros(n * m), A_eq=a_eq, b_eq=np.concatenate([p_i.pmf, p_j.pmf]), bounds=bounds, method="highs"
+    )
+    return bool(res.status == 0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([2, 3]), st.booleans())
+def test_plans_are_couplings_and_bottleneck_is_smallest(seed: int, d: int, counts: bool) -> None:
+    p_i, p_j = _random_pair(seed, d, n=7)
+    if not counts:  # float masses: the flow runs on masses rounded to 2^-30
+        p_i = JointPrior(p_i.support, p_i.pmf)
+    metric = Metric(tuple(np.random.default_rng(seed).uniform(0.5, 2.0, size=d)))
+    k_plan = kantorovich_plan(p_i, p_j, metric)
+    b_plan = bottleneck_plan(p_i, p_j, metric)
+    for plan, tol in ((k_plan, 1e-12), (b_plan, 1e-15 if b_plan.exact_masses else 2.0**-20)):
+        row, col = plan.marginals(p_i.size, p_j.size)
+        assert np.abs(row - p_i.pmf).max() <= tol + 1e-15 and np.abs(col - p_j.pmf).max() <= tol + 1e-15
+    assert b_plan.exact_masses is counts
+    assert b_plan.max_distance <= k_plan.max_distance + (0 if counts else 1e-12)
+    dist = metric.distances(p_i.support, p_j.support)
+    below = dist[dist < b_plan.max_distance]
+    if below.size:
+        assert not _feasible(p_i, p_j, dist <= below.max())  # no coupling within a smaller distance
+    if counts:  # exact masses: W-infinity itself (without counts, a lower bound)
+        assert _feasible(p_i, p_j, dist <= b_plan.max_distance)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([1, 2, 3]), st.floats(0.1, 2.0))
+def test_theorem_1_scale_of_each_plan_passes_the_check(seed: int, d: int, eps: float) -> None:
+    """Seed 002 Thm 1 with the metric: scale ``max d / eps`` over any coupling's support."""
+    p_i, p_j = _random_pair(seed, d, n=6)
+    metric = Metric(tuple(np.random.default_rng(seed).uniform(0.5, 2.0, size=d)))
+    for plan in (kantorovich_plan(p_i, p_j, metric), bottleneck_plan(p_i, p_j, metric)):
+        res = product_laplace_loss(p_i, p_j, metric, plan.max_distance / eps)
+        assert res.loss <= eps + res.error_bound
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match="units must be finite numbers > 0"):
+        Metric((1.0, 0.0))
+    with pytest.raises(ValueError, match="distinct tuples"):
+        JointPrior(np.array([[0.0, 1.0], [0.0, 1.0]]), [0.5, 0.5])
+    with pytest.raises(ValueError, match="pmf must sum to 1"):
+        JointPrior(np.array([[0.0], [1.0]]), [0.5, 0.6])
+    rows = np.arange(MAX_TUPLES + 1, dtype=float)
+    with pytest.raises(ValueError, match="at most 5,000 distinct tuples .* bin the columns"):
+        JointPrior.from_rows(rows)
+    p_i, p_j = _random_pair(1, 2)
+    with pytest.raises(ValueError, match="same dimension"):
+        product_laplace_loss(p_i, p_j, Metric.ones(3), 1.0)
+    with pytest.raises(ValueError, match="scale must be finite and > 0"):
+        product_laplace_loss(p_i, p_j, Metric.ones(2), 0.0)
+    with pytest.raises(ValueError, match="vertices; checking it takes .* bin the columns"):
+        product_laplace_loss(p_i, p_j, Metric.ones(2), 1.0, max_work=10)
