@@ -200,7 +200,7 @@ def bernoulli_exp1(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray
     ``K`` matters, so ``K`` is drawn by inversion from one uniform ``V`` in [0, 1):
     ``K = min{k >= 2 : V >= 1/k!}`` has ``Pr(K > k) = Pr(V < 1/k!) = 1/k!``. ``V`` is read 16
     bits at a time: a table (:func:`_exp1_table`) answers for the 16-bit cells that contain no
-    ``1/k!`` (all but 8 of 65,536); in the others more bits are read, with exact integer
+    ``1/k!`` (all but 7 of 65,536); in the others more bits are read, with exact integer
     comparisons ``m k! >= 2^b``, until the cell is decided. Exact.
     """
     w = np.frombuffer(random_bytes(2 * size), dtype="<u2")
@@ -392,8 +392,22 @@ def screened_parameter(
 ) -> NDArray[np.float64]:
     """``p_f``: the float64 enclosure of ``p = (|y| t - s^2)^2 / (2 s^2 t^2 j k)`` used by
     :func:`discrete_gaussian` (``|p_f - p| <= 2^-44`` where it is used; exposed for the test)."""
-    u = np.asarray(y, dtype=np.float64) / float(s) - float(s) / float(t)
-    return np.asarray((u * u) / (2.0 * np.asarray(j, dtype=np.float64) * k), dtype=np.float64)
+    return _parameter(_screened_u(np.asarray(y), s, t), np.asarray(j), k)
+
+
+def _screened_u(y: NDArray[np.int64], s: int, t: int) -> NDArray[np.float64]:
+    """``u_f = fl(fl(|y| / s) - fl(s / t))``, the float64 value of ``u = |y|/s - s/t``."""
+    return np.asarray(y.astype(np.float64) / float(s) - float(s) / float(t), dtype=np.float64)
+
+
+def _parameter(u: NDArray[np.float64], j: NDArray[np.int64], k: int) -> NDArray[np.float64]:
+    """``p_f = fl(fl(u_f^2) / (2 j k))``, the screened Bernoulli parameter ``gamma / (j k)``."""
+    return np.asarray((u * u) / (2.0 * j.astype(np.float64) * k), dtype=np.float64)
+
+
+def _gamma_fraction(y: int, s: int, t: int) -> tuple[int, int]:
+    """``gamma = (y t - s^2)^2 / (2 s^2 t^2)`` as Python integers ``(numerator, denominator)``."""
+    return (y * t - s * s) ** 2, 2 * s * s * t * t
 
 
 def _gaussian_accept(
@@ -401,24 +415,30 @@ def _gaussian_accept(
 ) -> NDArray[np.bool_]:
     """``Bernoulli(exp(-(y t - s^2)^2 / (2 s^2 t^2)))`` per entry of ``y >= 0``."""
     accept = np.zeros(y.size, dtype=bool)
-    u = y.astype(np.float64) / float(s) - float(s) / float(t)
+    u = _screened_u(y, s, t)
     gamma = 0.5 * (u * u)
     on_arrays = (y < 2**53) & (gamma <= GAMMA_VECTOR)
     for i in np.flatnonzero(~on_arrays):
-        accept[i] = _bernoulli_exp_exact((int(y[i]) * t - s * s) ** 2, 2 * s * s * t * t, random_bytes)
+        accept[i] = _bernoulli_exp_exact(*_gamma_fraction(int(y[i]), s, t), random_bytes)
     idx = np.flatnonzero(on_arrays)
     j = np.floor(gamma[idx] + 2.0**-20).astype(np.int64) + 1
     owner = np.repeat(np.arange(idx.size), j)
-    ok = _screened_bernoulli_exp(y[idx][owner], j[owner], s, t, random_bytes, margin)
+    ok = _screened_bernoulli_exp(y[idx][owner], u[idx][owner], j[owner], s, t, random_bytes, margin)
     accept[idx] = np.bincount(owner[~ok], minlength=idx.size) == 0
     return accept
 
 
 def _screened_bernoulli_exp(
-    y: NDArray[np.int64], j: NDArray[np.int64], s: int, t: int, random_bytes: RandomBytes, margin: float
+    y: NDArray[np.int64],
+    u: NDArray[np.float64],
+    j: NDArray[np.int64],
+    s: int,
+    t: int,
+    random_bytes: RandomBytes,
+    margin: float,
 ) -> NDArray[np.bool_]:
-    """``Bernoulli(exp(-gamma / j))`` per entry, ``gamma = (y t - s^2)^2 / (2 s^2 t^2) <= j``
-    (Algorithm 1, comparisons screened in float64: :func:`discrete_gaussian`)."""
+    """``Bernoulli(exp(-gamma / j))`` per entry, ``gamma = (y t - s^2)^2 / (2 s^2 t^2) <= j``, ``u``
+    its :func:`_screened_u` (Algorithm 1, comparisons screened in float64: :func:`discrete_gaussian`)."""
     result = np.zeros(y.size, dtype=bool)
     active = np.arange(y.size)
     k = 1
@@ -427,13 +447,12 @@ def _screened_bernoulli_exp(
             raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its bound")
         w = np.frombuffer(random_bytes(2 * active.size), dtype="<u2")
         low = w.astype(np.float64) * 2.0**-DIGIT_BITS  # W 2^-16, exact
-        p = screened_parameter(y[active], s, t, j[active], k)
+        p = _parameter(u[active], j[active], k)
         a = (p - margin) >= low + 2.0**-DIGIT_BITS  # (W + 1) 2^-16 is exact too
         unsure = np.flatnonzero(~a & ((p + margin) > low))
         for i in unsure:
-            num = (int(y[active[i]]) * t - s * s) ** 2
-            den = 2 * s * s * t * t * int(j[active[i]]) * k
-            a[i] = _below_exactly(int(w[i]), num, den, random_bytes)
+            num, den = _gamma_fraction(int(y[active[i]]), s, t)
+            a[i] = _below_exactly(int(w[i]), num, den * int(j[active[i]]) * k, random_bytes)
         result[active[~a]] = k % 2 == 1
         active = active[a]
         k += 1
@@ -464,19 +483,11 @@ def _bernoulli_exp_exact(num: int, den: int, random_bytes: RandomBytes) -> bool:
     """``Bernoulli(exp(-num / den))`` for Python ints ``num >= 0``, ``den >= 1`` (Algorithm 1,
     integer part split off as ``Bernoulli(e^-1)`` draws)."""
     while num > den:
-        if not _uniform_bernoulli_exp1(random_bytes):
+        if not bernoulli_exp1(1, random_bytes)[0]:
             return False
         num -= den
     k = 1
     while _uniform_below_int(den * k, random_bytes) < num:
-        k += 1
-    return k % 2 == 1
-
-
-def _uniform_bernoulli_exp1(random_bytes: RandomBytes) -> bool:
-    """One ``Bernoulli(e^-1)`` (Algorithm 1 with ``gamma = 1``)."""
-    k = 1
-    while _uniform_below_int(k, random_bytes) < 1:
         k += 1
     return k % 2 == 1
 
