@@ -156,6 +156,33 @@ def gaussian_grid(sigma: float) -> tuple[int, int, float]:
     return k, int(s), float(s * 2.0**k)
 
 
+def check_sampler(sampler: object) -> str:
+    """``sampler`` if it is one of :data:`SAMPLERS`.
+
+    Raises
+    ------
+    ValueError
+        Naming the samplers and the value given.
+    """
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
+    return str(sampler)
+
+
+def sampler_grid(scale: float, noise: str, sampler: str) -> tuple[int, float, float]:
+    """``(k, units, drawn)`` of a secure sampler for a scale ``> 0``: its grid ``2^k``, the scale
+    in grid units and the scale it draws.
+
+    ``"exact"``: :func:`exact_grid` (Laplace) or :func:`gaussian_grid` (Gaussian), the scale
+    rounded up to an integer number of grid units. ``"opendp"``: the grid ``2^grid_exponent``
+    and the scale as it is (OpenDP takes a real scale).
+    """
+    if sampler == "exact":
+        return gaussian_grid(scale) if noise == "gaussian" else exact_grid(scale)
+    k = grid_exponent(scale)
+    return k, scale / 2.0**k, scale
+
+
 def exact_grid(scale: float) -> tuple[int, int, float]:
     """``(k, t, rounded)`` of the exact sampler for a Laplace scale ``b > 0``.
 
@@ -223,8 +250,6 @@ def add_laplace(
     measurement per chunk of ``m`` values, chunks drawn in parallel threads (module docstring).
     Measured rates: ``benchmarks/bench_noise.py``.
     """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
     return _add_noise(values, scale, "laplace", sampler, rng, workers)
 
 
@@ -272,8 +297,6 @@ def add_gaussian(
     For an (eps, delta) guarantee, add :func:`discretisation_delta` to the continuous noise's
     delta (the release does).
     """
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
     return _add_noise(values, scale, "gaussian", sampler, rng, workers)
 
 
@@ -338,6 +361,7 @@ def _add_noise(
     workers: int | None,
 ) -> NoisyValues:
     scale = check_scale(scale)
+    sampler = check_sampler(sampler)
     n_workers = check_workers(workers)
     x = np.asarray(values, dtype=np.float64) if np.size(values) == 0 else as_float_vector(values, "values")
     x = to_release_grid(x)  # what the checks saw (priors.to_release_grid); a no-op for the sampler's 2^k
@@ -368,7 +392,7 @@ def _add_noise(
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
-    k = grid_exponent(scale)
+    k = sampler_grid(scale, kind, sampler)[0]
     what = "make_laplace (discrete Laplace" if kind == "laplace" else "make_gaussian (discrete Gaussian"
     measurements: dict[int, Any] = {}
 
@@ -420,7 +444,8 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
     or discrete Gaussian (:func:`gaussian_grid`)."""
     from .discrete_noise import discrete_gaussian, discrete_laplace
 
-    k, units, rounded = gaussian_grid(scale) if gaussian else exact_grid(scale)
+    k, grid_units, rounded = sampler_grid(scale, "gaussian" if gaussian else "laplace", "exact")
+    units = int(grid_units)  # an integer for the exact sampler
     draw = discrete_gaussian if gaussian else discrete_laplace
     g = 2.0**k
 

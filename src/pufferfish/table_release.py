@@ -29,9 +29,10 @@ from .calibration import (
 )
 from .calibration.check import measure, passes
 from .calibration.mapping import check_utility
+from .calibration.search import first_passing
 from .density import check_noise
 from .fit import FittedPriors, parse_prior_model
-from .noise import SAMPLERS, check_workers, discretisation_delta, exact_grid, gaussian_grid, grid_exponent
+from .noise import check_sampler, check_workers, discretisation_delta, sampler_grid
 from .pipeline import TableCalibration, calibrate_table_steps, column_kinds, report_dict
 from .priorsets import check_prior_set
 from .tables.estimate import EstimatedPriors, check_pairs
@@ -272,8 +273,8 @@ def release(
     return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
 
 
-#: Relative increases of a scale tried when the grid's delta term makes the rounded scale fail.
-SAFETY_STEPS = (0.0, 2.0**-30, 2.0**-20, 2.0**-10)
+#: Relative increases of a scale tried when the grid's delta term makes the drawn scale fail.
+GRID_SAFETY_STEPS = (0.0, 2.0**-30, 2.0**-20, 2.0**-10)
 
 
 def sampler_scale(
@@ -290,14 +291,13 @@ def sampler_scale(
     rng : numpy.random.Generator, int or None
         Anything but None is the insecure continuous sampler: the chosen scale is returned.
     sampler : {"exact", "opendp"}
-        ``"exact"`` rounds the scale up to its grid (:func:`pufferfish.noise.exact_grid`,
-        :func:`pufferfish.noise.gaussian_grid`); OpenDP's sampler draws on the grid
-        ``2^grid_exponent(scale)`` at the scale as it is. Either is checked here.
+        ``"exact"`` rounds the scale up to its grid, OpenDP's sampler draws the scale as it is
+        (:func:`pufferfish.noise.sampler_grid`). Either is checked here.
 
     Returns
     -------
     float
-        The smallest of ``scale (1 + r)``, ``r`` in :data:`SAFETY_STEPS`, whose rounded scale
+        The smallest of ``scale (1 + r)``, ``r`` in :data:`GRID_SAFETY_STEPS`, whose rounded scale
         passes the check with, for an (eps, delta) criterion, the grid's extra delta
         (:func:`pufferfish.noise.discretisation_delta`) added to the check's error bound.
 
@@ -317,38 +317,32 @@ def sampler_scale(
         return 0.0
     if rng is not None:
         return picked.scale
-    weights = table.estimated.secret_weights
     with_delta = picked.criterion == "(eps, delta)-PP" and picked.delta > 0.0
-    tried = []
-    for step in SAFETY_STEPS:
-        scale = picked.scale * (1.0 + step)
-        _, units, rounded = _grid(scale, picked.noise, sampler)
-        chk, target = measure(table.scenario, picked.criterion, picked.noise, rounded, picked.epsilon,
-                              picked.delta, weights)  # fmt: skip
+    tried: list[str] = []
+    target = picked.delta if with_delta else picked.epsilon
+
+    def passes_at(scale: float) -> bool:
+        _, units, drawn = sampler_grid(scale, picked.noise, sampler)
+        chk, goal = measure(table.scenario, picked.criterion, picked.noise, drawn, picked.epsilon,
+                            picked.delta, table.estimated.secret_weights)  # fmt: skip
         extra = discretisation_delta(picked.noise, picked.epsilon, units) if with_delta else 0.0
-        if passes(chk.value, chk.error + extra, target):
-            return scale
-        tried.append(f"{rounded!r}: {chk.value!r} + {chk.error + extra!r}")
-    raise PrivacyCheckError(
-        f"{picked.mechanism} at the sampler's rounded scales fails its check against {target!r} ("
-        + "; ".join(tried)
-        + ")"
-    )
+        tried.append(f"{drawn!r}: {chk.value!r} + {chk.error + extra!r}")
+        return passes(chk.value, chk.error + extra, goal)
 
-
-def _grid(scale: float, noise: str, sampler: str) -> tuple[int, float, float]:
-    """``(k, scale in grid units, scale drawn)`` of a secure sampler."""
-    if sampler == "exact":
-        return gaussian_grid(scale) if noise == "gaussian" else exact_grid(scale)
-    k = grid_exponent(scale)
-    return k, scale / 2.0**k, scale
+    found = first_passing(picked.scale, passes_at, steps=GRID_SAFETY_STEPS)
+    if found is None:
+        raise PrivacyCheckError(
+            f"{picked.mechanism} at the sampler's rounded scales fails its check against {target!r} ("
+            + "; ".join(tried)
+            + ")"
+        )
+    return found[0]
 
 
 def _check_sampling(engine: str, rng: Any, mechanism: Mechanism, sampler: str) -> None:
     """A known sampler, and what the Spark engine cannot do: share one Generator across
     partitions, release a mapping."""
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {sampler!r}")
+    check_sampler(sampler)
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
     if engine == "spark" and mechanism.mapping:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -86,9 +86,12 @@ class Target:
 
 
 def first_passing(
-    scale: float, passes_at: Callable[[float], bool], max_step: float = SAFETY_STEPS[-1]
+    scale: float,
+    passes_at: Callable[[float], bool],
+    max_step: float = SAFETY_STEPS[-1],
+    steps: Sequence[float] = SAFETY_STEPS,
 ) -> tuple[float, float] | None:
-    """The first ``scale (1 + step)``, step in :data:`SAFETY_STEPS` up to ``max_step``, that passes.
+    """The first ``scale (1 + step)``, step in ``steps`` up to ``max_step``, that passes.
 
     Parameters
     ----------
@@ -100,13 +103,15 @@ def first_passing(
         Largest step tried (default the ladder's last, 1e-4). A caller whose ``scale`` is a bound
         that may be loose (not only rounded) stops early, at 1e-6, and falls back to an exact
         search rather than accept up to 1e-4 more noise than needed.
+    steps : sequence of float
+        Increasing relative steps, the first 0 (default :data:`SAFETY_STEPS`).
 
     Returns
     -------
     (float, float) or None
         ``(trial, step)``, or ``None`` when no step passes.
     """
-    for step in SAFETY_STEPS:
+    for step in steps:
         if step > max_step:
             break
         trial = scale * (1.0 + step)
