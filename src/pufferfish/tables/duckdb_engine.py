@@ -498,14 +498,12 @@ Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array
 
 def _adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
     """Additive noise on the present codes or values; missing stays missing."""
+    adder = add_laplace if noise == "laplace" else add_gaussian
 
     def perturb(
         codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
     ) -> tuple[pa.Array, dict[str, Any]]:
-        if noise == "laplace":
-            noisy = add_laplace(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
-        else:
-            noisy = add_gaussian(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
+        noisy = adder(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
         released = np.full(codes.shape, np.nan)
         released[present] = noisy.values
         return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()
