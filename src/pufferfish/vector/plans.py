@@ -209,11 +209,9 @@ def bottleneck_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) ->
     dist = metric.distances(prior_i.support, prior_j.support)
     a, b, exact = _integer_masses(prior_i, prior_j)
     total = int(a.sum())  # feasible: the flow carries all of a
-    a_pos, b_pos = a > 0, b > 0
-    needed = max(
-        float(dist[a_pos][:, b_pos].min(axis=1).max()), float(dist[a_pos][:, b_pos].min(axis=0).max())
-    )
-    values = np.unique(dist[np.ix_(a_pos, b_pos)])
+    used = dist[np.ix_(a > 0, b > 0)]  # pairs of tuples that carry mass
+    needed = max(float(used.min(axis=1).max()), float(used.min(axis=0).max()))
+    values = np.unique(used)
     values = values[values >= needed]
     lo, hi = 0, values.size - 1  # values[hi] is feasible (every pair allowed)
     best = None
@@ -224,7 +222,7 @@ def bottleneck_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) ->
             hi, best = mid, flow
         else:
             lo = mid + 1
-    if best is None or hi != lo:
+    if best is None:  # no step of the loop found values[hi] feasible: flow it once
         _, best = _max_flow(a, b, dist <= values[hi])
     n, m = dist.shape
     coo = sp.coo_array(best)
