@@ -27,8 +27,8 @@ from scipy.sparse.csgraph import maximum_flow
 
 from .joint import JointPrior, Metric
 
-#: Weight of the squared distance that breaks ties between W1-optimal plans (times ``1 / max d``).
-TIE_BREAK = 2.0**-20
+#: Reduced cost (relative to ``max d``) below which a pair counts as on the W1-optimal face.
+FACE_TOL = 1e-9
 
 #: Largest total integer mass of the flow (scipy's maximum flow works in int32).
 FLOW_TOTAL_MAX = 2**31 - 1
@@ -100,8 +100,8 @@ def kantorovich_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -
     Returns
     -------
     VectorPlan
-        ``kind="kantorovich"``; the atoms of positive mass of the network simplex's optimal
-        basic solution (at most ``n + m - 1``).
+        ``kind="kantorovich"``: among the W1-optimal plans, one whose largest distance is
+        smallest.
 
     Raises
     ------
@@ -116,27 +116,34 @@ def kantorovich_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -
     ``sum_{x'} pi(x, x') = P(x | s_i)`` and ``sum_x pi(x, x') = P(x' | s_j)`` (seed 002 eq (4),
     Thm 1). The L1 cost has many optimal plans (already in one dimension, where any plan that
     never moves mass both ways across a point is optimal), and their largest distances differ
-    widely: on a test case the network simplex's first optimal vertex moved mass 4.3 against the
-    monotone plan's 0.6. Ties are broken towards short moves: ``ot.emd`` (Bonneel et al. 2011's
-    network simplex, exact up to the rounding of the masses) runs on the cost
-    ``d + lambda d^2``, ``lambda = TIE_BREAK / max d``, whose optimal plan has a W1 cost within
-    ``lambda max d^2 = 2^-20 max d`` of the optimum. ``d + lambda d^2`` is a strictly convex
-    function of ``x - x'`` in one dimension, so there the plan is the monotone plan of
-    :func:`pufferfish.transport.kantorovich_plan`, and the mechanisms equal today's 1-D ones.
-    Seed 002 Thm 1's bound holds for any coupling (``f_i(y) = sum pi(x, x') N(y - x) <= e^{eta
-    max d} f_j(y)``), so the plan only decides how tight the scale is; the smallest largest
-    distance of any coupling is :func:`bottleneck_plan`'s.
+    widely: on a test case the network simplex's optimal vertex moved mass 4.3 against the
+    monotone plan's 0.6. Seed 002 Thm 1's bound holds for any coupling (``f_i(y) = sum
+    pi(x, x') N(y - x) <= e^{eta max d} f_j(y)``), so the mechanism should use the optimal plan
+    of smallest largest distance. ``ot.emd`` (Bonneel et al. 2011's network simplex) gives the
+    optimum and dual potentials ``u, v``; by complementary slackness a coupling is W1-optimal
+    iff it lives on the pairs of zero reduced cost ``d - u - v`` (taken as
+    ``<= FACE_TOL max d``, and always containing emd's own plan). On those pairs the plan of
+    smallest largest distance is found as in :func:`bottleneck_plan`. In one dimension the
+    monotone plan of :func:`pufferfish.transport.kantorovich_plan` is W1-optimal and attains
+    W-infinity, so the largest distance equals today's. (A first version broke ties with the
+    cost ``d + 2^-20 d^2 / max d``; the network simplex's tolerances ignored so small a
+    difference, and a 1-D case came out at 0.8 against 0.7.) If the integer flow cannot carry
+    the masses on those pairs (masses rounded without counts), emd's plan is returned.
     """
     _check_pair(prior_i, prior_j, metric)
     dist = metric.distances(prior_i.support, prior_j.support)
     n, m = dist.shape
-    top = float(dist.max())
-    cost = dist + (TIE_BREAK / top) * dist**2 if top > 0 else dist
-    plan, log = ot.emd(prior_i.pmf, prior_j.pmf, cost, numItermax=max(100_000, 50 * n * m), log=True)
+    plan, log = ot.emd(prior_i.pmf, prior_j.pmf, dist, numItermax=max(100_000, 50 * n * m), log=True)
     if log.get("warning") is not None:
         raise RuntimeError(f"the network simplex did not reach optimality: {log['warning']}")
-    src, tgt = np.nonzero(plan > 0)
-    return VectorPlan(src, tgt, plan[src, tgt], dist[src, tgt], "kantorovich")
+    reduced = dist - log["u"][:, None] - log["v"][None, :]
+    face = (reduced <= FACE_TOL * max(float(dist.max()), 1.0)) | (plan > 0)
+    found = _bottleneck(prior_i, prior_j, dist, face)
+    if found is None:
+        src, tgt = np.nonzero(plan > 0)
+        return VectorPlan(src, tgt, plan[src, tgt], dist[src, tgt], "kantorovich")
+    src, tgt, mass, exact = found
+    return VectorPlan(src, tgt, mass, dist[src, tgt], "kantorovich", exact)
 
 
 def _integer_masses(
@@ -200,34 +207,52 @@ def bottleneck_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) ->
     (max-flow min-cut). Feasibility is monotone in ``r``, and the optimum is one of the distinct
     values of ``d``, at least ``max(max_x min_x' d, max_x' min_x d)``: bisection over the sorted
     distinct values needs ``log2`` of their number maximum flows. The flow is computed on integer
-    masses: the counts cross-multiplied, ``c_i(x) N_j`` and ``c_j(x') N_i`` (exact), or, without
-    counts or when the total exceeds int32, the pmfs rounded to ``2^30`` (largest remainders;
-    :attr:`VectorPlan.exact_masses` is then False). The returned plan is the final flow divided
-    by its total, so its marginals are the integer masses' exactly.
+    masses: the counts cross-multiplied, ``c_i(x) N_j`` and ``c_j(x') N_i`` (exact: the value
+    is ``W_inf`` and the plan's marginals are the priors'). Without counts, or when that total
+    exceeds int32, on ``a = floor(P_i 2^30)`` against ``b = ceil(P_j 2^30)``, asking that all of
+    ``a`` be carried: a true coupling within ``r`` scaled row by row carries it, so the value
+    found is at most ``W_inf`` but may be below it, and the marginals are the priors' within
+    ``2^-30`` per tuple (:attr:`VectorPlan.exact_masses` is False). Mechanisms built on it are
+    checked exactly either way.
     """
     _check_pair(prior_i, prior_j, metric)
     dist = metric.distances(prior_i.support, prior_j.support)
+    found = _bottleneck(prior_i, prior_j, dist, np.ones(dist.shape, dtype=bool))
+    assert found is not None  # every pair allowed: the product coupling is feasible
+    src, tgt, mass, exact = found
+    return VectorPlan(src, tgt, mass, dist[src, tgt], "bottleneck", exact)
+
+
+def _bottleneck(
+    prior_i: JointPrior, prior_j: JointPrior, dist: NDArray[np.float64], allowed: NDArray[np.bool_]
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], bool] | None:
+    """``(source, target, mass, exact)`` of a coupling on the ``allowed`` pairs whose largest
+    ``dist`` is smallest (bisection and maximum flow, :func:`bottleneck_plan`); None if the
+    integer flow cannot carry the masses on the allowed pairs at all."""
     a, b, exact = _integer_masses(prior_i, prior_j)
     total = int(a.sum())  # feasible: the flow carries all of a
-    used = dist[np.ix_(a > 0, b > 0)]  # pairs of tuples that carry mass
+    used = np.where(allowed, dist, np.inf)[np.ix_(a > 0, b > 0)]  # pairs that carry mass
     needed = max(float(used.min(axis=1).max()), float(used.min(axis=0).max()))
-    values = np.unique(used)
+    if not np.isfinite(needed):
+        return None
+    values = np.unique(used[np.isfinite(used)])
     values = values[values >= needed]
-    lo, hi = 0, values.size - 1  # values[hi] is feasible (every pair allowed)
+    lo, hi = 0, values.size - 1
     best = None
     while lo < hi:
         mid = (lo + hi) // 2
-        value, flow = _max_flow(a, b, dist <= values[mid])
+        value, flow = _max_flow(a, b, allowed & (dist <= values[mid]))
         if value == total:
             hi, best = mid, flow
         else:
             lo = mid + 1
     if best is None:  # no step of the loop found values[hi] feasible: flow it once
-        _, best = _max_flow(a, b, dist <= values[hi])
+        value, best = _max_flow(a, b, allowed & (dist <= values[hi]))
+        if value != total:
+            return None
     n, m = dist.shape
     coo = sp.coo_array(best)
     inner = (coo.row >= 1) & (coo.row <= n) & (coo.col > n) & (coo.col <= n + m) & (coo.data > 0)
     src = coo.row[inner].astype(np.intp) - 1
     tgt = coo.col[inner].astype(np.intp) - 1 - n
-    mass = coo.data[inner].astype(np.float64) / total
-    return VectorPlan(src, tgt, mass, dist[src, tgt], "bottleneck", exact)
+    return src, tgt, coo.data[inner].astype(np.float64) / total, exact
