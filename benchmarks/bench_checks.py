@@ -20,7 +20,7 @@ from pufferfish.calibration import calibrate_optimal, summation_scenario
 from pufferfish.density import release_density
 from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
 from pufferfish.fit import fit_priors
-from pufferfish.priors import Scenario
+from pufferfish.scenario import Scenario
 from pufferfish.tables import estimate_priors
 
 

@@ -131,7 +131,7 @@ def test_mathematics_imports_without_the_table_engines() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "l1,kantorovich,relaxed,optimal"
+    assert res.stdout.strip() == "l1,kantorovich,wasserstein-inf,relaxed,optimal"
 
 
 def test_every_registered_mechanism_is_documented() -> None:

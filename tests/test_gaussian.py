@@ -33,7 +33,8 @@ from pufferfish.cli import app
 from pufferfish.density import release_density
 from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
 from pufferfish.fit import fit_priors
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior
+from pufferfish.scenario import Scenario
 from pufferfish.tables import estimate_priors
 
 G = GaussianMixturePrior

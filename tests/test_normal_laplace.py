@@ -12,8 +12,9 @@ from scipy.integrate import trapezoid
 from pufferfish.calibration import calibrate_optimal, summation_scenario
 from pufferfish.density import release_density
 from pufferfish.divergence import hockey_stick, privacy_loss_sup
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior
 from pufferfish.reproduce import identical_users_pair_limit, seed003_fig2
+from pufferfish.scenario import Scenario
 
 G = GaussianMixturePrior
 

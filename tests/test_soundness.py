@@ -18,7 +18,8 @@ from scipy.special import ndtr
 
 from pufferfish.calibration import calibrate
 from pufferfish.gaussian_divergence import gaussian_delta_bound
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Scenario
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior
+from pufferfish.scenario import Scenario
 
 
 def mp_gaussian_delta(mean_i: float, var_i: float, mean_j: float, var_j: float, eps: float) -> mp.mpf:

@@ -18,7 +18,8 @@ from scipy.optimize import linprog
 from scipy.special import logsumexp
 
 from pufferfish.loss import privacy_loss
-from pufferfish.priors import DiscretePrior, Scenario
+from pufferfish.priors import DiscretePrior
+from pufferfish.scenario import Scenario
 from pufferfish.transport import kantorovich_plan as plan_1d
 from pufferfish.vector import JointPrior, Metric, bottleneck_plan, kantorovich_plan, product_laplace_loss
 from pufferfish.vector.joint import MAX_TUPLES

@@ -44,9 +44,10 @@ from .multiuser import (
     sum_distribution,
 )
 from .noise import NoisyValues, add_laplace
-from .priors import AdversaryPrior, DiscretePrior, Scenario, union_support
+from .priors import DiscretePrior, union_support
 from .priorsets import PriorSet, dkw_radius, l1_radius
 from .robust_loss import SetLoss, worst_case_loss
+from .scenario import AdversaryPrior, Scenario
 from .transport import TransportPlan, kantorovich_plan, max_displacement_from_cdfs
 
 __all__ = [

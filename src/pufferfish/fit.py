@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .priors import AdversaryPrior, DiscretePrior, GaussianMixturePrior, Prior, Scenario
+from .priors import DiscretePrior, GaussianMixturePrior, Prior
+from .scenario import AdversaryPrior, Scenario
 from .tables.estimate import EstimatedPriors
 
 #: Prior models a table can be summarised by.

@@ -19,7 +19,8 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import check_scale
-from .priors import RELEASE_GRID, DiscretePrior, Scenario, to_release_grid, union_support
+from .priors import RELEASE_GRID, DiscretePrior, to_release_grid, union_support
+from .scenario import Scenario
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -301,7 +302,8 @@ def privacy_loss(scenario: Scenario, scale: float) -> PrivacyLoss:
 
     Examples
     --------
-    >>> from pufferfish.priors import DiscretePrior, Scenario
+    >>> from pufferfish.priors import DiscretePrior
+    >>> from pufferfish.scenario import Scenario
     >>> sc = Scenario.single(DiscretePrior([0, 1], [0.52, 0.48]), DiscretePrior([0, 1], [0.5, 0.5]))
     >>> round(privacy_loss(sc, 0.0).loss, 4)
     0.0408

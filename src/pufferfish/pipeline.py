@@ -43,8 +43,8 @@ from .calibration import (
 from .calibration.mapping import additive_utility, check_utility
 from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
-from .priors import Scenario
 from .priorsets import check_prior_set
+from .scenario import Scenario
 from .tables.estimate import (
     EstimatedPriors,
     check_column_kinds,

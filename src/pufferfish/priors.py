@@ -8,17 +8,17 @@ sec 2). This module holds
 * :class:`GaussianMixturePrior`: a Gaussian or Gaussian-mixture conditional distribution
   (seed 003 sec III-IV), given directly or fitted to values (maximum likelihood; scikit-learn's
   ``GaussianMixture`` for more than one component);
-* :class:`AdversaryPrior`: one adversary's prior, a named map ``secret -> prior`` (all discrete
-  or all Gaussian mixtures);
-* :class:`Scenario`: the discriminative pairs and one or more adversary priors. Every guarantee
-  computed on a scenario is a maximum over its pairs and its priors.
+* the release grid every released value and checked support point is rounded to.
+
+An adversary's prior over several secrets, and the scenario (pairs and priors), are in
+:mod:`pufferfish.scenario`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Union
 
@@ -27,7 +27,6 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import as_float_vector
-from .priorsets import PriorSet, check_sets, set_summary
 
 #: Largest allowed ``|sum(pmf) - 1|`` before renormalising a probability vector.
 PMF_SUM_TOLERANCE = 1e-9
@@ -582,206 +581,3 @@ def union_support(*priors: DiscretePrior) -> NDArray[np.float64]:
         return first
     merged = np.sort(np.concatenate([p.support for p in priors]), kind="stable")
     return merged[np.concatenate([[True], np.diff(merged) > 0])]
-
-
-@dataclass(frozen=True)
-class AdversaryPrior:
-    """One adversary's prior ``rho``: a conditional distribution of ``X`` for each secret.
-
-    Parameters
-    ----------
-    name : str
-        A label used in results to say which prior decided a scale (e.g. ``"empirical"``).
-    conditionals : mapping of str to DiscretePrior or GaussianMixturePrior
-        ``conditionals[s] = P_{X|S}(. | s, rho)`` for every secret ``s`` this prior speaks of;
-        all of one kind.
-    sets : mapping of str to PriorSet, optional
-        A confidence set around each (discrete) conditional, all of one kind on one alphabet
-        (:mod:`pufferfish.priorsets`): the adversary may hold any prior in them, and every check
-        takes the worst case over them. ``None``: the conditionals themselves.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is empty or ``conditionals`` is empty.
-    TypeError
-        If a value of ``conditionals`` is not a prior, or discrete and Gaussian-mixture priors are
-        mixed.
-
-    Notes
-    -----
-    Seed 001 sec 2 ("each rho uniquely identifies one of them"); SPEC sec 0.
-    """
-
-    name: str
-    conditionals: Mapping[str, Prior]
-    sets: Mapping[str, PriorSet] | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
-        conds = dict(self.conditionals)
-        if not conds:
-            raise ValueError("conditionals must name at least one secret, got none")
-        if self.sets is not None:
-            if not all(isinstance(p, DiscretePrior) for p in conds.values()):
-                raise TypeError("sets need discrete conditionals (DiscretePrior)")
-            object.__setattr__(self, "sets", MappingProxyType(check_sets(self.sets, conds)))
-        for secret, prior in conds.items():
-            if not isinstance(prior, (DiscretePrior, GaussianMixturePrior)):
-                raise TypeError(
-                    f"conditionals[{secret!r}] must be a DiscretePrior or a GaussianMixturePrior, "
-                    f"got {type(prior).__name__}"
-                )
-        kinds = {type(p).__name__ for p in conds.values()}
-        if len(kinds) > 1:
-            raise TypeError(f"conditionals must all be of one kind, got {sorted(kinds)}")
-        object.__setattr__(self, "conditionals", MappingProxyType(conds))
-
-    @property
-    def kind(self) -> str:
-        """``"discrete"`` or ``"gaussian-mixture"``."""
-        first = next(iter(self.conditionals.values()))
-        return "discrete" if isinstance(first, DiscretePrior) else "gaussian-mixture"
-
-    def set_summary(self) -> dict[str, Any]:
-        """For which priors a check of this adversary holds
-        (:func:`pufferfish.priorsets.set_summary` of :attr:`sets`)."""
-        return set_summary(self.sets)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A pufferfish scenario: discriminative pairs of secrets and the adversaries' priors.
-
-    Parameters
-    ----------
-    pairs : iterable of (str, str)
-        The discriminative pair set ``S``: pairs ``(s_i, s_j)`` of distinct secrets an adversary
-        must not tell apart. Both directions of the inequality are always enforced.
-    priors : iterable of AdversaryPrior
-        One or more priors; each must give a conditional distribution for every secret that
-        appears in ``pairs``. Prior names must be distinct.
-
-    Attributes
-    ----------
-    secrets : tuple of str
-        The secrets appearing in ``pairs``, in order of first appearance.
-
-    Raises
-    ------
-    ValueError
-        If there is no pair, a pair is not two distinct secrets, no prior is given, two priors
-        share a name, or a prior lacks a secret of a pair.
-
-    Notes
-    -----
-    Definition of (eps, S)-pufferfish privacy: seed 001 eq (1); SPEC sec 0. Every result computed
-    on a scenario is the maximum over ``pairs`` and ``priors`` and says which pair and prior
-    decided it.
-
-    Examples
-    --------
-    >>> p = AdversaryPrior("rho", {"a": DiscretePrior([0, 1], [0.52, 0.48]),
-    ...                            "b": DiscretePrior([0, 1], [0.5, 0.5])})
-    >>> Scenario([("a", "b")], [p]).secrets
-    ('a', 'b')
-    """
-
-    pairs: tuple[tuple[str, str], ...]
-    priors: tuple[AdversaryPrior, ...]
-    secrets: tuple[str, ...] = field(init=False)
-
-    def __post_init__(self) -> None:
-        pairs = tuple(_check_pair(p) for p in self.pairs)
-        if not pairs:
-            raise ValueError("pairs must hold at least one discriminative pair, got none")
-        priors = tuple(self.priors)
-        if not priors:
-            raise ValueError("priors must hold at least one AdversaryPrior, got none")
-        names = [p.name for p in priors]
-        if len(set(names)) != len(names):
-            raise ValueError(f"priors must have distinct names, got {names}")
-        kinds = sorted({p.kind for p in priors})
-        if len(kinds) > 1:
-            raise ValueError(f"priors must all be of one kind, got {kinds}")
-        secrets: list[str] = []
-        for a, b in pairs:
-            for s in (a, b):
-                if s not in secrets:
-                    secrets.append(s)
-        for prior in priors:
-            missing = [s for s in secrets if s not in prior.conditionals]
-            if missing:
-                raise ValueError(
-                    f"prior {prior.name!r} must give a distribution for every secret of the "
-                    f"pairs; it lacks {missing}"
-                )
-        if len({p.sets is None for p in priors}) > 1:
-            raise ValueError("priors must all carry prior sets or none")
-        object.__setattr__(self, "pairs", pairs)
-        object.__setattr__(self, "priors", priors)
-        object.__setattr__(self, "secrets", tuple(secrets))
-
-    @classmethod
-    def single(cls, prior_i: Prior, prior_j: Prior, *, names: tuple[str, str] = ("s_i", "s_j")) -> Scenario:
-        """The scenario of one pair ``(s_i, s_j)`` and one prior named ``"rho"``.
-
-        Parameters
-        ----------
-        prior_i, prior_j : DiscretePrior or GaussianMixturePrior
-            ``P_{X|S}(. | s_i)`` and ``P_{X|S}(. | s_j)``.
-        names : (str, str), optional
-            Names of the two secrets.
-
-        Returns
-        -------
-        Scenario
-        """
-        rho = AdversaryPrior("rho", {names[0]: prior_i, names[1]: prior_j})
-        return cls(((names[0], names[1]),), (rho,))
-
-    @property
-    def kind(self) -> str:
-        """``"discrete"`` (:class:`DiscretePrior`) or ``"gaussian-mixture"`` priors."""
-        return self.priors[0].kind
-
-    @property
-    def robust(self) -> bool:
-        """Whether the priors carry prior sets (:attr:`AdversaryPrior.sets`): checks are then
-        worst cases over every prior in them."""
-        return self.priors[0].sets is not None
-
-    def without_sets(self) -> Scenario:
-        """The same pairs and point-estimate priors, without their prior sets."""
-        return Scenario(self.pairs, tuple(AdversaryPrior(p.name, p.conditionals) for p in self.priors))
-
-    def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
-        """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.
-
-        Raises
-        ------
-        ValueError
-            If the priors are not discrete (use :meth:`iter_prior_pairs`).
-        """
-        if self.kind != "discrete":
-            raise ValueError(f"this calculation needs discrete priors, got {self.kind} priors")
-        for prior, pair, p_i, p_j in self.iter_prior_pairs():
-            assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
-            yield prior, pair, p_i, p_j
-
-    def iter_prior_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], Prior, Prior]]:
-        """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair, any kind."""
-        for prior in self.priors:
-            for a, b in self.pairs:
-                yield prior, (a, b), prior.conditionals[a], prior.conditionals[b]
-
-
-def _check_pair(pair: Any) -> tuple[str, str]:
-    try:
-        a, b = pair
-    except (TypeError, ValueError):
-        raise ValueError(f"each pair must be two secrets (s_i, s_j), got {pair!r}") from None
-    if a == b:
-        raise ValueError(f"each pair must be two distinct secrets, got {pair!r}")
-    return (a, b)

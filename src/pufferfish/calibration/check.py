@@ -10,6 +10,9 @@ pure eps, Laplace      discrete      exact loss, :func:`~pufferfish.loss.privacy
                                      (SPEC 2.1)
 pure eps, Laplace      mixtures      certified ``sup |log ratio|``,                      eps
                                      :func:`~pufferfish.divergence.privacy_loss_sup`
+pure eps, Laplace      joint         exact loss of product Laplace noise over the        eps
+                                     product grid's vertices,
+                                     :func:`~pufferfish.vector.product_laplace_loss`
 (eps, delta), delta>0  any           hockey-stick divergence, both directions            delta
                                      (:func:`~pufferfish.divergence.hockey_stick`;
                                      closed form for two Gaussians with Gaussian noise)
@@ -19,6 +22,9 @@ eps-MI                 any           certified ``I(S; Y)``,                     
 
 A scale passes when :func:`passes` holds for the worst (prior, pair): the checked value plus its
 bound is at most the target. Nothing else in the library decides whether a scale is private.
+Joint priors of several columns have the pure-eps Laplace check only; :func:`uncheckable` says
+which other targets have no numerical check (their scales are reported "not numerically
+checked", never as checked).
 """
 
 from __future__ import annotations
@@ -34,8 +40,10 @@ from ..density import release_density
 from ..divergence import hockey_stick, mutual_information, privacy_loss_sup
 from ..gaussian_divergence import gaussian_delta_bound
 from ..loss import PrivacyLoss, privacy_loss
-from ..priors import DiscretePrior, GaussianMixturePrior, Scenario
+from ..priors import DiscretePrior, GaussianMixturePrior
 from ..robust_loss import worst_case_loss
+from ..scenario import Scenario
+from ..vector import JointPrior, product_laplace_loss
 from .result import num
 
 
@@ -76,7 +84,7 @@ class Check:
         The full exact loss when the check is SPEC 2.1's (discrete priors, Laplace, pure eps).
     prior_set : mapping or None
         For a worst case over prior sets, the sets' summary
-        (:meth:`~pufferfish.priors.AdversaryPrior.set_summary`); None for the priors themselves.
+        (:meth:`~pufferfish.scenario.AdversaryPrior.set_summary`); None for the priors themselves.
     """
 
     value: float
@@ -204,6 +212,8 @@ def check_pairs(
         If the release densities cannot be evaluated on a fine enough grid.
     """
     worst: Check | None = None
+    if scenario.kind == "joint":
+        return _check_joint(scenario, noise, scale, delta)
     if scenario.robust and (delta != 0.0 or noise != "laplace"):
         raise ValueError(
             "under prior sets, pure eps (delta = 0) with Laplace noise is checked; got "
@@ -232,6 +242,70 @@ def check_pairs(
             worst = c
     assert worst is not None
     return worst
+
+
+def uncheckable(scenario: Scenario, criterion: str, noise: str, delta: float) -> str | None:
+    """Why no numerical check exists for this target, or ``None`` when :func:`measure` checks it.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    criterion : {"(eps, delta)-PP", "eps-MI PP"}
+    noise : {"laplace", "gaussian"}
+    delta : float
+        In [0, 1).
+
+    Returns
+    -------
+    str or None
+        For joint priors (several columns) only pure eps with Laplace noise is checked (the exact
+        loss of product Laplace noise, :func:`~pufferfish.vector.product_laplace_loss`); a Laplace
+        scale for ``delta > 0`` is checked as pure eps by the caller. Gaussian noise and eps-MI
+        have no check in ``d > 1`` dimensions here.
+    """
+    if scenario.kind != "joint":
+        return None
+    if criterion == "eps-MI PP":
+        return "I(S; Y) of a release of several columns is not computed"
+    if noise != "laplace":
+        return "the (eps, delta) check of Gaussian noise on several columns is not implemented"
+    return None
+
+
+def _check_joint(scenario: Scenario, noise: str, scale: float, delta: float) -> Check:
+    """Worst (prior, pair) of the exact pure-eps loss of product Laplace noise on joint priors."""
+    if delta != 0.0 or noise != "laplace":
+        raise ValueError(
+            "joint priors (several columns) are checked for pure eps (delta = 0) with Laplace noise "
+            f"only; got delta {delta!r} and {noise} noise"
+        )
+    assert scenario.metric is not None
+    worst: Check | None = None
+    for prior, pair, p_i, p_j in scenario.iter_joint_pairs():
+        if scale == 0.0:
+            value, error, where = _joint_at_zero(p_i, p_j)
+        else:
+            vl = product_laplace_loss(p_i, p_j, scenario.metric, scale)
+            value, error = vl.loss, vl.error_bound
+            where = "y = (" + ", ".join(num(v) for v in vl.worst_vertex) + ")"
+        c = Check(value, error, prior.name, pair, where)
+        if worst is None or c.upper > worst.upper:
+            worst = c
+    assert worst is not None
+    return worst
+
+
+def _joint_at_zero(p_i: JointPrior, p_j: JointPrior) -> tuple[float, float, str]:
+    """Loss without noise: ``max |log p_i(x) - log p_j(x)|`` (infinite if the supports differ);
+    each log within ``2u`` of the exact one (renormalised pmf), the difference ``u`` more."""
+    if p_i.support.shape != p_j.support.shape or not np.array_equal(p_i.support, p_j.support):
+        return math.inf, 0.0, "no noise (the supports differ)"
+    a, b = p_i.pmf, p_j.pmf
+    if ((a > 0) != (b > 0)).any():
+        return math.inf, 0.0, "no noise (a tuple has mass under one secret only)"
+    both = a > 0
+    value = float(np.abs(np.log(a[both]) - np.log(b[both])).max())
+    return value, 2.0**-53 * (5.0 + value), "no noise"
 
 
 def _worst_over_sets(scenario: Scenario, scale: float) -> Check:
@@ -312,7 +386,9 @@ def check_information(
     pi = secret_weights_for(scenario, secret_weights)
     worst: Check | None = None
     for prior in scenario.priors:
-        dens = [release_density(prior.conditionals[s], noise, scale) for s in scenario.secrets]
+        conds = [prior.conditionals[s] for s in scenario.secrets]
+        assert all(isinstance(p, (DiscretePrior, GaussianMixturePrior)) for p in conds)
+        dens = [release_density(p, noise, scale) for p in conds]  # type: ignore[arg-type]
         ib = mutual_information(dens, pi, tol=tol)
         first_two = (scenario.secrets[0], scenario.secrets[1])
         c = Check(ib.information, ib.error_bound, prior.name, first_two, "I(S; Y)")

@@ -2,7 +2,7 @@
 
 Each function returns the :class:`~.search.Proposal` of one mechanism: the Laplace scale ``theta``
 (noise variance ``2 theta^2``) that its theorem says makes ``Y = X + Laplace(theta)``
-(eps, S)-pufferfish private for every pair and prior of a :class:`~pufferfish.priors.Scenario`.
+(eps, S)-pufferfish private for every pair and prior of a :class:`~pufferfish.scenario.Scenario`.
 The registry (:mod:`.registry`) checks every proposal against the exact privacy loss of SPEC 2.1
 before returning it. Always ``optimal <= relaxed <= kantorovich <= l1``.
 
@@ -29,8 +29,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from ..priors import Scenario
-from ..transport import TransportPlan, kantorovich_plan
+from ..scenario import Scenario
+from ..transport import kantorovich_plan
 from .result import RootFinding
 from .result import num as _num
 from .search import Proposal
@@ -201,13 +201,21 @@ def _relaxed_group_scale(
     )
 
 
-def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str, _Tally]:
+def relaxed_plan_scale(
+    mass: np.ndarray, distance: np.ndarray, rows: np.ndarray, columns: np.ndarray, epsilon: float
+) -> tuple[float, str, float, RootTally]:
     """Relaxed scale of one transport plan: max over its columns (14a) and rows (14b).
 
     Parameters
     ----------
-    plan : TransportPlan
-        Kantorovich plan of ``(P(.|s_i), P(.|s_j))``.
+    mass : numpy.ndarray, shape (K,)
+        ``pi(x, x') > 0`` of each atom of a coupling of ``(P(.|s_i), P(.|s_j))``.
+    distance : numpy.ndarray, shape (K,)
+        ``d(x, x') >= 0`` of each atom (``|x - x'|`` in 1-D; the metric's distance for joint
+        priors, :mod:`pufferfish.vector`).
+    rows, columns : numpy.ndarray, shape (K,)
+        A key of each atom's ``x`` and ``x'`` (the value in 1-D, the tuple's index for joint
+        priors): atoms with one key form one row or column.
     epsilon : float
         Privacy budget, > 0.
 
@@ -215,24 +223,26 @@ def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str
     -------
     scale : float
         ``max`` over columns ``x'`` and rows ``x`` of the smallest theta satisfying
-        ``sum_x pi(x, x') (e^{|x - x'|/theta} - e^eps) <= 0`` (column) and
-        ``sum_{x'} pi(x, x') (e^{|x - x'|/theta} - e^eps) <= 0`` (row).
-    decided_by : str
-        Which row or column gave the maximum.
-    tally : _Tally
+        ``sum_x pi(x, x') (e^{d(x, x')/theta} - e^eps) <= 0`` (column) and
+        ``sum_{x'} pi(x, x') (e^{d(x, x')/theta} - e^eps) <= 0`` (row).
+    label : str
+        ``"column x'"`` or ``"row x"``: which kind of condition gave the maximum (``""`` if no
+        atom has ``d > 0``).
+    key : float
+        Its key.
+    tally : RootTally
         Convergence data of the root finds.
 
     Notes
     -----
-    Seed 002 Thm 2, eq (14a)-(14b); seed 001 Prop 3.2, eq (11)-(12), Alg 1. Seed 001 writes only
-    the column condition (11); the row condition (12) is the other direction of eq (1) and is
-    needed too.
+    Seed 002 Thm 2, eq (14a)-(14b) (stated for a metric ``d``); seed 001 Prop 3.2, eq (11)-(12),
+    Alg 1. Seed 001 writes only the column condition (11); the row condition (12) is the other
+    direction of eq (1) and is needed too.
     """
-    log_mass = np.log(plan.mass)
-    distance = plan.displacement
-    tally = _Tally()
+    log_mass = np.log(mass)
+    tally = RootTally()
     screens = []
-    for label, keys in (("column x'", plan.target), ("row x", plan.source)):
+    for label, keys in (("column x'", columns), ("row x", rows)):
         order = np.argsort(keys, kind="stable")
         sorted_keys = keys[order]
         starts = np.flatnonzero(np.concatenate([[True], np.diff(sorted_keys) != 0]))
@@ -241,7 +251,7 @@ def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str
     # Every group's root lies in [lower, upper]; the largest root is at least max(lower), so only
     # groups whose upper bound reaches it can decide the scale: solve those with brentq.
     floor = max(float(sc[4].max()) for sc in screens)
-    best, how = 0.0, "no off-diagonal mass"
+    best, how, key = 0.0, "", 0.0
     for label, order, starts, keys, _, upper, u_lo, u_hi, open_ in screens:
         ends = np.append(starts[1:], order.size)
         tally.groups += int(starts.size)
@@ -251,9 +261,9 @@ def _relaxed_plan_scale(plan: TransportPlan, epsilon: float) -> tuple[float, str
             res = _relaxed_group_scale(log_mass[idx], distance[idx], epsilon, bracket)
             tally.add(res)
             if res.scale > best:
-                best, how = res.scale, f"{label} = {_num(keys[g])}"
+                best, how, key = res.scale, label, float(keys[g])
                 tally.deciding_bracket = res.bracket
-    return best, how, tally
+    return best, how, key, tally
 
 
 def _segment_lse(values: np.ndarray, starts: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -383,8 +393,20 @@ def _screen_groups(
     return lower * (1 - 1e-12), upper * (1 + 1e-12), lo, hi, open_
 
 
-class _Tally:
-    """Running totals of root-finding effort."""
+class RootTally:
+    """Running totals of the root finds of :func:`relaxed_plan_scale` (over rows, columns, pairs).
+
+    Attributes
+    ----------
+    groups : int
+        Rows and columns examined.
+    solves, iterations, function_calls : int
+        brentq runs and their totals.
+    converged : bool
+        Whether every run converged.
+    deciding_bracket : (float, float)
+        Scale bracket of the deciding condition.
+    """
 
     def __init__(self) -> None:
         self.groups = 0
@@ -395,13 +417,28 @@ class _Tally:
         self.deciding_bracket: tuple[float, float] = (0.0, 0.0)
 
     def add(self, res: _GroupRoot) -> None:
+        """Count one condition's root find."""
         if res.solved:
             self.solves += 1
         self.iterations += res.iterations
         self.function_calls += res.function_calls
         self.converged = self.converged and res.converged
 
-    def merge(self, other: _Tally) -> None:
+    def root(self, bracket: tuple[float, float]) -> RootFinding:
+        """The :class:`~.result.RootFinding` of these totals, with the deciding ``bracket``."""
+        return RootFinding(
+            method="brentq",
+            variable="t = exp(1/theta)",
+            conditions=self.groups,
+            solves=self.solves,
+            iterations=self.iterations,
+            function_calls=self.function_calls,
+            converged=self.converged,
+            bracket=bracket,
+        )
+
+    def merge(self, other: RootTally) -> None:
+        """Add ``other``'s totals."""
         self.groups += other.groups
         self.solves += other.solves
         self.iterations += other.iterations
@@ -438,25 +475,18 @@ def relaxed_scale(scenario: Scenario, epsilon: float) -> Proposal:
     off-diagonal mass sits at a single distance ``d`` has the closed form ``d / Phi``.
     ``relaxed <= kantorovich`` always (seed 001 Thm 4.1).
     """
-    total = _Tally()
+    total = RootTally()
     best = (0.0, "", ("", ""), "no off-diagonal mass", (0.0, 0.0))
     first = True
     for prior, pair, p_i, p_j in scenario.iter_pairs():
         plan = kantorovich_plan(p_i, p_j)
-        scale, how, tally = _relaxed_plan_scale(plan, epsilon)
+        scale, label, key, tally = relaxed_plan_scale(
+            plan.mass, plan.displacement, plan.source, plan.target, epsilon
+        )
+        how = f"{label} = {_num(key)}" if label else "no off-diagonal mass"
         total.merge(tally)
         if first or scale > best[0]:
             best = (scale, prior.name, pair, how, tally.deciding_bracket)
             first = False
     scale, prior_name, pair, how, bracket = best
-    root = RootFinding(
-        method="brentq",
-        variable="t = exp(1/theta)",
-        conditions=total.groups,
-        solves=total.solves,
-        iterations=total.iterations,
-        function_calls=total.function_calls,
-        converged=total.converged,
-        bracket=bracket,
-    )
-    return Proposal(scale, prior_name, pair, how, root)
+    return Proposal(scale, prior_name, pair, how, total.root(bracket))

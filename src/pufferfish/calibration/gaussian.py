@@ -33,7 +33,8 @@ from scipy.special import lambertw, log_ndtr, ndtri
 
 from .._checks import check_epsilon
 from ..gaussian_divergence import gaussian_delta_bound
-from ..priors import AdversaryPrior, DiscretePrior, GaussianMixturePrior, Prior, Scenario
+from ..priors import DiscretePrior, GaussianMixturePrior, Prior
+from ..scenario import AdversaryPrior, Scenario
 from ..transport import kantorovich_plan
 from .result import num as _num
 from .search import Proposal
@@ -250,9 +251,9 @@ def gmm_translation_applies(scenario: Scenario, noise: str, delta: float, epsilo
 
 
 def _finite_delta(scenario: Scenario) -> str | None:
-    if scenario.kind == "discrete" or _translation_gaussians(scenario):
+    if scenario.kind in ("discrete", "joint") or _translation_gaussians(scenario):
         return None
-    return "needs discrete priors or Gaussian priors with equal standard deviations (finite Delta)"
+    return "needs discrete or joint priors, or Gaussian priors with equal standard deviations (finite Delta)"
 
 
 def kantorovich_gaussian_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:

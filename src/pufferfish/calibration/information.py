@@ -4,9 +4,9 @@ conversions between eps-PP, eps-MI PP and (eps, delta)-PP of seed 004 Thm 1.
 ========================  =========  ==================  ==========================================
 mechanism                 noise      priors              scale (source)
 ========================  =========  ==================  ==========================================
-``mi-gaussian``           Gaussian   any                 seed 004 Thm 3 (d = 1, no public function)
+``mi-gaussian``           Gaussian   any                 seed 004 Thm 3 (no public function)
 ``mi-gaussian-entropy``   Gaussian   Gaussian mixture    seed 004 Thm 4, ``B = exp(2h - 1)/(2 pi)``
-``mi-laplace``            Laplace    any                 seed 004 Remark 6 (d = 1)
+``mi-laplace``            Laplace    any                 seed 004 Remark 6
 ========================  =========  ==================  ==========================================
 
 Every scale is checked by the certified ``I(S; Y)`` (:func:`.check.check_information`).
@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_delta, check_epsilon
-from ..priors import GaussianMixturePrior, Scenario
+from ..priors import GaussianMixturePrior
+from ..scenario import Scenario
 from .check import secret_weights_for
 from .result import num as _num
 from .search import Proposal
@@ -28,16 +29,18 @@ from .search import Proposal
 
 def _total_variances(
     scenario: Scenario, secret_weights: Any
-) -> list[tuple[str, float, np.ndarray, list[Any]]]:
-    """Per prior: ``(name, Var(X), secret weights, conditionals)`` with ``X`` mixed over the secret."""
+) -> list[tuple[str, np.ndarray, np.ndarray, list[Any]]]:
+    """Per prior: ``(name, Var(X_k) for each column k, secret weights, conditionals)`` with ``X``
+    mixed over the secret; joint priors in the metric's units (``X_k / w_k``), one column else."""
     pi = secret_weights_for(scenario, secret_weights)
+    units = np.array(scenario.metric.units) if scenario.metric is not None else np.ones(1)
     out = []
     for prior in scenario.priors:
         conds = [prior.conditionals[s] for s in scenario.secrets]
-        means = np.array([p.mean for p in conds])
-        var_within = np.array([p.variance for p in conds])
-        total_mean = float(pi @ means)
-        var = max(float(pi @ (var_within + means**2)) - total_mean**2, 0.0)
+        means = np.array([np.atleast_1d(p.mean) for p in conds]) / units  # (secrets, d)
+        var_within = np.array([np.atleast_1d(p.variance) for p in conds]) / units**2
+        total_mean = pi @ means
+        var = np.maximum(pi @ (var_within + means**2) - total_mean**2, 0.0)
         out.append((prior.name, var, pi, conds))
     return out
 
@@ -50,22 +53,29 @@ def _largest(scenario: Scenario, rows: list[tuple[float, str, str]]) -> Proposal
 def mi_gaussian_scale(
     scenario: Scenario, epsilon: float, delta: float, secret_weights: Any = None
 ) -> Proposal:
-    """Seed 004 Thm 3: ``sigma = sqrt(Var(X) / (e^{2 eps} - 1))``."""
-    rows = [
-        (math.sqrt(var / math.expm1(2.0 * epsilon)), name, f"Var(X) = {_num(var)}")
-        for name, var, _, _ in _total_variances(scenario, secret_weights)
-    ]
+    """Seed 004 Thm 3: ``sigma^2 = sum_k Var(X_k) / (d (e^{2 eps/d} - 1))`` (``d = 1``:
+    ``sqrt(Var(X) / (e^{2 eps} - 1))``); joint priors in the metric's units, column ``k`` then
+    gets ``N(0, (sigma w_k)^2)``."""
+    rows = []
+    for name, var, _, _ in _total_variances(scenario, secret_weights):
+        d = var.size
+        total = float(var.sum())
+        what = f"Var(X) = {_num(total)}" if d == 1 else f"sum of Var(X_k / w_k) = {_num(total)}, d = {d}"
+        rows.append((math.sqrt(total / (d * math.expm1(2.0 * epsilon / d))), name, what))
     return _largest(scenario, rows)
 
 
 def mi_laplace_scale(
     scenario: Scenario, epsilon: float, delta: float, secret_weights: Any = None
 ) -> Proposal:
-    """Seed 004 Remark 6: ``b = sd(X) / (e^eps - 1)``."""
-    rows = [
-        (math.sqrt(var) / math.expm1(epsilon), name, f"sd(X) = {_num(math.sqrt(var))}")
-        for name, var, _, _ in _total_variances(scenario, secret_weights)
-    ]
+    """Seed 004 Remark 6: ``b = sum_k sd(X_k) / (d (e^{eps/d} - 1))`` (``d = 1``: ``sd(X) /
+    (e^eps - 1)``); joint priors in the metric's units, column ``k`` then gets ``Laplace(b w_k)``."""
+    rows = []
+    for name, var, _, _ in _total_variances(scenario, secret_weights):
+        d = var.size
+        total = float(np.sqrt(var).sum())
+        what = f"sd(X) = {_num(total)}" if d == 1 else f"sum of sd(X_k / w_k) = {_num(total)}, d = {d}"
+        rows.append((total / (d * math.expm1(epsilon / d)), name, what))
     return _largest(scenario, rows)
 
 
@@ -74,7 +84,8 @@ def mi_gaussian_entropy_scale(
 ) -> Proposal:
     """Seed 004 Thm 4 with ``A = Var(X)``, ``B = exp(2h - 1)/(2 pi)``, ``h`` a lower bound of ``h(X|S)``."""
     rows = []
-    for name, var, pi, conds in _total_variances(scenario, secret_weights):
+    for name, variances, pi, conds in _total_variances(scenario, secret_weights):
+        var = float(variances[0])
         h = 0.0
         for w, p in zip(pi, conds, strict=True):
             assert isinstance(p, GaussianMixturePrior)
@@ -90,8 +101,8 @@ def mi_gaussian_entropy_scale(
 
 
 def mi_gaussian_entropy_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
-    """Why seed 004 Thm 4 does not apply (discrete priors), or ``None``."""
-    if scenario.kind == "discrete":
+    """Why seed 004 Thm 4 does not apply (discrete or joint empirical priors), or ``None``."""
+    if scenario.kind != "gaussian-mixture":
         return "needs continuous priors (h(X|S) = -inf for discrete priors; Thm 4 reduces to Thm 3)"
     return None
 

@@ -40,8 +40,9 @@ from scipy import sparse
 from scipy.optimize import brentq, linprog
 from scipy.stats import laplace, norm
 
-from ..priors import DiscretePrior, Scenario, union_support
+from ..priors import DiscretePrior, union_support
 from ..priorsets import PriorSet, dkw_pieces, log_value, set_extremes, set_summary
+from ..scenario import Scenario
 from .result import MappingCalibration, PrivacyCheckError, num
 
 #: Utilities of a mapping: expected accuracy (maximised) or expected absolute error (minimised).

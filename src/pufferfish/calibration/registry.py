@@ -19,11 +19,12 @@ import numpy as np
 
 from .._checks import check_delta, check_epsilon, check_epsilons
 from ..density import check_noise
-from ..priors import Scenario
-from . import discrete, gaussian, information
+from ..scenario import Scenario
+from . import discrete, gaussian, information, joint
+from .check import uncheckable
 from .mapping import Utility, default_utility, mapping_calibration, scenario_support
 from .result import Calibration, MappingCalibration, PrivacyCheckError, Skipped
-from .search import OPTIMAL_SOURCE, Proposal, Target, smallest_passing, verified
+from .search import OPTIMAL_SOURCE, Proposal, Target, smallest_passing, unverified, verified
 
 ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
 """``scale(scenario, epsilon, delta, secret_weights) -> Proposal`` (no check)."""
@@ -37,10 +38,32 @@ def _always(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str
 
 
 def _discrete_only(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
-    return None if scenario.kind == "discrete" else "needs discrete priors"
+    return None if scenario.kind in ("discrete", "joint") else "needs discrete priors"
+
+
+def _one_column(applies: AppliesFunction) -> AppliesFunction:
+    """``applies`` for the priors of one column; joint priors (several columns) do not apply."""
+
+    def out(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+        if scenario.kind == "joint":
+            return "needs the priors of one column (not yet for several columns)"
+        return applies(scenario, noise, delta, epsilon)
+
+    return out
+
+
+def _by_kind(one: ScaleFunction, several: ScaleFunction) -> ScaleFunction:
+    """A scale function that runs ``several`` (:mod:`.joint`) on joint priors, else ``one``."""
+
+    def out(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
+        return (several if scenario.kind == "joint" else one)(scenario, epsilon, delta, secret_weights)
+
+    return out
 
 
 def _mapping_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+    if scenario.kind == "joint":
+        return "maps one column's alphabet (not for several columns)"
     try:
         scenario_support(scenario)
     except ValueError as exc:
@@ -51,6 +74,8 @@ def _mapping_applies(scenario: Scenario, noise: str, delta: float, epsilon: floa
 def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
     if noise == "gaussian" and delta == 0.0:
         return "Gaussian noise gives pure eps only for special priors; give delta > 0"
+    if scenario.kind == "joint" and noise == "gaussian":
+        return "the (eps, delta) check of Gaussian noise on several columns is not implemented"
     return None
 
 
@@ -79,7 +104,7 @@ class Mechanism:
         Its theorem gives pure eps with Laplace noise: with ``delta > 0`` it is checked as pure eps
         (pure eps implies every (eps, delta)), reported with ``checked_delta = 0``.
     robust : bool
-        Valid for every prior in a prior set (:attr:`pufferfish.priors.Scenario.robust`): its
+        Valid for every prior in a prior set (:attr:`pufferfish.scenario.Scenario.robust`): its
         scale holds for any prior on the declared supports, or it is the searched smallest
         passing scale of the worst-case check. Others are listed "not valid for a prior set".
     mapping : bool
@@ -104,14 +129,22 @@ class Mechanism:
 _G = gaussian
 _I = information
 _ENTRIES = (
-    Mechanism("l1", "laplace", "(eps, delta)-PP", "seed 001 eq (26)", "discrete",
-              lambda sc, e, d, w: discrete.l1_scale(sc, e), _discrete_only, pure=True, robust=True),
+    Mechanism("l1", "laplace", "(eps, delta)-PP", "seed 001 eq (26)", "discrete, joint",
+              _by_kind(lambda sc, e, d, w: discrete.l1_scale(sc, e), joint.l1_scale), _discrete_only,
+              pure=True, robust=True),
     Mechanism("kantorovich", "laplace", "(eps, delta)-PP",
-              "seed 002 Lemma 1; seed 000 Prop 1-2; seed 001 eq (4)", "discrete",
-              lambda sc, e, d, w: discrete.kantorovich_scale(sc, e), _discrete_only, pure=True),
+              "seed 002 Lemma 1, Thm 1; seed 000 Prop 1-2; seed 001 eq (4)", "discrete, joint",
+              _by_kind(lambda sc, e, d, w: discrete.kantorovich_scale(sc, e), joint.kantorovich_scale),
+              _discrete_only, pure=True),
+    Mechanism("wasserstein-inf", "laplace", "(eps, delta)-PP",
+              "Song, Wang and Chaudhuri (2017) W-infinity mechanism; seed 002 Thm 1 on the bottleneck plan",
+              "discrete, joint",
+              _by_kind(lambda sc, e, d, w: discrete.kantorovich_scale(sc, e), joint.wasserstein_inf_scale),
+              _discrete_only, pure=True),
     Mechanism("relaxed", "laplace", "(eps, delta)-PP",
-              "seed 002 Thm 2 (14a, 14b); seed 001 Prop 3.2-3.3", "discrete",
-              lambda sc, e, d, w: discrete.relaxed_scale(sc, e), _discrete_only, pure=True),
+              "seed 002 Thm 2 (14a, 14b); seed 001 Prop 3.2-3.3", "discrete, joint",
+              _by_kind(lambda sc, e, d, w: discrete.relaxed_scale(sc, e), joint.relaxed_scale),
+              _discrete_only, pure=True),
     Mechanism("monge", "laplace", "(eps, delta)-PP",
               "seed 003 Thm 1 eq (5), tau* = Q^-1(delta/2) eq (20); Remark 1 eq (6) for delta = 0",
               "Gaussian", _G.monge_scale, _G.monge_applies),
@@ -123,18 +156,21 @@ _ENTRIES = (
     Mechanism("gmm-translation", "laplace", "(eps, delta)-PP", "seed 003 Cor 2 eq (15)",
               "Gaussian mixture", _G.gmm_translation_scale, _G.gmm_translation_applies),
     Mechanism("kantorovich-gaussian", "gaussian", "(eps, delta)-PP",
-              "seed 002 Thm 3(a): sigma = c Delta / eps, c^2 > 2 ln(1.25/delta)",
-              "discrete, Gaussian translates", _G.kantorovich_gaussian_scale,
+              "seed 002 Thm 3(a): sigma = c Delta / eps, c^2 > 2 ln(1.25/delta) (L2 Delta for joint)",
+              "discrete, joint, Gaussian translates",
+              _by_kind(_G.kantorovich_gaussian_scale, joint.kantorovich_gaussian_scale),
               _G.kantorovich_gaussian_applies),
     Mechanism("analytic-gaussian", "gaussian", "(eps, delta)-PP",
-              "Balle and Wang (2018) Thm 8 at the Kantorovich sensitivity (SPEC sec 5)",
-              "discrete, Gaussian translates", _G.analytic_gaussian_scale, _G.analytic_gaussian_applies),
-    Mechanism("mi-gaussian", "gaussian", "eps-MI PP", "seed 004 Thm 3 (d = 1, no public function)",
+              "Balle and Wang (2018) Thm 8 at the Kantorovich sensitivity (SPEC sec 5; L2 for joint)",
+              "discrete, joint, Gaussian translates",
+              _by_kind(_G.analytic_gaussian_scale, joint.analytic_gaussian_scale),
+              _G.analytic_gaussian_applies),
+    Mechanism("mi-gaussian", "gaussian", "eps-MI PP", "seed 004 Thm 3 (no public function)",
               "any", _I.mi_gaussian_scale),
     Mechanism("mi-gaussian-entropy", "gaussian", "eps-MI PP",
               "seed 004 Thm 4 with B = exp(2h - 1)/(2 pi) (SPEC sec 6)", "Gaussian mixture",
               _I.mi_gaussian_entropy_scale, _I.mi_gaussian_entropy_applies),
-    Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (d = 1, no public function)",
+    Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (no public function)",
               "any", _I.mi_laplace_scale),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
@@ -226,7 +262,11 @@ def _calibrate_one(
         return mapped if delta == 0.0 else replace(mapped, delta=delta)
     if m.scale is None:
         return smallest_passing(scenario, epsilon, delta=delta, noise=noise, upper=upper)
-    if m.pure:  # pure eps implies (eps, delta) for every delta: checked as pure eps
+    reason = uncheckable(scenario, m.criterion, noise, delta)
+    if reason is not None:
+        target = Target(m.name, m.source, m.criterion, noise, epsilon, delta, secret_weights)
+        return unverified(target, m.scale(scenario, epsilon, delta, secret_weights), reason)
+    if m.pure or scenario.kind == "joint":  # pure eps implies (eps, delta): checked as pure eps
         target = Target(m.name, m.source, m.criterion, noise, epsilon, 0.0)
         out = verified(scenario, target, m.scale(scenario, epsilon, 0.0, secret_weights))
         return out if delta == 0.0 else replace(out, delta=delta, checked_delta=0.0)

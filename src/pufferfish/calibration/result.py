@@ -132,6 +132,11 @@ class Calibration:
         Utility of the release for a finite alphabet (:func:`pufferfish.calibration.mapping.
         additive_utility`): the probability that the released value rounds to the true one,
         and ``E|noise|``; None where not computed.
+    not_checked : str or None
+        ``None`` when the scale passed its exact check (every result of the library but the
+        next case). Otherwise why no numerical check exists for it (Gaussian noise or eps-MI on
+        joint priors of several columns): the scale then rests on its theorem alone, every
+        ``checked_*`` field is ``None`` and tables and JSON say "not numerically checked".
     """
 
     mechanism: str
@@ -155,6 +160,12 @@ class Calibration:
     prior_set: Mapping[str, Any] | None = None
     expected_accuracy: float | None = None
     expected_abs_error: float | None = None
+    not_checked: str | None = None
+
+    @property
+    def numerically_checked(self) -> bool:
+        """Whether the scale passed an exact check (:attr:`not_checked` is ``None``)."""
+        return self.not_checked is None
 
     @property
     def variance(self) -> float:
@@ -174,6 +185,14 @@ class Calibration:
         -------
         str
         """
+        if self.not_checked is not None:
+            what = (
+                "eps-MI" if self.criterion == "eps-MI PP" else f"(epsilon={self.epsilon}, delta={self.delta})"
+            )
+            return (
+                f"{what} pufferfish privacy by {self.source} alone: NOT numerically checked "
+                f"({self.not_checked}). " + prior_scope(self.prior_set, prior_kind)
+            )
         if self.criterion == "eps-MI PP":
             text = (
                 f"epsilon={self.epsilon} mutual-information pufferfish privacy (seed 004 Def 3): "
@@ -208,6 +227,8 @@ class Calibration:
             checked_information=self.checked_information,
             root=None if self.root is None else self.root.to_dict(),
         )
+        out["numerically_checked"] = self.numerically_checked
+        out["not_checked"] = self.not_checked
         if self.check is not None:
             out["check_worst_y"] = self.check.worst_y
             out["check_pair"] = list(self.check.pair)

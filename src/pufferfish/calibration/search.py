@@ -21,10 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 from scipy.optimize import brentq
 
 from ..divergence import GridTooFineError
-from ..priors import GaussianMixturePrior, Scenario
+from ..priors import GaussianMixturePrior
+from ..scenario import Scenario
 from .check import Check, from_loss, measure
 from .result import Calibration, PrivacyCheckError, RootFinding, num
 
@@ -149,6 +151,46 @@ def build(target: Target, proposal: Proposal, chk: Check, step: float) -> Calibr
     )
 
 
+def unverified(target: Target, proposal: Proposal, reason: str) -> Calibration:
+    """The :class:`Calibration` of a theorem's scale for which no numerical check exists.
+
+    Parameters
+    ----------
+    target : Target
+    proposal : Proposal
+        The theorem's scale (:attr:`Target.source`).
+    reason : str
+        Why it cannot be checked (:func:`.check.uncheckable`).
+
+    Returns
+    -------
+    Calibration
+        With ``not_checked = reason``, every ``checked_*`` field ``None`` and a zero error bound:
+        tables, JSON and :meth:`~.result.Calibration.guarantee` say "not numerically checked".
+    """
+    mi = target.criterion == "eps-MI PP"
+    return Calibration(
+        mechanism=target.mechanism,
+        noise=target.noise,
+        epsilon=target.epsilon,
+        delta=0.0 if mi else target.delta,
+        criterion=target.criterion,
+        scale=proposal.scale,
+        checked_loss=None,
+        checked_delta=None,
+        checked_information=None,
+        check_error_bound=0.0,
+        prior=proposal.prior,
+        pair=proposal.pair,
+        decided_by=proposal.decided_by,
+        source=target.source,
+        root=proposal.root,
+        safety_step=0.0,
+        noiseless=proposal.scale == 0.0,
+        not_checked=reason,
+    )
+
+
 def verified(
     scenario: Scenario, target: Target, proposal: Proposal, *, known: Check | None = None
 ) -> Calibration:
@@ -263,6 +305,9 @@ def smallest_passing(
     """
     if isinstance(upper, Calibration) and upper.epsilon != epsilon:
         raise ValueError(f"upper must be calibrated at epsilon {epsilon!r}, got {upper.epsilon!r}")
+    if scenario.kind == "joint" and delta > 0.0:  # checked as pure eps, which implies any delta
+        pure = smallest_passing(scenario, epsilon, noise=noise, upper=upper, time_limit=time_limit)
+        return replace(pure, delta=delta, checked_delta=0.0)
     target = Target("optimal", OPTIMAL_SOURCE, "(eps, delta)-PP", noise, epsilon, delta)
     zero = _at_zero(scenario, target)
     if zero is not None:
@@ -304,7 +349,7 @@ def smallest_passing(
 def _at_zero(scenario: Scenario, target: Target) -> Calibration | None:
     """The noiseless calibration when the priors themselves pass, else ``None``."""
     pure = target.delta == 0.0
-    if pure and scenario.kind != "discrete":
+    if pure and scenario.kind == "gaussian-mixture":
         return None  # a density against a point mass: infinite loss
     if not pure and any(
         isinstance(p, GaussianMixturePrior) and (p.stds <= 0).any()
@@ -376,7 +421,7 @@ def _search(
         )
         return verified(scenario, target, proposal)
     hi = min(s for s, c in checks.items() if c is not None and c.passes(goal) and s > lo)
-    tight = scenario.kind == "discrete" and delta == 0.0  # the exact loss is cheap: tighter tolerance
+    tight = scenario.kind in ("discrete", "joint") and delta == 0.0  # exact loss: tighter tolerance
     root, info = brentq(
         excess,
         math.log(lo),
@@ -456,6 +501,13 @@ def _bracket_below(
 def _spread(scenario: Scenario) -> float:
     """A length scale of the priors (largest mean gap plus spread), to start bracketing."""
     out = 0.0
+    if scenario.kind == "joint":  # in the metric: sum over columns of (gap + spread) / w_k
+        assert scenario.metric is not None
+        units = np.array(scenario.metric.units)
+        for _, _, q_i, q_j in scenario.iter_joint_pairs():
+            per = np.abs(q_i.mean - q_j.mean) + np.sqrt(q_i.variance) + np.sqrt(q_j.variance)
+            out = max(out, float((per / units).sum()))
+        return out if out > 0 else 1.0
     for _, _, p_i, p_j in scenario.iter_prior_pairs():
         gap = abs(p_i.mean - p_j.mean) + math.sqrt(p_i.variance) + math.sqrt(p_j.variance)
         out = max(out, gap)

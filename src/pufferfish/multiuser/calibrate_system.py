@@ -25,7 +25,8 @@ from ..calibration.registry import calibrate, calibrate_optimal
 from ..calibration.result import Calibration, PrivacyCheckError, Skipped
 from ..calibration.search import Proposal, Target, first_passing, verified
 from ..loss import PrivacyLoss, own_pair_losses, padded, privacy_loss
-from ..priors import DiscretePrior, Scenario
+from ..priors import DiscretePrior
+from ..scenario import Scenario
 from .system import (
     SYSTEM_PRIOR,
     MultiUserSystem,

@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from .._checks import as_float_vector
-from ..priors import AdversaryPrior, DiscretePrior, Scenario, on_release_grid
+from ..priors import DiscretePrior, on_release_grid
+from ..scenario import AdversaryPrior, Scenario
 from .convolution import sum_distribution
 
 #: The discriminative pair sets of seed 000 sec 4.
@@ -581,7 +582,7 @@ def pair_scenario(
     *,
     others: Mapping[str, DiscretePrior] | None = None,
 ) -> Scenario:
-    """A :class:`~pufferfish.priors.Scenario` of the query for ``pair_set`` over some users.
+    """A :class:`~pufferfish.scenario.Scenario` of the query for ``pair_set`` over some users.
 
     Parameters
     ----------

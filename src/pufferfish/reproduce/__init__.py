@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..priors import DiscretePrior, Scenario
+from ..priors import DiscretePrior
+from ..scenario import Scenario
 from .seed000 import (
     EPSILON_GRID,
     MARRIED_CODES,

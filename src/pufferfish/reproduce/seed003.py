@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..priors import DiscretePrior, Scenario
+from ..priors import DiscretePrior, GaussianMixturePrior
+from ..scenario import Scenario
 
 # ---------------------------------------------------------------------------------------------
 # Seed 003 sec V (Fig 3): education-num given race Black vs Asian-Pac-Islander, three-component GMMs
@@ -287,6 +288,7 @@ def seed003_fig2(
             prior = scenario.priors[0]
             present, absent = scenario.pairs[0]
             p, q = prior.conditionals[present], prior.conditionals[absent]
+            assert isinstance(p, GaussianMixturePrior) and isinstance(q, GaussianMixturePrior)
             own = hockey_stick(
                 release_density(p, "laplace", 0.0), release_density(q, "laplace", 0.0), epsilon
             )

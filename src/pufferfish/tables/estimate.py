@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..priors import AdversaryPrior, DiscretePrior, Scenario, to_release_grid
+from ..priors import DiscretePrior, to_release_grid
+from ..scenario import AdversaryPrior, Scenario
 from .source import DataError, TableSource, check_engine, resolve_source
 
 

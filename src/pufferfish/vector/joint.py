@@ -134,6 +134,21 @@ class JointPrior:
         """``n``, the number of distinct tuples."""
         return int(self.support.shape[0])
 
+    @property
+    def mean(self) -> NDArray[np.float64]:
+        """``E[X_k]`` of each column, shape (d,)."""
+        return np.asarray(self.pmf @ self.support, dtype=np.float64)
+
+    @property
+    def variance(self) -> NDArray[np.float64]:
+        """``Var(X_k)`` of each column, shape (d,)."""
+        centred = self.support - self.mean
+        return np.asarray(self.pmf @ centred**2, dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"kind": "joint", "support": n lists of d, "pmf": n floats}``."""
+        return {"kind": "joint", "support": self.support.tolist(), "pmf": self.pmf.tolist()}
+
 
 @dataclass(frozen=True)
 class Metric:
