@@ -1,4 +1,4 @@
-"""Several public columns (issue 17, in progress): joint priors, the W1 and W-infinity plans in d
+"""Several public columns (issue 17): joint priors, the W1 and W-infinity plans in d
 dimensions, and the exact check of product Laplace noise at the vertices of the product grid.
 
 Cross-checks: a dense brute-force evaluation of the log-ratio off the grid (d = 2, 3), 50-digit
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 from scipy.special import logsumexp
 
+from pufferfish.calibration import Skipped, calibrate, calibrate_optimal, compare
 from pufferfish.loss import privacy_loss
 from pufferfish.priors import DiscretePrior
 from pufferfish.scenario import Scenario
@@ -174,3 +175,121 @@ def test_bad_input() -> None:
         product_laplace_loss(p_i, p_j, Metric.ones(2), 0.0)
     with pytest.raises(ValueError, match="vertices; checking it takes .* bin the columns"):
         product_laplace_loss(p_i, p_j, Metric.ones(2), 1.0, max_work=10)
+
+
+# ---------------------------------------------------------------------------------------------
+# The registry's mechanisms on joint priors (calibration.joint)
+
+LAPLACE = ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.floats(0.2, 2.0))
+def test_one_column_as_a_joint_prior_gives_todays_results(seed: int, eps: float) -> None:
+    """d = 1: every mechanism's scale equals the one-column result (unit 1), and with unit w the
+    scale in units is today's scale / w (the noise on the column, b w, is the same)."""
+    gen = np.random.default_rng(seed)
+    xi, xj = gen.integers(0, 12, size=9).astype(float), gen.integers(2, 14, size=9).astype(float)
+    ji, jj = JointPrior.from_rows(xi[:, None]), JointPrior.from_rows(xj[:, None])
+    di = DiscretePrior(ji.support[:, 0], ji.pmf)
+    dj = DiscretePrior(jj.support[:, 0], jj.pmf)
+    one = Scenario.single(di, dj)
+    for w in (1.0, 2.5):
+        joint = Scenario.single(ji, jj, metric=Metric((w,)))
+        for m in LAPLACE:
+            a, b = calibrate(one, eps, m), calibrate(joint, eps, m)
+            assert b.checked_loss is not None and b.checked_loss + b.check_error_bound <= eps
+            if m == "optimal":  # two implementations of the exact check: equal to the search's tolerance
+                assert b.scale * w == pytest.approx(a.scale, rel=1e-8), m
+            else:
+                assert b.scale * w == pytest.approx(a.scale, rel=1e-12, abs=0.0), m
+        for m in ("kantorovich-gaussian", "analytic-gaussian", "mi-gaussian"):
+            a = calibrate(one, min(eps, 0.9), m, delta=1e-5)
+            b = calibrate(joint, min(eps, 0.9), m, delta=1e-5)
+            assert b.scale * w == pytest.approx(a.scale, rel=1e-12), m
+    assert calibrate(one, eps, "wasserstein-inf").scale == calibrate(one, eps, "kantorovich").scale
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([2, 3]), st.floats(0.1, 2.0), st.booleans())
+def test_joint_mechanisms_pass_the_exact_check_and_are_ordered(
+    seed: int, d: int, eps: float, units: bool
+) -> None:
+    """Every Laplace mechanism's scale passes the exact product-Laplace check (computed here
+    again), and optimal <= relaxed <= wasserstein-inf <= kantorovich <= l1."""
+    p_i, p_j = _random_pair(seed, d)
+    metric = Metric(tuple(np.random.default_rng(seed).uniform(0.5, 2.0, size=d))) if units else Metric.ones(d)
+    sc = Scenario.single(p_i, p_j, metric=metric)
+    scales = {}
+    for m in LAPLACE:
+        c = calibrate(sc, eps, m)
+        assert c.numerically_checked and c.criterion == "(eps, delta)-PP"
+        loss = product_laplace_loss(p_i, p_j, metric, c.scale)
+        assert loss.loss + loss.error_bound <= eps, m
+        scales[m] = c.scale
+    slack = 1 + 1e-9
+    assert scales["optimal"] <= scales["relaxed"] * slack
+    assert scales["relaxed"] <= scales["wasserstein-inf"] * slack
+    assert scales["wasserstein-inf"] <= scales["kantorovich"] * slack
+    assert scales["kantorovich"] <= scales["l1"] * slack
+    # with delta > 0, Laplace on joint priors is checked as pure eps (which implies any delta)
+    c = calibrate(sc, eps, "optimal", delta=1e-6)
+    assert c.checked_delta == 0.0 and c.scale == pytest.approx(scales["optimal"], rel=1e-9)
+
+
+def test_relaxed_on_both_plans_each_passes() -> None:
+    """relaxed proposes the smaller of its two plans' scales; both pass the check (seed 002 Thm 2
+    holds for any coupling)."""
+    p_i = JointPrior([[0, 3], [2, 3], [2, 2]], [0.4, 0.2, 0.4])
+    p_j = JointPrior([[3, 2], [1, 0], [2, 2]], [0.4, 0.2, 0.4])
+    sc = Scenario.single(p_i, p_j)
+    c = calibrate(sc, 1.0, "relaxed")
+    assert c.decided_by.startswith("W-infinity plan") and "(W1 plan: 4)" in c.decided_by
+    for scale in (c.scale, 4.0):
+        assert product_laplace_loss(p_i, p_j, Metric.ones(2), scale).satisfies(1.0)
+    assert calibrate(sc, 1.0, "wasserstein-inf").scale == 3.0
+    assert calibrate(sc, 1.0, "kantorovich").scale == 4.0
+
+
+def test_gaussian_and_mi_on_joint_priors_are_never_called_checked() -> None:
+    p_i, p_j = _random_pair(7, 2)
+    sc = Scenario.single(p_i, p_j)
+    for m, delta in (("kantorovich-gaussian", 1e-5), ("analytic-gaussian", 1e-5), ("mi-gaussian", 0.0)):
+        c = calibrate(sc, 0.5, m, delta=delta)
+        assert not c.numerically_checked and c.not_checked
+        assert c.checked_loss is None and c.checked_delta is None and c.checked_information is None
+        assert "NOT numerically checked" in c.guarantee()
+        assert c.to_dict()["numerically_checked"] is False
+    c = calibrate(sc, 0.5, "mi-laplace")
+    assert not c.numerically_checked
+    out = compare(
+        sc, 0.5, ["mi-gaussian-entropy", "optimal", "monge", "optimal-mapping"], delta=1e-5, noise="gaussian"
+    )
+    reasons = {o.mechanism: o.reason for o in out if isinstance(o, Skipped)}
+    assert set(reasons) == {"mi-gaussian-entropy", "optimal", "monge", "optimal-mapping"}
+    assert "not implemented" in reasons["optimal"]
+    with pytest.raises(ValueError, match="not implemented"):
+        calibrate_optimal(sc, 0.5, delta=1e-5, noise="gaussian")
+
+
+def test_joint_scenario_bad_input() -> None:
+    p_i, p_j = _random_pair(3, 2)
+    with pytest.raises(ValueError, match="metric must be a Metric of dimension 2"):
+        Scenario.single(p_i, p_j, metric=Metric.ones(3))
+    with pytest.raises(ValueError, match="metric is for joint priors"):
+        Scenario.single(
+            DiscretePrior([0, 1], [0.5, 0.5]), DiscretePrior([0, 1], [0.4, 0.6]), metric=Metric.ones(1)
+        )
+    with pytest.raises(ValueError, match="one dimension"):
+        Scenario.single(p_i, JointPrior([[0, 0, 0]], [1.0]))
+    with pytest.raises(TypeError, match="one kind"):
+        Scenario.single(p_i, DiscretePrior([0, 1], [0.5, 0.5]))
+    with pytest.raises(ValueError, match="joint priors"):
+        list(Scenario.single(p_i, p_j).iter_prior_pairs())
+
+
+def test_identical_joint_priors_need_no_noise() -> None:
+    p = JointPrior([[0, 1], [2, 3]], [0.3, 0.7])
+    q = JointPrior([[0, 1], [2, 3]], [0.3, 0.7])
+    c = calibrate(Scenario.single(p, q), 0.5, "optimal")
+    assert c.scale == 0.0 and c.noiseless and c.checked_loss == 0.0
