@@ -49,7 +49,15 @@ SecretOpt = Annotated[str, typer.Option("--secret", help="Column holding the sec
 PairOpt = Annotated[
     list[str], typer.Option("--pair", help="Discriminative pair of secret values 'A,B' (repeatable).")
 ]
-PublicOpt = Annotated[str, typer.Option("--public", help="Column to release.")]
+PublicOpt = Annotated[
+    str, typer.Option("--public", help="Column to release; 'a,b' for several columns calibrated jointly.")
+]
+UnitOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--unit", help="With several --public columns: 'col=w', w of col counts as distance 1 (default 1)."
+    ),
+]
 OrderOpt = Annotated[
     str | None,
     typer.Option("--order", help="Label order of a categorical public column 'v1,v2,...' (default: sorted)."),
@@ -188,6 +196,8 @@ def _inputs_table(est: EstimatedPriors) -> Table:
 def _checked(c: Calibration | MappingCalibration) -> str:
     if isinstance(c, MappingCalibration):
         return f"loss = {c.checked_loss:.6g}"
+    if c.not_checked is not None:
+        return "not numerically checked"
     if c.checked_information is not None:
         return f"I = {c.checked_information:.6g}"
     if c.checked_delta is not None and c.checked_loss is None:
@@ -298,6 +308,44 @@ def _print_tables(
         )
 
 
+def _joint_calibrate(
+    data: str, secret: str, public: str, unit: list[str] | None, epsilon: list[float], pair: list[str],
+    mechanism: str, weight: str | None, noise: str, delta: float, categorical: list[str] | None,
+    numeric: list[str] | None, engine: str, as_json: bool,
+) -> None:  # fmt: skip
+    """``calibrate`` on several public columns (:func:`pufferfish.joint_table.calibrate_joint_table`)."""
+    from .joint_table import NO_PRIOR_SETS, calibrate_joint_table
+
+    if engine != "duckdb":
+        _fail("several --public columns are calibrated with --engine duckdb only")
+    table = _guard(
+        lambda: calibrate_joint_table(
+            data, secret=secret, public=public, pairs=_pairs(pair), epsilon=epsilon, units=unit,
+            mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
+            weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
+        )
+    )  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(table.to_dict(), allow_nan=False))
+        return
+    console = Console()
+    units = ", ".join(f"{c} (unit {_num(w)})" for c, w in zip(table.columns, table.units, strict=True))
+    console.print(f"columns released jointly: {units}; metric d(x, x') = sum_k |x_k - x'_k| / unit_k")
+    console.print(
+        f"rows: {table.rows_total} read, {table.rows_dropped} left out of the priors (a missing value)"
+    )
+    sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
+    console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
+    show_pair = len(table.scenario.pairs) > 1
+    for eps in dict.fromkeys(c.epsilon for c in table.comparison):
+        here = [c for c in table.comparison if c.epsilon == eps]
+        console.print(_comparison_table(here, eps, delta, show_pair=show_pair))
+        for c in here:
+            if isinstance(c, Skipped):
+                console.print(f"not used: {c.mechanism}: {c.reason}", soft_wrap=True, highlight=False)
+    console.print(f"Scale b adds Laplace(b unit_k) (Gaussian: sigma unit_k) to column k; {NO_PRIOR_SETS}.")
+
+
 @app.command()
 def calibrate(
     data: DataArg,
@@ -323,13 +371,27 @@ def calibrate(
     prior_radius: PriorRadiusOpt = None,
     priors_from: PriorsFromOpt = None,
     utility: UtilityOpt = None,
+    unit: UnitOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
-    fitted) from DATA."""
+    fitted) from DATA; with --public a,b, on the joint priors of several columns."""
     from .pipeline import calibrate_table, report_dict
     from .report import check_report_path
     from .table_release import write_html_report
 
+    if "," in public or unit:
+        if (
+            report is not None
+            or prior_set not in (None, "none")
+            or prior != "empirical"
+            or order
+            or priors_from
+        ):
+            _fail("with several --public columns, --report, --prior-set, --prior, --order and --priors-from "
+                  "are not supported (empirical joint priors, point estimate)")  # fmt: skip
+        _joint_calibrate(data, secret, public, unit, epsilon, pair, mechanism, weight, noise.value, delta,
+                         categorical, numeric, engine, as_json)  # fmt: skip
+        return
     _will_write(report)
 
     def run() -> Any:
