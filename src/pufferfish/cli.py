@@ -343,6 +343,9 @@ def _joint_calibrate(
         for c in here:
             if isinstance(c, Skipped):
                 console.print(f"not used: {c.mechanism}: {c.reason}", soft_wrap=True, highlight=False)
+            elif isinstance(c, Calibration) and c.not_checked is not None:
+                note = f"not numerically checked: {c.mechanism} rests on {c.source} alone ({c.not_checked})"
+                console.print(note, soft_wrap=True, highlight=False)
     console.print(f"Scale b adds Laplace(b unit_k) (Gaussian: sigma unit_k) to column k; {NO_PRIOR_SETS}.")
 
 

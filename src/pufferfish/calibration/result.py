@@ -2,7 +2,9 @@
 :class:`Skipped` for a mechanism left out of a comparison, and :class:`PrivacyCheckError`.
 
 Every scale the library hands out is a :class:`Calibration` whose check passed with its rounding
-bound added (``checked value + check_error_bound <= target``, :func:`.check.passes`); the
+bound added (``checked value + check_error_bound <= target``, :func:`.check.passes`), except
+the theorem scales that have no numerical check (Gaussian noise or eps-MI on joint priors of
+several columns), which carry ``not_checked`` and are never presented as checked; the
 ``check`` of a discrete prior with Laplace noise and pure eps is the full exact loss of SPEC 2.1
 (:class:`~pufferfish.loss.PrivacyLoss`: every pair's loss and the worst released value).
 """

@@ -1,5 +1,7 @@
 """Several public columns released jointly: joint priors, a weighted L1 metric, transport plans in
 d dimensions and the exact check of product Laplace noise (issue 17, seed 002 Thm 1-3, seed 004).
+The registry's mechanisms on joint priors are in :mod:`pufferfish.calibration.joint`; tables in
+:mod:`pufferfish.joint_table`.
 
 Releasing columns one at a time, each private for the secret, says nothing about the tuple when
 the columns are correlated (pufferfish privacy does not compose in general; Kifer and
