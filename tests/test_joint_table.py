@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pufferfish.calibration import Calibration, Skipped
 from pufferfish.cli import app
-from pufferfish.joint_table import calibrate_joint_table, parse_units
+from pufferfish.joint_table import calibrate_joint_table, parse_units, release_joint
 from pufferfish.vector import product_laplace_loss
 
 runner = CliRunner()
@@ -134,3 +134,45 @@ def test_too_many_tuples_and_bad_columns() -> None:
         "adult", secret="sex", public="age,race", pairs=["Male,Female"], epsilon=1.0, mechanisms=["monge"]
     )
     assert isinstance(t.comparison[0], Skipped)
+
+
+def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_path) -> None:
+    gen = np.random.default_rng(11)
+    n = 300
+    frame = pd.DataFrame(
+        {
+            "id": [f"{k:04d}" for k in range(n)],
+            "group": gen.choice(["a", "b"], size=n),
+            "x": gen.integers(0, 6, size=n).astype(float),
+            "level": gen.choice(["low", "mid", "high"], size=n),
+        }
+    )
+    frame.loc[frame["group"] == "b", "x"] += 3.5  # the columns depend on the secret
+    frame.loc[5, "x"] = None
+    src = tmp_path / "in.csv"
+    frame.to_csv(src, index=False)
+    before = src.read_bytes()
+    out = tmp_path / "out.csv"
+    r = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out,
+                      units={"x": 2.0})  # fmt: skip
+    assert src.read_bytes() == before
+    got = pd.read_csv(out, dtype={"id": str})
+    assert list(got.columns) == list(frame.columns) and (got["id"] == frame["id"]).all()
+    assert (got["group"] == frame["group"]).all()
+    assert np.isnan(got.loc[5, "x"]) and not np.isnan(got.loc[5, "level"])
+    assert r.rows_released == n - 1 and r.rows_missing == 1
+    assert r.drawn_scales["x"] >= 2.0 * r.chosen.scale and r.drawn_scales["level"] >= r.chosen.scale
+    assert r.drawn_scales["x"] == pytest.approx(2.0 * r.chosen.scale, rel=1e-9)
+    rel = r.report["release"]
+    assert rel["noise"]["columns"]["x"]["secure"] and rel["checked_loss"] <= 1.0
+    assert json.loads((tmp_path / "out.report.json").read_text())["columns"] == ["x", "level"]
+    codes = got["level"].to_numpy()
+    assert np.isfinite(codes).all() and not np.isin(codes, [0.0, 1.0, 2.0]).all()  # codes + noise
+    with pytest.raises(Exception, match="exists"):
+        release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out)
+    with pytest.raises(ValueError, match="no numerical check"):
+        release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
+                      output=tmp_path / "g.csv", mechanism="analytic-gaussian")  # fmt: skip
+    seeded = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
+                           output=tmp_path / "s.parquet", rng=3)  # fmt: skip
+    assert seeded.report["release"]["insecure"] and seeded.drawn_scales["x"] == seeded.chosen.scale

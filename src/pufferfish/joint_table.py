@@ -16,19 +16,43 @@ not implemented); the guarantee is stated for the point estimate.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ._checks import check_delta, check_epsilons
-from .calibration import Calibration, MappingCalibration, Skipped, check_mechanisms, run_comparison
+from .calibration import (
+    Calibration,
+    MappingCalibration,
+    PrivacyCheckError,
+    Skipped,
+    check_mechanisms,
+    lookup,
+    run_comparison,
+)
+from .calibration import (
+    check_pairs as check_scenario,
+)
 from .density import check_noise
+from .noise import check_sampler, check_workers, sampler_grid
+from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
 from .tables.estimate import check_pairs
-from .tables.source import DataError, resolve_source
+from .tables.source import (
+    DataError,
+    TableSource,
+    atomic_outputs,
+    check_output_path,
+    is_parquet,
+    output_format,
+    report_path_for,
+    resolve_source,
+)
 from .vector import JointPrior, Metric
 
 #: Why a joint release states its guarantee for the point estimate only.
@@ -172,8 +196,9 @@ def calibrate_joint_table(
 
     Parameters
     ----------
-    data : str, pathlib.Path or pandas.DataFrame
-        CSV or Parquet file, DataFrame, or ``"adult"`` (DuckDB engine).
+    data : str, pathlib.Path, pandas.DataFrame or TableSource
+        CSV or Parquet file, DataFrame, or ``"adult"`` (DuckDB engine), or a table already
+        resolved (:func:`~pufferfish.tables.source.resolve_source`).
     secret : str
         Secret column.
     public : str or sequence of str
@@ -207,7 +232,7 @@ def calibrate_joint_table(
     DataError
         If the table cannot be read, a column is unknown, or a secret of the pairs has no row.
     """
-    from .tables.duckdb_engine import joint_aggregates
+    from .tables.joint_engine import joint_aggregates
 
     columns = parse_columns(public)
     if len(columns) < 2:
@@ -219,12 +244,15 @@ def calibrate_joint_table(
     pair_list = check_pairs(pairs)
     mechs = check_mechanisms(mechanisms)
     kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
-    source = resolve_source(data, "duckdb")
+    source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb")
     agg = joint_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in agg.labels]
     rows: dict[str, tuple[list[list[float]], list[float]]] = {}
-    for s, values, n in agg.counts:
-        tup = [codes[k][v] if agg.categorical[k] else float(v) for k, v in enumerate(values)]
+    for s, values, n in agg.counts:  # numbers on the release grid, as every released value
+        tup = [
+            codes[k][v] if agg.categorical[k] else float(to_release_grid(float(v)))
+            for k, v in enumerate(values)
+        ]
         xs, ws = rows.setdefault(s, ([], []))
         xs.append(tup)
         ws.append(n)
@@ -240,7 +268,7 @@ def calibrate_joint_table(
     scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals),), Metric(w))
     comparison = run_comparison(scenario, eps, mechs, delta=delta, noise=noise)
     inputs = {
-        "data": str(data) if isinstance(data, (str,)) or hasattr(data, "__fspath__") else type(data).__name__,
+        "data": str(source.data) if source.path is not None else type(source.data).__name__,
         "secret": secret,
         "columns": list(columns),
         "units": list(w),
@@ -261,3 +289,223 @@ def calibrate_joint_table(
         agg.rows_total,
         agg.rows_dropped,
     )
+
+
+#: Rows per streamed batch of a joint release.
+BATCH_ROWS = 1_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class JointReleaseResult:
+    """A release of several columns and what it rests on.
+
+    Attributes
+    ----------
+    output, report_path : pathlib.Path
+        The released table and its JSON report.
+    report : mapping
+        The report (:meth:`JointTableCalibration.to_dict` plus a ``release`` section).
+    table : JointTableCalibration
+    chosen : Calibration
+        The mechanism whose scale ``b`` was used (Laplace, numerically checked).
+    drawn_scales : mapping of str to float
+        The Laplace scale drawn on each column (``b w_k``, rounded up to the sampler's grid),
+        checked again jointly.
+    rows_released, rows_missing : int
+        Rows with every column present (each got noise), and rows with a missing value in some
+        column (that cell left missing, the others noised).
+    """
+
+    output: Path
+    report_path: Path
+    report: Mapping[str, Any]
+    table: JointTableCalibration
+    chosen: Calibration
+    drawn_scales: Mapping[str, float]
+    rows_released: int
+    rows_missing: int
+
+
+def drawn_scales_check(
+    table: JointTableCalibration, chosen: Calibration, rng: Any, sampler: str
+) -> dict[str, float]:
+    """The Laplace scale each column is drawn with, checked jointly: ``{column: scale}``.
+
+    The secure sampler draws column ``k`` at ``b w_k`` rounded up to its grid
+    (:func:`pufferfish.noise.sampler_grid`); a seeded ``rng`` draws ``b w_k``. The exact
+    product-Laplace loss at those per-column scales (the metric with units = the drawn scales,
+    scale 1) must pass eps. Raising one column's scale is post-processing on that column
+    (``Laplace(b') = Laplace(b) * (mixture)``, SPEC sec 2.1), so this cannot fail unless there is
+    a bug. Pure eps needs no grid term: at grid points the pmf ratio is the density ratio.
+
+    Raises
+    ------
+    PrivacyCheckError
+        If the drawn scales fail the check.
+    """
+    exact = table.column_scales(chosen.scale)
+    if rng is not None or chosen.scale == 0.0:
+        return exact
+    drawn = {c: sampler_grid(b, "laplace", sampler)[2] for c, b in exact.items()}
+    at = Scenario(table.scenario.pairs, table.scenario.priors, Metric(tuple(drawn.values())))
+    chk = check_scenario(at, "laplace", 1.0, chosen.epsilon, 0.0)
+    if not chk.passes(chosen.epsilon):
+        raise PrivacyCheckError(
+            f"{chosen.mechanism} at the drawn scales {drawn} fails the exact check: loss {chk.value!r} "
+            f"(+ {chk.error:.3g}) > {chosen.epsilon!r}"
+        )
+    return drawn
+
+
+def release_joint(
+    data: Any,
+    *,
+    secret: str,
+    public: str | Sequence[str],
+    pairs: Iterable[tuple[str, str] | str],
+    epsilon: float,
+    output: str | Path,
+    units: Mapping[str, float] | Iterable[str] | None = None,
+    mechanism: str = "optimal",
+    weight: str | None = None,
+    rng: np.random.Generator | int | None = None,
+    force: bool = False,
+    batch_rows: int = BATCH_ROWS,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    sampler: str = "exact",
+) -> JointReleaseResult:
+    """Release several public columns jointly with product Laplace noise (issue 17).
+
+    Every row gets one independent draw per column, ``Laplace(b w_k)`` on column ``k``, with ``b``
+    the chosen mechanism's scale on the joint priors (:func:`calibrate_joint_table`); a
+    categorical column is released as its code plus noise. Other columns reach the output as
+    written; missing stays missing. The table is streamed by DuckDB in batches.
+
+    Parameters
+    ----------
+    data, secret, public, pairs, units, weight, categorical, numeric :
+        As :func:`calibrate_joint_table`.
+    epsilon : float
+        Finite and > 0 (pure eps).
+    output : str or pathlib.Path
+        ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``; the JSON report is written beside it.
+    mechanism : str
+        A Laplace mechanism with a numerical check on joint priors: ``optimal`` (default),
+        ``relaxed``, ``wasserstein-inf``, ``kantorovich`` or ``l1``.
+    rng : numpy.random.Generator, int or None
+        ``None``: the secure sampler (``sampler``); a seed: NumPy's, insecure (experiments).
+    force : bool
+        Overwrite existing output and report files.
+    batch_rows : int
+        Rows per batch (>= 1).
+    progress : callable, optional
+        ``progress(rows_done, rows_total)``.
+    workers : int, optional
+        Threads of the secure sampler (default every core).
+    sampler : {"exact", "opendp"}
+
+    Returns
+    -------
+    JointReleaseResult
+
+    Raises
+    ------
+    ValueError
+        On a bad argument, a mechanism without a numerical check here (Gaussian, eps-MI) or that
+        does not apply; OutputExistsError if an output exists and ``force`` is false.
+    PrivacyCheckError
+        If the drawn scales fail the exact check (a bug).
+
+    Notes
+    -----
+    A row with a missing value in some column has its other columns released with the same
+    noise; the joint priors are estimated on complete rows only, so such rows are covered by
+    the guarantee only if their tuple's distribution is the estimated one (as a missing value
+    is itself released).
+    """
+    from .tables.duckdb_engine import ReleasedColumn, stream_release
+
+    (eps,) = check_epsilons([epsilon])
+    m = lookup(mechanism)
+    if (m.noise != "laplace" and m.name != "optimal") or m.criterion != "(eps, delta)-PP" or m.mapping:
+        raise ValueError(
+            f"mechanism {m.name} has no numerical check on several columns: release with optimal, relaxed, "
+            "wasserstein-inf, kantorovich or l1 (product Laplace noise)"
+        )
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    n_workers = check_workers(workers)
+    check_sampler(sampler)
+    out_path = Path(output)
+    fmt = output_format(out_path)
+    rep_path = report_path_for(out_path)
+    source = resolve_source(data, "duckdb")
+    if source.path is not None and source.path.resolve() == out_path.resolve():
+        raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
+    for path in (out_path, rep_path):
+        check_output_path(path, force=force)
+    mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else [m.name]
+    table = calibrate_joint_table(
+        source, secret=secret, public=public, pairs=pairs, epsilon=eps, units=units, mechanisms=mechs,
+        weight=weight, categorical=categorical, numeric=numeric,
+    )  # fmt: skip
+    chosen = next(c for c in table.comparison if c.mechanism == m.name)
+    if not isinstance(chosen, Calibration):
+        raise ValueError(f"mechanism {m.name} cannot be used here: {getattr(chosen, 'reason', '')}")
+    drawn = drawn_scales_check(table, chosen, rng, sampler)
+    columns = [
+        ReleasedColumn(c, cat, _coder(labels) if cat else None, drawn[c])
+        for c, cat, labels in zip(table.columns, table.categorical, table.labels, strict=True)
+    ]
+    text_copy = source.path is not None and not is_parquet(source.path)
+    with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
+        about, released, missing = stream_release(
+            source, tmp, fmt, public=table.columns[0], estimated=None, scale=chosen.scale, noise="laplace",
+            rng=rng, text_copy=text_copy, batch_rows=batch_rows, progress=progress, workers=n_workers,
+            gzip=out_path.name.lower().endswith(".gz"), sampler=sampler, columns=columns,
+            rows_total=table.rows_total,
+        )  # fmt: skip
+        report = table.to_dict()
+        report["release"] = {
+            "output": str(out_path),
+            "mechanism": chosen.mechanism,
+            "epsilon": chosen.epsilon,
+            "scale": chosen.scale,
+            "checked_loss": chosen.checked_loss,
+            "guarantee": chosen.guarantee(),
+            "column_scales": table.column_scales(chosen.scale),
+            "drawn_scales": drawn,
+            "drawn_scales_checked": chosen.scale > 0.0,
+            "noise": about,
+            "insecure": rng is not None,
+            "rows_released_with_noise": released,
+            "rows_with_a_missing_value": missing,
+        }
+        tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
+
+
+def _coder(labels: list[str]) -> Callable[[Any], np.ndarray]:
+    """``labels -> codes`` (position in the sorted labels, ``nan`` for missing) of a column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    known = pa.array(labels, type=pa.string())
+
+    def codes_for(values: Any) -> np.ndarray:
+        arr = (
+            values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, type=pa.string())
+        )
+        position = pc.index_in(arr, value_set=known)
+        unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
+        if pc.any(unknown).as_py():
+            raise DataError(
+                f"a label not seen when the priors were estimated: {pc.filter(arr, unknown)[0].as_py()!r}"
+            )
+        code = np.append(np.arange(len(labels), dtype=np.float64), np.nan)
+        return np.asarray(code[pc.fill_null(position, len(labels)).to_numpy(zero_copy_only=False)])
+
+    return codes_for

@@ -75,7 +75,7 @@ def _interrupted(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.InterruptException) or "Query interrupted" in str(exc)
 
 
-def _read_error(exc: duckdb.Error, what: str) -> BaseException:
+def read_error(exc: duckdb.Error, what: str) -> BaseException:
     """The error to raise for a DuckDB error while reading ``what``: ``KeyboardInterrupt`` for
     an interrupt, else :class:`DataError` with DuckDB's first line."""
     if _interrupted(exc):
@@ -118,7 +118,7 @@ def csv_dialect(con: duckdb.DuckDBPyConnection, path: str | Path) -> tuple[str, 
             f"quote = '\"', escape = '\"', comment = '', skip = 0)"
         ).fetchall()
     except duckdb.Error as exc:
-        raise _read_error(exc, repr(str(path))) from None
+        raise read_error(exc, repr(str(path))) from None
     if not rows:  # pragma: no cover - sniff_csv returns one row
         return ",", "\n"
     delimiter, newline = rows[0]
@@ -174,7 +174,7 @@ def open_table(
             return con.read_csv(str(source.data), all_varchar=True, allow_quoted_nulls=False, **CSV_DIALECT)
         return con.read_csv(str(source.data), **CSV_DIALECT)
     except duckdb.Error as exc:
-        raise _read_error(exc, repr(str(source.data))) from None
+        raise read_error(exc, repr(str(source.data))) from None
 
 
 def is_numeric_type(name: str) -> bool:
@@ -270,7 +270,7 @@ def table_aggregates(
                 f"WHERE {valid} GROUP BY 1, 2"
             ).fetchall()
         except duckdb.Error as exc:
-            raise _read_error(exc, "the table") from None
+            raise read_error(exc, "the table") from None
     return TableAggregates(
         rows_total=int(total),
         rows_dropped=int(dropped),
@@ -282,113 +282,6 @@ def table_aggregates(
         secret_values=secret_values,
         counts=[(str(a), b, int(n), float(w), float(w2)) for a, b, n, w, w2 in counts],
     )
-
-
-@dataclass(frozen=True)
-class JointAggregates:
-    """Counts of the tuples of several public columns per secret value (issue 17).
-
-    Attributes
-    ----------
-    rows_total, rows_dropped : int
-        Rows of the table, and rows left out of the priors (a missing secret, public value or
-        weight).
-    categorical : tuple of bool
-        Per column: read as labels (coded ``0, 1, ...`` in sorted order) or as numbers.
-    labels : tuple of list of str
-        Per categorical column its sorted labels over the whole table (empty for numeric ones).
-    counts : list of (str, tuple, float)
-        ``(secret value, tuple of values or labels, summed weight)`` for every group.
-    """
-
-    rows_total: int
-    rows_dropped: int
-    categorical: tuple[bool, ...]
-    labels: tuple[list[str], ...]
-    counts: list[tuple[str, tuple[Any, ...], float]]
-
-
-def joint_aggregates(
-    source: TableSource,
-    *,
-    secret: str,
-    columns: Sequence[str],
-    weight: str | None,
-    kinds: Mapping[str, str] | None = None,
-) -> JointAggregates:
-    """``GROUP BY secret, columns`` of a table by DuckDB: the joint priors' counts.
-
-    Parameters
-    ----------
-    source : TableSource
-    secret : str
-    columns : sequence of str
-        The public columns (distinct, each a column of the table).
-    weight : str, optional
-        Frequency-weight column (numeric, >= 0).
-    kinds : mapping of str to {"categorical", "numeric"}, optional
-        How to read a column; default numeric if DuckDB's type is numeric.
-
-    Returns
-    -------
-    JointAggregates
-
-    Raises
-    ------
-    DataError
-        If the table cannot be read or a column is unknown.
-    """
-    kinds = dict(kinds or {})
-    with connect() as con:
-        try:
-            rel = open_table(con, source)
-            names = list(rel.columns)
-            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-            for col in columns:
-                check_columns(names, secret=secret, public=col, weight=weight)
-            categorical = tuple(
-                kinds.get(c) == "categorical" or (kinds.get(c) is None and not is_numeric_type(types[c]))
-                for c in columns
-            )
-            if source.kind == "csv":  # labels as written
-                text = [secret] + [c for c, cat in zip(columns, categorical, strict=True) if cat]
-                rel = open_table(con, source, text_columns=text)
-            con.register("t", rel)
-            s_col = quote_identifier(secret)
-            exprs = [
-                f"CAST({quote_identifier(c)} AS {'VARCHAR' if cat else 'DOUBLE'})"
-                for c, cat in zip(columns, categorical, strict=True)
-            ]
-            valid = " AND ".join(
-                [f"{s_col} IS NOT NULL"] + [f"{quote_identifier(c)} IS NOT NULL" for c in columns]
-            )
-            w_expr = "1.0"
-            if weight:
-                valid += f" AND {quote_identifier(weight)} IS NOT NULL"
-                w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)"
-            total, dropped = con.execute(
-                f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})) FROM t"
-            ).fetchone()  # type: ignore[misc]
-            labels = tuple(
-                [
-                    r[0]
-                    for r in con.execute(
-                        f"SELECT DISTINCT {e} FROM t WHERE {e} IS NOT NULL ORDER BY 1"
-                    ).fetchall()
-                ]
-                if cat
-                else []
-                for e, cat in zip(exprs, categorical, strict=True)
-            )
-            keys = ", ".join(str(k + 2) for k in range(len(columns)))
-            rows = con.execute(
-                f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, sum({w_expr}) FROM t "
-                f"WHERE {valid} GROUP BY 1, {keys}"
-            ).fetchall()
-        except duckdb.Error as exc:
-            raise _read_error(exc, "the table") from None
-    counts = [(str(r[0]), tuple(r[1:-1]), float(r[-1])) for r in rows]
-    return JointAggregates(int(total), int(dropped), categorical, labels, counts)
 
 
 def estimate_class_counts(
@@ -454,7 +347,7 @@ def estimate_class_counts(
                 f"WHERE {b_col} IS NOT NULL AND {v_col} IS NOT NULL GROUP BY 1, 2"
             ).fetchall()
         except duckdb.Error as exc:
-            raise _read_error(exc, source.description) from None
+            raise read_error(exc, source.description) from None
     grouped: dict[str, dict[float, float]] = {}
     for cls, raw, n in rows:
         if categorical:
@@ -477,13 +370,36 @@ def estimate_class_counts(
     return out
 
 
+@dataclass(frozen=True)
+class ReleasedColumn:
+    """A column a release replaces by its value (or code) plus noise.
+
+    Attributes
+    ----------
+    name : str
+        The column.
+    categorical : bool
+        Read as labels and coded by ``codes_for``; else read as numbers.
+    codes_for : callable or None
+        ``codes_for(labels) -> codes`` (``nan`` for missing), e.g.
+        :meth:`~pufferfish.tables.estimate.EstimatedPriors.codes_for`; ``None`` for numbers.
+    scale : float
+        Its Laplace scale or Gaussian sigma (>= 0).
+    """
+
+    name: str
+    categorical: bool
+    codes_for: Callable[[Any], NDArray[np.float64]] | None
+    scale: float
+
+
 def stream_release(
     source: TableSource,
     target: Path,
     fmt: str,
     *,
     public: str,
-    estimated: EstimatedPriors,
+    estimated: EstimatedPriors | None,
     scale: float,
     noise: str,
     rng: np.random.Generator | int | None,
@@ -494,6 +410,8 @@ def stream_release(
     gzip: bool = False,
     mapping: Any = None,
     sampler: str = "exact",
+    columns: Sequence[ReleasedColumn] = (),
+    rows_total: int = 0,
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
@@ -512,8 +430,8 @@ def stream_release(
         File to write (overwritten), in format ``fmt``: ``"csv"`` or ``"parquet"``.
     public : str
         The released column.
-    estimated : EstimatedPriors
-        Label-to-code mapping and the row count.
+    estimated : EstimatedPriors or None
+        Label-to-code mapping and the row count; ``None`` with ``columns`` (then ``rows_total``).
     scale : float
         Laplace scale or Gaussian sigma (>= 0).
     noise : {"laplace", "gaussian"}
@@ -536,6 +454,11 @@ def stream_release(
         Release each value as a value of the alphabet drawn from this checked matrix
         (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
         keeps labels (text), a numeric one gets values of the alphabet.
+    columns : sequence of ReleasedColumn, optional
+        Several columns released jointly (issue 17), each with its own scale; they replace
+        ``public`` and ``scale``. Each column gets
+        its own independent draw per row; a missing value stays missing, and a row counts as
+        released when every column is present (else as missing).
 
     Raises
     ------
@@ -548,55 +471,74 @@ def stream_release(
     gen, seed = insecure_generator(rng)  # one stream across batches
     counts = {"released": 0, "missing": 0}
     described: dict[str, Any] = {}
+    if estimated is not None:
+        rows_total = estimated.rows_total
+    if not columns:
+        assert estimated is not None
+        codes_for = estimated.codes_for if estimated.categorical else None
+        columns = (ReleasedColumn(public, estimated.categorical, codes_for, scale),)
+    names = [c.name for c in columns]
+    values = [f"{_VALUE}{k}" for k in range(len(columns))]
 
     with connect() as con:
         try:
             text_csv = text_copy and fmt == "csv" and source.path is not None
             dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
-            # the public column as written: labels, or numbers parsed from their text
-            rel = open_table(con, source, all_varchar=text_copy, text_columns=[public])
-            query = rel.select(f"*, {_value_sql(public, estimated.categorical, text_copy)}")
+            # the public columns as written: labels, or numbers parsed from their text
+            rel = open_table(con, source, all_varchar=text_copy, text_columns=names)
+            exprs = [
+                _value_sql(c.name, c.categorical, text_copy, v) for c, v in zip(columns, values, strict=True)
+            ]
+            query = rel.select(f"*, {', '.join(exprs)}")
             to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
             reader = to_reader(batch_rows)
         except duckdb.Error as exc:
-            raise _read_error(exc, "the table") from None
-        fields = [f for f in reader.schema if f.name != _VALUE]
-        idx = [f.name for f in fields].index(public)
-        as_labels = mapping is not None and estimated.categorical
-        fields[idx] = pa.field(public, pa.string() if as_labels else pa.float64())
+            raise read_error(exc, "the table") from None
+        fields = [f for f in reader.schema if f.name not in values]
+        idx = [[f.name for f in fields].index(n) for n in names]
+        as_labels = mapping is not None and estimated is not None and estimated.categorical
+        for i, n in zip(idx, names, strict=True):
+            fields[i] = pa.field(n, pa.string() if as_labels else pa.float64())
         schema = pa.schema(fields)
-        perturb = (
-            _mapper(mapping, estimated) if mapping is not None else _adder(noise, scale, workers, sampler)
-        )
+        perturbs = [
+            _mapper(mapping, estimated)
+            if mapping is not None and estimated is not None
+            else _adder(noise, c.scale, workers, sampler)
+            for c in columns
+        ]
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:
-                value = batch.column(batch.schema.get_field_index(_VALUE))
-                if estimated.categorical:
-                    codes = estimated.codes_for(value)
-                else:
-                    codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
-                    codes[np.asarray(value.is_null())] = np.nan
-                present = ~np.isnan(codes)
-                cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name != _VALUE]
-                cols[idx], about = perturb(codes, present, gen)
-                if not described:
-                    described.update(about)
-                counts["released"] += int(present.sum())
-                counts["missing"] += int((~present).sum())
+                cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
+                every = np.ones(batch.num_rows, dtype=bool)
+                for k, c in enumerate(columns):
+                    value = batch.column(batch.schema.get_field_index(values[k]))
+                    if c.codes_for is not None:
+                        codes = c.codes_for(value)
+                    else:
+                        codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+                        codes[np.asarray(value.is_null())] = np.nan
+                    present = ~np.isnan(codes)
+                    every &= present
+                    cols[idx[k]], about = perturbs[k](codes, present, gen)
+                    if len(described) < len(columns):
+                        described[c.name] = about
+                counts["released"] += int(every.sum())
+                counts["missing"] += int((~every).sum())
                 yield pa.RecordBatch.from_arrays(cols, schema=schema)
                 if progress is not None:
-                    progress(counts["released"] + counts["missing"], estimated.rows_total)
+                    progress(counts["released"] + counts["missing"], rows_total)
 
         stream = pa.RecordBatchReader.from_batches(schema, batches())
         _copy_to(stream, target, fmt, gzip, dialect)
-        if counts["released"] + counts["missing"] != estimated.rows_total:
+        if counts["released"] + counts["missing"] != rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
-    if not described:  # no row at all: describe the sampler on an empty draw
-        described.update(perturb(np.empty(0), np.zeros(0, dtype=bool), gen)[1])
+    for c, perturb in zip(columns, perturbs, strict=True):  # no row at all: describe an empty draw
+        described.setdefault(c.name, perturb(np.empty(0), np.zeros(0, dtype=bool), gen)[1])
+    out = dict(described[names[0]]) if len(columns) == 1 else {"columns": described}
     if seed is not None:
-        described["seed"] = seed
-    return described, counts["released"], counts["missing"]
+        out["seed"] = seed
+    return out, counts["released"], counts["missing"]
 
 
 Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
@@ -647,13 +589,13 @@ def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     return perturb
 
 
-def _value_sql(public: str, categorical: bool, text_copy: bool) -> str:
+def _value_sql(public: str, categorical: bool, text_copy: bool, alias: str = _VALUE) -> str:
     """SQL of the released column's value, from its text: a label, or a number parsed from it; in
     a CSV read as text, ``""`` is missing, as when the priors were estimated."""
     value = f"CAST({quote_identifier(public)} AS VARCHAR)"
     if text_copy:
         value = f"NULLIF({value}, '')"
-    return f"CAST({value} AS {'VARCHAR' if categorical else 'DOUBLE'}) AS {quote_identifier(_VALUE)}"
+    return f"CAST({value} AS {'VARCHAR' if categorical else 'DOUBLE'}) AS {quote_identifier(alias)}"
 
 
 def _copy_to(

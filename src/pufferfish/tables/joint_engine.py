@@ -1,0 +1,124 @@
+"""DuckDB aggregates of several public columns (issue 17): the counts of the joint priors.
+
+One ``GROUP BY secret, columns`` over the table (rows never leave DuckDB), read as the DuckDB
+engine reads one column (:mod:`pufferfish.tables.duckdb_engine`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+from .duckdb_engine import connect, is_numeric_type, open_table, read_error
+from .estimate import check_columns
+from .source import TableSource, quote_identifier
+
+
+@dataclass(frozen=True)
+class JointAggregates:
+    """Counts of the tuples of several public columns per secret value (issue 17).
+
+    Attributes
+    ----------
+    rows_total, rows_dropped : int
+        Rows of the table, and rows left out of the priors (a missing secret, public value or
+        weight).
+    categorical : tuple of bool
+        Per column: read as labels (coded ``0, 1, ...`` in sorted order) or as numbers.
+    labels : tuple of list of str
+        Per categorical column its sorted labels over the whole table (empty for numeric ones).
+    counts : list of (str, tuple, float)
+        ``(secret value, tuple of values or labels, summed weight)`` for every group.
+    """
+
+    rows_total: int
+    rows_dropped: int
+    categorical: tuple[bool, ...]
+    labels: tuple[list[str], ...]
+    counts: list[tuple[str, tuple[Any, ...], float]]
+
+
+def joint_aggregates(
+    source: TableSource,
+    *,
+    secret: str,
+    columns: Sequence[str],
+    weight: str | None,
+    kinds: Mapping[str, str] | None = None,
+) -> JointAggregates:
+    """``GROUP BY secret, columns`` of a table by DuckDB: the joint priors' counts.
+
+    Parameters
+    ----------
+    source : TableSource
+    secret : str
+    columns : sequence of str
+        The public columns (distinct, each a column of the table).
+    weight : str, optional
+        Frequency-weight column (numeric, >= 0).
+    kinds : mapping of str to {"categorical", "numeric"}, optional
+        How to read a column; default numeric if DuckDB's type is numeric.
+
+    Returns
+    -------
+    JointAggregates
+
+    Raises
+    ------
+    DataError
+        If the table cannot be read or a column is unknown.
+    """
+    kinds = dict(kinds or {})
+    with connect() as con:
+        try:
+            rel = open_table(con, source)
+            names = list(rel.columns)
+            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+            for col in columns:
+                check_columns(names, secret=secret, public=col, weight=weight)
+            categorical = tuple(
+                kinds.get(c) == "categorical" or (kinds.get(c) is None and not is_numeric_type(types[c]))
+                for c in columns
+            )
+            if source.kind == "csv":  # labels as written
+                text = [secret] + [c for c, cat in zip(columns, categorical, strict=True) if cat]
+                rel = open_table(con, source, text_columns=text)
+            con.register("t", rel)
+            s_col = quote_identifier(secret)
+            exprs = [
+                f"CAST({quote_identifier(c)} AS {'VARCHAR' if cat else 'DOUBLE'})"
+                for c, cat in zip(columns, categorical, strict=True)
+            ]
+            valid = " AND ".join(
+                [f"{s_col} IS NOT NULL"] + [f"{quote_identifier(c)} IS NOT NULL" for c in columns]
+            )
+            w_expr = "1.0"
+            if weight:
+                valid += f" AND {quote_identifier(weight)} IS NOT NULL"
+                w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)"
+            total, dropped = con.execute(
+                f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})) FROM t"
+            ).fetchone()  # type: ignore[misc]
+            labels = tuple(
+                [
+                    r[0]
+                    for r in con.execute(
+                        f"SELECT DISTINCT {e} FROM t WHERE {e} IS NOT NULL ORDER BY 1"
+                    ).fetchall()
+                ]
+                if cat
+                else []
+                for e, cat in zip(exprs, categorical, strict=True)
+            )
+            keys = ", ".join(str(k + 2) for k in range(len(columns)))
+            rows = con.execute(
+                f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, sum({w_expr}) FROM t "
+                f"WHERE {valid} GROUP BY 1, {keys}"
+            ).fetchall()
+        except duckdb.Error as exc:
+            raise read_error(exc, "the table") from None
+    counts = [(str(r[0]), tuple(r[1:-1]), float(r[-1])) for r in rows]
+    return JointAggregates(int(total), int(dropped), categorical, labels, counts)
