@@ -41,6 +41,7 @@ def test_calibrate_json_on_adult() -> None:
     assert used == [
         ("l1", 0.5),
         ("kantorovich", 0.5),
+        ("wasserstein-inf", 0.5),
         ("relaxed", 0.5),
         ("mi-laplace", 0.5),
         ("optimal", 0.5),
@@ -54,6 +55,7 @@ def test_calibrate_json_on_adult() -> None:
     by = {(r["mechanism"], r["epsilon"]): r for r in rows}
     assert by[("l1", 0.5)]["scale"] == pytest.approx(14.0)
     assert by[("kantorovich", 0.5)]["scale"] == pytest.approx(4.0)
+    assert by[("wasserstein-inf", 0.5)]["scale"] == by[("kantorovich", 0.5)]["scale"]  # one column
     for eps in (0.5, 1.0):
         s = [by[(m, eps)]["scale"] for m in ("optimal", "relaxed", "kantorovich", "l1")]
         assert s == sorted(s)

@@ -468,22 +468,7 @@ def release_joint(
             gzip=out_path.name.lower().endswith(".gz"), sampler=sampler, columns=columns,
             rows_total=table.rows_total,
         )  # fmt: skip
-        report = table.to_dict()
-        report["release"] = {
-            "output": str(out_path),
-            "mechanism": chosen.mechanism,
-            "epsilon": chosen.epsilon,
-            "scale": chosen.scale,
-            "checked_loss": chosen.checked_loss,
-            "guarantee": chosen.guarantee(),
-            "column_scales": table.column_scales(chosen.scale),
-            "drawn_scales": drawn,
-            "drawn_scales_checked": chosen.scale > 0.0,
-            "noise": about,
-            "insecure": rng is not None,
-            "rows_released_with_noise": released,
-            "rows_with_a_missing_value": missing,
-        }
+        report = _release_report(table, chosen, drawn, about, (released, missing), out_path, rng is not None)
         tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
 
@@ -509,3 +494,32 @@ def _coder(labels: list[str]) -> Callable[[Any], np.ndarray]:
         return np.asarray(code[pc.fill_null(position, len(labels)).to_numpy(zero_copy_only=False)])
 
     return codes_for
+
+
+def _release_report(
+    table: JointTableCalibration,
+    chosen: Calibration,
+    drawn: Mapping[str, float],
+    about: Mapping[str, Any],
+    rows: tuple[int, int],
+    out_path: Path,
+    insecure: bool,
+) -> dict[str, Any]:
+    """The JSON report of :func:`release_joint`: the calibration and a ``release`` section."""
+    report = table.to_dict()
+    report["release"] = {
+        "output": str(out_path),
+        "mechanism": chosen.mechanism,
+        "epsilon": chosen.epsilon,
+        "scale": chosen.scale,
+        "checked_loss": chosen.checked_loss,
+        "guarantee": chosen.guarantee(),
+        "column_scales": table.column_scales(chosen.scale),
+        "drawn_scales": dict(drawn),
+        "drawn_scales_checked": chosen.scale > 0.0 and not insecure,
+        "noise": dict(about),
+        "insecure": insecure,
+        "rows_released_with_noise": rows[0],
+        "rows_with_a_missing_value": rows[1],
+    }
+    return report

@@ -455,10 +455,9 @@ def stream_release(
         (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
         keeps labels (text), a numeric one gets values of the alphabet.
     columns : sequence of ReleasedColumn, optional
-        Several columns released jointly (issue 17), each with its own scale; they replace
-        ``public`` and ``scale``. Each column gets
-        its own independent draw per row; a missing value stays missing, and a row counts as
-        released when every column is present (else as missing).
+        Several columns released jointly (issue 17), each with its own scale, instead of
+        ``public`` and ``scale``: one independent draw per column and row; a missing value stays
+        missing; a row counts as released when every column is present (else as missing).
 
     Raises
     ------
@@ -481,19 +480,7 @@ def stream_release(
     values = [f"{_VALUE}{k}" for k in range(len(columns))]
 
     with connect() as con:
-        try:
-            text_csv = text_copy and fmt == "csv" and source.path is not None
-            dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
-            # the public columns as written: labels, or numbers parsed from their text
-            rel = open_table(con, source, all_varchar=text_copy, text_columns=names)
-            exprs = [
-                _value_sql(c.name, c.categorical, text_copy, v) for c, v in zip(columns, values, strict=True)
-            ]
-            query = rel.select(f"*, {', '.join(exprs)}")
-            to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
-            reader = to_reader(batch_rows)
-        except duckdb.Error as exc:
-            raise read_error(exc, "the table") from None
+        reader, dialect = _release_reader(con, source, fmt, columns, values, text_copy, batch_rows)
         fields = [f for f in reader.schema if f.name not in values]
         idx = [[f.name for f in fields].index(n) for n in names]
         as_labels = mapping is not None and estimated is not None and estimated.categorical
@@ -509,20 +496,7 @@ def stream_release(
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:
-                cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
-                every = np.ones(batch.num_rows, dtype=bool)
-                for k, c in enumerate(columns):
-                    value = batch.column(batch.schema.get_field_index(values[k]))
-                    if c.codes_for is not None:
-                        codes = c.codes_for(value)
-                    else:
-                        codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
-                        codes[np.asarray(value.is_null())] = np.nan
-                    present = ~np.isnan(codes)
-                    every &= present
-                    cols[idx[k]], about = perturbs[k](codes, present, gen)
-                    if len(described) < len(columns):
-                        described[c.name] = about
+                cols, every = _perturb_batch(batch, columns, values, idx, perturbs, gen, described)
                 counts["released"] += int(every.sum())
                 counts["missing"] += int((~every).sum())
                 yield pa.RecordBatch.from_arrays(cols, schema=schema)
@@ -543,6 +517,59 @@ def stream_release(
 
 Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
 """``perturb(codes, present, gen) -> (released column, sampler description)`` of one batch."""
+
+
+def _release_reader(
+    con: duckdb.DuckDBPyConnection,
+    source: TableSource,
+    fmt: str,
+    columns: Sequence[ReleasedColumn],
+    values: Sequence[str],
+    text_copy: bool,
+    batch_rows: int,
+) -> tuple[Any, tuple[str, str]]:
+    """The Arrow batch reader of the table with each released column's value (a label, or a
+    number parsed from the text as written) added as ``values[k]``, and the CSV dialect."""
+    try:
+        text_csv = text_copy and fmt == "csv" and source.path is not None
+        dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
+        rel = open_table(con, source, all_varchar=text_copy, text_columns=[c.name for c in columns])
+        exprs = [
+            _value_sql(c.name, c.categorical, text_copy, v) for c, v in zip(columns, values, strict=True)
+        ]
+        query = rel.select(f"*, {', '.join(exprs)}")
+        to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
+        return to_reader(batch_rows), dialect
+    except duckdb.Error as exc:
+        raise read_error(exc, "the table") from None
+
+
+def _perturb_batch(
+    batch: pa.RecordBatch,
+    columns: Sequence[ReleasedColumn],
+    values: Sequence[str],
+    idx: Sequence[int],
+    perturbs: Sequence[Perturb],
+    gen: Any,
+    described: dict[str, Any],
+) -> tuple[list[pa.Array], NDArray[np.bool_]]:
+    """One batch with each released column replaced (its value column ``values[k]`` dropped):
+    ``(columns, rows with every released column present)``; the first batch's sampler
+    descriptions go into ``described``."""
+    cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
+    every = np.ones(batch.num_rows, dtype=bool)
+    for k, c in enumerate(columns):
+        value = batch.column(batch.schema.get_field_index(values[k]))
+        if c.codes_for is not None:
+            codes = c.codes_for(value)
+        else:
+            codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+            codes[np.asarray(value.is_null())] = np.nan
+        present = ~np.isnan(codes)
+        every &= present
+        cols[idx[k]], about = perturbs[k](codes, present, gen)
+        described.setdefault(c.name, about)
+    return cols, every
 
 
 def _adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
