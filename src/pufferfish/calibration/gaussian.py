@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from ..priors import DiscretePrior, GaussianMixturePrior, Prior
 from ..scenario import AdversaryPrior, Scenario
 from ..transport import kantorovich_plan
 from .result import num as _num
-from .search import Proposal
+from .search import Proposal, worst_pair
 
 # ---------------------------------------------------------------------------------------------
 # tau*(delta) of seed 003
@@ -280,13 +281,8 @@ def _worst_pair(
     scenario: Scenario, epsilon: float, value_of: Callable[[Any, Any], tuple[float, str]]
 ) -> Proposal:
     """``max`` over (prior, pair) of ``value_of(p_i, p_j) = (value, how)``, divided by eps."""
-    best = (-1.0, "", ("", ""), "")
-    for prior, pair, p_i, p_j in scenario.iter_prior_pairs():
-        value, how = value_of(p_i, p_j)
-        if value > best[0]:
-            best = (value, prior.name, pair, how)
-    value, name, pair, how = best
-    return Proposal(value / epsilon, name, pair, how)
+    best = worst_pair(scenario.iter_prior_pairs(), value_of)
+    return replace(best, scale=best.scale / epsilon)
 
 
 def _monge(scenario: Scenario, epsilon: float, delta: float, method: str) -> Proposal:

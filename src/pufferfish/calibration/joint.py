@@ -44,7 +44,7 @@ from ..vector import JointPrior, Metric, VectorPlan, bottleneck_plan, kantorovic
 from .discrete import RootTally, relaxed_plan_scale
 from .gaussian import analytic_gaussian_sigma
 from .result import num as _num
-from .search import Proposal
+from .search import Proposal, worst_pair
 
 #: Rows of one block of the all-pairs distance maximum of :func:`l1_scale`.
 _BLOCK_ROWS = 1_024
@@ -90,17 +90,6 @@ def _atom(plan: VectorPlan, p_i: JointPrior, p_j: JointPrior, k: int) -> str:
     return f"({x}) -> ({y})"
 
 
-def _largest(scenario: Scenario, value_of: Any) -> Proposal:
-    """``max`` over (prior, pair) of ``value_of(p_i, p_j) -> (value, how)``; ``Proposal(value)``."""
-    best = (-1.0, "", ("", ""), "")
-    for prior, pair, p_i, p_j in scenario.iter_joint_pairs():
-        value, how = value_of(p_i, p_j)
-        if value > best[0]:
-            best = (value, prior.name, pair, how)
-    value, name, pair, how = best
-    return Proposal(value, name, pair, how)
-
-
 def _metric(scenario: Scenario) -> Metric:
     assert scenario.metric is not None, "joint scenarios carry a metric"
     return scenario.metric
@@ -127,7 +116,7 @@ def l1_scale(scenario: Scenario, epsilon: float, delta: float = 0.0, secret_weig
         y = ", ".join(_num(v) for v in p_j.support[at[1]])
         return best / epsilon, f"support extremes ({x}) -> ({y}) (distance {_num(best)})"
 
-    return _largest(scenario, value_of)
+    return worst_pair(scenario.iter_joint_pairs(), value_of)
 
 
 def _plan_scale(scenario: Scenario, epsilon: float, kind: str, what: str) -> Proposal:
@@ -141,7 +130,7 @@ def _plan_scale(scenario: Scenario, epsilon: float, kind: str, what: str) -> Pro
             how += "; flow on masses rounded to 2^-30"
         return float(plan.distance[k]) / epsilon, how
 
-    return _largest(scenario, value_of)
+    return worst_pair(scenario.iter_joint_pairs(), value_of)
 
 
 def kantorovich_scale(

@@ -41,17 +41,6 @@ def _discrete_only(scenario: Scenario, noise: str, delta: float, epsilon: float)
     return None if scenario.kind in ("discrete", "joint") else "needs discrete priors"
 
 
-def _one_column(applies: AppliesFunction) -> AppliesFunction:
-    """``applies`` for the priors of one column; joint priors (several columns) do not apply."""
-
-    def out(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
-        if scenario.kind == "joint":
-            return "needs the priors of one column (not yet for several columns)"
-        return applies(scenario, noise, delta, epsilon)
-
-    return out
-
-
 def _by_kind(one: ScaleFunction, several: ScaleFunction) -> ScaleFunction:
     """A scale function that runs ``several`` (:mod:`.joint`) on joint priors, else ``one``."""
 
@@ -74,9 +63,7 @@ def _mapping_applies(scenario: Scenario, noise: str, delta: float, epsilon: floa
 def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
     if noise == "gaussian" and delta == 0.0:
         return "Gaussian noise gives pure eps only for special priors; give delta > 0"
-    if scenario.kind == "joint" and noise == "gaussian":
-        return "the (eps, delta) check of Gaussian noise on several columns is not implemented"
-    return None
+    return uncheckable(scenario, "(eps, delta)-PP", noise, delta)  # the searched scale needs a check
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,7 +26,7 @@ from scipy.optimize import brentq
 
 from ..divergence import GridTooFineError
 from ..priors import GaussianMixturePrior
-from ..scenario import Scenario
+from ..scenario import AdversaryPrior, Scenario
 from .check import Check, from_loss, measure
 from .result import Calibration, PrivacyCheckError, RootFinding, num
 
@@ -124,10 +124,30 @@ def first_passing(
     return None
 
 
-def build(target: Target, proposal: Proposal, chk: Check, step: float) -> Calibration:
-    """The :class:`Calibration` of a passing check."""
+def worst_pair(
+    pairs: Iterable[tuple[AdversaryPrior, tuple[str, str], Any, Any]],
+    value_of: Callable[[Any, Any], tuple[float, str]],
+) -> Proposal:
+    """``Proposal(value)`` of the (prior, pair) with the largest ``value_of(p_i, p_j) = (value,
+    how)`` (the first of equal ones), over ``pairs`` as yielded by
+    :meth:`~pufferfish.scenario.Scenario.iter_prior_pairs` or ``iter_joint_pairs``."""
+    best = (-1.0, "", ("", ""), "")
+    for prior, pair, p_i, p_j in pairs:
+        value, how = value_of(p_i, p_j)
+        if value > best[0]:
+            best = (value, prior.name, pair, how)
+    value, name, pair, how = best
+    return Proposal(value, name, pair, how)
+
+
+def build(
+    target: Target, proposal: Proposal, chk: Check | None, step: float, not_checked: str | None = None
+) -> Calibration:
+    """The :class:`Calibration` of a passing check, or of an unchecked scale (``chk`` None and
+    ``not_checked`` the reason: every ``checked_*`` field None, a zero error bound)."""
     mi = target.criterion == "eps-MI PP"
     pure = not mi and target.delta == 0.0
+    value = None if chk is None else chk.value
     return Calibration(
         mechanism=target.mechanism,
         noise=target.noise,
@@ -135,10 +155,10 @@ def build(target: Target, proposal: Proposal, chk: Check, step: float) -> Calibr
         delta=0.0 if mi else target.delta,
         criterion=target.criterion,
         scale=proposal.scale,
-        checked_loss=chk.value if pure else None,
-        checked_delta=chk.value if (not mi and not pure) else None,
-        checked_information=chk.value if mi else None,
-        check_error_bound=chk.error,
+        checked_loss=value if pure else None,
+        checked_delta=value if (not mi and not pure) else None,
+        checked_information=value if mi else None,
+        check_error_bound=0.0 if chk is None else chk.error,
         prior=proposal.prior,
         pair=proposal.pair,
         decided_by=proposal.decided_by,
@@ -146,8 +166,9 @@ def build(target: Target, proposal: Proposal, chk: Check, step: float) -> Calibr
         root=proposal.root,
         safety_step=step,
         noiseless=proposal.scale == 0.0,
-        check=chk.loss,
-        prior_set=chk.prior_set,
+        check=None if chk is None else chk.loss,
+        prior_set=None if chk is None else chk.prior_set,
+        not_checked=not_checked,
     )
 
 
@@ -168,27 +189,7 @@ def unverified(target: Target, proposal: Proposal, reason: str) -> Calibration:
         With ``not_checked = reason``, every ``checked_*`` field ``None`` and a zero error bound:
         tables, JSON and :meth:`~.result.Calibration.guarantee` say "not numerically checked".
     """
-    mi = target.criterion == "eps-MI PP"
-    return Calibration(
-        mechanism=target.mechanism,
-        noise=target.noise,
-        epsilon=target.epsilon,
-        delta=0.0 if mi else target.delta,
-        criterion=target.criterion,
-        scale=proposal.scale,
-        checked_loss=None,
-        checked_delta=None,
-        checked_information=None,
-        check_error_bound=0.0,
-        prior=proposal.prior,
-        pair=proposal.pair,
-        decided_by=proposal.decided_by,
-        source=target.source,
-        root=proposal.root,
-        safety_step=0.0,
-        noiseless=proposal.scale == 0.0,
-        not_checked=reason,
-    )
+    return build(target, proposal, None, 0.0, reason)
 
 
 def verified(
