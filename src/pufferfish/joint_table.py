@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from .density import check_noise
 from .noise import check_sampler, check_workers, sampler_grid
 from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
-from .tables.estimate import check_pairs
+from .tables.estimate import check_pairs, label_codes
 from .tables.source import (
     DataError,
     TableSource,
@@ -457,7 +458,12 @@ def release_joint(
         raise ValueError(f"mechanism {m.name} cannot be used here: {getattr(chosen, 'reason', '')}")
     drawn = drawn_scales_check(table, chosen, rng, sampler)
     columns = [
-        ReleasedColumn(c, cat, _coder(labels) if cat else None, drawn[c])
+        ReleasedColumn(
+            c,
+            cat,
+            partial(label_codes, known=labels, codes=range(len(labels)), column=c) if cat else None,
+            drawn[c],
+        )
         for c, cat, labels in zip(table.columns, table.categorical, table.labels, strict=True)
     ]
     text_copy = source.path is not None and not is_parquet(source.path)
@@ -471,29 +477,6 @@ def release_joint(
         report = _release_report(table, chosen, drawn, about, (released, missing), out_path, rng is not None)
         tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
-
-
-def _coder(labels: list[str]) -> Callable[[Any], np.ndarray]:
-    """``labels -> codes`` (position in the sorted labels, ``nan`` for missing) of a column."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    known = pa.array(labels, type=pa.string())
-
-    def codes_for(values: Any) -> np.ndarray:
-        arr = (
-            values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, type=pa.string())
-        )
-        position = pc.index_in(arr, value_set=known)
-        unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
-        if pc.any(unknown).as_py():
-            raise DataError(
-                f"a label not seen when the priors were estimated: {pc.filter(arr, unknown)[0].as_py()!r}"
-            )
-        code = np.append(np.arange(len(labels), dtype=np.float64), np.nan)
-        return np.asarray(code[pc.fill_null(position, len(labels)).to_numpy(zero_copy_only=False)])
-
-    return codes_for
 
 
 def _release_report(

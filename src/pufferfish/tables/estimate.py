@@ -124,20 +124,8 @@ class EstimatedPriors:
         DataError
             If a label is not in the mapping.
         """
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        arrow = isinstance(labels, (pa.Array, pa.ChunkedArray))
-        arr = labels if arrow else pa.array(labels, type=pa.string())
-        known = pa.array([label for label, _ in self.mapping], type=pa.string())
-        position = pc.index_in(arr, value_set=known)
-        unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
-        if pc.any(unknown).as_py():
-            first = pc.filter(arr, unknown)[0].as_py()
-            raise DataError(f"public column {self.public_column!r} has a label not in the mapping: {first!r}")
-        code = np.array([c for _, c in self.mapping] + [np.nan], dtype=np.float64)
-        index = pc.fill_null(position, len(self.mapping)).to_numpy(zero_copy_only=False)
-        return np.asarray(code[index], dtype=np.float64)
+        known = [label for label, _ in self.mapping]
+        return label_codes(labels, known, [c for _, c in self.mapping], self.public_column)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description: columns, mapping, priors and row counts."""
@@ -162,6 +150,39 @@ class EstimatedPriors:
             "rows_total": self.rows_total,
             "rows_dropped_missing": self.rows_dropped,
         }
+
+
+def label_codes(
+    labels: Any, known: Sequence[str], codes: Sequence[float], column: str
+) -> NDArray[np.float64]:
+    """The code of each label (``codes[k]`` for ``known[k]``; ``nan`` for missing), vectorised by Arrow.
+
+    Parameters
+    ----------
+    labels : pyarrow string array or sequence of str / None
+    known, codes : sequences of the same length
+        The labels of the column and their codes.
+    column : str
+        The column's name, for the message.
+
+    Raises
+    ------
+    DataError
+        If a label is not in ``known``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrow = isinstance(labels, (pa.Array, pa.ChunkedArray))
+    arr = labels if arrow else pa.array(labels, type=pa.string())
+    position = pc.index_in(arr, value_set=pa.array(list(known), type=pa.string()))
+    unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
+    if pc.any(unknown).as_py():
+        first = pc.filter(arr, unknown)[0].as_py()
+        raise DataError(f"public column {column!r} has a label not in the mapping: {first!r}")
+    code = np.array([*codes, np.nan], dtype=np.float64)
+    index = pc.fill_null(position, len(known)).to_numpy(zero_copy_only=False)
+    return np.asarray(code[index], dtype=np.float64)
 
 
 def parse_pair(text: str) -> tuple[str, str]:
