@@ -262,6 +262,30 @@ def _fitted_table(fitted: FittedPriors) -> Table:
     return table
 
 
+def _print_comparisons(
+    console: Console,
+    results: tuple[Calibration | MappingCalibration | Skipped, ...],
+    delta: float,
+    *,
+    show_pair: bool,
+) -> None:
+    """One table per epsilon, then the mechanisms not used (grouped by reason) and the scales
+    that rest on their theorem alone (not numerically checked)."""
+    for eps in dict.fromkeys(c.epsilon for c in results):
+        here = [c for c in results if c.epsilon == eps]
+        console.print(_comparison_table(here, eps, delta, show_pair=show_pair))
+        reasons: dict[str, list[str]] = {}
+        for c in here:
+            if isinstance(c, Skipped):
+                reasons.setdefault(c.reason, []).append(c.mechanism)
+        for reason, names in reasons.items():
+            console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
+        for c in here:
+            if isinstance(c, Calibration) and c.not_checked is not None:
+                note = f"not numerically checked: {c.mechanism} rests on {c.source} alone ({c.not_checked})"
+                console.print(note, soft_wrap=True, highlight=False)
+
+
 def _print_tables(
     console: Console,
     est: EstimatedPriors,
@@ -283,15 +307,7 @@ def _print_tables(
         if fitted.model == "gaussian":
             console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
     show_pair = len(scenario.pairs) * len(scenario.priors) > 1
-    for eps in dict.fromkeys(c.epsilon for c in results):
-        here = [c for c in results if c.epsilon == eps]
-        console.print(_comparison_table(here, eps, delta, show_pair=show_pair))
-        reasons: dict[str, list[str]] = {}
-        for c in here:
-            if isinstance(c, Skipped):
-                reasons.setdefault(c.reason, []).append(c.mechanism)
-        for reason, names in reasons.items():
-            console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
+    _print_comparisons(console, results, delta, show_pair=show_pair)
     robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
     if robust is not None:
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
@@ -337,15 +353,7 @@ def _joint_calibrate(
     sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
     console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
     show_pair = len(table.scenario.pairs) > 1
-    for eps in dict.fromkeys(c.epsilon for c in table.comparison):
-        here = [c for c in table.comparison if c.epsilon == eps]
-        console.print(_comparison_table(here, eps, delta, show_pair=show_pair))
-        for c in here:
-            if isinstance(c, Skipped):
-                console.print(f"not used: {c.mechanism}: {c.reason}", soft_wrap=True, highlight=False)
-            elif isinstance(c, Calibration) and c.not_checked is not None:
-                note = f"not numerically checked: {c.mechanism} rests on {c.source} alone ({c.not_checked})"
-                console.print(note, soft_wrap=True, highlight=False)
+    _print_comparisons(console, table.comparison, delta, show_pair=show_pair)
     console.print(f"Scale b adds Laplace(b unit_k) (Gaussian: sigma unit_k) to column k; {NO_PRIOR_SETS}.")
 
 
