@@ -21,10 +21,20 @@ from rich.console import Console
 from rich.table import Table
 
 from ._checks import check_epsilons
-from .calibration import Calibration, MappingCalibration, PrivacyCheckError, Skipped
+from .calibration import Calibration, MappingCalibration, Skipped
+from .cli_common import (
+    checked_text,
+    guard,
+    num,
+    parse_order,
+    print_comparisons,
+    progress_bar,
+    require_pairs,
+)
+from .cli_joint import joint_calibrate, joint_release, refuse
 from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
-from .priorsets import prior_scope, set_label
+from .priorsets import prior_scope
 from .tables.estimate import EstimatedPriors
 
 app = typer.Typer(
@@ -133,44 +143,6 @@ EngineOpt = Annotated[
 ]
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=1)
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; turn the library's input errors into one line on stderr and exit code 1."""
-    try:
-        return fn()
-    except (ValueError, FileExistsError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
-        _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-    except PrivacyCheckError as exc:
-        _fail(f"privacy check failed (please report this bug): {exc}")
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _order(order: str | None) -> list[str] | None:
-    if order is None:
-        return None
-    values = [v.strip() for v in order.split(",")]
-    if any(not v for v in values):
-        raise ValueError(f"order must be comma-separated labels without empty entries, got {order!r}")
-    return values
-
-
-def _pairs(pair: list[str]) -> list[str]:
-    """The ``--pair`` texts ('A,B'), parsed by the library; at least one is needed."""
-    if not pair:
-        raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
-    return pair
-
-
-def _num(x: float, digits: int = 4) -> str:
-    if x == 0:
-        return "0"
-    return f"{x:.{digits}g}" if abs(x) < 1e4 else f"{x:.4e}"
-
-
 def _pmf(prior: Any) -> Any:
     assert isinstance(prior, DiscretePrior)
     return prior.pmf
@@ -184,62 +156,12 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     for g in est.groups:
         table.add_column(f"{g.secret}\n(n={g.rows})", justify="right")
     labels = (
-        [label for label, _ in est.mapping] if est.categorical else [_num(float(v), 8) for v in est.support]
+        [label for label, _ in est.mapping] if est.categorical else [num(float(v), 8) for v in est.support]
     )
     for k, label in enumerate(labels):
-        row = [label, _num(float(est.support[k]), 8)]
+        row = [label, num(float(est.support[k]), 8)]
         row += [f"{_pmf(prior.conditionals[g.secret])[k]:.4f}" for g in est.groups]
         table.add_row(*row)
-    return table
-
-
-def _checked(c: Calibration | MappingCalibration) -> str:
-    if isinstance(c, MappingCalibration):
-        return f"loss = {c.checked_loss:.6g}"
-    if c.not_checked is not None:
-        return "not numerically checked"
-    if c.checked_information is not None:
-        return f"I = {c.checked_information:.6g}"
-    if c.checked_delta is not None and c.checked_loss is None:
-        return f"delta = {c.checked_delta:.6g}"
-    return f"loss = {c.checked_loss:.6g}"
-
-
-def _comparison_table(
-    results: list[Calibration | MappingCalibration | Skipped],
-    epsilon: float,
-    delta: float,
-    *,
-    show_pair: bool,
-) -> Table:
-    title = f"epsilon = {epsilon:g}" + (f", delta = {delta:g}" if delta > 0 else "")
-    table = Table(title=title, title_justify="left")
-    used = [c for c in results if not isinstance(c, Skipped)]
-    robust = any(c.prior_set is not None for c in used)
-    utility = any(c.expected_accuracy is not None for c in used)
-    for name, justify in (
-        ("mechanism", "left"),
-        *((("priors", "left"),) if robust else ()),
-        ("noise", "left"),
-        ("scale", "right"),
-        ("noise variance", "right"),
-        ("checked", "right"),
-        *((("accuracy", "right"), ("abs error", "right")) if utility else ()),
-        ("decided by / why not", "left"),
-    ):
-        table.add_column(name, justify=justify)
-    for c in used:
-        mapped = isinstance(c, MappingCalibration)
-        table.add_row(
-            c.mechanism + (" (eps-MI)" if c.criterion == "eps-MI PP" else ""),
-            *((set_label(c.prior_set),) if robust else ()),
-            "mapping" if mapped else c.noise,
-            "-" if isinstance(c, MappingCalibration) else _num(c.scale),
-            "-" if isinstance(c, MappingCalibration) else _num(c.variance),
-            _checked(c),
-            *((_num(c.expected_accuracy), _num(c.expected_abs_error)) if utility else ()),  # type: ignore[arg-type]
-            (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
-        )
     return table
 
 
@@ -260,30 +182,6 @@ def _fitted_table(fitted: FittedPriors) -> Table:
                 f"{p.stds[m]:.4f}",
             )
     return table
-
-
-def _print_comparisons(
-    console: Console,
-    results: tuple[Calibration | MappingCalibration | Skipped, ...],
-    delta: float,
-    *,
-    show_pair: bool,
-) -> None:
-    """One table per epsilon, then the mechanisms not used (grouped by reason) and the scales
-    that rest on their theorem alone (not numerically checked)."""
-    for eps in dict.fromkeys(c.epsilon for c in results):
-        here = [c for c in results if c.epsilon == eps]
-        console.print(_comparison_table(here, eps, delta, show_pair=show_pair))
-        reasons: dict[str, list[str]] = {}
-        for c in here:
-            if isinstance(c, Skipped):
-                reasons.setdefault(c.reason, []).append(c.mechanism)
-        for reason, names in reasons.items():
-            console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
-        for c in here:
-            if isinstance(c, Calibration) and c.not_checked is not None:
-                note = f"not numerically checked: {c.mechanism} rests on {c.source} alone ({c.not_checked})"
-                console.print(note, soft_wrap=True, highlight=False)
 
 
 def _print_tables(
@@ -307,7 +205,7 @@ def _print_tables(
         if fitted.model == "gaussian":
             console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
     show_pair = len(scenario.pairs) * len(scenario.priors) > 1
-    _print_comparisons(console, results, delta, show_pair=show_pair)
+    print_comparisons(console, results, delta, show_pair=show_pair)
     robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
     if robust is not None:
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
@@ -322,39 +220,6 @@ def _print_tables(
             "note: scale 0 means the priors already meet the target: the column may be released "
             "without noise. This holds only if the adversary's prior is the one shown."
         )
-
-
-def _joint_calibrate(
-    data: str, secret: str, public: str, unit: list[str] | None, epsilon: list[float], pair: list[str],
-    mechanism: str, weight: str | None, noise: str, delta: float, categorical: list[str] | None,
-    numeric: list[str] | None, engine: str, as_json: bool,
-) -> None:  # fmt: skip
-    """``calibrate`` on several public columns (:func:`pufferfish.joint_table.calibrate_joint_table`)."""
-    from .joint_table import NO_PRIOR_SETS, calibrate_joint_table
-
-    if engine != "duckdb":
-        _fail("several --public columns are calibrated with --engine duckdb only")
-    table = _guard(
-        lambda: calibrate_joint_table(
-            data, secret=secret, public=public, pairs=_pairs(pair), epsilon=epsilon, units=unit,
-            mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
-            weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
-        )
-    )  # fmt: skip
-    if as_json:
-        typer.echo(json.dumps(table.to_dict(), allow_nan=False))
-        return
-    console = Console()
-    units = ", ".join(f"{c} (unit {_num(w)})" for c, w in zip(table.columns, table.units, strict=True))
-    console.print(f"columns released jointly: {units}; metric d(x, x') = sum_k |x_k - x'_k| / unit_k")
-    console.print(
-        f"rows: {table.rows_total} read, {table.rows_dropped} left out of the priors (a missing value)"
-    )
-    sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
-    console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
-    show_pair = len(table.scenario.pairs) > 1
-    _print_comparisons(console, table.comparison, delta, show_pair=show_pair)
-    console.print(f"Scale b adds Laplace(b unit_k) (Gaussian: sigma unit_k) to column k; {NO_PRIOR_SETS}.")
 
 
 @app.command()
@@ -391,17 +256,15 @@ def calibrate(
     from .table_release import write_html_report
 
     if "," in public or unit:
-        if (
-            report is not None
-            or prior_set not in (None, "none")
-            or prior != "empirical"
-            or order
-            or priors_from
-        ):
-            _fail("with several --public columns, --report, --prior-set, --prior, --order and --priors-from "
-                  "are not supported (empirical joint priors, point estimate)")  # fmt: skip
-        _joint_calibrate(data, secret, public, unit, epsilon, pair, mechanism, weight, noise.value, delta,
-                         categorical, numeric, engine, as_json)  # fmt: skip
+        refuse({"--prior-set": prior_set not in (None, "none"), "--prior": prior != "empirical",
+                "--order": order is not None, "--priors-from": priors_from is not None,
+                "--prior-radius": prior_radius is not None, "--utility": utility is not None})  # fmt: skip
+        _will_write(report)
+        joint_calibrate(
+            data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
+            weight=weight, noise=noise.value, delta=delta, categorical=categorical, numeric=numeric,
+            engine=engine, as_json=as_json, report=report, force=force,
+        )  # fmt: skip
         return
     _will_write(report)
 
@@ -412,10 +275,10 @@ def calibrate(
             data,
             secret=secret,
             public=public,
-            pairs=_pairs(pair),
+            pairs=require_pairs(pair),
             epsilon=epsilon,
             mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
-            order=_order(order),
+            order=parse_order(order),
             weight=weight,
             prior=prior,
             noise=noise.value,
@@ -431,10 +294,10 @@ def calibrate(
             utility=utility,
         )
 
-    table = _guard(run)
+    table = guard(run)
     payload = report_dict(table)
     if report is not None:
-        _guard(lambda: write_html_report(table, report, payload=payload, force=force))
+        guard(lambda: write_html_report(table, report, payload=payload, force=force))
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return
@@ -491,8 +354,10 @@ def release(
             help="Secure Laplace and Gaussian sampler: exact (vectorised, OS randomness; default) or opendp.",
         ),
     ] = "exact",
+    unit: UnitOpt = None,
 ) -> None:
-    """Write DATA with the public column replaced by a pufferfish-private noisy version."""
+    """Write DATA with the public column replaced by a pufferfish-private noisy version; with
+    --public a,b, several columns released jointly with product Laplace noise."""
     from .report import check_report_path
     from .table_release import release as do_release
     from .table_release import write_html_report
@@ -500,7 +365,20 @@ def release(
 
     _will_write(output, report_path_for(Path(output)), report)
 
-    def run() -> Any:
+    if "," in public or unit:
+        refuse({"--prior-set": prior_set not in (None, "none"), "--prior": prior != "empirical",
+                "--order": order is not None, "--priors-from": priors_from is not None,
+                "--prior-radius": prior_radius is not None, "--utility": utility is not None,
+                "--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0})  # fmt: skip
+        joint_release(
+            data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
+            mechanism=mechanism, weight=weight, rng_seed=rng_seed, force=force, workers=workers,
+            engine=engine, report=report, as_json=as_json, categorical=categorical, numeric=numeric,
+            sampler=sampler,
+        )  # fmt: skip
+        return
+
+    def run(advance: Callable[[int, int], None]) -> Any:
         if report is not None:
             check_report_path(report, force=force)
         if len(epsilon) != 1:
@@ -509,11 +387,11 @@ def release(
             data,
             secret=secret,
             public=public,
-            pairs=_pairs(pair),
+            pairs=require_pairs(pair),
             epsilon=epsilon[0],
             output=output,
             mechanism=mechanism,
-            order=_order(order),
+            order=parse_order(order),
             weight=weight,
             rng=rng_seed,
             force=force,
@@ -534,27 +412,10 @@ def release(
             sampler=sampler,
         )
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    err = Console(stderr=True)
-    bar = Progress(
-        TextColumn("releasing rows"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,  # a bar only on a terminal; pipes get the one-line messages
-    )
-    with bar:
-        task = bar.add_task("release", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        result = _guard(run)
+    with progress_bar() as advance:
+        result = guard(lambda: run(advance))
     if report is not None:
-        _guard(lambda: write_html_report(result, report, payload=result.report, force=force))
+        guard(lambda: write_html_report(result, report, payload=result.report, force=force))
     if as_json:
         typer.echo(json.dumps(result.report, allow_nan=False))
         return
@@ -576,10 +437,10 @@ def _print_release(console: Console, result: Any) -> None:
     if isinstance(c, MappingCalibration):
         console.print(
             f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values (its matrix is "
-            f"in the report), expected accuracy {c.expected_accuracy:.4f}, checked {_checked(c)}"
+            f"in the report), expected accuracy {c.expected_accuracy:.4f}, checked {checked_text(c)}"
         )
     else:
-        console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {_checked(c)}")
+        console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
     console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise['sampler']}")
     console.print(f"report: {result.report_path}")
@@ -616,7 +477,7 @@ def multiuser(
             return [calibrate_system(sys_, pair_set, e) for e in check_epsilons(epsilon)]
         return list(compare_user(sys_, user, pair_set, epsilon, mechanism or None))
 
-    results = _guard(run)
+    results = guard(run)
     if as_json:
         rows: list[dict[str, Any]] = []
         for r in results:
@@ -634,19 +495,19 @@ def multiuser(
     for r in results:
         d = r.to_dict()
         if d.get("scale") is None:
-            table.add_row(_num(d["epsilon"]), d["mechanism"], "-", "-", d["reason"])
+            table.add_row(num(d["epsilon"]), d["mechanism"], "-", "-", d["reason"])
         elif "certified_alone" in d:
             note = (
                 f"decided by {d['user']}; {d['certified_alone']} users certified alone, "
                 f"{d['checked_query']} on the full query"
             )
-            table.add_row(_num(d["epsilon"]), "optimal", _num(d["scale"], 6), "<= eps", note)
+            table.add_row(num(d["epsilon"]), "optimal", num(d["scale"], 6), "<= eps", note)
         else:
             table.add_row(
-                _num(d["epsilon"]),
+                num(d["epsilon"]),
                 d["mechanism"],
-                _num(d["scale"], 6),
-                _num(d["checked_loss"], 6),
+                num(d["scale"], 6),
+                num(d["checked_loss"], 6),
                 d["source"],
             )
     Console().print(table)
@@ -680,7 +541,7 @@ def multiuser_release(
         sys_ = MultiUserSystem.from_json(system)
         return release_sum(sys_, value, pair_set, epsilon, user=user, mechanism=mechanism, rng=rng_seed)
 
-    result = _guard(run)
+    result = guard(run)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
         return
@@ -705,7 +566,7 @@ def reproduce(
     """Regenerate the seed papers' tables and figures with an index of printed vs our values."""
     from .reproduce import reproduce as do_reproduce
 
-    result = _guard(lambda: do_reproduce(paper, output))
+    result = guard(lambda: do_reproduce(paper, output))
     compared = [v for v in result.values if v.difference is not None]
     worst = max((abs(v.difference) for v in compared if v.difference is not None), default=0.0)
     typer.echo(f"index: {result.files[0]}")

@@ -3,12 +3,14 @@
 :func:`report_figures` calibrates the scale-versus-epsilon curves (and, with randomized
 mappings, every mechanism's expected accuracy over the same budgets), evaluates the exact privacy
 loss (or checked delta) over a range of scales and computes the first pair's transport plan;
-:mod:`pufferfish.report` only draws what it is given.
+:mod:`pufferfish.report` only draws what it is given. :func:`joint_report_figures` does the same
+for several public columns (:mod:`pufferfish.joint_report`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +22,7 @@ from .priors import DiscretePrior
 from .transport import TransportPlan, kantorovich_plan
 
 if TYPE_CHECKING:
+    from .joint_table import JointTableCalibration
     from .pipeline import TableCalibration
 
 
@@ -94,7 +97,7 @@ def report_figures(
     noise : {"laplace", "gaussian"}
         Noise of the privacy-loss curve (a release: the chosen mechanism's).
     released : tuple of ReleasedHistogram
-        A release's binned output (:func:`~pufferfish.tables.duckdb_engine.released_histograms`).
+        A release's binned output (:func:`~pufferfish.tables.histograms.released_histograms`).
     chosen : MappingCalibration, optional
         The mapping a release used (its heat map).
 
@@ -165,3 +168,86 @@ def report_figures(
         accuracy_curves=accuracy,
         matrix=matrix,
     )
+
+
+@dataclass(frozen=True)
+class JointReportFigures:
+    """The numbers behind the HTML report of several public columns (issue 17).
+
+    Attributes
+    ----------
+    epsilon : float
+        Target epsilon of the figures.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism at ``epsilon``.
+    pair : (str, str)
+        The first discriminative pair, whose plans are drawn.
+    plans : tuple of VectorPlan
+        Its W1-optimal plan of smallest largest distance (``kantorovich``) and its bottleneck
+        plan (``bottleneck``), the plans of the ``kantorovich`` and ``wasserstein-inf``
+        mechanisms (:func:`pufferfish.calibration.joint.joint_plan`).
+    loss_scales, loss_values : numpy.ndarray, shape (40,)
+        Product-Laplace scales ``b`` (log-spaced around the Laplace mechanisms' scales) and the
+        exact privacy loss at each (:func:`pufferfish.vector.product_laplace_loss`, every pair).
+    released : tuple of (str, tuple of ReleasedHistogram)
+        For a release: per public column, its released values binned per secret; empty otherwise.
+    """
+
+    epsilon: float
+    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
+    pair: tuple[str, str]
+    plans: tuple[Any, ...]
+    loss_scales: np.ndarray
+    loss_values: np.ndarray
+    released: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+
+def joint_report_figures(
+    table: JointTableCalibration, *, epsilon: float, output: str | Path | None = None
+) -> JointReportFigures:
+    """Compute what the HTML report of several columns draws: plans, loss curve, released values.
+
+    Parameters
+    ----------
+    table : JointTableCalibration
+        The joint calibration (of ``calibrate --public a,b`` or of a release).
+    epsilon : float
+        One of the table's epsilons: the figures' target.
+    output : str or pathlib.Path, optional
+        A release's output: its released columns are binned per secret
+        (:func:`pufferfish.tables.histograms.column_histograms`).
+
+    Returns
+    -------
+    JointReportFigures
+    """
+    from .calibration.joint import joint_plan
+    from .tables.histograms import column_histograms
+
+    comparison = tuple(c for c in table.comparison if c.epsilon == epsilon)
+    pair = table.scenario.pairs[0]
+    priors = table.priors()
+    metric = table.scenario.metric
+    assert metric is not None, "joint scenarios carry a metric"
+    plans = tuple(
+        joint_plan(priors[pair[0]], priors[pair[1]], metric, k) for k in ("kantorovich", "bottleneck")
+    )
+    scales = [
+        c.scale
+        for c in comparison
+        if isinstance(c, Calibration) and c.noise == "laplace" and c.numerically_checked
+    ]
+    scales = [s for s in scales if s > 0]
+    top, low = (max(scales), min(scales)) if scales else (1.0, 1.0)
+    loss_scales = np.geomspace(low / 4, top * 2, 40)
+    loss_values = np.array(
+        [check_privacy(table.scenario, "laplace", float(s), epsilon, 0.0).value for s in loss_scales]
+    )
+    released: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    if output is not None:
+        secret = str(table.inputs["secret"])
+        released = tuple(
+            (c, column_histograms(output, secret_column=secret, column=c, secrets=list(priors)))
+            for c in table.columns
+        )
+    return JointReportFigures(epsilon, comparison, pair, plans, loss_scales, loss_values, released)

@@ -30,6 +30,7 @@ from ._checks import check_delta, check_epsilons
 from .calibration import (
     Calibration,
     MappingCalibration,
+    Mechanism,
     PrivacyCheckError,
     Skipped,
     check_mechanisms,
@@ -233,19 +234,26 @@ def calibrate_joint_table(
     DataError
         If the table cannot be read, a column is unknown, or a secret of the pairs has no row.
     """
+    columns = parse_columns(public)
+    eps = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else list(epsilon))
+    source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb")
+    return _calibrate(
+        source, secret, columns, check_pairs(pairs), eps, parse_units(units, columns),
+        check_mechanisms(mechanisms), weight, check_noise(noise), check_delta(delta), categorical, numeric,
+    )  # fmt: skip
+
+
+def _calibrate(
+    source: TableSource, secret: str, columns: tuple[str, ...], pair_list: list[tuple[str, str]],
+    eps: Sequence[float], w: tuple[float, ...], mechs: tuple[Mechanism, ...] | None, weight: str | None,
+    noise: str, delta: float, categorical: Sequence[str], numeric: Sequence[str],
+) -> JointTableCalibration:  # fmt: skip
+    """:func:`calibrate_joint_table` on arguments already validated (each once, at the edge)."""
     from .tables.joint_engine import joint_aggregates
 
-    columns = parse_columns(public)
     if len(columns) < 2:
         raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
-    eps = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else list(epsilon))
-    delta = check_delta(delta)
-    noise = check_noise(noise)
-    w = parse_units(units, columns)
-    pair_list = check_pairs(pairs)
-    mechs = check_mechanisms(mechanisms)
     kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
-    source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb")
     agg = joint_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in agg.labels]
     rows: dict[str, tuple[list[list[float]], list[float]]] = {}
@@ -448,10 +456,11 @@ def release_joint(
         raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
     for path in (out_path, rep_path):
         check_output_path(path, force=force)
-    mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else [m.name]
-    table = calibrate_joint_table(
-        source, secret=secret, public=public, pairs=pairs, epsilon=eps, units=units, mechanisms=mechs,
-        weight=weight, categorical=categorical, numeric=numeric,
+    cols = parse_columns(public)
+    mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else (m,)
+    table = _calibrate(
+        source, secret, cols, check_pairs(pairs), [eps], parse_units(units, cols), mechs, weight,
+        "laplace", 0.0, categorical, numeric,
     )  # fmt: skip
     chosen = next(c for c in table.comparison if c.mechanism == m.name)
     if not isinstance(chosen, Calibration):
@@ -506,3 +515,51 @@ def _release_report(
         "rows_with_a_missing_value": rows[1],
     }
     return report
+
+
+def write_joint_report(
+    result: JointTableCalibration | JointReleaseResult,
+    path: str | Path,
+    *,
+    payload: dict[str, Any] | Mapping[str, Any],
+    force: bool = False,
+) -> Path:
+    """Write the self-contained HTML report of a joint calibration or release.
+
+    Parameters
+    ----------
+    result : JointTableCalibration or JointReleaseResult
+        What to report; for a calibration the figures are at its first epsilon, for a release at
+        the release's.
+    path : str or pathlib.Path
+        ``.html`` (or ``.htm``) file in an existing folder.
+    payload : mapping
+        :meth:`JointTableCalibration.to_dict` or the release's report, embedded in the page.
+    force : bool
+        Replace an existing file.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is not ``.html``/``.htm`` or its folder does not exist.
+    OutputExistsError
+        If ``path`` exists and ``force`` is false.
+    """
+    from .figures import joint_report_figures
+    from .joint_report import build_joint_report
+    from .report import check_report_path
+    from .tables.source import write_text
+
+    out = check_report_path(path, force=force)
+    if isinstance(result, JointReleaseResult):
+        table, eps, output, what = result.table, result.chosen.epsilon, result.output, "release"
+    else:
+        table, eps, output, what = result, float(result.inputs["epsilons"][0]), None, "calibration"
+    figures = joint_report_figures(table, epsilon=eps, output=output)
+    title = f"pufferfish {what}: ({', '.join(table.columns)}) given {table.inputs['secret']}, eps = {eps:g}"
+    text = build_joint_report(dict(payload), table=table, figures=figures, title=title)
+    return write_text(text, out, force=force, kind="report")

@@ -29,7 +29,7 @@ from .transport import TransportPlan
 
 if TYPE_CHECKING:
     from .figures import ReportFigures
-    from .tables.duckdb_engine import ReleasedHistogram
+    from .tables.histograms import ReleasedHistogram
 
 #: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
 #: ``fig-release``, and a comparison with randomized mappings :data:`MAPPING_FIGURES`.
@@ -39,8 +39,9 @@ FIGURES = ("fig-priors", "fig-plan", "fig-scale-epsilon", "fig-loss-scale")
 MAPPING_FIGURES = ("fig-matrix", "fig-accuracy-epsilon")
 
 
-def _fmt(x: Any) -> str:
-    """A number as shown in the report: 6 significant digits (``-`` for None)."""
+def fmt(x: Any) -> str:
+    """A number as shown in a report: 6 significant digits, integers with separators, ``-`` for
+    None."""
     if x is None:
         return "-"
     if isinstance(x, (bool, np.bool_)):
@@ -52,7 +53,7 @@ def _fmt(x: Any) -> str:
     return f"{float(x):.6g}"
 
 
-def _svg(fig: Any) -> str:
+def svg_text(fig: Any) -> str:
     """The figure as inline SVG text (no XML header).
 
     Figures are ``matplotlib.figure.Figure`` objects (no pyplot), so a report never touches the
@@ -64,20 +65,23 @@ def _svg(fig: Any) -> str:
     return text[text.index("<svg") :]
 
 
-def _figure(fig_id: str, title: str, svg: str, caption: str) -> str:
+def figure_html(fig_id: str, title: str, svg: str, caption: str) -> str:
+    """``<figure id=fig_id>`` with a heading, the inline SVG and its (escaped) caption."""
     return (
         f'<figure id="{fig_id}"><h3>{html.escape(title)}</h3>{svg}'
         f"<figcaption>{html.escape(caption)}</figcaption></figure>"
     )
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], table_id: str) -> str:
+def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]], table_id: str) -> str:
+    """``<table id=table_id>``: escaped headers and rows of cells already made by :func:`cell`."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(rows_cell for rows_cell in row) + "</tr>" for row in rows)
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _cell(text: Any, key: str | None = None) -> str:
+def cell(text: Any, key: str | None = None) -> str:
+    """One escaped ``<td>``; ``key`` sets ``data-key`` (what tests read back from the page)."""
     attr = f' data-key="{html.escape(key)}"' if key else ""
     return f"<td{attr}>{html.escape(str(text))}</td>"
 
@@ -121,7 +125,7 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
             ax.set_xticks(range(len(labels)))
             ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)
     axes[0][0].set_ylabel("probability", fontsize=8)
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def _bar_width(support: np.ndarray) -> float:
@@ -144,8 +148,8 @@ def plan_figure(
         img = ax.imshow(shown, origin="lower", cmap="viridis", aspect="auto")
         ax.set_xticks(range(p_j.support.size))
         ax.set_yticks(range(p_i.support.size))
-        ax.set_xticklabels([_fmt(v) for v in p_j.support], fontsize=6, rotation=90)
-        ax.set_yticklabels([_fmt(v) for v in p_i.support], fontsize=6)
+        ax.set_xticklabels([fmt(v) for v in p_j.support], fontsize=6, rotation=90)
+        ax.set_yticklabels([fmt(v) for v in p_i.support], fontsize=6)
         how = "cells are atoms pi(x, x') > 0 (blank: 0)"
     else:
         hist, xe, ye = np.histogram2d(plan.source, plan.target, bins=80, weights=plan.mass)
@@ -162,9 +166,9 @@ def plan_figure(
     ax.set_ylabel(f"x ~ P(. | {a})", fontsize=8)
     caption = (
         f"Kantorovich optimal transport plan between P(. | {a}) and P(. | {b}) (seed 001 Fig 2a; "
-        f"seed 002 Lemma 1): {how}. Largest displacement {_fmt(plan.max_displacement)}."
+        f"seed 002 Lemma 1): {how}. Largest displacement {fmt(plan.max_displacement)}."
     )
-    return _svg(fig), caption
+    return svg_text(fig), caption
 
 
 def _scale_epsilon_figure(figures: ReportFigures) -> str:
@@ -183,14 +187,14 @@ def _scale_epsilon_figure(figures: ReportFigures) -> str:
         if pts:
             xs, ys = zip(*pts, strict=True)
             ax.plot(xs, ys, marker="o", markersize=3, label=mech)
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {_fmt(figures.epsilon)}")
+    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("epsilon")
     ax.set_ylabel("noise scale (Laplace b or Gaussian sigma)")
     ax.legend(fontsize=7)
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
@@ -207,7 +211,7 @@ def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
         ax.plot(figures.loss_scales, figures.point_loss_values, color="#4477aa", linestyle=":",
                 label="point estimate only")  # fmt: skip
     target = epsilon if delta == 0.0 else delta
-    what = "exact privacy loss (nats)" if delta == 0.0 else f"checked delta at eps = {_fmt(epsilon)}"
+    what = "exact privacy loss (nats)" if delta == 0.0 else f"checked delta at eps = {fmt(epsilon)}"
     ax.axhline(target, color="#cc6677", linestyle="--", label=f"target {'eps' if delta == 0 else 'delta'}")
     for c in figures.comparison:
         if isinstance(c, Calibration) and c.noise == noise and c.scale > 0:
@@ -231,7 +235,7 @@ def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
             else ""
         )
     )
-    return _svg(fig), caption
+    return svg_text(fig), caption
 
 
 def _release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHistogram]) -> str:
@@ -251,10 +255,10 @@ def _release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHisto
         ax.set_xlabel(estimated.public_column, fontsize=8)
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel("density", fontsize=8)
-    return _svg(fig)
+    return svg_text(fig)
 
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em}
 td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
@@ -302,15 +306,20 @@ def build_report(
     mappings, the matrix as a heat map and every mechanism's accuracy versus epsilon; for a
     release the original and released distributions per secret.
     """
-    parts = [f"<h1>{html.escape(title)}</h1>"]
-    parts += _input_sections(payload, estimated, figures)
+    parts = _input_sections(payload, estimated, figures)
     parts += _mechanism_section(payload, figures.comparison)
     parts += _figure_section(estimated, fitted, figures)
+    return html_page(title, parts, payload)
+
+
+def html_page(title: str, parts: Sequence[str], payload: dict[str, Any]) -> str:
+    """One self-contained HTML document: the title, the sections ``parts`` (HTML), and
+    ``payload`` embedded as ``<script type="application/json" id="report-json">``."""
     data = json.dumps(payload, allow_nan=False).replace("</", "<\\/")
-    body = "\n".join(parts)
+    body = "\n".join([f"<h1>{html.escape(title)}</h1>", *parts])
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n{body}\n"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n{body}\n"
         f'<script type="application/json" id="report-json">{data}</script>\n</body></html>\n'
     )
 
@@ -328,29 +337,29 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
     }
     parts = ["<h2>Inputs</h2>"]
     parts.append(
-        _table(
+        table_html(
             ["input", "value"],
             [
-                [_cell(k), _cell(json.dumps(v) if not isinstance(v, str) else v, f"input:{k}")]
+                [cell(k), cell(json.dumps(v) if not isinstance(v, str) else v, f"input:{k}")]
                 for k, v in inputs.items()
             ],
             "inputs",
         )
     )
     rows = [
-        [_cell("rows in the table"), _cell(_fmt(estimated.rows_total), "rows_total")],
-        [_cell("rows dropped from the estimate"), _cell(_fmt(estimated.rows_dropped), "rows_dropped")],
+        [cell("rows in the table"), cell(fmt(estimated.rows_total), "rows_total")],
+        [cell("rows dropped from the estimate"), cell(fmt(estimated.rows_dropped), "rows_dropped")],
     ] + [
-        [_cell(f"rows with secret {g.secret}"), _cell(_fmt(g.rows), f"rows:{g.secret}")]
+        [cell(f"rows with secret {g.secret}"), cell(fmt(g.rows), f"rows:{g.secret}")]
         for g in estimated.groups
     ]
-    parts.append(_table(["count", "value"], rows, "counts"))
+    parts.append(table_html(["count", "value"], rows, "counts"))
     if estimated.categorical:
         parts.append("<h2>Category to code</h2>")
         parts.append(
-            _table(
+            table_html(
                 ["label", "code"],
-                [[_cell(label), _cell(code, f"code:{label}")] for label, code in estimated.mapping],
+                [[cell(label), cell(code, f"code:{label}")] for label, code in estimated.mapping],
                 "mapping",
             )
         )
@@ -380,20 +389,20 @@ def _mechanism_section(
         key = row_key(d)
         mech_rows.append(
             [
-                _cell(d["mechanism"]),
-                _cell(set_label(d["prior_set"])),
-                _cell(d["noise"]),
-                _cell(_fmt(d["scale"]), f"scale:{key}"),
-                _cell(_fmt(d["variance"]), f"variance:{key}"),
-                _cell(_fmt(checked), f"checked:{key}"),
-                _cell(_fmt(d["expected_accuracy"]), f"accuracy:{key}"),
-                _cell(_fmt(d["expected_abs_error"]), f"abs_error:{key}"),
-                _cell(d["source"]),
+                cell(d["mechanism"]),
+                cell(set_label(d["prior_set"])),
+                cell(d["noise"]),
+                cell(fmt(d["scale"]), f"scale:{key}"),
+                cell(fmt(d["variance"]), f"variance:{key}"),
+                cell(fmt(checked), f"checked:{key}"),
+                cell(fmt(d["expected_accuracy"]), f"accuracy:{key}"),
+                cell(fmt(d["expected_abs_error"]), f"abs_error:{key}"),
+                cell(d["source"]),
             ]
         )
     headers = ["mechanism", "priors", "noise", "scale", "noise variance", "checked (loss, delta or I)"]
     headers += ["expected accuracy", "mean abs error", "source"]
-    parts.append(_table(headers, mech_rows, "mechanisms"))
+    parts.append(table_html(headers, mech_rows, "mechanisms"))
     parts.append(
         '<p class="note">Expected accuracy: the probability that a released value (rounded to the '
         "nearest value of the alphabet, for additive noise) equals the true one; mean abs error: "
@@ -408,13 +417,13 @@ def _mechanism_section(
         what = (
             "the matrix below"
             if chosen.get("matrix") is not None
-            else 'scale <span data-key="chosen:scale">{}</span>'.format(_fmt(chosen["scale"]))
+            else 'scale <span data-key="chosen:scale">{}</span>'.format(fmt(chosen["scale"]))
         )
         parts.append(
             '<p>Released with <b>{}</b>: {}, checked <span data-key="chosen:checked">{}</span>.</p>'.format(
                 html.escape(str(chosen["mechanism"])),
                 what,
-                _fmt(
+                fmt(
                     chosen["checked_loss"] if chosen["checked_loss"] is not None else chosen["checked_delta"]
                 ),
             )
@@ -431,7 +440,7 @@ def _matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[s
     names = (
         [label for label, _ in estimated.mapping]
         if estimated.categorical and len(estimated.mapping) == k
-        else [_fmt(float(v)) for v in m.support]
+        else [fmt(float(v)) for v in m.support]
     )
     fig = Figure(figsize=(max(4.0, 0.45 * k + 2.5), max(3.4, 0.4 * k + 1.8)))
     ax = fig.subplots()
@@ -448,11 +457,11 @@ def _matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[s
     ax.set_xlabel(f"released {estimated.public_column}")
     ax.set_ylabel(f"true {estimated.public_column}")
     caption = (
-        f"The {m.mechanism} matrix at eps = {_fmt(m.epsilon)}: row = true value, column = released "
+        f"The {m.mechanism} matrix at eps = {fmt(m.epsilon)}: row = true value, column = released "
         f"value, each row a distribution (on the grid 2^-52, the matrix that was checked: loss "
-        f"{_fmt(m.checked_loss)}). Expected accuracy {_fmt(m.expected_accuracy)}."
+        f"{fmt(m.checked_loss)}). Expected accuracy {fmt(m.expected_accuracy)}."
     )
-    return _svg(fig), caption
+    return svg_text(fig), caption
 
 
 def _accuracy_figure(figures: ReportFigures) -> str:
@@ -466,14 +475,14 @@ def _accuracy_figure(figures: ReportFigures) -> str:
             xs, ys = zip(*pts, strict=True)
             style = "-" if name in ("optimal-mapping",) else "--"
             ax.plot(xs, ys, style, marker="o", markersize=3, label=name)
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {_fmt(figures.epsilon)}")
+    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("epsilon")
     ax.set_ylabel("expected accuracy")
     ax.legend(fontsize=7)
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def _figure_section(
@@ -482,7 +491,7 @@ def _figure_section(
     """The figures of :data:`FIGURES` (and ``fig-release`` for a release)."""
     parts = ["<h2>Figures</h2>"]
     parts.append(
-        _figure(
+        figure_html(
             "fig-priors",
             "Priors per secret",
             priors_figure(estimated, fitted),
@@ -502,9 +511,9 @@ def _figure_section(
     p_i, p_j = conditionals[a], conditionals[b]
     assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
     svg, caption = plan_figure(figures.plan, p_i, p_j, a, b)
-    parts.append(_figure("fig-plan", "Kantorovich transport plan", svg, caption))
+    parts.append(figure_html("fig-plan", "Kantorovich transport plan", svg, caption))
     parts.append(
-        _figure(
+        figure_html(
             "fig-scale-epsilon",
             "Scale versus epsilon",
             _scale_epsilon_figure(figures),
@@ -513,13 +522,13 @@ def _figure_section(
         )
     )
     svg, caption = _loss_scale_figure(figures)
-    parts.append(_figure("fig-loss-scale", "Privacy loss versus scale", svg, caption))
+    parts.append(figure_html("fig-loss-scale", "Privacy loss versus scale", svg, caption))
     if figures.matrix is not None:
         svg, caption = _matrix_figure(figures.matrix, estimated)
-        parts.append(_figure("fig-matrix", "Randomized mapping", svg, caption))
+        parts.append(figure_html("fig-matrix", "Randomized mapping", svg, caption))
     if figures.accuracy_curves:
         parts.append(
-            _figure(
+            figure_html(
                 "fig-accuracy-epsilon",
                 "Accuracy versus epsilon",
                 _accuracy_figure(figures),
@@ -531,7 +540,7 @@ def _figure_section(
         )
     if figures.released:
         parts.append(
-            _figure(
+            figure_html(
                 "fig-release",
                 "Original versus released",
                 _release_figure(estimated, figures.released),

@@ -499,7 +499,7 @@ def write_html_report(
     """
     from .figures import report_figures
     from .report import build_report, check_report_path
-    from .tables.duckdb_engine import released_histograms
+    from .tables.histograms import released_histograms
 
     out = check_report_path(path, force=force)
     if isinstance(result, ReleaseResult):

@@ -47,6 +47,7 @@ __all__ = [
     "TableSource",
     "check_engine",
     "check_pairs",
+    "column_histograms",
     "dataset_path",
     "estimate_class_counts",
     "estimate_priors",
@@ -62,9 +63,10 @@ __all__ = [
 
 _LAZY = {
     "DUCKDB_MEMORY_LIMIT": "duckdb_engine",
-    "ReleasedHistogram": "duckdb_engine",
+    "ReleasedHistogram": "histograms",
     "estimate_class_counts": "duckdb_engine",
-    "released_histograms": "duckdb_engine",
+    "released_histograms": "histograms",
+    "column_histograms": "histograms",
 }
 
 

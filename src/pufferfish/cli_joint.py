@@ -1,0 +1,168 @@
+"""``pufferfish calibrate`` and ``pufferfish release`` on several public columns
+(``--public a,b [--unit col=w]``): a thin layer over :mod:`pufferfish.joint_table`.
+
+:mod:`pufferfish.cli` parses the options and hands them here when ``--public`` names several
+columns; the library validates each value once. Options that have no meaning for a joint release
+(prior sets, fitted priors, a label order, a second table of priors, randomized mappings) are
+refused in one line rather than ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from .cli_common import fail, guard, num, print_comparisons, progress_bar, require_pairs
+
+
+def refuse(options: Mapping[str, bool]) -> None:
+    """Fail in one line naming the options given (``True``) that several columns do not support.
+
+    Parameters
+    ----------
+    options : mapping of str to bool
+        ``{"--prior-set": given, ...}``.
+
+    Raises
+    ------
+    typer.Exit
+        If any option was given (code 1, after ``error: ...`` on standard error).
+    """
+    given = [name for name, used in options.items() if used]
+    if given:
+        verb = "is" if len(given) == 1 else "are"
+        fail(
+            f"with several --public columns, {', '.join(given)} {verb} not supported (empirical joint "
+            "priors, guarantee for the point estimate)"
+        )
+
+
+def joint_calibrate(
+    data: str, *, secret: str, public: str, unit: list[str] | None, epsilon: list[float], pair: list[str],
+    mechanism: str, weight: str | None, noise: str, delta: float, categorical: list[str] | None,
+    numeric: list[str] | None, engine: str, as_json: bool, report: str | None, force: bool,
+) -> None:  # fmt: skip
+    """``calibrate`` on several public columns (:func:`pufferfish.joint_table.calibrate_joint_table`):
+    the tables (or one JSON object) and, with ``report``, the HTML report at the first epsilon.
+
+    Raises
+    ------
+    typer.Exit
+        On bad input (code 1, one line on standard error).
+    """
+    from .joint_table import calibrate_joint_table, write_joint_report
+    from .report import check_report_path
+
+    if engine != "duckdb":
+        fail("several --public columns are calibrated with --engine duckdb only")
+
+    def run() -> Any:
+        if report is not None:
+            check_report_path(report, force=force)
+        return calibrate_joint_table(
+            data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon, units=unit,
+            mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
+            weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
+        )  # fmt: skip
+
+    table = guard(run)
+    payload = table.to_dict()
+    if report is not None:
+        guard(lambda: write_joint_report(table, report, payload=payload, force=force))
+    if as_json:
+        typer.echo(json.dumps(payload, allow_nan=False))
+        return
+    console = Console()
+    print_joint_calibration(console, table, delta)
+    if report is not None:
+        console.print(f"HTML report: {report}")
+
+
+def print_joint_calibration(console: Console, table: Any, delta: float) -> None:
+    """The columns and units, the priors' sizes and one comparison table per epsilon.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    table : pufferfish.joint_table.JointTableCalibration
+    delta : float
+        Target delta of the comparison (shown in the tables' titles when > 0).
+    """
+    from .joint_table import NO_PRIOR_SETS
+
+    units = ", ".join(f"{c} (unit {num(w)})" for c, w in zip(table.columns, table.units, strict=True))
+    console.print(f"columns released jointly: {units}; metric d(x, x') = sum_k |x_k - x'_k| / unit_k")
+    console.print(
+        f"rows: {table.rows_total} read, {table.rows_dropped} left out of the priors (a missing value)"
+    )
+    sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
+    console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
+    show_pair = len(table.scenario.pairs) > 1
+    print_comparisons(console, table.comparison, delta, show_pair=show_pair)
+    console.print(f"Scale b adds Laplace(b unit_k) (Gaussian: sigma unit_k) to column k; {NO_PRIOR_SETS}.")
+
+
+def joint_release(
+    data: str, *, secret: str, public: str, unit: list[str] | None, epsilon: list[float], output: str,
+    pair: list[str], mechanism: str, weight: str | None, rng_seed: int | None, force: bool,
+    workers: int | None, engine: str, report: str | None, as_json: bool, categorical: list[str] | None,
+    numeric: list[str] | None, sampler: str,
+) -> None:  # fmt: skip
+    """``release`` of several public columns (:func:`pufferfish.joint_table.release_joint`):
+    product Laplace noise, one draw per column and row; the output, its JSON report and, with
+    ``report``, the HTML report.
+
+    Raises
+    ------
+    typer.Exit
+        On bad input (code 1, one line on standard error).
+    """
+    from .joint_table import release_joint, write_joint_report
+    from .report import check_report_path
+
+    if engine != "duckdb":
+        fail("several --public columns are released with --engine duckdb only")
+
+    def run(progress: Any) -> Any:
+        if report is not None:
+            check_report_path(report, force=force)
+        if len(epsilon) != 1:
+            raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
+        return release_joint(
+            data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
+            units=unit, mechanism=mechanism, weight=weight, rng=rng_seed, force=force, progress=progress,
+            workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler,
+        )  # fmt: skip
+
+    with progress_bar() as advance:
+        result = guard(lambda: run(advance))
+    if report is not None:
+        guard(lambda: write_joint_report(result, report, payload=result.report, force=force))
+    if as_json:
+        typer.echo(json.dumps(result.report, allow_nan=False))
+        return
+    console = Console()
+    print_joint_calibration(console, result.table, 0.0)
+    rel = result.report["release"]
+    console.print(
+        f"released: {result.output} ({result.rows_released} rows with noise on every column, "
+        f"{result.rows_missing} with a missing value: that cell left missing, the others noised)"
+    )
+    c = result.chosen
+    drawn = ", ".join(f"{col} {b:.6g}" for col, b in result.drawn_scales.items())
+    console.print(
+        f"mechanism: {c.mechanism}, Laplace scale b = {c.scale:.6g}, checked loss {c.checked_loss:.6g}; "
+        f"drawn per column: {drawn}" + (" (checked jointly again)" if rel["drawn_scales_checked"] else ""),
+        soft_wrap=True,
+        highlight=False,
+    )
+    console.print(f"guarantee: {rel['guarantee']}", soft_wrap=True, highlight=False)
+    for col, about in rel["noise"]["columns"].items():
+        console.print(f"noise on {col}: {about['sampler']}", soft_wrap=True, highlight=False)
+    console.print(f"report: {result.report_path}")
+    if report is not None:
+        console.print(f"HTML report: {report}")

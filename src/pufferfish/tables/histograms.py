@@ -1,0 +1,155 @@
+"""Released values binned per secret, read back from a release's output by DuckDB: what the
+HTML reports draw beside the original distributions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .duckdb_engine import connect
+from .estimate import EstimatedPriors
+from .source import quote_identifier
+
+
+@dataclass(frozen=True)
+class ReleasedHistogram:
+    """Released values of one secret, binned: what a release adds to its report.
+
+    Attributes
+    ----------
+    secret : str
+        The secret value.
+    edges : numpy.ndarray, shape (B + 1,)
+        Bin edges, increasing, in the unit of the released column.
+    counts : numpy.ndarray, shape (B,)
+        Rows of that secret whose released value falls in each bin (missing values left out).
+    """
+
+    secret: str
+    edges: np.ndarray
+    counts: np.ndarray
+
+
+def released_histograms(
+    output: str | Path, estimated: EstimatedPriors, *, bins: int = 60, labels: bool = False
+) -> tuple[ReleasedHistogram, ...]:
+    """Bin the released column of a release's output per secret of the pairs (DuckDB, streamed).
+
+    Parameters
+    ----------
+    output : str or pathlib.Path
+        The release's output: a CSV or Parquet file, or a folder of Parquet or CSV part files
+        (Spark engine).
+    estimated : EstimatedPriors
+        The release's priors (names the secret and public columns and the secrets).
+    bins : int
+        Bins over the range of released values (>= 1).
+    labels : bool
+        The released column holds labels (a categorical column released by a randomized
+        mapping): counted per label, one bin ``[code - 1/2, code + 1/2)`` per code of the mapping.
+
+    Returns
+    -------
+    tuple of ReleasedHistogram
+        One per secret of the pairs, in the priors' order; missing released values left out.
+    """
+    secrets = list(estimated.scenario.priors[0].conditionals)
+    if labels:
+        s_col, v_col = quote_identifier(estimated.secret_column), quote_identifier(estimated.public_column)
+        return _label_histograms(
+            _output_source(output, estimated.secret_column), estimated, secrets, s_col, v_col
+        )
+    return column_histograms(
+        output,
+        secret_column=estimated.secret_column,
+        column=estimated.public_column,
+        secrets=secrets,
+        bins=bins,
+    )
+
+
+def _output_source(output: str | Path, secret_column: str) -> str:
+    """DuckDB's reader of a release's output (a file or a folder of part files), the secret as text."""
+    path = Path(output)
+    if path.is_dir():
+        parts = sorted(path.glob("*.parquet")) or sorted(path.glob("*.csv*"))
+        files = [str(p) for p in parts]
+    else:
+        files = [str(path)]
+    reader = "read_parquet" if files and files[0].endswith((".parquet", ".pq")) else "read_csv"
+    # the secret as written (the CSV sniffer would turn yes/no into BOOLEAN)
+    secret_text = "" if reader == "read_parquet" else f", types={{{secret_column!r}: 'VARCHAR'}}"
+    return f"{reader}([{', '.join(repr(f) for f in files)}]{secret_text})"
+
+
+def column_histograms(
+    output: str | Path, *, secret_column: str, column: str, secrets: Sequence[str], bins: int = 60
+) -> tuple[ReleasedHistogram, ...]:
+    """Bin one numeric column of a release's output per secret value (DuckDB, streamed).
+
+    Parameters
+    ----------
+    output : str or pathlib.Path
+        As :func:`released_histograms`.
+    secret_column, column : str
+        The secret column and the released column to bin.
+    secrets : sequence of str
+        The secret values, in the order returned.
+    bins : int
+        Bins over the range of released values (>= 1), the same edges for every secret.
+
+    Returns
+    -------
+    tuple of ReleasedHistogram
+        One per secret; missing released values left out.
+    """
+    source = _output_source(output, secret_column)
+    s_col, v_col = quote_identifier(secret_column), quote_identifier(column)
+    with connect() as con:
+        con.execute(
+            f"CREATE TEMP VIEW released AS SELECT CAST({s_col} AS VARCHAR) AS s, "
+            f"CAST({v_col} AS DOUBLE) AS v FROM {source}"
+        )
+        lo, hi = con.execute("SELECT min(v), max(v) FROM released WHERE v IS NOT NULL").fetchone()  # type: ignore[misc]
+        lo, hi = (0.0, 1.0) if lo is None else (float(lo), float(hi))
+        hi = hi if hi > lo else lo + 1.0
+        edges = np.linspace(lo, hi, bins + 1)
+        width = (hi - lo) / bins
+        out = []
+        for s in secrets:
+            rows = con.execute(
+                f"SELECT least(CAST(floor((v - {lo!r}) / {width!r}) AS BIGINT), {bins - 1}) AS b, count(*) "
+                "FROM released WHERE v IS NOT NULL AND s = ? GROUP BY 1",
+                [s],
+            ).fetchall()
+            counts = np.zeros(bins)
+            for b, n in rows:
+                counts[int(b)] += n
+            out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
+    return tuple(out)
+
+
+def _label_histograms(
+    source: str, estimated: EstimatedPriors, secrets: list[str], s_col: str, v_col: str
+) -> tuple[ReleasedHistogram, ...]:
+    """Released labels counted per secret, one bin per code of the mapping."""
+    code = {label: c for label, c in estimated.mapping}
+    k = len(estimated.mapping)
+    edges = np.arange(k + 1, dtype=np.float64) - 0.5
+    with connect() as con:
+        rows = con.execute(
+            f"SELECT CAST({s_col} AS VARCHAR) AS s, CAST({v_col} AS VARCHAR) AS v, count(*) FROM {source} "
+            "WHERE v IS NOT NULL GROUP BY 1, 2"
+        ).fetchall()
+    out = []
+    for s in secrets:
+        counts = np.zeros(k)
+        for sec, label, n in rows:
+            if sec == s and label in code:
+                counts[code[label]] += n
+        out.append(ReleasedHistogram(secret=s, edges=edges, counts=counts))
+    return tuple(out)
