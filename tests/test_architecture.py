@@ -258,6 +258,24 @@ def test_cli_walk_validates_each_value_once(tmp_path: Path) -> None:
     }
 
 
+def test_joint_release_validates_each_value_once(tmp_path) -> None:
+    """Each edge validator runs once in ``release --public a,b`` (as for one column)."""
+    out = tmp_path / "w.csv"
+    counts = _walk(
+        ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,race",
+         "--epsilon", "1", "--output", str(out), "--rng-seed", "1", "--mechanism", "kantorovich"]
+    )  # fmt: skip
+    assert counts == {
+        "check_epsilons": 1,
+        "check_epsilon": 1,
+        "lookup": 1,
+        "check_workers": 1,
+        "check_engine": 1,
+        "check_pairs": 1,
+        "resolve_source": 1,
+    }
+
+
 def test_report_draws_precomputed_results_only() -> None:
     """report.py imports no calibration, check or transport computation: it draws what
     pipeline/figures computed."""

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from pufferfish.calibration import Calibration, Skipped
 from pufferfish.cli import app
+from pufferfish.joint_report import JOINT_FIGURES
 from pufferfish.joint_table import calibrate_joint_table, parse_units, release_joint
 from pufferfish.vector import product_laplace_loss
 
@@ -176,3 +178,102 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     seeded = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
                            output=tmp_path / "s.parquet", rng=3)  # fmt: skip
     assert seeded.report["release"]["insecure"] and seeded.drawn_scales["x"] == seeded.chosen.scale
+
+
+def _keys(page: str) -> dict[str, str]:
+    """``data-key -> shown text`` of every keyed element of a report page."""
+    return dict(re.findall(r'data-key="([^"]+)">([^<]*)<', page))
+
+
+def _embedded(page: str) -> dict:
+    text = page.split('id="report-json">', 1)[1].split("</script>", 1)[0]
+    return json.loads(text.replace("<\\/", "</"))
+
+
+def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> None:
+    """The issue's done-when release: Adult (age, hours-per-week) given sex, eps 1, optimal; the
+    output, its JSON report and the HTML report (joint priors, plans, per-column noise)."""
+    out, page_path = tmp_path / "rel.csv", tmp_path / "rel.html"
+    args = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,hours-per-week",
+            "--epsilon", "1", "--output", str(out), "--report", str(page_path)]  # fmt: skip
+    res = runner.invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    rel = payload["release"]
+    assert rel["mechanism"] == "optimal" and rel["scale"] == pytest.approx(8.608849373619705, rel=1e-7)
+    assert rel["checked_loss"] <= 1.0 and rel["drawn_scales_checked"] and not rel["insecure"]
+    assert rel["rows_released_with_noise"] == 48842 and rel["rows_with_a_missing_value"] == 0
+    for c in ("age", "hours-per-week"):
+        assert rel["drawn_scales"][c] >= rel["column_scales"][c] == rel["scale"]
+        assert rel["noise"]["columns"][c]["secure"]
+    assert json.loads((tmp_path / "rel.report.json").read_text()) == payload
+    got = pd.read_csv(out)
+    assert len(got) == 48842 and got["sex"].isin(["Male", "Female"]).all()
+    assert not np.isin(got["age"], np.arange(17, 91)).all()  # noised
+    page = page_path.read_text()
+    assert _embedded(page) == payload
+    for fig in (*JOINT_FIGURES, "fig-release"):
+        assert f'<figure id="{fig}">' in page
+    keys = _keys(page)
+    assert float(keys["chosen:scale"]) == pytest.approx(rel["scale"], rel=1e-5)
+    assert float(keys["drawn_scale:age"]) == pytest.approx(rel["drawn_scales"]["age"], rel=1e-5)
+    assert keys["tuples:Male"] == "2,472" and keys["tuples:Female"] == "2,025"
+    assert not re.search(r'<(link|img|script)[^>]+(src|href)="https?:', page)  # nothing to fetch
+    assert page.count("<svg") == len(JOINT_FIGURES) + 1
+    before = out.read_bytes()
+    again = runner.invoke(app, args)  # outputs exist: refused, nothing touched
+    assert again.exit_code == 1 and "exists" in again.output and out.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--noise", "gaussian"], "--noise gaussian is not supported"),
+        (["--delta", "1e-6"], "--delta is not supported"),
+        (["--prior", "gmm"], "--prior is not supported"),
+        (["--mechanism", "analytic-gaussian"], "no numerical check on several columns"),
+        (["--epsilon", "2"], "release takes one --epsilon"),
+        (["--engine", "spark"], "--engine duckdb only"),
+    ],
+)
+def test_cli_release_of_several_columns_bad_input(tmp_path, extra: list[str], message: str) -> None:
+    out = tmp_path / "o.csv"
+    res = runner.invoke(
+        app,
+        ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,race",
+         "--epsilon", "1", "--output", str(out), *extra],
+    )  # fmt: skip
+    assert res.exit_code == 1 and message in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_cli_calibrate_report_of_three_columns(tmp_path) -> None:
+    """Three columns: the priors are drawn as marginals, the plans' moves are not; the mechanisms'
+    numbers on the page are the JSON's."""
+    gen = np.random.default_rng(2)
+    n = 300
+    frame = pd.DataFrame(
+        {"g": gen.choice(["u", "v"], size=n), "a": gen.integers(0, 5, size=n),
+         "b": gen.integers(0, 4, size=n), "c": gen.choice(["x", "y"], size=n)}
+    )  # fmt: skip
+    frame.loc[frame["g"] == "v", "a"] += 1
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    page_path = tmp_path / "cal.html"
+    res = runner.invoke(
+        app,
+        ["calibrate", str(src), "--secret", "g", "--pair", "u,v", "--public", "a,b,c", "--unit", "b=2",
+         "--epsilon", "1", "--epsilon", "2", "--report", str(page_path), "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    page = page_path.read_text()
+    assert _embedded(page) == payload and "fig-release" not in page
+    keys = _keys(page)
+    rows = {
+        r["mechanism"]: r for r in payload["results"] if r["epsilon"] == 1.0 and r.get("scale") is not None
+    }
+    for m in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal"):
+        assert float(keys[f"scale:{m}"]) == pytest.approx(rows[m]["scale"], rel=1e-5)
+    assert keys["unit:b"] == "2" and keys["code:c:y"] == "1"
+    assert "3 columns: the moves are not drawn" in page
