@@ -1,4 +1,4 @@
-"""Timings of the d-dimensional building blocks of issue 17 (in progress): the W1 plan (POT's
+"""Timings of the d-dimensional building blocks of issue 17: the W1 plan (POT's
 exact emd, then the optimal plan of smallest largest distance on its zero-reduced-cost pairs),
 the W-infinity plan (bisection and maximum flow) and the exact product-Laplace
 check at the product grid's vertices, at 100, 1,000 and 5,000 distinct tuples per secret, and

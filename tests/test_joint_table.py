@@ -277,3 +277,41 @@ def test_cli_calibrate_report_of_three_columns(tmp_path) -> None:
         assert float(keys[f"scale:{m}"]) == pytest.approx(rows[m]["scale"], rel=1e-5)
     assert keys["unit:b"] == "2" and keys["code:c:y"] == "1"
     assert "3 columns: the moves are not drawn" in page
+
+
+@pytest.mark.parametrize(
+    ("text", "extra", "message"),
+    [
+        ("g,a,b,w\nu,1,2,1\nv,2,3,-1\nu,3,1,2\nv,1,1,1\n", ["--weight", "w"],
+         "weight column 'w' must be >= 0 and not NaN; 1 rows are not"),
+        ("g,a,b,w\nu,1,2,1\nv,2,3,x\nu,3,1,2\nv,1,1,1\n", ["--weight", "w"],
+         "weight column 'w' must hold numbers, got 'x'"),
+        ("g,a,b\nu,1,2\nv,inf,3\nu,3,1\nv,1,1\n", [],
+         "public column 'a' must hold finite numbers; 1 rows do not"),
+        ("g,a,b\nu,1,2\nv,zz,3\nu,3,1\nv,1,1\n", ["--numeric", "a"],
+         "public column 'a' is read as numeric but holds 'zz', not a number"),
+        ("g,a,b\n", [], "the table has no rows"),
+    ],
+)  # fmt: skip
+def test_several_columns_bad_table_same_messages_as_one_column(tmp_path, text, extra, message) -> None:
+    """A bad weight or public value gets the one-column path's message (one shared check)."""
+    src = tmp_path / "t.csv"
+    src.write_text(text)
+    for public in ("a,b", "a"):
+        res = runner.invoke(
+            app,
+            [
+                "calibrate",
+                str(src),
+                "--secret",
+                "g",
+                "--pair",
+                "u,v",
+                "--public",
+                public,
+                "--epsilon",
+                "1",
+                *extra,
+            ],
+        )
+        assert res.exit_code == 1 and message in res.output, (public, res.output)

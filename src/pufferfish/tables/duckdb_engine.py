@@ -182,6 +182,44 @@ def is_numeric_type(name: str) -> bool:
     return name.upper().startswith(_NUMERIC_TYPES)
 
 
+def check_numbers(
+    con: duckdb.DuckDBPyConnection, types: Mapping[str, str], *, weight: str | None, numeric: Sequence[str]
+) -> None:
+    """Refuse, naming the first offending value, a weight column or a public column read as
+    numbers (``--numeric`` on a column DuckDB reads as text) that holds something else.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        With the table registered as ``t``.
+    types : mapping of str to str
+        DuckDB's type of each column as sniffed.
+    weight : str or None
+    numeric : sequence of str
+        Public columns read as numbers.
+
+    Raises
+    ------
+    DataError
+    """
+
+    def first_non_number(column: str) -> Any:
+        col = quote_identifier(column)
+        return con.execute(
+            f"SELECT CAST({col} AS VARCHAR) FROM t WHERE {col} IS NOT NULL AND "
+            f"TRY_CAST(CAST({col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
+        ).fetchone()
+
+    if weight and not is_numeric_type(types[weight]):
+        bad = first_non_number(weight)
+        if bad:
+            raise DataError(f"weight column {weight!r} must hold numbers, got {bad[0]!r}")
+    for column in numeric:
+        bad = None if is_numeric_type(types[column]) else first_non_number(column)
+        if bad:
+            raise DataError(f"public column {column!r} is read as numeric but holds {bad[0]!r}, not a number")
+
+
 def table_aggregates(
     source: TableSource, *, secret: str, public: str, weight: str | None, public_kind: str | None = None
 ) -> TableAggregates:
@@ -222,23 +260,7 @@ def table_aggregates(
             con.register("t", rel)
             s_col, p_col = quote_identifier(secret), quote_identifier(public)
             w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
-            if weight and not is_numeric_type(types[weight]):
-                w_col = quote_identifier(weight)
-                not_numbers = con.execute(
-                    f"SELECT CAST({w_col} AS VARCHAR) FROM t WHERE {w_col} IS NOT NULL AND "
-                    f"TRY_CAST(CAST({w_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
-                ).fetchall()
-                if not_numbers:
-                    raise DataError(f"weight column {weight!r} must hold numbers, got {not_numbers[0][0]!r}")
-            if not categorical and not sniffed_numeric:  # --numeric on a column DuckDB reads as text
-                bad = con.execute(
-                    f"SELECT CAST({p_col} AS VARCHAR) FROM t WHERE {p_col} IS NOT NULL "
-                    f"AND TRY_CAST(CAST({p_col} AS VARCHAR) AS DOUBLE) IS NULL LIMIT 1"
-                ).fetchone()
-                if bad:
-                    raise DataError(
-                        f"public column {public!r} is read as numeric but holds {bad[0]!r}, not a number"
-                    )
+            check_numbers(con, types, weight=weight, numeric=[] if categorical else [public])
             p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
             valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
             if weight:

@@ -10,7 +10,7 @@ engines give the same priors on the same data.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -473,6 +473,36 @@ class TableAggregates:
     counts: list[tuple[str, Any, int, float, float]]
 
 
+def check_row_counts(
+    rows_total: int, weight: str | None, negative_weights: int, non_finite: Mapping[str, int]
+) -> None:
+    """Refuse a table without rows, negative or NaN weights, or non-finite public numbers.
+
+    Parameters
+    ----------
+    rows_total : int
+        Rows of the table.
+    weight : str or None
+        The weight column's name.
+    negative_weights : int
+        Rows whose weight is < 0 or NaN.
+    non_finite : mapping of str to int
+        Per numeric public column, its rows holding inf or NaN.
+
+    Raises
+    ------
+    DataError
+        Naming the column, the rule and how many rows break it.
+    """
+    if rows_total == 0:
+        raise DataError("the table has no rows (a header only)")
+    if negative_weights:
+        raise DataError(f"weight column {weight!r} must be >= 0 and not NaN; {negative_weights} rows are not")
+    for column, n in non_finite.items():
+        if n:
+            raise DataError(f"public column {column!r} must hold finite numbers; {n} rows do not")
+
+
 def priors_from_aggregates(
     aggregates: TableAggregates,
     *,
@@ -491,16 +521,7 @@ def priors_from_aggregates(
         As :func:`estimate_priors`.
     """
     agg = aggregates
-    if agg.rows_total == 0:
-        raise DataError("the table has no rows (a header only)")
-    if agg.negative_weights:
-        raise DataError(
-            f"weight column {weight!r} must be >= 0 and not NaN; {agg.negative_weights} rows are not"
-        )
-    if agg.non_finite_public:
-        raise DataError(
-            f"public column {public!r} must hold finite numbers; {agg.non_finite_public} rows do not"
-        )
+    check_row_counts(agg.rows_total, weight, agg.negative_weights, {public: agg.non_finite_public})
     labels = sorted(agg.labels)
     if not labels:
         raise DataError(f"public column {public!r} has no non-missing value")

@@ -12,8 +12,8 @@ from typing import Any
 
 import duckdb
 
-from .duckdb_engine import connect, is_numeric_type, open_table, read_error
-from .estimate import check_columns
+from .duckdb_engine import check_numbers, connect, is_numeric_type, open_table, read_error
+from .estimate import check_columns, check_row_counts
 from .source import TableSource, quote_identifier
 
 
@@ -69,7 +69,8 @@ def joint_aggregates(
     Raises
     ------
     DataError
-        If the table cannot be read or a column is unknown.
+        If the table cannot be read or has no rows, a column is unknown, a weight is not a number,
+        negative or NaN, or a numeric public column holds a non-number or a non-finite value.
     """
     kinds = dict(kinds or {})
     with connect() as con:
@@ -95,13 +96,21 @@ def joint_aggregates(
             valid = " AND ".join(
                 [f"{s_col} IS NOT NULL"] + [f"{quote_identifier(c)} IS NOT NULL" for c in columns]
             )
+            numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
+            check_numbers(con, types, weight=weight, numeric=numeric)
             w_expr = "1.0"
             if weight:
                 valid += f" AND {quote_identifier(weight)} IS NOT NULL"
                 w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)"
-            total, dropped = con.execute(
-                f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})) FROM t"
+            finite = "".join(
+                f", count(*) FILTER (WHERE NOT isfinite(CAST({quote_identifier(c)} AS DOUBLE)))"
+                for c in numeric
+            )
+            total, dropped, negative, *non_finite = con.execute(
+                f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
+                f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})){finite} FROM t"
             ).fetchone()  # type: ignore[misc]
+            check_row_counts(int(total), weight, int(negative), dict(zip(numeric, non_finite, strict=True)))
             labels = tuple(
                 [
                     r[0]
