@@ -220,6 +220,7 @@ def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> No
     assert keys["tuples:Male"] == "2,472" and keys["tuples:Female"] == "2,025"
     assert not re.search(r'<(link|img|script)[^>]+(src|href)="https?:', page)  # nothing to fetch
     assert page.count("<svg") == len(JOINT_FIGURES) + 1
+    assert len(page.encode()) < 1_000_000  # dense figures rasterised inside their SVG
     before = out.read_bytes()
     again = runner.invoke(app, args)  # outputs exist: refused, nothing touched
     assert again.exit_code == 1 and "exists" in again.output and out.read_bytes() == before
