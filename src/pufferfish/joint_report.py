@@ -215,10 +215,14 @@ def _release(release: dict[str, Any], table: JointTableCalibration) -> list[str]
     checked = (
         "checked jointly again (exact loss at the drawn scales)" if release["drawn_scales_checked"] else ""
     )
+    drawn_how = (
+        "The seeded sampler draws b w_k as it is"
+        if release.get("insecure")
+        else "The drawn scale is b w_k rounded up to the sampler's grid"
+    )
     parts.append(
-        f'<p class="note">Each row gets one independent Laplace draw per column. The drawn scale is b w_k '
-        f"rounded up to the sampler's grid{'; ' + checked if checked else ''}. Guarantee: "
-        f"{html.escape(release['guarantee'])}</p>"
+        f'<p class="note">Each row gets one independent Laplace draw per column. {drawn_how}'
+        f"{'; ' + checked if checked else ''}. Guarantee: {html.escape(release['guarantee'])}</p>"
     )
     if release.get("insecure"):
         parts.append('<p class="note"><b>Seeded, insecure sampler: for experiments only.</b></p>')
