@@ -26,9 +26,11 @@ from .cli_common import (
     checked_text,
     guard,
     num,
+    parse_mechanisms,
     parse_order,
     print_comparisons,
     progress_bar,
+    publish,
     require_pairs,
 )
 from .cli_joint import joint_calibrate, joint_release, refuse
@@ -222,6 +224,22 @@ def _print_tables(
         )
 
 
+def _one_column_options(
+    prior_set: str | None, prior: str, order: str | None, priors_from: str | None,
+    prior_radius: float | None, utility: str | None,
+) -> dict[str, bool]:  # fmt: skip
+    """Which options of one column were given, for :func:`~pufferfish.cli_joint.refuse` on
+    several columns (prior sets, fitted priors, a label order, a second table, mappings)."""
+    return {
+        "--prior-set": prior_set not in (None, "none"),
+        "--prior": prior != "empirical",
+        "--order": order is not None,
+        "--priors-from": priors_from is not None,
+        "--prior-radius": prior_radius is not None,
+        "--utility": utility is not None,
+    }
+
+
 @app.command()
 def calibrate(
     data: DataArg,
@@ -256,9 +274,7 @@ def calibrate(
     from .table_release import write_html_report
 
     if "," in public or unit:
-        refuse({"--prior-set": prior_set not in (None, "none"), "--prior": prior != "empirical",
-                "--order": order is not None, "--priors-from": priors_from is not None,
-                "--prior-radius": prior_radius is not None, "--utility": utility is not None})  # fmt: skip
+        refuse(_one_column_options(prior_set, prior, order, priors_from, prior_radius, utility))
         _will_write(report)
         joint_calibrate(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
@@ -277,7 +293,7 @@ def calibrate(
             public=public,
             pairs=require_pairs(pair),
             epsilon=epsilon,
-            mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
+            mechanisms=parse_mechanisms(mechanism),
             order=parse_order(order),
             weight=weight,
             prior=prior,
@@ -296,14 +312,13 @@ def calibrate(
 
     table = guard(run)
     payload = report_dict(table)
-    if report is not None:
-        guard(lambda: write_html_report(table, report, payload=payload, force=force))
-    if as_json:
-        typer.echo(json.dumps(payload, allow_nan=False))
-        return
-    _print_tables(Console(), table.estimated, table.fitted, table.comparison, table.delta)
-    if report is not None:
-        Console().print(f"HTML report: {report}")
+    publish(
+        payload, as_json=as_json, report=report,
+        write_report=lambda path: write_html_report(table, path, payload=payload, force=force),
+        show=lambda console: _print_tables(
+            console, table.estimated, table.fitted, table.comparison, table.delta
+        ),
+    )  # fmt: skip
 
 
 @app.command()
@@ -366,10 +381,8 @@ def release(
     _will_write(output, report_path_for(Path(output)), report)
 
     if "," in public or unit:
-        refuse({"--prior-set": prior_set not in (None, "none"), "--prior": prior != "empirical",
-                "--order": order is not None, "--priors-from": priors_from is not None,
-                "--prior-radius": prior_radius is not None, "--utility": utility is not None,
-                "--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0})  # fmt: skip
+        given = _one_column_options(prior_set, prior, order, priors_from, prior_radius, utility)
+        refuse(given | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0})
         joint_release(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
             mechanism=mechanism, weight=weight, rng_seed=rng_seed, force=force, workers=workers,
@@ -414,15 +427,11 @@ def release(
 
     with progress_bar() as advance:
         result = guard(lambda: run(advance))
-    if report is not None:
-        guard(lambda: write_html_report(result, report, payload=result.report, force=force))
-    if as_json:
-        typer.echo(json.dumps(result.report, allow_nan=False))
-        return
-    console = Console()
-    _print_release(console, result)
-    if report is not None:
-        console.print(f"HTML report: {report}")
+    publish(
+        result.report, as_json=as_json, report=report,
+        write_report=lambda path: write_html_report(result, path, payload=result.report, force=force),
+        show=lambda console: _print_release(console, result),
+    )  # fmt: skip
 
 
 def _print_release(console: Console, result: Any) -> None:

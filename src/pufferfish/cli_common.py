@@ -3,9 +3,10 @@ the comparison tables printed by ``calibrate`` and ``release`` (one column or se
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -61,6 +62,40 @@ def require_pairs(pair: list[str]) -> list[str]:
     if not pair:
         raise ValueError("--pair is required: give at least one pair of secret values 'A,B'")
     return pair
+
+
+def parse_mechanisms(mechanism: str) -> list[str] | None:
+    """The names of ``--mechanism a,b`` (None for ``all``: the library's default set)."""
+    return None if mechanism == "all" else [m.strip() for m in mechanism.split(",")]
+
+
+def publish(
+    payload: Mapping[str, Any],
+    *,
+    as_json: bool,
+    report: str | None,
+    write_report: Callable[[str], object],
+    show: Callable[[Console], None],
+) -> None:
+    """The end of ``calibrate`` and ``release``: the HTML report if asked for
+    (``write_report(report)``), then one JSON object (``--json``) or the printed tables
+    (``show``) and the report's path.
+
+    Raises
+    ------
+    typer.Exit
+        If the report cannot be written (code 1, one line on standard error).
+    """
+    if report is not None:
+        path = report
+        guard(lambda: write_report(path))
+    if as_json:
+        typer.echo(json.dumps(payload, allow_nan=False))
+        return
+    console = Console()
+    show(console)
+    if report is not None:
+        console.print(f"HTML report: {report}")
 
 
 def num(x: float, digits: int = 4) -> str:

@@ -9,14 +9,21 @@ refused in one line rather than ignored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import typer
 from rich.console import Console
 
-from .cli_common import fail, guard, num, print_comparisons, progress_bar, require_pairs
+from .cli_common import (
+    fail,
+    guard,
+    num,
+    parse_mechanisms,
+    print_comparisons,
+    progress_bar,
+    publish,
+    require_pairs,
+)
 
 
 def refuse(options: Mapping[str, bool]) -> None:
@@ -65,21 +72,17 @@ def joint_calibrate(
             check_report_path(report, force=force)
         return calibrate_joint_table(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon, units=unit,
-            mechanisms=None if mechanism == "all" else [m.strip() for m in mechanism.split(",")],
+            mechanisms=parse_mechanisms(mechanism),
             weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
         )  # fmt: skip
 
     table = guard(run)
     payload = table.to_dict()
-    if report is not None:
-        guard(lambda: write_joint_report(table, report, payload=payload, force=force))
-    if as_json:
-        typer.echo(json.dumps(payload, allow_nan=False))
-        return
-    console = Console()
-    print_joint_calibration(console, table, delta)
-    if report is not None:
-        console.print(f"HTML report: {report}")
+    publish(
+        payload, as_json=as_json, report=report,
+        write_report=lambda path: write_joint_report(table, path, payload=payload, force=force),
+        show=lambda console: print_joint_calibration(console, table, delta),
+    )  # fmt: skip
 
 
 def print_joint_calibration(console: Console, table: Any, delta: float) -> None:
@@ -140,12 +143,21 @@ def joint_release(
 
     with progress_bar() as advance:
         result = guard(lambda: run(advance))
-    if report is not None:
-        guard(lambda: write_joint_report(result, report, payload=result.report, force=force))
-    if as_json:
-        typer.echo(json.dumps(result.report, allow_nan=False))
-        return
-    console = Console()
+    publish(
+        result.report, as_json=as_json, report=report,
+        write_report=lambda path: write_joint_report(result, path, payload=result.report, force=force),
+        show=lambda console: print_joint_release(console, result),
+    )  # fmt: skip
+
+
+def print_joint_release(console: Console, result: Any) -> None:
+    """The tables and the summary lines of a release of several columns.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    result : pufferfish.joint_table.JointReleaseResult
+    """
     print_joint_calibration(console, result.table, 0.0)
     rel = result.report["release"]
     console.print(
@@ -164,5 +176,3 @@ def joint_release(
     for col, about in rel["noise"]["columns"].items():
         console.print(f"noise on {col}: {about['sampler']}", soft_wrap=True, highlight=False)
     console.print(f"report: {result.report_path}")
-    if report is not None:
-        console.print(f"HTML report: {report}")
