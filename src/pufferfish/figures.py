@@ -9,6 +9,7 @@ for several public columns (:mod:`pufferfish.joint_report`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,19 @@ class ReportFigures:
     matrix: MappingCalibration | None = None
 
 
+def loss_scale_grid(scales: Sequence[float]) -> np.ndarray:
+    """The 40 log-spaced scales of a loss-versus-scale figure: from a quarter of the smallest
+    positive ``scales`` to twice the largest (``[0.25, 2]`` without any).
+
+    Returns
+    -------
+    numpy.ndarray, shape (40,)
+    """
+    positive = [s for s in scales if s > 0]
+    top, low = (max(positive), min(positive)) if positive else (1.0, 1.0)
+    return np.geomspace(low / 4, top * 2, 40)
+
+
 def report_figures(
     table: TableCalibration,
     *,
@@ -121,9 +135,7 @@ def report_figures(
         if mechs
         else ()
     )
-    scales = [c.scale for c in used if c.noise == noise and c.scale > 0]
-    top, low = (max(scales), min(scales)) if scales else (1.0, 1.0)
-    loss_scales = np.geomspace(low / 4, top * 2, 40)
+    loss_scales = loss_scale_grid([c.scale for c in used if c.noise == noise])
     loss_values = np.array(
         [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
     )
@@ -232,14 +244,8 @@ def joint_report_figures(
     plans = tuple(
         joint_plan(priors[pair[0]], priors[pair[1]], metric, k) for k in ("kantorovich", "bottleneck")
     )
-    scales = [
-        c.scale
-        for c in comparison
-        if isinstance(c, Calibration) and c.noise == "laplace" and c.numerically_checked
-    ]
-    scales = [s for s in scales if s > 0]
-    top, low = (max(scales), min(scales)) if scales else (1.0, 1.0)
-    loss_scales = np.geomspace(low / 4, top * 2, 40)
+    checked = [c for c in comparison if isinstance(c, Calibration) and c.numerically_checked]
+    loss_scales = loss_scale_grid([c.scale for c in checked if c.noise == "laplace"])
     loss_values = np.array(
         [check_privacy(table.scenario, "laplace", float(s), epsilon, 0.0).value for s in loss_scales]
     )

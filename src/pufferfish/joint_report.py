@@ -464,10 +464,9 @@ def _release_figure(table: JointTableCalibration, figures: JointReportFigures) -
         k = table.columns.index(column)
         for ax, h in zip(axes[r], hists, strict=True):
             p = priors[h.secret]
-            values, inverse = np.unique(p.support[:, k], return_inverse=True)
-            mass = np.bincount(inverse, weights=p.pmf)
             widths = np.diff(h.edges)
-            original = np.histogram(np.clip(values, h.edges[0], h.edges[-1]), bins=h.edges, weights=mass)[0]
+            values = np.clip(p.support[:, k], h.edges[0], h.edges[-1])
+            original = np.histogram(values, bins=h.edges, weights=p.pmf)[0]
             ax.stairs(original / widths, h.edges, fill=True, alpha=0.5, color="#4477aa", label="original")
             total = h.counts.sum()
             density = h.counts / (total * widths) if total > 0 else h.counts
