@@ -44,6 +44,7 @@ from .density import check_noise
 from .noise import check_sampler, check_workers, sampler_grid
 from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
+from .table_release import DEFAULT_BATCH_ROWS, check_batch_rows
 from .tables.estimate import check_pairs, label_codes
 from .tables.source import (
     DataError,
@@ -300,10 +301,6 @@ def _calibrate(
     )
 
 
-#: Rows per streamed batch of a joint release.
-BATCH_ROWS = 1_000_000
-
-
 @dataclass(frozen=True, eq=False)
 class JointReleaseResult:
     """A release of several columns and what it rests on.
@@ -379,7 +376,7 @@ def release_joint(
     weight: str | None = None,
     rng: np.random.Generator | int | None = None,
     force: bool = False,
-    batch_rows: int = BATCH_ROWS,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
     categorical: Sequence[str] = (),
@@ -444,8 +441,7 @@ def release_joint(
             f"mechanism {m.name} has no numerical check on several columns: release with optimal, relaxed, "
             "wasserstein-inf, kantorovich or l1 (product Laplace noise)"
         )
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    check_batch_rows(batch_rows)
     n_workers = check_workers(workers)
     check_sampler(sampler)
     out_path = Path(output)

@@ -48,10 +48,30 @@ from .tables.source import (
     write_text,
 )
 
-__all__ = ["DEFAULT_BATCH_ROWS", "OutputExistsError", "ReleaseResult", "release", "write_html_report"]
+__all__ = [
+    "DEFAULT_BATCH_ROWS",
+    "OutputExistsError",
+    "ReleaseResult",
+    "check_batch_rows",
+    "release",
+    "write_html_report",
+]
 
 #: Rows per batch of a streamed release (about 100 MB for a 15-column table).
 DEFAULT_BATCH_ROWS = 1_000_000
+
+
+def check_batch_rows(batch_rows: Any) -> int:
+    """``batch_rows`` of a streamed release, an int >= 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the value otherwise (a bool is not a count).
+    """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    return batch_rows
 
 
 @dataclass(frozen=True)
@@ -235,8 +255,7 @@ def release(
     delta = check_delta(delta)
     chosen_mechanism = lookup(mechanism)
     noise_used = chosen_mechanism.noise or check_noise(noise)
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    check_batch_rows(batch_rows)
     n_workers = check_workers(workers)
     prior_model = parse_prior_model(prior)
     sets = check_prior_set(
