@@ -105,6 +105,9 @@ def test_cli_calibrate_several_columns_json_and_table() -> None:
         (["--unit", "fnlwgt=2"], "not a public column"),
         (["--unit", "age"], "unit must be 'column=w'"),
         (["--prior-set", "dkw"], "not supported"),
+        (["--categorical", "age", "--numeric", "age"], "cannot be both categorical and numeric"),
+        (["--numeric", "sex"], "it cannot be numeric"),
+        (["--categorical", "race"], "may name the secret, public or weight column, got 'race'"),
         (["--mechanism", "optimal-mapping"], ""),
     ],
 )

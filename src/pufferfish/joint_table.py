@@ -45,7 +45,7 @@ from .noise import check_sampler, check_workers, sampler_grid
 from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
 from .table_release import DEFAULT_BATCH_ROWS, check_batch_rows
-from .tables.estimate import check_pairs, label_codes
+from .tables.estimate import check_kind_lists, check_pairs, label_codes
 from .tables.source import (
     DataError,
     TableSource,
@@ -230,7 +230,8 @@ def calibrate_joint_table(
     Raises
     ------
     ValueError
-        On a bad argument, fewer than two columns, or more than
+        On a bad argument (including ``categorical``/``numeric`` naming a column twice or one
+        that is not the secret, a public or the weight column), fewer than two columns, or more than
         :data:`~pufferfish.vector.joint.MAX_TUPLES` distinct tuples for a secret (bin the columns).
     DataError
         If the table cannot be read, a column is unknown, or a secret of the pairs has no row.
@@ -254,6 +255,7 @@ def _calibrate(
 
     if len(columns) < 2:
         raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
+    check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
     agg = joint_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in agg.labels]

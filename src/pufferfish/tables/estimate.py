@@ -289,12 +289,42 @@ def check_column_kinds(
     Raises
     ------
     ValueError
+        As :func:`check_kind_lists`.
+    """
+    check_kind_lists(categorical, numeric, secret=secret, public=[public], weight=weight)
+    if public in [str(c) for c in categorical]:
+        return "categorical"
+    return "numeric" if public in [str(c) for c in numeric] else None
+
+
+def check_kind_lists(
+    categorical: Sequence[str],
+    numeric: Sequence[str],
+    *,
+    secret: str,
+    public: Sequence[str],
+    weight: str | None,
+) -> None:
+    """Check ``--categorical`` and ``--numeric`` against the secret, public and weight columns.
+
+    Parameters
+    ----------
+    categorical, numeric : sequence of str
+        Columns to read as labels and as numbers.
+    secret : str
+    public : sequence of str
+        The public column, or the several public columns of a joint release.
+    weight : str or None
+
+    Raises
+    ------
+    ValueError
         If a column is named in both lists, the secret is named numeric, the weight categorical,
         or a named column is none of the secret, public and weight columns.
     """
     cats, nums = [str(c) for c in categorical], [str(c) for c in numeric]
     for col in cats + nums:
-        if col not in (secret, public, weight):
+        if col != secret and col not in public and col != weight:
             raise ValueError(f"categorical/numeric may name the secret, public or weight column, got {col!r}")
         if col in cats and col in nums:
             raise ValueError(f"column {col!r} cannot be both categorical and numeric")
@@ -302,9 +332,6 @@ def check_column_kinds(
         raise ValueError(f"the secret column {secret!r} is compared as text; it cannot be numeric")
     if weight is not None and weight in cats:
         raise ValueError(f"the weight column {weight!r} holds numbers; it cannot be categorical")
-    if public in cats:
-        return "categorical"
-    return "numeric" if public in nums else None
 
 
 def estimate_from_source(
