@@ -187,17 +187,6 @@ def fraction_sum(*dists: dict) -> dict:
     return out
 
 
-def on_grid(dist: dict) -> dict:
-    """The released centres: each value rounded to the release grid 2^-30, exactly (ties to even)."""
-    from fractions import Fraction
-
-    out: dict = {}
-    for x, p in dist.items():
-        g = Fraction(round(x * 2**30), 2**30)
-        out[g] = out.get(g, Fraction(0)) + p
-    return out
-
-
 def as_fractions(prior) -> dict:
     from fractions import Fraction
 
@@ -241,24 +230,38 @@ def mp_laplace_loss(dist_i: dict, dist_j: dict, scale: float) -> mp.mpf:
         return max(abs(logf(dist_i, y) - logf(dist_j, y)) for y in ys)
 
 
-def test_sum_distribution_keeps_near_duplicate_points() -> None:
+def released_sums(dist: dict) -> dict:
+    """The released sums: each exact sum to its nearest float (``math.fsum``), then the release grid."""
     from fractions import Fraction
 
+    from pufferfish.priors import to_release_grid
+
+    out: dict = {}
+    for x, p in dist.items():
+        g = Fraction(float(to_release_grid(float(x))))
+        out[g] = out.get(g, Fraction(0)) + p
+    return out
+
+
+def assert_same_distribution(got, exact: dict) -> None:
+    """``got`` holds exactly the released sums of ``exact`` with their masses (rel 1e-12)."""
+    want = released_sums(exact)
+    assert got.support.tolist() == [float(x) for x in sorted(want)]
+    assert got.pmf.tolist() == pytest.approx([float(want[x]) for x in sorted(want)], rel=1e-12, abs=0)
+
+
+def test_sum_distribution_keeps_near_duplicate_points() -> None:
     from pufferfish import DiscretePrior, sum_distribution
 
     a, b = DiscretePrior([0, 1e-9, 10], [0.98, 0.01, 0.01]), DiscretePrior([0, 10], [0.5, 0.5])
     got = sum_distribution([a, b])
-    exact = fraction_sum(as_fractions(a), as_fractions(b))
-    assert got.size == len(exact) == 5
-    for x, p in zip(got.support, got.pmf, strict=True):
-        key = min(exact, key=lambda k: abs(k - Fraction(float(x))))
-        assert abs(key - Fraction(float(x))) <= Fraction(1, 10**15) * (1 + abs(key))
-        assert p == pytest.approx(float(exact[key]), rel=1e-12)
-    assert dict(zip(got.support.round(12).tolist(), got.pmf.round(12).tolist(), strict=True)) == {
+    assert_same_distribution(got, fraction_sum(as_fractions(a), as_fractions(b)))
+    # 1e-9 is 1.07 grid steps of 2^-30: released as 2^-30, apart from 0
+    assert dict(zip(got.support.tolist(), got.pmf.round(12).tolist(), strict=True)) == {
         0.0: 0.49,
-        1e-9: 0.005,
+        2.0**-30: 0.005,
         10.0: 0.495,
-        10.000000001: 0.005,
+        10.0 + 2.0**-30: 0.005,
         20.0: 0.005,
     }
 
@@ -275,8 +278,8 @@ def test_pq_system_with_near_duplicates_is_private_by_fraction_enumeration(eps: 
     system = MultiUserSystem((User("t", p, alternative=q), User("a", others[0]), User("b", others[1])))
     res = calibrate_user(system, "t", "P-Q", eps, "optimal")
     rest = fraction_sum(*(as_fractions(o) for o in others))
-    xi = on_grid(fraction_sum(as_fractions(p), rest))
-    xj = on_grid(fraction_sum(as_fractions(q), rest))
+    xi = released_sums(fraction_sum(as_fractions(p), rest))
+    xj = released_sums(fraction_sum(as_fractions(q), rest))
     assert mp_laplace_loss(xi, xj, res.calibration.scale) <= eps
     if res.calibration.scale > 0:  # and the optimum is tight: 1% less noise fails by the oracle
         assert mp_laplace_loss(xi, xj, 0.99 * res.calibration.scale) > eps
@@ -291,7 +294,10 @@ def test_pq_system_whose_supports_differ_by_1e9_needs_noise(near: float) -> None
     system = MultiUserSystem((User("t", p, alternative=q), User("a", DiscretePrior([0, 1], [0.5, 0.5]))))
     res = calibrate_user(system, "t", "P-Q", 1.0, "optimal")
     rest = as_fractions(DiscretePrior([0, 1], [0.5, 0.5]))
-    xi, xj = on_grid(fraction_sum(as_fractions(p), rest)), on_grid(fraction_sum(as_fractions(q), rest))
+    xi, xj = (
+        released_sums(fraction_sum(as_fractions(p), rest)),
+        released_sums(fraction_sum(as_fractions(q), rest)),
+    )
     # 1e-9 apart the released centres differ (noise needed); 1e-10 apart they meet on the 2^-30 grid
     assert (res.calibration.scale > 0) == (set(xi) != set(xj)) == (near == 1.000000001)
     assert mp_laplace_loss(xi, xj, res.calibration.scale) <= 1.0
@@ -639,17 +645,7 @@ def test_sum_distribution_matches_fraction_enumeration(priors: list) -> None:
     from pufferfish import sum_distribution
 
     got = sum_distribution(priors)
-    exact = fraction_sum(*(as_fractions(p) for p in priors))
-    # every exact sum is an atom of the result; only sums that differ by the rounding of the float
-    # additions themselves (u times the magnitudes added) may share an atom
-    reach = sum(float(np.abs(p.support).max()) for p in priors)
-    mass = np.zeros(got.size)
-    for x, p in exact.items():
-        k = int(np.argmin(np.abs(got.support - float(x))))
-        assert abs(float(x) - got.support[k]) <= 1e-14 * (1 + reach)
-        mass[k] += float(p)
-    assert np.allclose(got.pmf, mass, rtol=1e-9, atol=0)
-    assert (mass > 0).all()
+    assert_same_distribution(got, fraction_sum(*(as_fractions(p) for p in priors)))
 
 
 @given(
@@ -666,8 +662,8 @@ def test_pq_optimal_is_private_by_fraction_enumeration(p, q, others, eps: float)
     users = (User("t", p, alternative=q), *(User(f"o{k}", o) for k, o in enumerate(others)))
     res = calibrate_user(MultiUserSystem(users), "t", "P-Q", eps, "optimal")
     rest = fraction_sum(*(as_fractions(o) for o in others))
-    xi = on_grid(fraction_sum(as_fractions(p), rest))
-    xj = on_grid(fraction_sum(as_fractions(q), rest))
+    xi = released_sums(fraction_sum(as_fractions(p), rest))
+    xj = released_sums(fraction_sum(as_fractions(q), rest))
     assert mp_laplace_loss(xi, xj, res.calibration.scale) <= eps
 
 
@@ -737,3 +733,64 @@ def test_noiseless_delta_bound_against_fractions() -> None:
                 sum(max(y - e * x, 0) for x, y in zip(a, b, strict=True)),
             )
         assert abs(value - true) <= err
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-user sums off any lattice (issue 29): exact sums, and every pair set's scale by enumeration
+
+#: Values of mixed magnitudes (1e-9 .. 1e12) and off any common lattice.
+MIXED_VALUES = [0.0, 1e-9, 2.0**-31, 0.001, 0.1, 1.0, math.e, math.pi, 7.0, -3.5, 1e6 + 0.001, 1e9, 1e12]
+
+
+@st.composite
+def mixed_priors(draw: st.DrawFn) -> DiscretePrior:
+    values = draw(st.lists(st.sampled_from(MIXED_VALUES), min_size=1, max_size=3, unique=True))
+    w = np.asarray(draw(st.lists(st.floats(0.05, 1.0), min_size=len(values), max_size=len(values))))
+    return DiscretePrior(sorted(values), w / w.sum())
+
+
+@given(
+    target=mixed_priors(),
+    alternative=mixed_priors(),
+    pair=st.lists(st.sampled_from(MIXED_VALUES), min_size=2, max_size=2, unique=True),
+    others=st.lists(st.tuples(mixed_priors(), st.sampled_from([1.0, 0.5])), min_size=1, max_size=3),
+    eps=st.sampled_from([0.3, 1.0, 2.0]),
+)
+@example(  # the reproducer of issue 29: 0 and 0.001 beside a user at 1e12 were merged (scale 0)
+    target=DiscretePrior([0.0, 1e-3], [0.9, 0.1]),
+    alternative=DiscretePrior([0.0, 1e-3], [0.2, 0.8]),
+    pair=[0.0, 1e-3],
+    others=[(DiscretePrior([0.0, 1e12], [0.5, 0.5]), 1.0), (DiscretePrior([0.0, 1e-3], [0.1, 0.9]), 1.0)],
+    eps=0.5,
+)
+def test_multiuser_sums_and_every_pair_set_by_rational_enumeration(
+    target, alternative, pair, others, eps
+) -> None:
+    """2-4 users whose supports mix 1e-9 .. 1e12 and pi, e, 0.1, 2^-31: the released sum's
+    distribution is the exact one (rationals, then the nearest float, then the release grid), and
+    the optimal scale of each pair set S_ab, S_a-bot, S_P-bot, S_PQ has true loss <= eps (50-digit
+    Laplace densities at every released point), and is tight (1% less noise fails)."""
+    from fractions import Fraction
+
+    from pufferfish import MultiUserSystem, User, calibrate_user, sum_distribution
+
+    users = (
+        User("t", target, alternative=alternative, values=(pair[0], pair[1])),
+        *(User(f"o{k}", o, presence=z) for k, (o, z) in enumerate(others)),
+    )
+    system = MultiUserSystem(users)
+    rest = fraction_sum(*(as_fractions(u.contribution()) for u in users[1:]))
+    assert_same_distribution(sum_distribution([u.contribution() for u in users[1:]]), rest)
+    point = lambda v: {Fraction(float(v)): Fraction(1)}  # noqa: E731
+    own = {
+        "ab": (point(pair[0]), point(pair[1])),
+        "a-bot": (point(pair[0]), point(0.0)),
+        "P-bot": (as_fractions(target), point(0.0)),
+        "P-Q": (as_fractions(target), as_fractions(alternative)),
+    }
+    for pair_set, (own_i, own_j) in own.items():
+        xi, xj = released_sums(fraction_sum(own_i, rest)), released_sums(fraction_sum(own_j, rest))
+        scale = calibrate_user(system, "t", pair_set, eps, "optimal").calibration.scale
+        assert mp_laplace_loss(xi, xj, scale) <= eps, (pair_set, scale)
+        if scale > 0:
+            assert mp_laplace_loss(xi, xj, 0.99 * scale) > eps, (pair_set, scale)

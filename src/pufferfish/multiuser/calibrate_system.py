@@ -550,7 +550,10 @@ def release_sum(
     system : MultiUserSystem
         The users and their distributions (the adversary's prior, seed 000 sec 3).
     value : float
-        The true value of the summation query ``X = sum_i D_i`` (finite).
+        The true value of the summation query ``X = sum_i D_i`` (finite), as the nearest float to
+        the exact sum of the reports (``math.fsum(reports)``): the distribution the scale is
+        checked on is that of this float rounded to the release grid
+        (:func:`~pufferfish.multiuser.sum_distribution`).
     pair_set : {"ab", "a-bot", "P-bot", "P-Q"}
     epsilon : float
         Budget, finite and > 0.

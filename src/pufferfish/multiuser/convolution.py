@@ -3,21 +3,28 @@
 Sums of users on a common lattice are computed in log space with relative accuracy everywhere,
 including tails far below float64's range (:func:`sum_distribution`): small sums exactly by direct
 convolution, large ones by FFT convolution of exponentially tilted distributions in overlapping
-windows. Supports off a lattice are summed exactly atom by atom.
+windows. Supports off a lattice are summed exactly atom by atom, as integers.
+
+What is computed is the distribution of the sum *as it is released*: the exact sum of the users'
+floats, rounded to the nearest float (``math.fsum``), then to the release grid
+(:func:`pufferfish.priors.to_release_grid`). No tolerance merges two sums anywhere (issue 29).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import scipy.fft
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from ..priors import DiscretePrior
+from ..priors import DiscretePrior, to_release_grid
 
 _EPS = float(np.finfo(np.float64).eps)
 #: Largest number of atoms of an exact sum of users off a common lattice.
@@ -34,81 +41,95 @@ _WINDOW_FLOOR = 1e-4
 # Sums of independent users
 
 
+@dataclass(frozen=True)
+class _Exact:
+    """How a sum was computed, kept so that adding one more summand stays exact.
+
+    Every atom ``K h`` (``K`` in :attr:`ks`, ``h`` = :attr:`step`) stands for exact sums of the
+    summands' floats that lie within :attr:`deviation` of it (0: the atom *is* the exact sum).
+    """
+
+    step: Fraction
+    ks: NDArray[Any]  # strictly increasing integers (int64, or object for Python ints)
+    logs: NDArray[np.float64]
+    deviation: Fraction
+    log_error: float
+    summands: tuple[DiscretePrior, ...]  # the primitive summands, to recompute from
+
+
+#: The exact description of every sum this module returned (weak keys: dropped with the sum).
+_EXACT: weakref.WeakKeyDictionary[DiscretePrior, _Exact] = weakref.WeakKeyDictionary()
+
+
+class _Ambiguous(Exception):
+    """A lattice atom whose exact sums do not all round to one released value."""
+
+
 def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
-    """Distribution of the sum of independent values, with log-probabilities accurate everywhere.
+    """Distribution of the released sum of independent values, exact, with accurate log-probabilities.
 
     Parameters
     ----------
     priors : sequence of DiscretePrior
-        The distributions of the summands (any number, possibly zero: the sum is then 0).
+        The distributions of the summands (any number, possibly zero: the sum is then 0). A
+        summand returned by this function (e.g. the other users' sum ``R_i``) is added exactly,
+        from the exact description of how it was computed, not from its rounded support.
 
     Returns
     -------
     DiscretePrior
-        The convolution. :attr:`~DiscretePrior.log_pmf` holds every log-probability (tails far
+        The distribution of the sum **as it is released**: the exact sum of the summands' floats
+        (as ``math.fsum`` computes it: the nearest float), rounded to the release grid
+        (:func:`pufferfish.priors.to_release_grid`). Two sums are one atom only when they are the
+        same released float. :attr:`~DiscretePrior.log_pmf` holds every log-probability (tails far
         below float64's ``1e-308`` included), with :attr:`~DiscretePrior.log_error` bounding its
         absolute error.
 
     Raises
     ------
     ValueError
-        If the supports are not on a common lattice and the exact sum would exceed
-        :data:`MAX_ATOMS` atoms.
+        If the exact sum needs more than :data:`MAX_ATOMS` distinct values (supports that share
+        no common lattice, e.g. values of very different magnitudes): the message names the cap.
 
     Notes
     -----
-    Seed 000 eq (7)-(9) need the distribution of ``f(D_{-i}) = sum_{j != i} D_j``. On a common
-    lattice ``x = h k`` (integers ``k``; found from the supports) there are two exact routes:
+    Seed 000 eq (7)-(9) need the distribution of ``f(D_{-i}) = sum_{j != i} D_j``. Two routes:
 
-    * few or small summands: direct convolution in log space,
-      ``log r(k) = logsumexp_t (log a(k - t) + log b(t))``: every term is positive, so the
-      relative error stays at a few ulps per summand;
-    * many summands: FFT convolution (a product tree of batched ``scipy.fft.rfft``) of the
-      *exponentially tilted* summands ``q_j(k) ~ p_j(k) e^{lambda k}``. The tilted sum is the sum of
-      the tilts, ``log r(k) = log s_lambda(k) - lambda k + sum_j log M_j(lambda)``, and its FFT is
-      accurate to ``~1e-13`` absolutely, hence relatively where ``s_lambda(k) >= 1e-4``. Tilts
-      are chosen (safeguarded Newton on the tilted mean, whose slope is the tilted variance) so
-      these windows cover every point of the support.
-      If a point stays uncovered (supports with gaps), the direct route is used instead.
+    * **a common lattice** ``x ~ k h`` (integers ``k``; ``h = g / 10^d`` found from the supports,
+      ``d <= 9``): the log-pmf on the lattice is computed by direct log-space convolution (few or
+      small summands: every term positive, a few ulps per summand) or by FFT convolution of
+      *exponentially tilted* summands (many summands: ``log r(k) = log s_lambda(k) - lambda k +
+      sum_j log M_j(lambda)``, accurate to ``~1e-13`` relatively where ``s_lambda(k) >= 1e-4``;
+      tilts chosen by safeguarded Newton so the windows cover every point, else direct). A float
+      ``x`` is generally not ``k h`` (``0.1`` is not ``1/10``): the exact deviation ``|x - k h|``
+      (rational arithmetic) of each summand is summed into a bound ``E``, and an atom ``K h`` is
+      accepted only if every real in ``[K h - E, K h + E]`` has the same released value
+      (``to_release_grid`` of its nearest float: both are monotone, so the two ends decide).
+    * **exact atoms**: every float is an integer multiple of a power of two ``2^-e``, so the sums
+      are Python integers, added atom by atom and merged only when equal. Used off a lattice, on
+      wide sparse lattices, and whenever a lattice atom is ambiguous.
 
-    Off a lattice, atoms are added pairwise and equal sums merged.
+    No tolerance merges two sums: atoms meet only as the same released float (issue 29: a
+    tolerance of ``4u * reach * (n + 1)`` once merged ``0`` and ``0.001`` beside a user at
+    ``1e12`` and gave scale 0 where the true loss was ``log 4.5``).
     """
-    priors = [p for p in priors]
+    priors = list(priors)
     for k, p in enumerate(priors):
         if not isinstance(p, DiscretePrior):
             raise ValueError(f"priors must hold DiscretePrior objects, got {p!r} at index {k}")
     if not priors:
         return DiscretePrior.point(0.0)
-    if len(priors) == 1:
-        return priors[0]
-    trimmed = [_trim(p) for p in priors]
-    lattice = _lattice([p.support for p in trimmed])
-    if lattice is None:
-        return _sum_atoms(trimmed)
-    step, ints = lattice
-    span = sum(int(k[-1] - k[0]) for k in ints) + 1
-    atoms = math.prod(p.size for p in trimmed)
-    if atoms <= min(MAX_ATOMS, span // 4):
-        return _sum_atoms(trimmed)  # few atoms on a wide, sparse lattice: add them directly (exact)
-    offsets = [int(k[0]) for k in ints]
-    logs = []
-    for p, ks in zip(trimmed, ints, strict=True):
-        arr = np.full(int(ks[-1] - ks[0]) + 1, -np.inf)
-        assert p.log_pmf is not None
-        np.logaddexp.at(arr, ks - ks[0], p.log_pmf)  # accumulate, never overwrite
-        logs.append(arr)
-    prior_err = max(p.log_error for p in trimmed)
-    work = _direct_work([a.size for a in logs])
-    result = None
-    if work > _DIRECT_WORK:
-        result = _log_sum_tilted(logs)
-    if result is None:
-        result = _log_sum_direct(logs)
-    log_r, err = result
-    support_k = sum(offsets) + np.arange(log_r.size)
-    keep = np.isfinite(log_r)
-    support = support_k[keep].astype(np.float64) * step
-    return DiscretePrior.from_log_pmf(support, log_r[keep], log_error=err + prior_err * len(priors))
+    parts = [_EXACT[p] for p in priors if p in _EXACT]
+    primitives = [_trim(p) for p in priors if p not in _EXACT]
+    try:
+        exact = _combine(parts, primitives)
+        result = _released(exact)
+    except _Ambiguous:
+        flat = [q for part in parts for q in part.summands] + primitives
+        exact = _atoms([], flat)
+        result = _released(exact)
+    _EXACT[result] = exact
+    return result
 
 
 def _trim(p: DiscretePrior) -> DiscretePrior:
@@ -120,15 +141,63 @@ def _trim(p: DiscretePrior) -> DiscretePrior:
     return DiscretePrior.from_log_pmf(p.support[keep], p.log_pmf[keep], log_error=p.log_error)
 
 
-def _lattice(supports: Sequence[NDArray[np.float64]]) -> tuple[float, list[NDArray[np.int64]]] | None:
-    """A step ``h`` with every support point an integer multiple of it, or None.
+def _combine(parts: Sequence[_Exact], primitives: Sequence[DiscretePrior]) -> _Exact:
+    """The exact description of the sum of earlier sums (``parts``) and new summands."""
+    summands = tuple(q for part in parts for q in part.summands) + tuple(primitives)
+    lattice = _lattice([p.support for p in primitives], [part.step for part in parts])
+    if lattice is None:
+        return _atoms(parts, primitives)
+    step, ints, deviation = lattice
+    rows: list[tuple[NDArray[np.int64], NDArray[np.float64]]] = []
+    for part in parts:
+        factor = int(part.step / step)
+        if max(abs(int(part.ks[0])), abs(int(part.ks[-1]))) * factor >= 2**52:
+            return _atoms(parts, primitives)  # the lattice is far finer than this sum's
+        rows.append((np.asarray(part.ks, dtype=np.int64) * factor, part.logs))
+    for p, ks in zip(primitives, ints, strict=True):
+        assert p.log_pmf is not None
+        rows.append((ks, p.log_pmf))
+    span = sum(int(ks[-1] - ks[0]) for ks, _ in rows) + 1
+    if math.prod(ks.size for ks, _ in rows) <= min(MAX_ATOMS, span // 4) or span > _MAX_LATTICE:
+        return _atoms(parts, primitives)  # few atoms on a wide, sparse lattice: add them exactly
+    offsets = [int(ks[0]) for ks, _ in rows]
+    logs = []
+    for ks, lp in rows:
+        arr = np.full(int(ks[-1] - ks[0]) + 1, -np.inf)
+        np.logaddexp.at(arr, ks - ks[0], lp)  # accumulate, never overwrite
+        logs.append(arr)
+    prior_err = sum(part.log_error for part in parts) + sum(p.log_error for p in primitives)
+    result = _log_sum_tilted(logs) if _direct_work([a.size for a in logs]) > _DIRECT_WORK else None
+    if result is None:
+        result = _log_sum_direct(logs)
+    log_r, err = result
+    keep = np.flatnonzero(np.isfinite(log_r))
+    ks = sum(offsets) + keep.astype(np.int64)
+    deviation += sum((part.deviation for part in parts), Fraction(0))
+    return _Exact(step, ks, log_r[keep], deviation, err + prior_err, summands)
 
-    Tries integers, then decimals with up to 9 digits; ``h`` is the gcd of the scaled values. A
-    point is on the decimal lattice only if it *is* the decimal ``k / 10^digits`` up to the
-    rounding of its own float representation and of the product (``|x 10^d - k| <= 4 u |k|``),
-    and distinct points must keep distinct integers: two points are never merged (issue 19; a
-    tolerance of 1e-7 lattice units once merged 0 and 1e-9 and dropped mass).
+
+def _lattice(
+    supports: Sequence[NDArray[np.float64]], steps: Sequence[Fraction] = ()
+) -> tuple[Fraction, list[NDArray[np.int64]], Fraction] | None:
+    """A step ``h`` with every support point near an integer multiple ``k h`` and every earlier
+    sum's step a multiple of ``h``: ``(h, k of each support, E)`` or None.
+
+    Tries integers, then decimals with up to 9 digits: a point is taken as the decimal
+    ``k / 10^digits`` if it is within the rounding of its own float representation and of the
+    product (``|x 10^d - k| <= 4 u |k|``); ``h`` is the gcd of the scaled values and of the
+    ``steps``. Distinct points of one support keep distinct integers (issue 19). ``E`` is the sum
+    over supports of the largest exact ``|x - k h|`` (rational arithmetic): every exact sum lies
+    within ``E`` (plus the earlier sums' own deviations) of its lattice atom, which
+    :func:`_released` checks.
     """
+    if not supports:
+        if not steps:
+            return None
+        step = steps[0]
+        for s in steps[1:]:
+            step = _fraction_gcd(step, s)
+        return step, [], Fraction(0)
     values = np.concatenate(supports)
     for digits in range(10):
         scale = 10.0**digits
@@ -138,14 +207,157 @@ def _lattice(supports: Sequence[NDArray[np.float64]]) -> tuple[float, list[NDArr
         if np.all(close) and np.all(np.abs(rounded) < 2**52):
             nonzero = np.abs(rounded[rounded != 0]).astype(np.int64)
             g = int(np.gcd.reduce(nonzero)) if nonzero.size else 1
-            ints = [(np.round(s * scale).astype(np.int64) // g) for s in supports]
+            step = Fraction(g, 10**digits)
+            for other in steps:
+                step = _fraction_gcd(step, other)
+            ratio = Fraction(g, 10**digits) / step
+            if ratio.denominator != 1:  # pragma: no cover - step divides g / 10^d by construction
+                return None
+            ints = [np.round(s * scale).astype(np.int64) // g for s in supports]
+            if max(1, *(int(np.abs(k).max()) for k in ints)) * ratio.numerator >= 2**52:
+                return None  # an earlier sum's step is far finer: the exact route
+            ints = [k * ratio.numerator for k in ints]
             if any((np.diff(k) <= 0).any() for k in ints):
                 return None  # two points on one lattice point: take the exact route
-            span = sum(int(k.max() - k.min()) for k in ints)
-            if span > _MAX_LATTICE:
+            if sum(int(k.max() - k.min()) for k in ints) > _MAX_LATTICE:
                 return None
-            return float(Fraction(g) / Fraction(10**digits)), ints
+            deviation = Fraction(0)
+            for support, k in zip(supports, ints, strict=True):
+                deviation += _largest_deviation(support, k, step)
+            return step, ints, deviation
     return None
+
+
+def _fraction_gcd(a: Fraction, b: Fraction) -> Fraction:
+    """The largest rational ``h`` with ``a / h`` and ``b / h`` integers (``a, b > 0``)."""
+    return Fraction(math.gcd(a.numerator * b.denominator, b.numerator * a.denominator),
+                    a.denominator * b.denominator)  # fmt: skip
+
+
+def _largest_deviation(support: NDArray[np.float64], ks: NDArray[np.int64], step: Fraction) -> Fraction:
+    """``max |x - k step|`` over a support, in exact rational arithmetic."""
+    if step.denominator == 1 and np.array_equal(ks * step.numerator, support) and step.numerator < 2**52:
+        if np.all(np.abs(support) < 2**53):
+            return Fraction(0)  # integers, exactly
+    return max(abs(Fraction(float(x)) - int(k) * step) for x, k in zip(support, ks, strict=True))
+
+
+def _dyadic(x: float) -> tuple[int, int]:
+    """``(n, e)`` with ``x = n 2^-e`` exactly (``e >= 0``)."""
+    num, den = float(x).as_integer_ratio()
+    return num, den.bit_length() - 1
+
+
+def _atoms(parts: Sequence[_Exact], primitives: Sequence[DiscretePrior]) -> _Exact:
+    """Exact sum atom by atom: every float is ``n 2^-e``, so sums are exact integers.
+
+    Earlier sums are reused when they are exact binary atoms themselves; otherwise their
+    primitive summands are added again. Two sums are merged only when equal.
+    """
+    reuse = [part for part in parts if part.deviation == 0 and _is_power_of_two(part.step.denominator)]
+    redo = [q for part in parts if part not in reuse for q in part.summands]
+    prims = list(redo) + list(primitives)
+    summands = tuple(q for part in reuse for q in part.summands) + tuple(prims)
+    exps = [part.step.denominator.bit_length() - 1 for part in reuse]
+    prim_ints: list[list[tuple[int, int]]] = []
+    for p in prims:
+        pairs = [_dyadic(x) for x in p.support.tolist()]
+        prim_ints.append(pairs)
+        exps.extend(e for _, e in pairs)
+    e = max(exps, default=0)
+    rows: list[tuple[list[int], NDArray[np.float64]]] = []
+    for part in reuse:
+        factor = part.step.numerator * (2**e // part.step.denominator)
+        rows.append(([int(k) * factor for k in part.ks.tolist()], part.logs))
+    for p, pairs in zip(prims, prim_ints, strict=True):
+        assert p.log_pmf is not None
+        rows.append(([n << (e - ex) for n, ex in pairs], p.log_pmf))
+    reach = sum(max(abs(k) for k in ks) for ks, _ in rows)
+    dtype: Any = np.int64 if reach < 2**62 else object
+    values = np.array([0], dtype=dtype)
+    logs = np.array([0.0])
+    err = sum(part.log_error for part in reuse) + sum(p.log_error for p in prims)
+    for ks, lp in sorted(rows, key=lambda r: len(r[0])):
+        if values.size * len(ks) > MAX_ATOMS * 4:
+            raise ValueError(_too_many(f"more than {MAX_ATOMS}"))
+        v = np.add.outer(values, np.array(ks, dtype=dtype)).ravel()
+        w = np.add.outer(logs, lp).ravel()
+        order = np.argsort(v, kind="stable")
+        v, w = v[order], w[order]
+        starts = np.flatnonzero(np.concatenate([[True], np.asarray(np.diff(v) != 0, dtype=bool)]))
+        values = v[starts]
+        logs, merge_err = _group_logsumexp(w, starts)
+        if values.size > MAX_ATOMS:
+            raise ValueError(_too_many(str(values.size)))
+        err += merge_err
+    return _Exact(Fraction(1, 2**e), values, logs, Fraction(0), err, summands)
+
+
+def _too_many(count: str) -> str:
+    return (
+        f"the sum of these users has {count} distinct values, above the cap MAX_ATOMS = {MAX_ATOMS} "
+        "(pufferfish.multiuser.MAX_ATOMS) of an exact sum off a common lattice; round the supports "
+        "to a common grid (e.g. cents) to use the lattice route"
+    )
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _group_logsumexp(
+    logs: NDArray[np.float64], starts: NDArray[np.intp]
+) -> tuple[NDArray[np.float64], float]:
+    """``logsumexp`` of each run ``logs[starts[j]:starts[j+1]]`` and an absolute error bound."""
+    if starts.size == logs.size:
+        return logs.copy(), 0.0
+    top = np.maximum.reduceat(logs, starts)
+    sizes = np.diff(np.append(starts, logs.size))
+    shifted = np.exp(logs - np.repeat(top, sizes))
+    out = np.log(np.add.reduceat(shifted, starts)) + top
+    # each run: m exponentials and m - 1 additions, a few ulps each, relative to the sum >= 1
+    err = 4.0 * _EPS * (float(sizes.max()) + float(np.abs(top).max()) + 1.0)
+    return out, err
+
+
+def _released(exact: _Exact) -> DiscretePrior:
+    """The released distribution (``to_release_grid`` of the nearest float of each exact sum).
+
+    Raises
+    ------
+    _Ambiguous
+        If a lattice atom's exact sums may round to two released values.
+    """
+    h, ks = exact.step, exact.ks
+    if exact.deviation == 0 and _is_power_of_two(h.denominator):
+        e = h.denominator.bit_length() - 1
+        if ks.dtype != object and float(np.abs(ks).max()) * h.numerator >= 2.0**62:
+            ks = ks.astype(object)  # the products below would overflow int64
+        n = ks * h.numerator if h.numerator != 1 else ks
+        big = np.abs(n) >= 2**53 if n.dtype != object else np.ones(n.size, dtype=bool)
+        centres = np.ldexp(np.asarray(n, dtype=np.float64), -e)
+        if big.any():  # correctly rounded conversion of Python integers
+            centres[big] = [float(Fraction(int(k), 2**e)) for k in n[big].tolist()]
+        tiny = (centres != 0) & (np.abs(centres) < 2.0**-1000)
+        if tiny.any():  # below the normal range ldexp may round twice
+            centres[tiny] = [float(Fraction(int(k), 2**e)) for k in n[tiny].tolist()]
+    else:
+        hf = float(h)
+        kf = np.asarray(ks, dtype=np.float64)
+        centres = kf * hf
+        # |K h - centre| <= u |centre| + |K| |hf - h| (+ the float conversion of K, exact below 2^53)
+        slack = float(exact.deviation) + float(abs(Fraction(hf) - h)) * float(np.abs(kf).max())
+        width = 2.0 * (slack + 4.0 * _EPS * np.abs(centres)) + 2.0**-1070
+        if np.abs(kf).max() >= 2**53:
+            raise _Ambiguous
+        lo = np.nextafter(centres - width, -np.inf)
+        hi = np.nextafter(centres + width, np.inf)
+        if not np.array_equal(to_release_grid(lo), to_release_grid(hi)):
+            raise _Ambiguous
+    released = to_release_grid(centres)
+    starts = np.flatnonzero(np.concatenate([[True], np.diff(released) != 0]))
+    logs, err = _group_logsumexp(exact.logs, starts)
+    return DiscretePrior.from_log_pmf(released[starts], logs, log_error=exact.log_error + err)
 
 
 def _direct_work(lengths: Sequence[int]) -> int:
@@ -279,39 +491,3 @@ def _log_sum_tilted(logs: Sequence[NDArray[np.float64]]) -> tuple[NDArray[np.flo
             return None
         lam = new_lam
     return None  # pragma: no cover - each window covers at least its centre or we returned
-
-
-def _sum_atoms(priors: Sequence[DiscretePrior]) -> DiscretePrior:
-    """Exact sum of summands off a common lattice: add atoms pairwise, merge equal sums."""
-    values = np.array([0.0])
-    logs = np.array([0.0])
-    err = 0.0
-    reach = 0.0  # sum of the largest |value| of the summands so far
-    for p in priors:
-        assert p.log_pmf is not None
-        v = np.add.outer(values, p.support).ravel()
-        lp = np.add.outer(logs, p.log_pmf).ravel()
-        if v.size > MAX_ATOMS * 4:
-            raise ValueError(
-                f"the sum of these users has more than {MAX_ATOMS} distinct values off a common "
-                "lattice; round the supports to a grid (e.g. cents) to use the lattice route"
-            )
-        order = np.argsort(v, kind="stable")
-        v, lp = v[order], lp[order]
-        # merge only sums equal up to the rounding of the float additions that made them: each
-        # addition errs by at most u times the magnitudes added, so by the running magnitude
-        reach += float(np.abs(p.support).max())
-        tol = 4.0 * _EPS * reach * (len(priors) + 1)
-        new = np.concatenate([[True], np.diff(v) > tol])
-        starts = np.flatnonzero(new)
-        values = v[starts]
-        logs = np.array(
-            [float(logsumexp(lp[a:b])) for a, b in zip(starts, np.append(starts[1:], v.size), strict=True)]
-        )
-        if values.size > MAX_ATOMS:
-            raise ValueError(
-                f"the sum of these users has {values.size} distinct values (> {MAX_ATOMS}) off a "
-                "common lattice; round the supports to a grid to use the lattice route"
-            )
-        err += 4.0 * _EPS * (float(np.abs(logs[np.isfinite(logs)]).max()) + 1.0) * p.size
-    return DiscretePrior.from_log_pmf(values, logs, log_error=err + sum(p.log_error for p in priors))

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import as_float_vector
-from ..priors import DiscretePrior, on_release_grid
+from ..priors import DiscretePrior
 from ..scenario import AdversaryPrior, Scenario
 from .convolution import sum_distribution
 
@@ -401,7 +401,10 @@ def others_distribution(system: MultiUserSystem, user: str) -> DiscretePrior:
     -------
     DiscretePrior
         Sum of the mixtures ``(1 - zeta_j) delta_0 + zeta_j P_j`` of the other users (``delta_0``
-        if there is none), with log-probabilities accurate in the tails.
+        if there is none), with log-probabilities accurate in the tails; its support is the sum as
+        released (:func:`~pufferfish.multiuser.sum_distribution`: exact, then the release grid).
+        Passed to :func:`~pufferfish.multiuser.sum_distribution` with the target's own value, it
+        is added from its exact description, so ``R_i + D_i`` is exact too.
 
     Raises
     ------
@@ -569,9 +572,10 @@ def query_priors(
     name_i, name_j = secret_names(u, pair_set)
     r = others_distribution(system, user) if others is None else others
     own_i, own_j = own_pair(u, pair_set)
-    # the released sum is rounded to the release grid before noise (priors.to_release_grid)
-    first = on_release_grid(sum_distribution([r, own_i]))
-    second = on_release_grid(sum_distribution([r, own_j]))
+    # sum_distribution gives the released sum: exact, rounded to the release grid before noise
+    # (priors.to_release_grid); R_i is added from its exact description, not its rounded support
+    first = sum_distribution([r, own_i])
+    second = sum_distribution([r, own_j])
     return (name_i, first), (name_j, second)
 
 
