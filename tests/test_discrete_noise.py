@@ -293,3 +293,99 @@ def test_uniform_below_by_residues_is_uniform(m: int) -> None:
     counts = np.bincount((u.astype(object) * bins // m).astype(np.int64), minlength=bins)
     cell = np.array([((b + 1) * m + bins - 1) // bins - (b * m + bins - 1) // bins for b in range(bins)]) / m
     assert chisquare(counts, cell * n).pvalue > 1e-3
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 29: the secure samplers at every scale (the grid follows the scale)
+
+SCALES = [1e-6, 1.0, 32768.5, 1e5, 1e9, 1e15]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_exact_samplers_follow_the_continuous_cdf_at_every_scale(noise: str, scale: float) -> None:
+    """Kolmogorov-Smirnov against the Laplace / normal CDF of the drawn scale, on the sampler's
+    grid ``2^k`` (2^40 to 2^41 grid steps per scale unit, so the discrete CDF is within 2^-40 of
+    the continuous one); fixed byte source. Scales above 2^15 were refused before issue 29."""
+    k, units, drawn = exact_grid(scale) if noise == "laplace" else gaussian_grid(scale)
+    assert 2**40 <= units <= 2**41 and k == math.frexp(drawn)[1] - 41
+    assert scale <= drawn <= scale * (1 + 2.0**-40)
+    n = 100_000
+    draw = discrete_laplace if noise == "laplace" else discrete_gaussian
+    z = draw(units, n, _source(int(math.log2(scale) * 100) % 997 + (noise == "gaussian")))
+    y = z.astype(np.float64) * 2.0**k
+    cdf = laplace(scale=drawn).cdf if noise == "laplace" else norm(scale=drawn).cdf
+    assert kstest(y, cdf).pvalue > 1e-3
+    # and through the public function, OS randomness: values on the grid, the drawn scale reported
+    add = add_laplace if noise == "laplace" else add_gaussian
+    out = add(np.zeros(1000), scale)
+    assert out.granularity == 2.0**k and out.scale == drawn
+    assert np.array_equal(out.values / 2.0**k, np.rint(out.values / 2.0**k))
+
+
+def test_grid_of_a_drawn_scale_is_its_own() -> None:
+    """Handing the drawn scale on gives the same grid (a scale just below a power of two rounds up
+    to it: written as the next grid with 2^40 units, not 2^41 units of this one)."""
+    for b in [2.0**20 * (1 - 2.0**-45), 1.0 - 2.0**-50, 3.7, 1e9, 1e15, 1e-6, 32768.5, 2.0**11]:
+        for grid in (exact_grid, gaussian_grid):
+            k, units, drawn = grid(b)
+            assert grid(drawn) == (k, units, drawn) and drawn >= b
+
+
+def test_values_move_to_a_coarse_grid_only_above_scale_1024() -> None:
+    from pufferfish.priors import to_grid, to_release_grid
+
+    x = np.array([0.1, 1 / 3, 2.0**-30, 1e12 + 0.25, -7.0])
+    fine = add_laplace(x, 1000.0).values  # grid 2^-31: the release grid's points do not move
+    assert np.array_equal(fine / 2.0**-31, np.rint(fine / 2.0**-31))
+    k = exact_grid(1e5)[0]
+    assert k == -24
+    centres = to_grid(x, k)
+    assert np.all(np.abs(centres - to_release_grid(x)) <= 2.0 ** (k - 1))
+    assert centres[2] == 0.0 and centres[3] == 1e12 + 0.25 and centres[4] == -7.0
+    out = add_laplace(x, 1e5, rng=None)
+    assert np.array_equal(out.values / 2.0**k, np.rint(out.values / 2.0**k))
+    assert "2^-24" in out.describe()["rounding"]
+
+
+def test_release_of_a_column_near_1e12(tmp_path) -> None:
+    """A secure release of values near 1e12 spanning 1e5 (scale 1e5 / eps: the grid 2^-24):
+    the output is near the input, on the grid, and the report states the rounding and the check
+    of the rounded priors."""
+    src = tmp_path / "big.csv"
+    rows = [f"a,{1e12 + v:.2f}" for v in (0, 5e4, 1e5, 7.25)] + [f"b,{1e12 + v:.2f}" for v in (0, 1e5, 3.5)]
+    src.write_text("s,v\n" + "\n".join(rows * 50) + "\n")
+    dest = tmp_path / "out.csv"
+    res = release(src, secret="s", public="v", pairs=["a,b"], epsilon=1.0, mechanism="l1", prior_set="none",
+                  numeric=["v"], output=dest)  # fmt: skip
+    noise = res.noise
+    k = int(math.log2(noise["granularity"]))
+    assert res.chosen.scale == pytest.approx(1e5) and k == exact_grid(res.chosen.scale)[0] == -24
+    assert "2^-24" in noise["rounding"] and "exact check" in res.report["noise"]["checked_on"]
+    values = pd.read_csv(dest)["v"].to_numpy()
+    assert np.array_equal(values / 2.0**k, np.rint(values / 2.0**k))
+    assert np.all(np.abs(values - 1e12) < 2e7)
+
+
+def test_release_check_sees_the_rounded_priors() -> None:
+    """At a scale with grid 2^k, two support points 2^(k-2) apart merge in what is released: the
+    release's check is on the merged priors (Scenario.on_grid), prior sets pushed with them."""
+    from pufferfish import DiscretePrior, Scenario
+    from pufferfish.priorsets import PriorSet
+
+    k = exact_grid(1e5)[0]
+    near = 2.0 ** (k - 2)
+    p = DiscretePrior([0.0, near, 10.0], [0.5, 0.25, 0.25])
+    q = DiscretePrior([0.0, near, 10.0], [0.25, 0.5, 0.25])
+    sc = Scenario.single(p, q)
+    moved = sc.on_grid(k)
+    a, b = (moved.priors[0].conditionals[s] for s in ("s_i", "s_j"))
+    assert a.support.tolist() == b.support.tolist() == [0.0, 10.0]
+    assert a.pmf.tolist() == pytest.approx([0.75, 0.25]) and b.pmf.tolist() == pytest.approx([0.75, 0.25])
+    assert sc.on_grid(-30) is sc and sc.on_grid(-40) is sc
+    ps = PriorSet("l1", np.array([0.0, near, 10.0]), np.array([0.5, 0.25, 0.25]), 0.1)
+    from pufferfish.scenario import _set_on_grid
+
+    pushed = _set_on_grid(ps, k)
+    assert pushed.alphabet.tolist() == [0.0, 10.0] and pushed.center.tolist() == pytest.approx([0.75, 0.25])
+    assert pushed.radius == 0.1 and pushed.kind == "l1"

@@ -215,10 +215,17 @@ def _release(release: dict[str, Any], table: JointTableCalibration) -> list[str]
     checked = (
         "checked jointly again (exact loss at the drawn scales)" if release["drawn_scales_checked"] else ""
     )
+    rounding = "; ".join(
+        f"{c}: {release['noise']['columns'][c]['rounding']}"
+        for c in table.columns
+        if release["noise"]["columns"][c].get("rounding") and not release.get("insecure")
+    )
     drawn_how = (
         "The seeded sampler draws b w_k as it is"
         if release.get("insecure")
-        else "The drawn scale is b w_k rounded up to the sampler's grid"
+        else "The drawn scale is b w_k rounded up to the sampler's grid, and each column's values are "
+        f"rounded to that grid first ({html.escape(rounding)}); the check is on the priors rounded "
+        "the same way"
     )
     parts.append(
         f'<p class="note">Each row gets one independent Laplace draw per column. {drawn_how}'

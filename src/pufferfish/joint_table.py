@@ -40,11 +40,12 @@ from .calibration import (
 from .calibration import (
     check_pairs as check_scenario,
 )
+from .calibration.search import first_passing
 from .density import check_noise
 from .noise import check_sampler, check_workers, sampler_grid
 from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
-from .table_release import DEFAULT_BATCH_ROWS, check_batch_rows
+from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
 from .tables.estimate import check_kind_lists, check_pairs, label_codes
 from .tables.source import (
     DataError,
@@ -342,27 +343,46 @@ def drawn_scales_check(
     The secure sampler draws column ``k`` at ``b w_k`` rounded up to its grid
     (:func:`pufferfish.noise.sampler_grid`); a seeded ``rng`` draws ``b w_k``. The exact
     product-Laplace loss at those per-column scales (the metric with units = the drawn scales,
-    scale 1) must pass eps. Raising one column's scale is post-processing on that column
-    (``Laplace(b') = Laplace(b) * (mixture)``, SPEC sec 2.1), so this cannot fail unless there is
-    a bug. Pure eps needs no grid term: at grid points the pmf ratio is the density ratio.
+    scale 1), on the priors with each column rounded to its sampler's grid as the release rounds
+    it (:meth:`pufferfish.scenario.Scenario.on_grid`; values move only for scales above ``2^10``,
+    by at most ``2^-41`` of the scale), must pass eps. Raising one column's scale is
+    post-processing on that column (``Laplace(b') = Laplace(b) * (mixture)``, SPEC sec 2.1), but
+    moving the values is not, so a tight scale may fail at its grid: ``b`` is then raised by the
+    release's ladder (:data:`pufferfish.table_release.GRID_SAFETY_STEPS`, a relative 2^-30 first)
+    until the check passes. Pure eps needs no grid term: at grid points the pmf ratio is the
+    density ratio.
 
     Raises
     ------
     PrivacyCheckError
-        If the drawn scales fail the check.
+        If no step of the ladder passes the check (a bug).
     """
     exact = table.column_scales(chosen.scale)
     if rng is not None or chosen.scale == 0.0:
         return exact
-    drawn = {c: sampler_grid(b, "laplace", sampler)[2] for c, b in exact.items()}
-    at = Scenario(table.scenario.pairs, table.scenario.priors, Metric(tuple(drawn.values())))
-    chk = check_scenario(at, "laplace", 1.0, chosen.epsilon, 0.0)
-    if not chk.passes(chosen.epsilon):
-        raise PrivacyCheckError(
-            f"{chosen.mechanism} at the drawn scales {drawn} fails the exact check: loss {chk.value!r} "
-            f"(+ {chk.error:.3g}) > {chosen.epsilon!r}"
+    tried: list[str] = []
+    found: dict[str, float] = {}
+
+    def passes_at(b: float) -> bool:
+        grids = {c: sampler_grid(scale, "laplace", sampler) for c, scale in table.column_scales(b).items()}
+        drawn = {c: grid[2] for c, grid in grids.items()}
+        # what is released: each column rounded to its sampler's grid (priors.to_grid), then noise
+        at = Scenario(table.scenario.pairs, table.scenario.priors, Metric(tuple(drawn.values())))
+        chk = check_scenario(
+            at.on_grid([grid[0] for grid in grids.values()]), "laplace", 1.0, chosen.epsilon, 0.0
         )
-    return drawn
+        tried.append(f"{drawn}: loss {chk.value!r} (+ {chk.error:.3g})")
+        if chk.passes(chosen.epsilon):
+            found.update(drawn)
+            return True
+        return False
+
+    if first_passing(chosen.scale, passes_at, steps=GRID_SAFETY_STEPS) is None:
+        raise PrivacyCheckError(
+            f"{chosen.mechanism} at the drawn scales fails the exact check against {chosen.epsilon!r}: "
+            + "; ".join(tried)
+        )
+    return found
 
 
 def release_joint(

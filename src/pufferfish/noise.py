@@ -36,9 +36,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._checks import as_float_vector, check_scale
-from .priors import to_release_grid
+from .priors import RELEASE_EXPONENT, to_grid, to_release_grid
 
-#: Granularity exponent offset: the noise grid is ``2^(floor(log2(scale)) - 40)``, at most 2^-30.
+#: Granularity exponent offset: the noise grid is ``2^(floor(log2(scale)) - 40)`` at every scale.
 _GRID_BELOW_SCALE = 40
 
 #: Fewest values per worker of the secure sampler: smaller inputs use fewer threads.
@@ -76,15 +76,42 @@ class NoisyValues:
     workers: int = 1
 
     def describe(self) -> dict[str, Any]:
-        """JSON-ready description of the sampler (without the values)."""
+        """JSON-ready description of the sampler (without the values), with the rounding of the
+        values to the grid before noise (``rounding``)."""
         return {
             "sampler": self.sampler,
             "secure": self.secure,
             "granularity": self.granularity,
+            "rounding": rounding_text(self.granularity),
             "seed": self.seed,
             "scale": self.scale,
             "workers": self.workers,
         }
+
+
+def rounding_text(granularity: float | None) -> str:
+    """How a secure sampler of grid ``granularity`` rounds the values before adding noise.
+
+    Parameters
+    ----------
+    granularity : float or None
+        The grid ``2^k`` (None: no grid, the values are released as they are or with continuous
+        noise).
+
+    Returns
+    -------
+    str
+        One sentence for reports, e.g. ``"values rounded to the grid 2^-11 (by at most 2^-12)
+        before noise on the grid 2^-11"``.
+    """
+    if granularity is None:
+        return "values rounded to the release grid 2^-30 (by at most 2^-31); no sampler grid"
+    k = math.frexp(granularity)[1] - 1
+    k_release = max(k, RELEASE_EXPONENT)
+    return (
+        f"values rounded to the grid 2^{k_release} (by at most 2^{k_release - 1}) "
+        f"before noise on the grid 2^{k}"
+    )
 
 
 def grid_exponent(scale: float) -> int:
@@ -98,11 +125,21 @@ def grid_exponent(scale: float) -> int:
     Returns
     -------
     int
-        ``min(-30, floor(log2(theta)) - 40)``: the grid is at least 2^40 times finer than the
-        noise and at most 2^-30, so rounding the released column to it changes values by
-        < 2^-31 (exact for integer codes).
+        ``floor(log2(theta)) - 40`` (exactly, from the float's exponent): the grid is 2^40 to
+        2^41 times finer than the noise at every scale, so the integer scale of the exact
+        samplers is in ``[2^40, 2^41]`` (within their ``2^45``) and rounding a value to the grid
+        moves it by at most ``2^-41 theta``. Below ``theta = 2^10`` the grid is finer than the
+        release grid ``2^-30`` (values on it do not move); above, values are rounded to the
+        coarser grid before noise (:func:`pufferfish.priors.to_grid`), and the release checks
+        the priors rounded the same way.
+
+    Notes
+    -----
+    Issue 29: this was ``min(-30, ...)``, so every scale above ``2^15`` needed an integer scale
+    beyond the sampler's ``2^45`` and the secure release refused it.
     """
-    return min(-30, math.floor(math.log2(scale)) - _GRID_BELOW_SCALE)
+    _, exponent = math.frexp(scale)  # scale = m 2^exponent, m in [0.5, 1): floor(log2) = exponent - 1
+    return exponent - 1 - _GRID_BELOW_SCALE
 
 
 #: Samplers of the secure Laplace path: the vectorised exact sampler, or OpenDP's.
@@ -144,6 +181,43 @@ def discretisation_delta(noise: str, epsilon: float, units: float) -> float:
     return (1.0 + math.exp(epsilon)) * tv * (1.0 + 1e-12)
 
 
+def moved_centres_term(noise: str, epsilon: float, with_delta: bool, exponent: int, scale: float) -> float:
+    """Bound on what rounding the values of a *continuous* prior to the grid ``2^exponent`` adds
+    to a check of that prior (discrete priors are rounded and checked exactly instead,
+    :meth:`pufferfish.scenario.Scenario.on_grid`).
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+    epsilon : float
+        > 0.
+    with_delta : bool
+        ``True``: the term is added to a delta; ``False``: to a pure-eps loss (Laplace only).
+    exponent : int
+        The sampler's grid exponent ``k``; no term for ``k <= -30`` (no rounding beyond the
+        release grid, which the priors already model).
+    scale : float
+        The drawn Laplace scale ``b`` or Gaussian ``sigma``, > 0.
+
+    Returns
+    -------
+    float
+        With ``mu = 2^(k-1)``, the largest move of a value: ``2 mu / b`` for the pure-eps loss
+        (each log density of a Laplace mixture moves by at most ``mu / b``), else
+        ``(1 + e^eps) TV``, ``TV = mu / (2 b)`` (Laplace) or ``mu / (sigma sqrt(2 pi))``
+        (Gaussian) the total variation between the noise and its shift by ``mu``:
+        ``P'(B|i) <= P(B|i) + TV <= e^eps (P'(B|j) + TV) + delta + TV``. At most ``2^-40``
+        times ``(1 + e^eps)`` for the sampler's grid (:func:`grid_exponent`).
+    """
+    if exponent <= RELEASE_EXPONENT:
+        return 0.0
+    mu = 2.0 ** (exponent - 1)
+    if not with_delta:
+        return 2.0 * mu / scale * (1.0 + 1e-12)
+    tv = mu / (2.0 * scale) if noise == "laplace" else mu / (scale * math.sqrt(2.0 * math.pi))
+    return (1.0 + math.exp(epsilon)) * tv * (1.0 + 1e-12)
+
+
 def gaussian_grid(sigma: float) -> tuple[int, int, float]:
     """``(k, s, rounded)`` of the exact Gaussian sampler for ``sigma > 0``.
 
@@ -151,9 +225,8 @@ def gaussian_grid(sigma: float) -> tuple[int, int, float]:
     (:func:`pufferfish.discrete_noise.discrete_gaussian`), ``k = grid_exponent(sigma)``, so
     ``rounded = s 2^k >= sigma`` within a relative ``2^-40``, and ``s >= 2^40``.
     """
-    k = grid_exponent(sigma)
-    s = math.ceil(sigma / 2.0**k)
-    return k, int(s), float(s * 2.0**k)
+    k, s = _grid_units(sigma)
+    return k, s, float(s * 2.0**k)
 
 
 def check_sampler(sampler: object) -> str:
@@ -193,9 +266,20 @@ def exact_grid(scale: float) -> tuple[int, int, float]:
     the release checks it again at ``rounded``). ``b / 2^k`` is exact in float64 (a power of
     two), so the ceiling is exact.
     """
+    k, t = _grid_units(scale)
+    return k, t, float(t * 2.0**k)
+
+
+def _grid_units(scale: float) -> tuple[int, int]:
+    """``(k, ceil(scale / 2^k))`` with ``k = grid_exponent(scale)``, except that an integer scale of
+    exactly ``2^41`` (a scale within ``2^k`` below a power of two) is written ``(k + 1, 2^40)``: the
+    same drawn scale, whose own grid is then the same, so the grid of a drawn scale is the grid
+    it was drawn on (a release that hands the drawn scale on rounds the values as checked)."""
     k = grid_exponent(scale)
-    t = math.ceil(scale / 2.0**k)
-    return k, int(t), float(t * 2.0**k)
+    units = math.ceil(scale / 2.0**k)
+    if units == 2 ** (_GRID_BELOW_SCALE + 1):
+        return k + 1, 2**_GRID_BELOW_SCALE
+    return k, int(units)
 
 
 def add_laplace(
@@ -406,7 +490,8 @@ def _add_noise(
         return measurements[size]
 
     def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(measurement(chunk.size)(chunk.tolist()), dtype=np.float64)
+        # on the grid first, by the function the checks use (OpenDP's own rounding is then a no-op)
+        return np.asarray(measurement(chunk.size)(to_grid(chunk, k).tolist()), dtype=np.float64)
 
     noisy, n_chunks = _in_chunks(x, n_workers, sample, prepare=measurement)
     return NoisyValues(
@@ -450,7 +535,7 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
     g = 2.0**k
 
     def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(np.rint(chunk / g) * g + draw(units, chunk.size) * g, dtype=np.float64)
+        return np.asarray(to_grid(chunk, k) + draw(units, chunk.size) * g, dtype=np.float64)
 
     noisy, n_chunks = _in_chunks(x, n_workers, sample)
     what = (

@@ -544,10 +544,60 @@ def to_release_grid(values: Any) -> NDArray[np.float64]:
     return np.asarray(np.where(np.abs(x) < 2.0**22, out, x), dtype=np.float64)
 
 
-def on_release_grid(prior: DiscretePrior) -> DiscretePrior:
-    """``prior`` with its support rounded by :func:`to_release_grid`; points that meet are merged
-    (their masses added in log space). Returns ``prior`` itself when nothing moves."""
-    support = to_release_grid(prior.support)
+#: Exponent of :data:`RELEASE_GRID` (``2^RELEASE_EXPONENT``).
+RELEASE_EXPONENT = -30
+
+
+def to_grid(values: Any, exponent: int) -> NDArray[np.float64]:
+    """The centres a secure sampler of grid ``2^exponent`` releases: :func:`to_release_grid`,
+    then, for a grid coarser than :data:`RELEASE_GRID`, the nearest multiple of ``2^exponent``.
+
+    Parameters
+    ----------
+    values : array_like of float
+        Finite values.
+    exponent : int
+        The sampler's grid exponent ``k`` (:func:`pufferfish.noise.grid_exponent`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``to_release_grid(values)`` for ``k <= -30`` (those values already lie on ``2^k``);
+        otherwise ``rint(x / 2^k) 2^k`` of them (ties to even), which moves each by at most
+        ``2^(k-1)``. Division and multiplication by a power of two are exact, so this is the
+        nearest grid point, and it is what :func:`pufferfish.noise.add_laplace` and
+        :func:`~pufferfish.noise.add_gaussian` release before adding ``2^k Z``.
+
+    Notes
+    -----
+    The secure samplers' grid is ``2^(floor(log2 scale) - 40)`` (issue 29: capping it at
+    ``2^-30`` made integer scales beyond ``2^45`` for every scale above ``2^15``, and the sampler
+    refused them). Releasing ``round(X) + N`` is not post-processing of ``X + N``, so the checks of
+    a release are done on priors rounded by this same function (:func:`on_grid`).
+    """
+    x = to_release_grid(values)
+    if exponent <= RELEASE_EXPONENT:
+        return x
+    g = 2.0**exponent
+    return np.asarray(np.rint(x / g) * g, dtype=np.float64)
+
+
+def on_grid(prior: DiscretePrior, exponent: int = RELEASE_EXPONENT) -> DiscretePrior:
+    """``prior`` with its support rounded by :func:`to_grid`; points that meet are merged (their
+    masses added in log space). Returns ``prior`` itself when nothing moves.
+
+    Parameters
+    ----------
+    prior : DiscretePrior
+    exponent : int
+        The grid exponent (default ``-30``: :data:`RELEASE_GRID`).
+
+    Returns
+    -------
+    DiscretePrior
+        The distribution of the released centre.
+    """
+    support = to_grid(prior.support, exponent)
     if np.array_equal(support, prior.support):
         return prior
     assert prior.log_pmf is not None
@@ -555,6 +605,11 @@ def on_release_grid(prior: DiscretePrior) -> DiscretePrior:
     log_pmf = np.full(uniq.size, -np.inf)
     np.logaddexp.at(log_pmf, inverse, prior.log_pmf)
     return DiscretePrior.from_log_pmf(uniq, log_pmf, log_error=prior.log_error)
+
+
+def on_release_grid(prior: DiscretePrior) -> DiscretePrior:
+    """``prior`` with its support rounded by :func:`to_release_grid` (:func:`on_grid` at ``-30``)."""
+    return on_grid(prior, RELEASE_EXPONENT)
 
 
 def union_support(*priors: DiscretePrior) -> NDArray[np.float64]:

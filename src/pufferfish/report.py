@@ -428,6 +428,13 @@ def _mechanism_section(
                 ),
             )
         )
+    noise = payload.get("noise")
+    if isinstance(noise, dict) and noise.get("sampler"):
+        rounding = noise.get("rounding")
+        checked = noise.get("checked_on")
+        text = f"Noise: {noise['sampler']}." + (f" {rounding}" if rounding else "")
+        text += f"; checked on {checked}." if checked else ("." if rounding else "")
+        parts.append(f'<p class="note" id="release-noise">{html.escape(text)}</p>')
     if payload.get("guarantee"):
         parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
     return parts

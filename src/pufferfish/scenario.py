@@ -10,12 +10,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Union
 
-from .priors import DiscretePrior, GaussianMixturePrior, Prior
+import numpy as np
+
+from .priors import RELEASE_EXPONENT, DiscretePrior, GaussianMixturePrior, Prior, on_grid, to_grid
 from .priorsets import PriorSet, check_sets, set_summary
 from .vector.joint import JointPrior, Metric
 
@@ -230,6 +232,49 @@ class Scenario:
             self.pairs, tuple(AdversaryPrior(p.name, p.conditionals) for p in self.priors), self.metric
         )
 
+    def on_grid(self, exponents: int | Sequence[int]) -> Scenario:
+        """The scenario of the released centres: every support point rounded to a sampler grid.
+
+        Parameters
+        ----------
+        exponents : int or sequence of int
+            The grid exponent ``k`` of the secure sampler (:func:`pufferfish.noise.sampler_grid`);
+            for joint priors one per column (each column has its own scale ``b w_k``).
+
+        Returns
+        -------
+        Scenario
+            ``self`` when nothing moves (every ``k <= -30``: the supports already lie on the
+            release grid). Otherwise each discrete or joint conditional is pushed through
+            :func:`pufferfish.priors.to_grid` (points that meet are merged), and each prior set is
+            replaced by the set of the same kind and radius around the pushed estimate on the
+            rounded alphabet: rounding is monotone, so it contracts both the L1 distance and the
+            CDF sup-distance, and the pushed set lies inside the new one (a check over it is a
+            check over at least every released prior).
+
+        Raises
+        ------
+        ValueError
+            If the priors are Gaussian mixtures (a continuous prior has no finite rounded form:
+            the release bounds the move instead), or the number of exponents is not the dimension.
+        """
+        ks = (exponents,) if isinstance(exponents, (int, np.integer)) else tuple(exponents)
+        if self.kind == "gaussian-mixture":
+            raise ValueError("on_grid needs discrete or joint priors, got Gaussian-mixture priors")
+        dim = 1 if self.metric is None else self.metric.dimension
+        if len(ks) != dim:
+            raise ValueError(f"exponents must give one grid per column ({dim}), got {len(ks)}")
+        if all(int(k) <= RELEASE_EXPONENT for k in ks):
+            return self
+        priors = []
+        for adversary in self.priors:
+            conditionals = {s: _prior_on_grid(p, ks) for s, p in adversary.conditionals.items()}
+            sets = None
+            if adversary.sets is not None:
+                sets = {s: _set_on_grid(ps, int(ks[0])) for s, ps in adversary.sets.items()}
+            priors.append(AdversaryPrior(adversary.name, conditionals, sets))
+        return Scenario(self.pairs, tuple(priors), self.metric)
+
     def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
         """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.
 
@@ -276,6 +321,34 @@ class Scenario:
                 p_i, p_j = prior.conditionals[a], prior.conditionals[b]
                 assert isinstance(p_i, JointPrior) and isinstance(p_j, JointPrior)
                 yield prior, (a, b), p_i, p_j
+
+
+def _prior_on_grid(prior: AnyPrior, exponents: Sequence[int]) -> AnyPrior:
+    """A discrete or joint prior with each column rounded by :func:`~pufferfish.priors.to_grid`."""
+    if isinstance(prior, DiscretePrior):
+        return on_grid(prior, int(exponents[0]))
+    assert isinstance(prior, JointPrior)
+    cols = [to_grid(prior.support[:, c], int(k)) for c, k in enumerate(exponents)]
+    moved = np.column_stack(cols)
+    if np.array_equal(moved, prior.support):
+        return prior
+    support, inverse = np.unique(moved, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    pmf = np.asarray(np.bincount(inverse, weights=prior.pmf, minlength=support.shape[0]), dtype=np.float64)
+    counts = None
+    if prior.counts is not None:
+        counts = np.bincount(inverse, weights=prior.counts, minlength=support.shape[0]).astype(np.int64)
+    return JointPrior(support, pmf, counts)
+
+
+def _set_on_grid(prior_set: PriorSet, exponent: int) -> PriorSet:
+    """The prior set of the same kind and radius around the rounded estimate (see ``on_grid``)."""
+    moved = to_grid(prior_set.alphabet, exponent)
+    alphabet, inverse = np.unique(moved, return_inverse=True)
+    center = np.asarray(
+        np.bincount(inverse.ravel(), weights=prior_set.center, minlength=alphabet.size), dtype=np.float64
+    )
+    return PriorSet(prior_set.kind, alphabet, center, prior_set.radius, prior_set.confidence)
 
 
 def _check_pair(pair: Any) -> tuple[str, str]:

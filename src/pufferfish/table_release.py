@@ -32,8 +32,9 @@ from .calibration.mapping import check_utility
 from .calibration.search import first_passing
 from .density import check_noise
 from .fit import FittedPriors, parse_prior_model
-from .noise import check_sampler, check_workers, discretisation_delta, sampler_grid
+from .noise import check_sampler, check_workers, discretisation_delta, moved_centres_term, sampler_grid
 from .pipeline import TableCalibration, calibrate_table_steps, column_kinds, report_dict
+from .priors import RELEASE_EXPONENT
 from .priorsets import check_prior_set
 from .tables.estimate import EstimatedPriors, check_pairs
 from .tables.source import (
@@ -317,8 +318,11 @@ def sampler_scale(
     -------
     float
         The smallest of ``scale (1 + r)``, ``r`` in :data:`GRID_SAFETY_STEPS`, whose rounded scale
-        passes the check with, for an (eps, delta) criterion, the grid's extra delta
-        (:func:`pufferfish.noise.discretisation_delta`) added to the check's error bound.
+        passes the check of what is released: the priors' values rounded to the sampler's grid
+        ``2^k`` (:meth:`pufferfish.scenario.Scenario.on_grid`; a Gaussian-mixture prior adds the
+        bound :func:`pufferfish.noise.moved_centres_term` instead), with, for an (eps, delta)
+        criterion, the grid's extra delta (:func:`pufferfish.noise.discretisation_delta`) added
+        to the check's error bound.
 
     Raises
     ------
@@ -327,8 +331,10 @@ def sampler_scale(
 
     Notes
     -----
-    The loss is non-increasing in the scale (SPEC sec 2.1), so rounding up cannot fail a pure-eps
-    check; with delta > 0 the discrete noise's delta may exceed the continuous noise's by the
+    The loss is non-increasing in the scale (SPEC sec 2.1), so rounding the scale up cannot fail a
+    pure-eps check, but above a scale of ``2^10`` the sampler's grid is coarser than the release
+    grid and the values move (by at most ``2^-41`` of the scale), which the check here sees; with
+    delta > 0 the discrete noise's delta may exceed the continuous noise's by the
     grid term (about 1e-12 (1 + e^eps)), so a scale calibrated to meet delta to the last digit is
     raised by a relative 2^-30 (or more) until the sum passes.
     """
@@ -340,11 +346,22 @@ def sampler_scale(
     tried: list[str] = []
     target = picked.delta if with_delta else picked.epsilon
 
+    continuous = table.scenario.kind == "gaussian-mixture"
+
     def passes_at(scale: float) -> bool:
-        _, units, drawn = sampler_grid(scale, picked.noise, sampler)
-        chk, goal = measure(table.scenario, picked.criterion, picked.noise, drawn, picked.epsilon,
+        k, units, drawn = sampler_grid(scale, picked.noise, sampler)
+        if continuous and picked.criterion == "eps-MI PP" and k > RELEASE_EXPONENT:
+            raise PrivacyCheckError(
+                f"{picked.mechanism}: an eps-MI check of Gaussian-mixture priors cannot account for "
+                f"the sampler's grid 2^{k} at scale {drawn!r}; use discrete priors (--prior empirical)"
+            )
+        # what is released: the values rounded to the sampler's grid (priors.to_grid), then noise
+        scenario = table.scenario if continuous else table.scenario.on_grid(k)
+        chk, goal = measure(scenario, picked.criterion, picked.noise, drawn, picked.epsilon,
                             picked.delta, table.estimated.secret_weights)  # fmt: skip
         extra = discretisation_delta(picked.noise, picked.epsilon, units) if with_delta else 0.0
+        if continuous:
+            extra += moved_centres_term(picked.noise, picked.epsilon, with_delta, k, drawn)
         tried.append(f"{drawn!r}: {chk.value!r} + {chk.error + extra!r}")
         return passes(chk.value, chk.error + extra, goal)
 
@@ -396,7 +413,9 @@ def _publish(
     """
 
     def report_for(sampler: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
-        facts: dict[str, Any] = {"output": str(out_path), "chosen": chosen, "noise": sampler}
+        checked = "the priors rounded to this grid, at the drawn scale (exact check)"
+        noise = {**sampler, "checked_on": checked} if sampler.get("granularity") else sampler
+        facts: dict[str, Any] = {"output": str(out_path), "chosen": chosen, "noise": noise}
         facts.update(released_with_noise=released, missing_public_left_missing=missing)
         return report_dict(table, release=facts)
 

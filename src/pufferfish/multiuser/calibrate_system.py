@@ -25,7 +25,7 @@ from ..calibration.registry import calibrate, calibrate_optimal
 from ..calibration.result import Calibration, PrivacyCheckError, Skipped
 from ..calibration.search import Proposal, Target, first_passing, verified
 from ..loss import PrivacyLoss, own_pair_losses, padded, privacy_loss
-from ..priors import DiscretePrior
+from ..priors import RELEASE_EXPONENT, DiscretePrior
 from ..scenario import Scenario
 from .system import (
     SYSTEM_PRIOR,
@@ -565,7 +565,10 @@ def release_sum(
     rng : numpy.random.Generator, int or None
         ``None``: the secure exact discrete Laplace sampler (:func:`pufferfish.noise.add_laplace`;
         scale rounded up by at most a relative 2^-40, which cannot raise the pure-eps loss, SPEC
-        sec 2.1). A Generator or seed: NumPy, **not secure**.
+        sec 2.1; above a scale of 2^10 the sum is rounded to the sampler's grid ``2^k``, coarser
+        than the release grid, which can add ``2^k / b <= 2^-40`` to the loss: the scale is then
+        calibrated for ``eps - 2^-39``, stated in :attr:`SumRelease.noise`). A Generator or seed:
+        NumPy, **not secure**.
 
     Returns
     -------
@@ -578,7 +581,7 @@ def release_sum(
     PrivacyCheckError
         If the scale fails the exact check.
     """
-    from ..noise import add_laplace
+    from ..noise import add_laplace, exact_grid, moved_centres_term
 
     try:
         x = float(value)
@@ -586,21 +589,42 @@ def release_sum(
         raise ValueError(f"value must be a finite number, got {value!r}") from None
     if not math.isfinite(x):
         raise ValueError(f"value must be a finite number, got {value!r}")
-    calib: MultiUserCalibration | SystemCalibration
-    if user is None:
-        if mechanism != "optimal":
-            raise ValueError(f"without a user, mechanism must be optimal (every user), got {mechanism!r}")
-        calib = calibrate_system(system, pair_set, epsilon)
-    else:
-        calib = calibrate_user(system, user, pair_set, epsilon, mechanism)
+    if user is None and mechanism != "optimal":
+        raise ValueError(f"without a user, mechanism must be optimal (every user), got {mechanism!r}")
+    epsilon = check_epsilon(epsilon)
+
+    def calibrated(eps: float) -> MultiUserCalibration | SystemCalibration:
+        if user is None:
+            return calibrate_system(system, pair_set, eps)
+        return calibrate_user(system, user, pair_set, eps, mechanism)
+
+    calib = calibrated(epsilon)
+    noise: dict[str, Any] = {}
+    k = exact_grid(calib.scale)[0] if calib.scale > 0 and rng is None else RELEASE_EXPONENT
+    if k > RELEASE_EXPONENT:
+        # the secure sampler rounds the sum to its grid 2^k (k > -30 above a scale of 2^10): each
+        # centre moves by <= 2^(k-1), the loss by <= 2^k / b <= 2^-40 (noise.moved_centres_term);
+        # calibrate for eps - 2^-39 so that the loss of what is released is < eps
+        calib = calibrated(epsilon - _GRID_LOSS)
+        k, _, drawn = exact_grid(calib.scale)
+        term = moved_centres_term("laplace", epsilon, False, k, drawn)
+        if calib.epsilon + term > epsilon:  # pragma: no cover - term <= 2^-40 by grid_exponent
+            raise PrivacyCheckError(f"the grid 2^{k} adds {term!r} to the loss at scale {drawn!r}")
+        noise = {"calibrated_at_epsilon": calib.epsilon, "rounding_loss_bound": term}
     noisy = add_laplace(np.array([x]), calib.scale, rng=rng)
     return SumRelease(
         value=float(noisy.values[0]),
         scale=calib.scale,
-        epsilon=calib.epsilon,
+        epsilon=epsilon,
         pair_set=pair_set,
         user=user,
         mechanism=mechanism,
-        noise=noisy.describe(),
+        noise={**noisy.describe(), **noise},
         calibration=calib,
     )
+
+
+#: Margin kept for the loss that rounding the sum to the secure sampler's grid may add
+#: (``2^k / b <= 2^-40``, :func:`pufferfish.noise.grid_exponent`): a release at a scale above
+#: ``2^10`` is calibrated for ``eps - 2^-39``.
+_GRID_LOSS = 2.0**-39
