@@ -223,3 +223,45 @@ def test_relaxed_scale_is_the_largest_root_on_a_large_plan() -> None:
     c = calibrate(sc, 0.7, "relaxed")
     assert _row_and_column_sums(sc, 0.7, c.scale) <= 1e-12
     assert _row_and_column_sums(sc, 0.7, c.scale * (1 - 1e-9)) > 0
+
+
+def test_information_without_noise_is_the_discrete_mutual_information() -> None:
+    """Issue 29: I(S; Y) at scale 0 is I(S; X) of the discrete priors (was: an error, which ended
+    the comparison of a one-value column); cross-checked by a direct sum, and 0 for equal priors."""
+    from pufferfish.calibration.check import check_information
+
+    p, q = DiscretePrior([0, 1, 3], [0.5, 0.3, 0.2]), DiscretePrior([1, 2, 3], [0.1, 0.6, 0.3])
+    w = np.array([0.25, 0.75])
+    got = check_information(Scenario.single(p, q), "laplace", 0.0, w)
+    support = [0, 1, 2, 3]
+    pa = dict(zip(p.support.tolist(), p.pmf.tolist(), strict=True))
+    pb = dict(zip(q.support.tolist(), q.pmf.tolist(), strict=True))
+    want = 0.0
+    for x in support:
+        mix = w[0] * pa.get(x, 0.0) + w[1] * pb.get(x, 0.0)
+        for weight, d in ((w[0], pa), (w[1], pb)):
+            if d.get(x, 0.0) > 0:
+                want += weight * d[x] * math.log(d[x] / mix)
+    assert abs(got.value - want) <= got.error <= 1e-13
+    one = DiscretePrior.point(4.0)
+    assert check_information(Scenario.single(one, one), "laplace", 0.0).value == 0.0
+
+
+def test_a_mechanism_that_raises_on_an_input_is_a_row_not_the_end(monkeypatch) -> None:
+    """Issue 29: a ValueError of one mechanism on validated input is its Skipped row; the others
+    still answer."""
+    from pufferfish.calibration import registry
+
+    real = registry._calibrate_one
+
+    def failing(scenario, m, *args):
+        if m.name == "kantorovich":
+            raise ValueError("not defined for this input")
+        return real(scenario, m, *args)
+
+    monkeypatch.setattr(registry, "_calibrate_one", failing)
+    sc = Scenario.single(DiscretePrior([0, 1], [0.52, 0.48]), DiscretePrior([0, 1], [0.5, 0.5]))
+    out = registry.run_comparison(sc, [0.5], None, delta=0.0, noise="laplace")
+    skipped = {r.mechanism: r.reason for r in out if isinstance(r, registry.Skipped)}
+    assert skipped["kantorovich"] == "not applicable: not defined for this input"
+    assert any(getattr(r, "mechanism", "") == "optimal" and not isinstance(r, registry.Skipped) for r in out)

@@ -283,3 +283,23 @@ def test_column_type_overrides_change_how_the_public_column_is_read(tmp_path: Pa
         res.exit_code == 1
         and "public column 'code' is read as numeric but holds 'x', not a number" in res.output
     )
+
+
+def test_one_value_column_every_mechanism_answers(tmp_path: Path) -> None:
+    """Issue 29: a public column with one value under both secrets is valid input. Every mechanism
+    answers scale 0 (mi-laplace included: I(S; X) = 0 without noise), nothing ends the comparison,
+    and the JSON has a row per mechanism."""
+    src = tmp_path / "one.csv"
+    src.write_text("s,v\na,4\nb,4\na,4\n")
+    res = run("calibrate", str(src), "--secret", "s", "--pair", "a,b", "--public", "v", "--epsilon", "1",
+              "--prior-set", "none", "--json")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["results"]
+    answered = {r["mechanism"]: r for r in rows if r.get("scale") is not None}
+    assert {"l1", "kantorovich", "wasserstein-inf", "relaxed", "mi-laplace", "optimal"} <= set(answered)
+    assert all(r["scale"] == 0.0 for r in answered.values())
+    for args in (["--mechanism", "all"], ["--noise", "gaussian", "--delta", "1e-5", "--mechanism", "all"],
+                 ["--categorical", "v", "--mechanism", "all"]):  # fmt: skip
+        res = run("calibrate", str(src), "--secret", "s", "--pair", "a,b", "--public", "v", "--epsilon", "1",
+                  "--prior-set", "none", *args)  # fmt: skip
+        assert res.exit_code == 0, (args, res.output)

@@ -499,7 +499,10 @@ def run_comparison(
     """:func:`compare` on arguments already validated at the edge (no argument is re-checked).
 
     ``mechanisms`` from :func:`check_mechanisms`: named entries (inapplicable ones come back as
-    :class:`Skipped`), or None for every applicable (eps, delta)-PP mechanism that adds noise.
+    :class:`Skipped`), or None for every applicable (eps, delta)-PP mechanism that adds noise. A
+    mechanism that raises ValueError on this input (one it is not defined for) or whose scale
+    fails its check comes back as :class:`Skipped` with the reason: one row, never the end of the
+    comparison (issue 29).
     """
     named = mechanisms is not None
     mechs = mechanisms or tuple(
@@ -518,6 +521,10 @@ def run_comparison(
                 res = _calibrate_one(scenario, m, eps, delta, noise, secret_weights, best, utility)
             except PrivacyCheckError as exc:
                 out.append(Skipped(m.name, eps, f"fails the exact privacy check: {exc}", delta))
+                continue
+            except ValueError as exc:  # the arguments were validated at the edge: this input is
+                # one the mechanism is not defined for; its row says why, the others still answer
+                out.append(Skipped(m.name, eps, f"not applicable: {exc}", delta))
                 continue
             if (
                 isinstance(res, Calibration)

@@ -240,10 +240,9 @@ def compare_user(
             except PrivacyCheckError as exc:
                 out.append(Skipped(m, eps, f"fails the exact privacy check: {exc}"))
                 continue
-            except ValueError as exc:
-                if m != "lemma2":  # lemma2 needs the others' sum on the integers: a data condition
-                    raise
-                out.append(Skipped(m, eps, str(exc)))
+            except ValueError as exc:  # arguments checked above: a data condition of this mechanism
+                # (e.g. lemma2 needs the others' sum on the integers); its row says why (issue 29)
+                out.append(Skipped(m, eps, f"not applicable: {exc}"))
                 continue
             if m == "relaxed":
                 relaxed = res.calibration
