@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import ot
 import pytest
@@ -9,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from pufferfish import DiscretePrior, kantorovich_plan, max_displacement_from_cdfs
+from pufferfish import DiscretePrior, kantorovich_plan, marginal_error_bound, max_displacement_from_cdfs
+from pufferfish.transport import _exact_corner, _positive_cdf
 
 from .conftest import discrete_priors
 
@@ -90,12 +93,35 @@ def test_seed000_lemma3_third_case_finding() -> None:
 
 
 def test_rounding_of_cumulative_sums_makes_no_phantom_atom() -> None:
-    # cumsum(0.1, 0.2) = 0.30000000000000004 != 0.3: no atom of mass ~1e-17 may appear.
+    """cumsum(0.1, 0.2) = 0.30000000000000004 != 0.3: no atom of mass ~1e-17 may appear.
+
+    The masses are read as the decimals they round from (1/10, 2/10, 7/10 and 3/10, 7/10), whose
+    cumulative sums tie exactly at 3/10; as stored floats, 0.1 + 0.2 exceeds 0.3 by 2.8e-17 and a
+    plan of the floats would move that much by 4.
+    """
     p = DiscretePrior([0, 1, 2], [0.1, 0.2, 0.7])
     q = DiscretePrior([0, 5], [0.3, 0.7])
     plan = kantorovich_plan(p, q)
     assert plan.mass.min() > 1e-3
-    assert plan.max_displacement == 3.0
+    assert plan.max_displacement == 3.0 == max_displacement_from_cdfs(p, q)
+    assert Fraction(0.1) + Fraction(0.2) - Fraction(0.3) == Fraction(1, 2**55)  # the floats' excess
+
+
+def test_count_priors_tie_as_their_counts_do() -> None:
+    """Priors of 20 and 12 rows: the cumulative counts tie (10/20 = 6/12) where the stored floats'
+    exact sums do not (they differ by 4.2e-17); the plan is the one of the counts. A plan of the
+    floats would move 4.2e-17 from 1 to 3 and double the largest displacement (2 instead of 1)."""
+    c_i, c_j = np.array([2, 8, 8, 2]), np.array([2, 3, 1, 6])
+    p = DiscretePrior([0.0, 1.0, 2.0, 3.0], c_i / 20)
+    q = DiscretePrior([0.0, 1.0, 2.0, 3.0], c_j / 12)
+    float_sums = sum(map(Fraction, p.pmf[:2].tolist())) - sum(map(Fraction, q.pmf[:3].tolist()))
+    assert float_sums > 0  # the premise: as floats, F_i(1) > F_j(2)
+    plan = kantorovich_plan(p, q)
+    dense = plan.to_dense(p.support, q.support)
+    assert dense[1, 3] == 0.0 and plan.max_displacement == 1.0 == max_displacement_from_cdfs(p, q)
+    bound = marginal_error_bound(plan, p, q)
+    assert np.abs(dense.sum(axis=1) - p.pmf).max() <= bound
+    assert np.abs(dense.sum(axis=0) - q.pmf).max() <= bound
 
 
 @given(discrete_priors(), discrete_priors())
@@ -110,8 +136,9 @@ def test_plan_matches_pot_emd_1d(p: DiscretePrior, q: DiscretePrior) -> None:
 def test_plan_marginals_exact_and_size(p: DiscretePrior, q: DiscretePrior) -> None:
     plan = kantorovich_plan(p, q)
     dense = plan.to_dense(p.support, q.support)
-    np.testing.assert_allclose(dense.sum(axis=1), p.pmf, atol=1e-12, rtol=0)
-    np.testing.assert_allclose(dense.sum(axis=0), q.pmf, atol=1e-12, rtol=0)
+    bound = marginal_error_bound(plan, p, q)  # the bound the docstring states
+    assert np.abs(dense.sum(axis=1) - p.pmf).max() <= bound
+    assert np.abs(dense.sum(axis=0) - q.pmf).max() <= bound
     assert plan.mass.size <= int((p.pmf > 0).sum() + (q.pmf > 0).sum()) - 1
     assert np.all(np.diff(plan.source) >= 0) and np.all(np.diff(plan.target) >= 0)
     assert max_displacement_from_cdfs(p, q) == pytest.approx(plan.max_displacement, abs=1e-12)
@@ -157,3 +184,70 @@ def test_mass_below_cdf_rounding_still_gets_an_atom() -> None:
     assert plan.max_displacement == 1.0 and plan.mass.min() == pytest.approx(2.44143701e-252)
     assert max_displacement_from_cdfs(p, q) == 1.0
     assert max_displacement_from_cdfs(q, p) == 1.0
+
+
+def test_near_tie_of_levels_sends_no_mass_to_the_wrong_point() -> None:
+    """Issue 29.4: a mass below the rounding of the CDF once chained two levels 0.5 apart.
+
+    The old tolerance merge chained the levels 0.5 - 2.5e-15, 0.5 and 0.5 + 2.5e-15 and sent 0.5 of the
+    mass from 2 to 8: row sums off by 0.5. The exact route keeps the monotone plan.
+    """
+    p = DiscretePrior([2, 8], [0.5, 0.5])
+    q = DiscretePrior([1, 4, 8], [0.5, 5e-15, 0.5])
+    plan = kantorovich_plan(p, q)
+    dense = plan.to_dense(p.support, q.support)
+    bound = marginal_error_bound(plan, p, q)
+    assert np.abs(dense.sum(axis=1) - p.pmf).max() <= bound
+    assert np.abs(dense.sum(axis=0) - q.pmf).max() <= bound
+    assert dense[0, 0] == q.pmf[0] and dense[1, 2] == q.pmf[2]  # 2 -> 1 and 8 -> 8
+    # the tiny mass at 4 comes from both points: 2 -> 4 (what 2 has left after 1) and 8 -> 4
+    assert dense[0, 1] > 0 and dense[1, 1] > 0
+    assert dense[0, 1] + dense[1, 1] == pytest.approx(q.pmf[1], rel=1e-12, abs=0)
+    assert dense[0, 1] == float(Fraction(0.5) - Fraction(q.pmf[0]))  # what 2 has left after 1
+    assert plan.max_displacement == 4.0 == max_displacement_from_cdfs(p, q)
+
+
+def _tiny_mass_priors(draw: st.DrawFn) -> DiscretePrior:
+    n = draw(st.integers(1, 6))
+    points = draw(st.lists(st.integers(-20, 20), min_size=n, max_size=n, unique=True))
+    support = np.array(sorted(points), dtype=float)
+    weights = draw(
+        st.lists(
+            st.one_of(
+                st.just(0.5),
+                st.just(0.25),
+                st.floats(1e-300, 1e-12),
+                st.floats(1e-16, 1e-14),
+                st.floats(0.01, 1.0),
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    w = np.asarray(weights)
+    return DiscretePrior(support, w / w.sum())
+
+
+tiny_mass_priors = st.composite(_tiny_mass_priors)
+
+
+@given(tiny_mass_priors(), tiny_mass_priors())
+def test_plan_with_tiny_masses_and_near_ties_meets_its_bound(p: DiscretePrior, q: DiscretePrior) -> None:
+    """Masses below the CDF rounding and levels within it: marginals within marginal_error_bound,
+    every point of positive mass has an atom, the plan is monotone, and the float and exact routes
+    give the same plan (cross-check of two independent constructions)."""
+    plan = kantorovich_plan(p, q)
+    dense = plan.to_dense(p.support, q.support)
+    bound = marginal_error_bound(plan, p, q)
+    assert np.abs(dense.sum(axis=1) - p.pmf).max() <= bound
+    assert np.abs(dense.sum(axis=0) - q.pmf).max() <= bound
+    assert np.all((dense.sum(axis=1) > 0) == (p.pmf > 0)) and np.all((dense.sum(axis=0) > 0) == (q.pmf > 0))
+    assert plan.mass.size <= int((p.pmf > 0).sum() + (q.pmf > 0).sum()) - 1
+    assert np.all(np.diff(plan.source) >= 0) and np.all(np.diff(plan.target) >= 0)
+    x_i, p_i, _ = _positive_cdf(p)
+    x_j, p_j, _ = _positive_cdf(q)
+    exact = _exact_corner(x_i, p_i, x_j, p_j)
+    np.testing.assert_allclose(
+        exact.to_dense(p.support, q.support), dense, rtol=0, atol=bound + marginal_error_bound(exact, p, q)
+    )
+    assert max_displacement_from_cdfs(p, q) == plan.max_displacement == exact.max_displacement

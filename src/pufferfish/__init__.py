@@ -48,7 +48,7 @@ from .priors import DiscretePrior, union_support
 from .priorsets import PriorSet, dkw_radius, l1_radius
 from .robust_loss import SetLoss, worst_case_loss
 from .scenario import AdversaryPrior, Scenario
-from .transport import TransportPlan, kantorovich_plan, max_displacement_from_cdfs
+from .transport import TransportPlan, kantorovich_plan, marginal_error_bound, max_displacement_from_cdfs
 
 __all__ = [
     "MECHANISMS",
@@ -94,6 +94,7 @@ __all__ = [
     "l1_radius",
     "laplace_log_density",
     "leave_one_out",
+    "marginal_error_bound",
     "max_displacement_from_cdfs",
     "others_distribution",
     "pair_privacy_loss",

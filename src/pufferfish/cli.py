@@ -452,7 +452,7 @@ def _print_release(console: Console, result: Any) -> None:
         console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
     console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise['sampler']}")
-    if result.noise.get("granularity"):
+    if result.noise.get("rounding"):  # noise on a grid; a mapping has none
         console.print(f"rounding: {result.noise['rounding']}")
     console.print(f"report: {result.report_path}")
 

@@ -344,7 +344,7 @@ def drawn_scales_check(
     (:func:`pufferfish.noise.sampler_grid`); a seeded ``rng`` draws ``b w_k``. The exact
     product-Laplace loss at those per-column scales (the metric with units = the drawn scales,
     scale 1), on the priors with each column rounded to its sampler's grid as the release rounds
-    it (:meth:`pufferfish.scenario.Scenario.on_grid`; values move only for scales above ``2^10``,
+    it (:meth:`pufferfish.scenario.Scenario.on_grid`; values move only for scales from ``2^11`` on,
     by at most ``2^-41`` of the scale), must pass eps. Raising one column's scale is
     post-processing on that column (``Laplace(b') = Laplace(b) * (mixture)``, SPEC sec 2.1), but
     moving the values is not, so a tight scale may fail at its grid: ``b`` is then raised by the

@@ -128,9 +128,9 @@ def grid_exponent(scale: float) -> int:
         ``floor(log2(theta)) - 40`` (exactly, from the float's exponent): the grid is 2^40 to
         2^41 times finer than the noise at every scale, so the integer scale of the exact
         samplers is in ``[2^40, 2^41]`` (within their ``2^45``) and rounding a value to the grid
-        moves it by at most ``2^-41 theta``. Below ``theta = 2^10`` the grid is finer than the
-        release grid ``2^-30`` (values on it do not move); above, values are rounded to the
-        coarser grid before noise (:func:`pufferfish.priors.to_grid`), and the release checks
+        moves it by at most ``2^-41 theta``. Below ``theta = 2^11`` the grid contains the
+        release grid ``2^-30`` (values on it do not move); from ``2^11`` on, values are rounded
+        to the coarser grid before noise (:func:`pufferfish.priors.to_grid`), and the release checks
         the priors rounded the same way.
 
     Notes

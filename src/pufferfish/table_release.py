@@ -332,7 +332,7 @@ def sampler_scale(
     Notes
     -----
     The loss is non-increasing in the scale (SPEC sec 2.1), so rounding the scale up cannot fail a
-    pure-eps check, but above a scale of ``2^10`` the sampler's grid is coarser than the release
+    pure-eps check, but from a scale of ``2^11`` on the sampler's grid is coarser than the release
     grid and the values move (by at most ``2^-41`` of the scale), which the check here sees; with
     delta > 0 the discrete noise's delta may exceed the continuous noise's by the
     grid term (about 1e-12 (1 + e^eps)), so a scale calibrated to meet delta to the last digit is

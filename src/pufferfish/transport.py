@@ -8,7 +8,9 @@ atoms and is built here from one merge of the two CDFs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
@@ -102,11 +104,27 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
 
     Notes
     -----
-    Seed 001 eq (20)-(22), seed 000 eq (6), seed 002 sec 3.1. The breakpoints of the two CDFs are
-    merged (a stable sort of two sorted runs, i.e. a single merge, O(n + m)); each interval between
-    consecutive breakpoints is one atom, sent from the ``prior_i`` quantile to the ``prior_j``
-    quantile of that level. Row and column sums telescope to the input probabilities, so the
-    marginals are exact up to the rounding of the cumulative sums.
+    Seed 001 eq (20)-(22), seed 000 eq (6), seed 002 sec 3.1. Each interval between consecutive
+    levels of the two CDFs is one atom, sent from the ``prior_i`` quantile to the ``prior_j``
+    quantile of that level.
+
+    *Precision.* The float cumulative sums err by at most ``k u`` at the ``k``-th point
+    (``u = 2^-53``). When every two levels of the merged CDFs are more than ``4 u N`` apart
+    (``N`` points in all), their order is the exact one, and the plan is built from one merge of
+    the float CDFs (O(n + m)). Otherwise (a level within the rounding of another: nearly equal
+    cumulative sums, or a mass below the rounding) the float order cannot be trusted (issue 29:
+    the tolerance once merged a chain of such levels and sent 0.5 of the mass to the wrong
+    point), and the plan is the north-west corner rule on the masses as exact rationals: the
+    ``c_k / n`` each prior's masses are the nearest floats to, when one ``n <= 2^24`` with
+    ``sum c_k = n`` exists (priors estimated from counts, or written in decimals: ``0.1 + 0.2``
+    then ties ``0.3``, as the counts or decimals do), else the floats as stored (multiples of
+    ``2^-E``); each atom's mass is rounded to the nearest float once, at the end. Which reading
+    is taken decides only which plan is built; the mechanisms' scales are then checked against
+    the exact loss of the stored priors (:func:`pufferfish.calibration.registry.calibrate`).
+    Either way every point of positive mass has an atom and, with ``K`` atoms and ``N`` points in
+    all, ``|row sum - pmf| <= 2 (N + K + 2) u`` (same for columns): :func:`marginal_error_bound`,
+    tested. When the floats are read as stored, their two exact sums may differ (by at most
+    ``N u``); the excess of one is sent to the other's last point.
 
     Examples
     --------
@@ -118,29 +136,13 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     """
     x_i, p_i, f_i = _positive_cdf(prior_i)
     x_j, p_j, f_j = _positive_cdf(prior_j)
-    tol = _level_tolerance(f_i.size + f_j.size)
-    # One merge of two sorted runs (timsort detects the runs), then drop levels that repeat
-    # within the rounding of the cumulative sums.
-    levels = np.sort(np.concatenate([f_i, f_j]), kind="stable")
-    levels = levels[np.concatenate([np.diff(levels) > tol, [True]])]
-    levels[-1] = 1.0
+    levels = np.sort(np.concatenate([f_i, f_j]), kind="stable")  # one merge of two sorted runs
+    if not _float_order_is_exact(prior_i, prior_j, levels):
+        return _exact_corner(x_i, p_i, x_j, p_j)
+    levels = levels[np.concatenate([np.diff(levels) > 0, [True]])]
     mass = np.diff(levels, prepend=0.0)
-    rows = _quantile_index(f_i, levels, tol)
-    cols = _quantile_index(f_j, levels, tol)
-    keep = mass > 0
-    rows, cols, mass = rows[keep], cols[keep], mass[keep]
-    # A point whose probability is below the rounding of the CDF makes no level of its own; it
-    # still gets an atom, to the other prior's quantile at its level, so no mass is ignored.
-    lone_i = _unused(x_i.size, rows)
-    lone_j = _unused(x_j.size, cols)
-    if lone_i.size or lone_j.size:
-        to_j = _quantile_index(f_j, f_i[lone_i], tol)
-        to_i = _quantile_index(f_i, f_j[lone_j], tol)
-        rows = np.concatenate([rows, lone_i, to_i])
-        cols = np.concatenate([cols, to_j, lone_j])
-        mass = np.concatenate([mass, p_i[lone_i], p_j[lone_j]])
-        order = np.lexsort((cols, rows))
-        rows, cols, mass = rows[order], cols[order], mass[order]
+    rows = np.searchsorted(f_i, levels, side="left")
+    cols = np.searchsorted(f_j, levels, side="left")
     return TransportPlan(source=x_i[rows], target=x_j[cols], mass=mass)
 
 
@@ -166,9 +168,13 @@ def max_displacement_from_cdfs(prior_i: DiscretePrior, prior_j: DiscretePrior) -
     case of eq (25). The paper's third case (``F_i(x) < F_j(x)``,
     ``min{Delta > 0 : F_i(x) >= F_j(x - Delta)}``) misses leftward moves: for
     ``prior_i = delta_1`` and ``prior_j = delta_0`` it gives 0 although the plan moves mass by 1
-    (see ``tests/test_transport.py``). Both priors' points are scanned, so a point whose mass is
-    below the rounding of the cumulative sums is not missed. Only points of positive mass count.
+    (see ``tests/test_transport.py``). Both priors' points are scanned. Only points of positive
+    mass count. Where two levels lie within the rounding of the cumulative sums, their float order
+    is not trusted and the plan's exact integer route decides (:func:`kantorovich_plan`).
     """
+    levels = np.sort(np.concatenate([_positive_cdf(prior_i)[2], _positive_cdf(prior_j)[2]]))
+    if not _float_order_is_exact(prior_i, prior_j, levels):
+        return kantorovich_plan(prior_i, prior_j).max_displacement  # exact integer route
     return max(_quantile_reach(prior_i, prior_j), _quantile_reach(prior_j, prior_i))
 
 
@@ -176,18 +182,10 @@ def _quantile_reach(prior_a: DiscretePrior, prior_b: DiscretePrior) -> float:
     """Largest ``|x - x'|`` between a point ``x`` of ``prior_a`` and its partners in ``prior_b``."""
     x_a, _, f_a = _positive_cdf(prior_a)
     x_b, _, f_b = _positive_cdf(prior_b)
-    tol = _level_tolerance(f_a.size + f_b.size)
     f_before = np.concatenate([[0.0], f_a[:-1]])  # F_a(x-)
-    last = _quantile_index(f_b, f_a, tol)
-    first = np.minimum(np.searchsorted(f_b, f_before + tol, side="right"), last)
+    last = np.minimum(np.searchsorted(f_b, f_a, side="left"), f_b.size - 1)
+    first = np.minimum(np.searchsorted(f_b, f_before, side="right"), last)
     return float(max(np.abs(x_b[first] - x_a).max(), np.abs(x_b[last] - x_a).max()))
-
-
-def _unused(size: int, used: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Indices in ``range(size)`` that ``used`` does not contain, increasing (O(size))."""
-    mark = np.zeros(size, dtype=bool)
-    mark[used] = True
-    return np.flatnonzero(~mark)
 
 
 def _positive_cdf(
@@ -200,16 +198,126 @@ def _positive_cdf(
     return prior.support[keep], prior.pmf[keep], cdf
 
 
-def _quantile_index(cdf: NDArray[np.float64], levels: NDArray[np.float64], tol: float) -> NDArray[np.intp]:
-    """Index of the quantile at each level: the first point with ``cdf >= level`` (within ``tol``)."""
-    return np.minimum(np.searchsorted(cdf, levels - tol, side="left"), cdf.size - 1)
-
-
 def _level_tolerance(n: int) -> float:
-    """Rounding bound of a cumulative sum of ``n`` probabilities: levels closer are equal.
-
-    A true probability below this bound cannot be told from rounding in float64; such an atom is
-    merged into its neighbour. Every scale is then checked against the exact privacy loss, which
-    uses the priors directly, so a merge can never make a released scale unsafe unnoticed.
-    """
+    """Twice the rounding bound of a cumulative sum of ``n`` probabilities: float levels farther
+    apart than this are in the order of the exact ones (each errs by at most ``n u``)."""
     return 4.0 * float(np.finfo(np.float64).eps) * n
+
+
+def _float_order_is_exact(
+    prior_i: DiscretePrior, prior_j: DiscretePrior, levels: NDArray[np.float64]
+) -> bool:
+    """Whether the merged float levels (sorted) are ordered as the exact cumulative sums.
+
+    True when every two levels are more than :func:`_level_tolerance` apart, or when the two
+    priors' positive masses are the same array, each prior's own levels are that far apart, and
+    the only closer levels are equal ones (one of each prior: the exact sums are equal too, the
+    same additions in the same order from the same numbers).
+    """
+    gaps = np.diff(levels)
+    tol = _level_tolerance(levels.size)
+    if np.all(gaps > tol):
+        return True
+    a, b = prior_i.pmf[prior_i.pmf > 0], prior_j.pmf[prior_j.pmf > 0]
+    if not (a.size == b.size and bool(np.array_equal(a, b))):
+        return False
+    own = np.diff(np.cumsum(a))
+    return bool(np.all(own > tol)) and bool(np.all((gaps == 0) | (gaps > tol)))
+
+
+def _exact_corner(
+    x_i: NDArray[np.float64], p_i: NDArray[np.float64], x_j: NDArray[np.float64], p_j: NDArray[np.float64]
+) -> TransportPlan:
+    """The north-west corner (monotone) plan of the masses as exact integers (see the Notes of
+    :func:`kantorovich_plan`)."""
+    (ints_i, den_i), (ints_j, den_j) = _exact_masses(p_i), _exact_masses(p_j)
+    den = den_i * den_j // math.gcd(den_i, den_j)  # one denominator for both priors
+    ints_i = [v * (den // den_i) for v in ints_i]
+    ints_j = [v * (den // den_j) for v in ints_j]
+    rows: list[int] = []
+    cols: list[int] = []
+    masses: list[int] = []
+    i = j = 0
+    left_i, left_j = ints_i[0], ints_j[0]
+    while True:
+        t = min(left_i, left_j)
+        rows.append(i)
+        cols.append(j)
+        masses.append(t)
+        left_i -= t
+        left_j -= t
+        if left_i == 0 and i + 1 < len(ints_i):
+            i += 1
+            left_i = ints_i[i]
+        if left_j == 0 and j + 1 < len(ints_j):
+            j += 1
+            left_j = ints_j[j]
+        if left_i == 0 or left_j == 0:
+            break  # one side is exhausted (the advances above found no next point)
+    # what the other side has left is the excess of its exact sum over the first's (<= N u, the
+    # pmfs' rounding; none for rational masses): sent to the last point of the exhausted side, so
+    # every point has an atom
+    rest_i = ([(i, left_i)] if left_i else []) + [(k, ints_i[k]) for k in range(i + 1, len(ints_i))]
+    rest_j = ([(j, left_j)] if left_j else []) + [(k, ints_j[k]) for k in range(j + 1, len(ints_j))]
+    tail = [(k, len(ints_j) - 1, v) for k, v in rest_i] + [(len(ints_i) - 1, k, v) for k, v in rest_j]
+    for r, c, v in tail:
+        if rows[-1] == r and cols[-1] == c:
+            masses[-1] += v  # the same pair as the last atom: one atom (at most N - 1 in all)
+        else:
+            rows.append(r)
+            cols.append(c)
+            masses.append(v)
+    mass = np.array([float(Fraction(m, den)) for m in masses])  # each rounded once, to nearest
+    return TransportPlan(source=x_i[np.array(rows)], target=x_j[np.array(cols)], mass=mass)
+
+
+#: Largest denominator tried when reading a prior's masses as the rationals ``c_k / n`` they were
+#: rounded from (:func:`_exact_masses`): two fractions of denominators at most ``2^24`` differ by
+#: at least ``2^-48``, far above the rounding of a float, so the reading is unique.
+_MAX_DENOMINATOR = 2**24
+
+
+def _exact_masses(pmf: NDArray[np.float64]) -> tuple[list[int], int]:
+    """``(c, n)``: the masses as exact rationals ``c[k] / n`` (``pmf > 0``).
+
+    When every ``pmf[k]`` is the nearest float to ``c[k] / n`` for one ``n <= 2^24`` with
+    ``sum c = n`` (a prior estimated from counts, or written in decimals: ``0.1, 0.2, 0.7``), those
+    rationals; they sum to exactly 1, as the prior they stand for does. Otherwise the floats
+    themselves, ``pmf[k] = c[k] 2^-E`` exactly.
+    """
+    fractions = [Fraction(v).limit_denominator(_MAX_DENOMINATOR) for v in pmf.tolist()]
+    n = 1
+    for f in fractions:
+        n = n * f.denominator // math.gcd(n, f.denominator)
+        if n > _MAX_DENOMINATOR:
+            break
+    else:
+        counts = [f.numerator * (n // f.denominator) for f in fractions]
+        if sum(counts) == n and all(float(f) == v for f, v in zip(fractions, pmf.tolist(), strict=True)):
+            return counts, n
+    mantissa, exponent = np.frexp(pmf)
+    ints = (mantissa * 2.0**53).astype(np.int64)  # exact: 53-bit mantissas
+    shifts = exponent.astype(np.int64) - 53
+    e = -int(shifts.min())
+    return [int(v) << int(k + e) for v, k in zip(ints.tolist(), shifts.tolist(), strict=True)], 2**e
+
+
+def marginal_error_bound(plan: TransportPlan, prior_i: DiscretePrior, prior_j: DiscretePrior) -> float:
+    """The guaranteed bound on ``|row or column sum of plan - pmf|`` of :func:`kantorovich_plan`.
+
+    Parameters
+    ----------
+    plan : TransportPlan
+        ``kantorovich_plan(prior_i, prior_j)``.
+    prior_i, prior_j : DiscretePrior
+
+    Returns
+    -------
+    float
+        ``2 (N + K + 2) u``, ``N`` the points of positive mass of both priors, ``K`` the atoms,
+        ``u = 2^-53``: each float level errs by at most ``N u`` and each telescoped difference
+        by one more rounding per atom (float route); each atom's conversion to float errs by
+        ``u`` relative and the exact sums by ``N u`` (exact route).
+    """
+    n = int((prior_i.pmf > 0).sum() + (prior_j.pmf > 0).sum())
+    return 2.0 * (n + plan.mass.size + 2) * 2.0**-53
