@@ -4,9 +4,9 @@ Laplace and Gaussian noise.
 
 Run: ``python benchmarks/bench_noise.py [N ...] [--scale S]`` (default 10^6 and 10^7; scale 0.78
 for Laplace and sigma 1.3 for Gaussian, or S for both: issue 29 measures S = 1e9, where the grid is
-``2^-11``, coarser than the release grid). For each N and each noise: the median of 5 runs of the exact sampler with 1 worker and with every core and of NumPy,
-and of OpenDP with every core (3 runs at N <= 10^6, 1 run above: it takes about a minute per
-10^7 values); then the ratios to NumPy.
+``2^-11``, coarser than the release grid). For each N and each noise: the median of 5 runs of the
+exact sampler with 1 worker and with every core and of NumPy, and of OpenDP with every core (3 runs
+at N <= 10^6, 1 run above: it takes about a minute per 10^7 values); then the ratios to NumPy.
 """
 
 from __future__ import annotations

@@ -242,7 +242,20 @@ def test_cli_walk_validates_each_value_once(tmp_path: Path) -> None:
         "table_aggregates": 1,
     }
     out = tmp_path / "w.csv"
-    released = _walk(["release", *adult, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "1"])
+    released = _walk(
+        [
+            "release",
+            *adult,
+            "--epsilon",
+            "0.5",
+            "--output",
+            str(out),
+            "--rng-seed",
+            "1",
+            "--mechanism",
+            "optimal",
+        ]
+    )
     assert released == {
         "check_epsilons": 1,
         "check_epsilon": 1,

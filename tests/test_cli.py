@@ -33,7 +33,10 @@ def run(*args: str):
 
 def test_calibrate_json_on_adult() -> None:
     # the point-estimate comparison of every mechanism (the robust default: test_robust.py)
-    res = run("calibrate", *ADULT, "--epsilon", "0.5", "--epsilon", "1", "--json", "--prior-set", "none")
+    res = run(
+        "calibrate", *ADULT, "--epsilon", "0.5", "--epsilon", "1", "--json", "--prior-set", "none",
+        "--mechanism", "all",
+    )  # fmt: skip
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     rows = out["results"]
@@ -73,7 +76,9 @@ def test_calibrate_table_and_single_mechanism() -> None:
 
 def test_release_adult_csv(tmp_path) -> None:
     out = tmp_path / "rel.csv"
-    res = run("release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "7")
+    # codes plus Laplace noise, when asked for (the default for labels is a mapping: test_main_job)
+    args = ("--output", str(out), "--rng-seed", "7", "--mechanism", "optimal", "--compare")
+    res = run("release", *ADULT, "--epsilon", "0.5", *args)
     assert res.exit_code == 0, res.output
     original = pd.read_csv(dataset_path("adult"), dtype=str, keep_default_na=False)
     released = pd.read_csv(out, dtype=str, keep_default_na=False)

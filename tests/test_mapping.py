@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import (
     MAPPING_MECHANISMS,
+    MECHANISMS,
     Skipped,
     Utility,
     calibrate,
@@ -361,7 +362,7 @@ def test_sampler_rejects_bad_input(weights, indices, message) -> None:
 
 def test_bad_input_names_the_argument() -> None:
     sc = _pair([0.5, 0.5], [0.4, 0.6])
-    with pytest.raises(ValueError, match="utility must be one of accuracy, absolute, got 'best'"):
+    with pytest.raises(ValueError, match="utility must be one of shares, accuracy, absolute, got 'best'"):
         Utility("best", np.ones(2), np.arange(2.0))
     with pytest.raises(ValueError, match="optimal-mapping is a randomized mapping"):
         calibrate(sc, 0.5, "optimal-mapping")
@@ -393,7 +394,7 @@ def test_cli_bad_utility_and_mechanism_are_one_line() -> None:
     ]
     res = runner.invoke(app, [*base, "--utility", "best"])
     assert res.exit_code == 1 and res.output.strip().splitlines() == [
-        "error: utility must be one of accuracy, absolute, got 'best'"
+        "error: utility must be one of shares, accuracy, absolute, got 'best'"
     ]
     res = runner.invoke(app, [*base, "--mechanism", "optimal-map"])
     assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
@@ -407,7 +408,7 @@ def test_adult_reference_values_point_estimate() -> None:
     """Issue 16's reference values: workclass given marital-status, 8 labels, '?' missing."""
     table = calibrate_table(
         "adult", secret="marital-status", public="workclass", pairs=[ADULT_PAIR],
-        epsilon=[0.1, 0.5, 1.0], prior_set="none",
+        epsilon=[0.1, 0.5, 1.0], prior_set="none", mechanisms=list(MECHANISMS), utility="accuracy",
     )  # fmt: skip
     rows = {(c.mechanism, c.epsilon): c for c in table.comparison}
     for eps, lp, rr in ((0.1, 0.8216, 0.1364), (0.5, 0.9085, 0.1906), (1.0, 0.9874, 0.2797)):
@@ -448,6 +449,14 @@ def test_release_adult_workclass_as_labels(tmp_path) -> None:
     assert released.count("") == 2_799  # '?' is missing and stays missing
     page = (tmp_path / "wc.html").read_text()
     assert 'id="fig-matrix"' in page and 'id="fig-accuracy-epsilon"' in page
+    counts = report["noise"]["counts"]  # the label counts in and out, side by side in the page
+    assert 'id="label-counts"' in page and counts["values"] == sorted(labels)
+    for label, n_in, n_out in zip(counts["values"], counts["input"], counts["output"], strict=True):
+        assert (
+            f'data-key="count-in:{label}">{n_in}<' in page
+            and f'data-key="count-out:{label}">{n_out}<' in page
+        )
+        assert released.count(label) == n_out
 
 
 def test_release_keeps_other_columns_and_numeric_alphabet(tmp_path) -> None:

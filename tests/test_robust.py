@@ -152,7 +152,8 @@ EPS = ["--epsilon", "0.1", "--epsilon", "0.5", "--epsilon", "1"]
 def test_cli_prints_both_optima_of_the_issue(kind: str, expected: tuple[str, ...]) -> None:
     # issue 15's reference values: point 2.379 / 0.7821 / 0.3386, dkw 3.578 / 1.085 / 0.665,
     # l1 4.17 / 1.258 / 0.768 (Adult, m = 2, confidence 0.95)
-    res = runner.invoke(app, ["calibrate", *ADULT, *EPS, "--prior-set", kind, "--json"])
+    args = ["calibrate", *ADULT, *EPS, "--prior-set", kind, "--mechanism", "optimal", "--json"]
+    res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     rows = [r for r in json.loads(res.output)["results"] if r["mechanism"] == "optimal"]
     robust = [r["scale"] for r in rows if r["prior_set"]["kind"] == kind]
@@ -188,7 +189,9 @@ def test_priors_from_another_table(tmp_path) -> None:
     assert [c.scale for c in other.comparison] == [c.scale for c in own.comparison]  # the first's priors
     assert other.inputs["priors_from"] == own.inputs["data"] and other.data is not None
     assert other.data.rows_total == 24842 and other.estimated.rows_total == 24000
-    res = release(second, epsilon=0.5, output=tmp_path / "out.csv", rng=3, priors_from=first, **kw)
+    res = release(
+        second, epsilon=0.5, output=tmp_path / "out.csv", rng=3, priors_from=first, mechanism="optimal", **kw
+    )
     assert res.rows_released + res.rows_missing_public == 24842  # the second part's rows
     assert res.chosen.scale == pytest.approx(own.comparison[0].scale, rel=1e-9)
     assert res.report["inputs"]["priors_from"] == own.inputs["data"]

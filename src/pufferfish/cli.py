@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ._checks import check_epsilons
-from .calibration import Calibration, MappingCalibration, Skipped
+from .calibration import MECHANISMS, Calibration, MappingCalibration, Skipped
 from .cli_common import (
     checked_text,
     guard,
@@ -29,6 +29,7 @@ from .cli_common import (
     parse_mechanisms,
     parse_order,
     print_comparisons,
+    print_table,
     progress_bar,
     publish,
     require_pairs,
@@ -200,10 +201,10 @@ def _print_tables(
     )
     read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
     console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
-    console.print(_inputs_table(est))
+    print_table(console, _inputs_table(est))
     scenario = est.scenario if fitted is None else fitted.scenario
     if fitted is not None:
-        console.print(_fitted_table(fitted))
+        print_table(console, _fitted_table(fitted))
         if fitted.model == "gaussian":
             console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
     show_pair = len(scenario.pairs) * len(scenario.priors) > 1
@@ -211,9 +212,11 @@ def _print_tables(
     robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
     if robust is not None:
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
+    point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
+    if robust is not None and point is not None:
         console.print(
-            "The 'estimate only' optimal holds only if the adversary's prior is exactly the sample "
-            "frequencies; the difference is the price of the uncertainty of the estimate.",
+            f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
+            "sample frequencies; the difference is the price of the uncertainty of the estimate.",
             soft_wrap=True,
             highlight=False,
         )
@@ -249,7 +252,14 @@ def calibrate(
     pair: PairOpt,
     order: OrderOpt = None,
     weight: WeightOpt = None,
-    mechanism: Annotated[str, typer.Option("--mechanism", help="Calibrator, several 'a,b', or all.")] = "all",
+    mechanism: Annotated[
+        str,
+        typer.Option(
+            "--mechanism",
+            help="Calibrator, several 'a,b', all, or auto (default: the column's set: the randomized "
+            "mappings for a categorical column, the additive mechanisms for a numeric one).",
+        ),
+    ] = "auto",
     prior: PriorOpt = "empirical",
     noise: NoiseOpt = Noise.laplace,
     delta: DeltaOpt = 0.0,
@@ -293,7 +303,7 @@ def calibrate(
             public=public,
             pairs=require_pairs(pair),
             epsilon=epsilon,
-            mechanisms=parse_mechanisms(mechanism),
+            mechanisms=list(MECHANISMS) if mechanism == "all" else parse_mechanisms(mechanism),
             order=parse_order(order),
             weight=weight,
             prior=prior,
@@ -332,13 +342,17 @@ def release(
     order: OrderOpt = None,
     weight: WeightOpt = None,
     mechanism: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--mechanism",
             help="Calibrator whose scale is used, or a randomized mapping (optimal-mapping, "
-            "randomized-response, randomized-response-dp, geometric) that releases labels.",
+            "randomized-response, randomized-response-dp, geometric) that releases labels. Default: "
+            "optimal-mapping for a categorical column (labels out), optimal for a numeric one.",
         ),
-    ] = "optimal",
+    ] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Also calibrate and show the other mechanisms.")
+    ] = False,
     prior: PriorOpt = "empirical",
     noise: NoiseOpt = Noise.laplace,
     delta: DeltaOpt = 0.0,
@@ -382,12 +396,15 @@ def release(
 
     if "," in public or unit:
         given = _one_column_options(prior_set, prior, order, priors_from, prior_radius, utility)
-        refuse(given | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0})
+        refuse(
+            given
+            | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0, "--compare": compare}
+        )
         joint_release(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
-            mechanism=mechanism, weight=weight, rng_seed=rng_seed, force=force, workers=workers,
-            engine=engine, report=report, as_json=as_json, categorical=categorical, numeric=numeric,
-            sampler=sampler,
+            mechanism=mechanism or "optimal", weight=weight, rng_seed=rng_seed, force=force,
+            workers=workers, engine=engine, report=report, as_json=as_json, categorical=categorical,
+            numeric=numeric, sampler=sampler,
         )  # fmt: skip
         return
 
@@ -423,6 +440,7 @@ def release(
             priors_from=priors_from,
             utility=utility,
             sampler=sampler,
+            compare=compare,
         )
 
     with progress_bar() as advance:
@@ -432,6 +450,20 @@ def release(
         write_report=lambda path: write_html_report(result, path, payload=result.report, force=force),
         show=lambda console: _print_release(console, result),
     )  # fmt: skip
+
+
+def _counts_table(counts: dict[str, Any], est: EstimatedPriors) -> Table:
+    """Released rows per label (or value), in the input and in the output, side by side."""
+    table = Table(title=f"{est.public_column}: released rows per value", title_justify="left")
+    table.add_column(est.public_column)
+    for name in ("input", "output", "output - input"):
+        table.add_column(name, justify="right")
+    total_in, total_out = sum(counts["input"]), sum(counts["output"])
+    for value, n_in, n_out in zip(counts["values"], counts["input"], counts["output"], strict=True):
+        label = value if isinstance(value, str) else num(float(value), 8)
+        table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
+    table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
+    return table
 
 
 def _print_release(console: Console, result: Any) -> None:
@@ -450,10 +482,14 @@ def _print_release(console: Console, result: Any) -> None:
         )
     else:
         console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
+    if result.calibration.inputs.get("fallback"):
+        console.print(f"fallback: {result.calibration.inputs['fallback']}", soft_wrap=True, highlight=False)
     console.print(f"guarantee: {result.report['guarantee']}")
     console.print(f"noise: {result.noise['sampler']}")
     if result.noise.get("rounding"):  # noise on a grid; a mapping has none
         console.print(f"rounding: {result.noise['rounding']}")
+    if result.noise.get("counts"):  # a mapping: the released rows per value, in and out
+        print_table(console, _counts_table(result.noise["counts"], result.calibration.estimated))
     console.print(f"report: {result.report_path}")
 
 
@@ -533,11 +569,7 @@ def multiuser_release(
     user: UserOpt = None,
     mechanism: Annotated[
         str,
-        typer.Option(
-            "--mechanism",
-            help="Calibrator whose scale is used, or a randomized mapping (optimal-mapping, "
-            "randomized-response, randomized-response-dp, geometric) that releases labels.",
-        ),
+        typer.Option("--mechanism", help="Calibrator of the sum whose scale is used (see multiuser)."),
     ] = "optimal",
     rng_seed: Annotated[
         int | None,

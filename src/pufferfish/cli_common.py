@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .calibration import Calibration, MappingCalibration, PrivacyCheckError, Skipped
+from .calibration import Calibration, MappingCalibration, PrivacyCheckError, Skipped, TimeLimitError
 from .priorsets import set_label
 
 T = TypeVar("T")
@@ -36,6 +36,8 @@ def guard(fn: Callable[[], T]) -> T:
         return fn()
     except (ValueError, FileExistsError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except TimeLimitError as exc:
+        fail(f"did not finish: {exc}")
     except PrivacyCheckError as exc:
         fail(f"privacy check failed (please report this bug): {exc}")
     raise AssertionError("unreachable")  # pragma: no cover
@@ -65,8 +67,9 @@ def require_pairs(pair: list[str]) -> list[str]:
 
 
 def parse_mechanisms(mechanism: str) -> list[str] | None:
-    """The names of ``--mechanism a,b`` (None for ``all``: the library's default set)."""
-    return None if mechanism == "all" else [m.strip() for m in mechanism.split(",")]
+    """The names of ``--mechanism a,b`` (None for ``auto`` or ``all``: the library's default set;
+    one column's ``calibrate`` reads ``all`` as every mechanism itself)."""
+    return None if mechanism in ("auto", "all") else [m.strip() for m in mechanism.split(",")]
 
 
 def publish(
@@ -119,6 +122,46 @@ def checked_text(c: Calibration | MappingCalibration) -> str:
     return f"loss = {c.checked_loss:.6g}"
 
 
+def print_table(console: Console, table: Table) -> None:
+    """Print ``table`` whole at the console's width, no cell cut (issue 32).
+
+    Each column gets at least its longest word (names of mechanisms and labels, numbers and
+    headers are single words, so none is ever split or shortened with ``…``); the width left over
+    goes to the columns that wrap, in proportion to what they lack. When even the longest words
+    do not fit side by side, the table is printed as one record per row: the row's first cell,
+    then ``header: value`` lines.
+    """
+    opts = console.options
+    sizes = [table._measure_column(console, opts, c) for c in table.columns]  # with padding
+    edges = len(table.columns) + 1 if table.box else 0
+    if sum(m.maximum for m in sizes) + edges > console.width:
+        spare = console.width - edges - sum(m.minimum for m in sizes)
+        if spare < 0:
+            _print_records(console, table)
+            return
+        lack = [m.maximum - m.minimum for m in sizes]
+        total = sum(lack)
+        give = [spare * x // total if total else 0 for x in lack]
+        pad = table.padding[1] + table.padding[3] if len(table.padding) == 4 else 2
+        for column, m, extra in zip(table.columns, sizes, give, strict=True):
+            column.width = m.minimum + extra - pad
+    for column in table.columns:
+        column.overflow = "fold"  # never reached: every column holds its longest word
+    console.print(table)
+
+
+def _print_records(console: Console, table: Table) -> None:
+    """``table`` as one record per row (:func:`print_table` when its columns cannot fit)."""
+    if table.title:
+        console.print(str(table.title), highlight=False)
+    headers = [str(c.header).replace("\n", " ") for c in table.columns]
+    for row in zip(*(list(c.cells) for c in table.columns), strict=True):
+        console.print(f"- {row[0]}", highlight=False)
+        for header, value in zip(headers[1:], row[1:], strict=True):
+            if str(value) not in ("", "-"):  # wrapped at the width, word by word
+                console.print(f"    {header}: {value}", highlight=False)
+
+
 def comparison_table(
     results: list[Calibration | MappingCalibration | Skipped],
     epsilon: float,
@@ -133,27 +176,31 @@ def comparison_table(
     used = [c for c in results if not isinstance(c, Skipped)]
     robust = any(c.prior_set is not None for c in used)
     utility = any(c.expected_accuracy is not None for c in used)
+    # a table of mappings of labels has no noise, scale or variance, and no distance between labels
+    additive = not used or any(isinstance(c, Calibration) for c in used)
+    distance = additive or any(isinstance(c, MappingCalibration) and c.utility == "absolute" for c in used)
     for name, justify in (
         ("mechanism", "left"),
         *((("priors", "left"),) if robust else ()),
-        ("noise", "left"),
-        ("scale", "right"),
-        ("noise variance", "right"),
+        *((("noise", "left"), ("scale", "right"), ("noise variance", "right")) if additive else ()),
         ("checked", "right"),
-        *((("accuracy", "right"), ("abs error", "right")) if utility else ()),
+        *((("accuracy", "right"),) if utility else ()),
+        *((("abs error", "right"),) if utility and distance else ()),
         ("decided by / why not", "left"),
     ):
         table.add_column(name, justify=justify)
     for c in used:
-        mapped = isinstance(c, MappingCalibration)
+        if isinstance(c, MappingCalibration):
+            noise = ("mapping", "-", "-")
+        else:
+            noise = (c.noise, num(c.scale), num(c.variance))
         table.add_row(
             c.mechanism + (" (eps-MI)" if c.criterion == "eps-MI PP" else ""),
             *((set_label(c.prior_set),) if robust else ()),
-            "mapping" if mapped else c.noise,
-            "-" if isinstance(c, MappingCalibration) else num(c.scale),
-            "-" if isinstance(c, MappingCalibration) else num(c.variance),
+            *(noise if additive else ()),
             checked_text(c),
-            *((num(c.expected_accuracy), num(c.expected_abs_error)) if utility else ()),  # type: ignore[arg-type]
+            *((num(c.expected_accuracy),) if utility else ()),  # type: ignore[arg-type]
+            *((num(c.expected_abs_error),) if utility and distance else ()),  # type: ignore[arg-type]
             (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
         )
     return table
@@ -170,7 +217,7 @@ def print_comparisons(
     that rest on their theorem alone (not numerically checked)."""
     for eps in dict.fromkeys(c.epsilon for c in results):
         here = [c for c in results if c.epsilon == eps]
-        console.print(comparison_table(here, eps, delta, show_pair=show_pair))
+        print_table(console, comparison_table(here, eps, delta, show_pair=show_pair))
         reasons: dict[str, list[str]] = {}
         for c in here:
             if isinstance(c, Skipped):

@@ -164,9 +164,11 @@ def calibrate_table(
     epsilon : float or sequence of float
         Privacy budgets, each finite and > 0 (nats).
     mechanisms : sequence of str, optional
-        Names from :data:`~pufferfish.calibration.MECHANISMS`; default every registered one
-        (those that do not apply are reported with the reason), the randomized mappings
-        (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) for a categorical column only.
+        Names from :data:`~pufferfish.calibration.MECHANISMS` (those that do not apply are
+        reported with the reason). Default: the column's set (:func:`releases_labels`): the
+        randomized mappings (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`, labels in and
+        out) for a categorical column, the additive mechanisms otherwise; a categorical column's
+        codes get additive noise only when named.
     order : sequence of str, optional
         Label order of a categorical public column (default: sorted labels).
     weight : str, optional
@@ -191,15 +193,17 @@ def calibrate_table(
         Guarantee for every prior in a confidence set around each estimate (DKW band or L1 ball,
         :mod:`pufferfish.priorsets`), or the estimate alone; default ``"dkw"`` for empirical
         priors with pure eps and Laplace noise, else ``"none"``. Under a set only ``optimal``
-        and ``l1`` apply; the point-estimate ``optimal`` is added beside them.
+        and ``l1`` (and the mappings) apply; the point-estimate ``optimal`` (or
+        ``optimal-mapping``) is added beside them.
     confidence, prior_radius : float
         The sets' level in (0, 1) (default 0.95), or their radius (DKW ``eta``, L1 ``r``) >= 0.
     priors_from : str, pathlib.Path or DataFrame, optional
         Table to estimate the priors from instead (same columns; the codes cover both tables).
-    utility : {"accuracy", "absolute"}, optional
+    utility : {"shares", "accuracy", "absolute"}, optional
         Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`), weighted by the
-        public column's distribution over the released rows; default ``"accuracy"`` for a
-        categorical column, ``"absolute"`` for a numeric one.
+        public column's distribution over the released rows; default ``"shares"`` (accuracy with
+        every label's expected share of the output kept) for a categorical column, ``"absolute"``
+        for a numeric one.
 
     Returns
     -------
@@ -268,9 +272,11 @@ def calibrate_table_steps(
     priors_source: TableSource | None = None,
     utility: str | None = None,
     default_set: bool = False,
+    point_row: bool = True,
 ) -> TableCalibration:
     """:func:`calibrate_table` on validated arguments and a resolved source (``default_set``:
-    the mechanisms are the default set, so the mappings are left out for a numeric column)."""
+    the mechanisms are the default set, narrowed to the column's: :func:`releases_labels`;
+    ``point_row``: under a prior set, add the best mechanism at the point estimate beside it)."""
     model, n_components = prior_model
     how = dict(
         secret=secret, public=public, pairs=pairs, order=order, weight=weight, engine=engine, spark=spark
@@ -290,8 +296,9 @@ def calibrate_table_steps(
     )
     scenario = estimated.scenario if fitted is None else fitted.scenario
     released = point if data is None else data
-    if default_set and not released.categorical:
-        mechanisms = tuple(m for m in mechanisms if not m.mapping)
+    if default_set:
+        mappings = releases_labels(released, model, noise, delta)
+        mechanisms = tuple(m for m in mechanisms if m.mapping == mappings)
     util = _utility(released, point, utility)
     comparison = run_comparison(
         scenario,
@@ -302,8 +309,9 @@ def calibrate_table_steps(
         secret_weights=estimated.secret_weights,
         utility=util,
     )
-    if kind != "none" and REGISTRY["optimal"] in mechanisms:  # the price of the uncertainty
-        at_point = run_comparison(point.scenario, epsilons, (REGISTRY["optimal"],), delta=delta, noise=noise)
+    best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
+    if point_row and kind != "none" and best is not None:  # the price of the uncertainty
+        at_point = run_comparison(point.scenario, epsilons, (best,), delta=delta, noise=noise, utility=util)
         comparison = tuple(
             r
             for eps, extra in zip(epsilons, at_point, strict=True)
@@ -333,6 +341,14 @@ def calibrate_table_steps(
     return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data, util)
 
 
+def releases_labels(released: EstimatedPriors, model: str, noise: str, delta: float) -> bool:
+    """Whether the column's default mechanisms are the randomized mappings (labels in, labels
+    out): a categorical column with empirical priors and a pure-eps Laplace request (issue 32).
+    Otherwise the additive mechanisms (a numeric column, fitted priors, Gaussian noise or a delta);
+    ``--mechanism`` names any."""
+    return released.categorical and model == "empirical" and noise == "laplace" and delta == 0.0
+
+
 def _utility(released: EstimatedPriors, priors: EstimatedPriors, kind: str | None) -> Utility | None:
     """The utility of a mapping on the alphabet of both estimates: ``mu`` = the released table's
     distribution of the public column (:attr:`EstimatedPriors.marginal`); None for one value."""
@@ -342,7 +358,7 @@ def _utility(released: EstimatedPriors, priors: EstimatedPriors, kind: str | Non
     mu = np.zeros(support.size)
     marginal = released.marginal if released.marginal is not None else np.ones(released.support.size)
     mu[np.searchsorted(support, released.support)] = marginal
-    default = "accuracy" if released.categorical else "absolute"
+    default = "shares" if released.categorical else "absolute"
     return Utility(kind or default, mu, support)
 
 

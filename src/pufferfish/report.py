@@ -435,9 +435,27 @@ def _mechanism_section(
         text = f"Noise: {noise['sampler']}." + (f" {rounding}" if rounding else "")
         text += f"; checked on {checked}." if checked else ("." if rounding else "")
         parts.append(f'<p class="note" id="release-noise">{html.escape(text)}</p>')
+        if noise.get("counts"):
+            parts.append(_counts_table(noise["counts"]))
     if payload.get("guarantee"):
         parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
     return parts
+
+
+def _counts_table(counts: dict[str, Any]) -> str:
+    """A mapping's released rows per value, in the input and in the output, side by side."""
+    cells = []
+    for v, a, b in zip(counts["values"], counts["input"], counts["output"], strict=True):
+        name = html.escape(str(v))
+        cells.append(
+            f'<tr><td>{name}</td><td data-key="count-in:{name}">{a}</td>'
+            f'<td data-key="count-out:{name}">{b}</td></tr>'
+        )
+    rows = "".join(cells)
+    return (
+        '<table id="label-counts"><caption>Released rows per value: input and output</caption>'
+        f"<tr><th>value</th><th>input</th><th>output</th></tr>{rows}</table>"
+    )
 
 
 def _matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[str, str]:

@@ -135,7 +135,7 @@ def release(
     pairs: Iterable[tuple[str, str] | str],
     epsilon: float,
     output: str | Path,
-    mechanism: str = "optimal",
+    mechanism: str | None = None,
     order: Sequence[str] | None = None,
     weight: str | None = None,
     rng: np.random.Generator | int | None = None,
@@ -157,6 +157,7 @@ def release(
     priors_from: Any = None,
     utility: str | None = None,
     sampler: str = "exact",
+    compare: bool = False,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
@@ -180,11 +181,13 @@ def release(
     output : str or pathlib.Path
         Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
         beside it (:func:`~pufferfish.tables.source.report_path_for`).
-    mechanism : str
-        Calibrator whose scale (or matrix) is used (default ``"optimal"``), one of
-        :data:`~pufferfish.calibration.MECHANISMS`; every mechanism is computed and reported
-        (those that do not apply with the reason; the mappings for a categorical column, or when
-        one is chosen).
+    mechanism : str, optional
+        Calibrator whose scale (or matrix) is used, one of
+        :data:`~pufferfish.calibration.MECHANISMS`. Default (None): the column's
+        (:func:`~pufferfish.pipeline.releases_labels`): ``optimal-mapping`` for a categorical
+        column (labels in, labels out), falling back to the most accurate other mapping that
+        passes its check when the LP cannot answer (the report's ``fallback`` says why);
+        ``optimal`` otherwise. Only this mechanism is computed, unless ``compare``.
     order : sequence of str, optional
         Label order of a categorical public column (default: sorted labels).
     weight : str, optional
@@ -226,6 +229,9 @@ def release(
     categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility :
         Column kinds, the priors the guarantee holds for and their table, the mappings' objective
         (:func:`calibrate_table`).
+    compare : bool
+        Also compute and report the other mechanisms of the column's set (every mechanism when
+        ``mechanism`` names one outside it), as ``calibrate`` does; default False.
 
     Returns
     -------
@@ -254,8 +260,8 @@ def release(
     # The edge: every argument validated once, the table resolved once, outputs checked first.
     (eps,) = check_epsilons([epsilon])
     delta = check_delta(delta)
-    chosen_mechanism = lookup(mechanism)
-    noise_used = chosen_mechanism.noise or check_noise(noise)
+    chosen_mechanism = None if mechanism is None else lookup(mechanism)
+    noise_used = (chosen_mechanism.noise if chosen_mechanism else None) or check_noise(noise)
     check_batch_rows(batch_rows)
     n_workers = check_workers(workers)
     prior_model = parse_prior_model(prior)
@@ -272,17 +278,22 @@ def release(
     priors_source = None if priors_from is None else resolve_source(priors_from, engine)
     _check_outputs(source, out_path, rep_path, force)
 
+    mechanisms, spark_default = _mechanisms_to_run(chosen_mechanism, engine, compare)
     table = calibrate_table_steps(
-        source, secret=secret, public=public, pairs=pair_list, epsilons=(eps,),
-        mechanisms=tuple(REGISTRY.values()), order=order, weight=weight, prior=prior,
-        prior_model=prior_model, noise=noise_used, delta=delta, fit_seed=fit_seed, engine=engine,
-        spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
-        utility=None if utility is None else check_utility(utility), default_set=not chosen_mechanism.mapping,
+        source, secret=secret, public=public, pairs=pair_list, epsilons=(eps,), mechanisms=mechanisms,
+        order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise_used, delta=delta,
+        fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
+        utility=None if utility is None else check_utility(utility),
+        default_set=chosen_mechanism is None and not spark_default,
+        point_row=compare,
     )  # fmt: skip
-    picked = next(c for c in table.comparison if c.mechanism == chosen_mechanism.name)
-    if isinstance(picked, Skipped):
-        raise ValueError(f"mechanism {chosen_mechanism.name} cannot be used here: {picked.reason}")
-    table = replace(table, inputs={**table.inputs, "mechanism": chosen_mechanism.name, "sampler": sampler})
+    picked, fallback = _pick(table.comparison, chosen_mechanism)
+    if spark_default and table.estimated.categorical:
+        fallback = "optimal used (noise on the codes): the spark engine releases no mapping; duckdb does"
+    if engine == "spark" and isinstance(picked, MappingCalibration):
+        raise ValueError(f"mechanism {picked.mechanism} (a mapping) is released by the duckdb engine only")
+    inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": sampler}
+    table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
     scale = sampler_scale(table, picked, rng, sampler)
 
     report, drawn, rows_released, rows_missing = _publish(
@@ -375,14 +386,61 @@ def sampler_scale(
     return found[0]
 
 
-def _check_sampling(engine: str, rng: Any, mechanism: Mechanism, sampler: str) -> None:
+def _check_sampling(engine: str, rng: Any, mechanism: Mechanism | None, sampler: str) -> None:
     """A known sampler, and what the Spark engine cannot do: share one Generator across
     partitions, release a mapping."""
     check_sampler(sampler)
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
-    if engine == "spark" and mechanism.mapping:
+    if engine == "spark" and mechanism is not None and mechanism.mapping:
         raise ValueError(f"mechanism {mechanism.name} (a mapping) is released by the duckdb engine only")
+
+
+#: The randomized mappings, the default release of a categorical column, in order of preference
+#: after ``optimal-mapping`` when it cannot answer (ties of accuracy keep this order).
+_MAPPINGS = tuple(m for m in REGISTRY.values() if m.mapping)
+
+
+def _mechanisms_to_run(
+    chosen: Mechanism | None, engine: str, compare: bool
+) -> tuple[tuple[Mechanism, ...], bool]:
+    """``(mechanisms to calibrate, Spark's default)``: the named one (every one with ``compare``);
+    by default the additive optimum and the mappings, of which the column's kind keeps one set
+    (:func:`~pufferfish.pipeline.releases_labels`); with Spark, which releases no mapping, the
+    additive optimum (its set with ``compare``)."""
+    if chosen is not None:
+        return (tuple(REGISTRY.values()) if compare else (chosen,)), False
+    if engine == "spark":
+        additive = tuple(m for m in REGISTRY.values() if not m.mapping)
+        return (additive if compare else (REGISTRY["optimal"],)), True
+    return (tuple(REGISTRY.values()) if compare else (REGISTRY["optimal"], *_MAPPINGS)), False
+
+
+def _pick(
+    comparison: Sequence[Calibration | MappingCalibration | Skipped], mechanism: Mechanism | None
+) -> tuple[Calibration | MappingCalibration, str | None]:
+    """The result released, and why it is not the one asked for (None when it is).
+
+    A named mechanism is used or refused. The default is the first of ``optimal`` (additive set)
+    or ``optimal-mapping`` (mapping set) in the comparison; when ``optimal-mapping`` could not
+    answer (too many labels for its LP, its time limit), the mapping of highest expected accuracy
+    among those that passed their exact check, with the reason.
+    """
+    if mechanism is not None:
+        picked = next(c for c in comparison if c.mechanism == mechanism.name)
+        if isinstance(picked, Skipped):
+            raise ValueError(f"mechanism {mechanism.name} cannot be used here: {picked.reason}")
+        return picked, None
+    names = [c.mechanism for c in comparison]
+    first = "optimal-mapping" if "optimal-mapping" in names else "optimal"
+    picked = next(c for c in comparison if c.mechanism == first)
+    if not isinstance(picked, Skipped):
+        return picked, None
+    passed = [c for c in comparison if isinstance(c, MappingCalibration)]
+    if not passed:
+        raise ValueError(f"mechanism {first} cannot be used here: {picked.reason}")
+    best = max(passed, key=lambda c: c.expected_accuracy)  # max keeps the first of equal ones
+    return best, f"{best.mechanism} used: {first} {picked.reason}"
 
 
 def _check_outputs(source: TableSource, out_path: Path, rep_path: Path, force: bool) -> None:

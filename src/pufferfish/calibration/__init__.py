@@ -44,7 +44,15 @@ from .registry import (
     not_applicable,
     run_comparison,
 )
-from .result import CRITERIA, Calibration, MappingCalibration, PrivacyCheckError, RootFinding, Skipped
+from .result import (
+    CRITERIA,
+    Calibration,
+    MappingCalibration,
+    PrivacyCheckError,
+    RootFinding,
+    Skipped,
+    TimeLimitError,
+)
 from .search import SAFETY_STEPS, Proposal, Target, smallest_passing, verified
 
 __all__ = [
@@ -63,6 +71,7 @@ __all__ = [
     "RootFinding",
     "Skipped",
     "Target",
+    "TimeLimitError",
     "Utility",
     "analytic_gaussian_delta",
     "analytic_gaussian_sigma",

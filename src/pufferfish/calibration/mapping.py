@@ -43,10 +43,12 @@ from scipy.stats import laplace, norm
 from ..priors import DiscretePrior, union_support
 from ..priorsets import PriorSet, dkw_pieces, log_value, set_extremes, set_summary
 from ..scenario import Scenario
-from .result import MappingCalibration, PrivacyCheckError, num
+from .result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
 
-#: Utilities of a mapping: expected accuracy (maximised) or expected absolute error (minimised).
-UTILITIES = ("accuracy", "absolute")
+#: Utilities of a mapping: expected accuracy (maximised), the same keeping every value's share of
+#: the released rows (``shares``, the default for labels: rare labels are not collapsed into
+#: common ones), or expected absolute error (minimised).
+UTILITIES = ("shares", "accuracy", "absolute")
 
 #: Largest alphabet of a mapping mechanism (the LP has ``k^2`` variables).
 MAPPING_MAX_K = 1000
@@ -68,8 +70,11 @@ class Utility:
 
     Attributes
     ----------
-    kind : {"accuracy", "absolute"}
-        Maximise ``sum_x mu(x) M[x, x]``, or minimise ``sum_x mu(x) sum_w M[x, w] |a_w - a_x|``.
+    kind : {"shares", "accuracy", "absolute"}
+        Maximise ``sum_x mu(x) M[x, x]`` (``accuracy``), the same subject to
+        ``sum_x mu(x) M[x, w] = mu(w)`` for every ``w`` (``shares``: each value's expected share
+        of the released rows is its share of the input), or minimise
+        ``sum_x mu(x) sum_w M[x, w] |a_w - a_x|`` (``absolute``).
     weights : numpy.ndarray, shape (k,)
         ``mu``: the distribution of the true values over the released rows (>= 0, sums to 1).
     support : numpy.ndarray, shape (k,)
@@ -509,6 +514,11 @@ def optimal_matrix(
         max  sum_x mu(x) M[x, x]          (accuracy)   or   min  sum_{x,w} mu(x) |a_w - a_x| M[x, w]
         s.t. sum_w M[x, w] = 1                                      for every x
              max_{P in C_i} <P, m_w> <= e^eps min_{Q in C_j} <Q, m_w>   every w, pair, both ways
+             sum_x mu(x) M[x, w] = mu(w)                            every w (``shares`` only)
+
+    ``shares`` is always feasible: the matrix whose every row is ``mu`` releases nothing about
+    ``x`` (loss 0) and keeps every share. Its last share equation is implied by the others and the
+    row sums, and is left out.
 
     solved by HiGHS's interior-point method with crossover to a vertex (:func:`scipy.optimize.linprog`,
     ``highs-ipm``, sparse; measured 5.9 s against 55 s for the dual simplex at k = 500 with point
@@ -545,8 +555,10 @@ def optimal_matrix(
 
     Raises
     ------
+    TimeLimitError
+        If HiGHS stops at ``time_limit`` (or its iteration limit) without an answer.
     PrivacyCheckError
-        If HiGHS does not return an optimal solution.
+        If HiGHS does not return an optimal solution otherwise.
     """
     a = utility.support
     k = a.size
@@ -565,11 +577,18 @@ def optimal_matrix(
         vals = np.concatenate([v_up, -e * v_down], axis=1)
         lp.add(np.broadcast_to(np.arange(k)[:, None], cols.shape), cols, vals, k)
     cost = np.zeros(lp.n)
-    if utility.kind == "accuracy":
+    if utility.kind in ("accuracy", "shares"):
         cost[np.arange(k) * (k + 1)] = -utility.weights
     else:
         cost[: k * k] = (utility.weights[:, None] * np.abs(a[None, :] - a[:, None])).ravel()
     a_eq = sparse.hstack([sparse.kron(sparse.eye(k), np.ones((1, k))), sparse.csr_matrix((k, lp.n - k * k))])
+    b_eq = np.ones(k)
+    if utility.kind == "shares":  # sum_x mu(x) M[x, w] = mu(w), w < k - 1 (the last is implied)
+        mu = utility.weights
+        shares = sparse.hstack([sparse.kron(mu[None, :], sparse.eye(k)).tocsr()[: k - 1],
+                                sparse.csr_matrix((k - 1, lp.n - k * k))])  # fmt: skip
+        a_eq = sparse.vstack([a_eq, shares])
+        b_eq = np.concatenate([b_eq, mu[: k - 1]])
     options = {
         "primal_feasibility_tolerance": 1e-10,
         "dual_feasibility_tolerance": 1e-10,
@@ -577,15 +596,19 @@ def optimal_matrix(
     }
     a_ub = lp.matrix()
     bounds = np.stack([np.concatenate(lp.lower), np.full(lp.n, np.inf)], axis=1)
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(lp.m), A_eq=a_eq.tocsr(), b_eq=np.ones(k), bounds=bounds,
+    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(lp.m), A_eq=a_eq.tocsr(), b_eq=b_eq, bounds=bounds,
                   method="highs-ipm", options=options)  # fmt: skip
+    if res.status == 1:  # HiGHS's time (or iteration) limit: nothing was decided
+        raise TimeLimitError(
+            f"the mapping LP ({k} values, {lp.n} variables) did not finish within {time_limit:g} s"
+        )
     if res.status != 0 or res.x is None:
         raise PrivacyCheckError(f"the mapping LP did not solve: {res.message}")
     m = np.clip(res.x[: k * k].reshape(k, k), 0.0, None)
     m /= m.sum(axis=1, keepdims=True)
-    bound = -float(res.fun) if utility.kind == "accuracy" else float(res.fun)
+    bound = float(res.fun) if utility.kind == "absolute" else -float(res.fun)
     return LPSolution(
-        m, int(res.status), str(res.message), lp.n, lp.m + k, time.perf_counter() - start, bound
+        m, int(res.status), str(res.message), lp.n, lp.m + a_eq.shape[0], time.perf_counter() - start, bound
     )
 
 
@@ -593,14 +616,23 @@ def optimal_matrix(
 
 
 def _round_and_check(
-    scenario: Scenario, matrix: NDArray[np.float64], support: NDArray[np.float64], epsilon: float
+    scenario: Scenario,
+    matrix: NDArray[np.float64],
+    support: NDArray[np.float64],
+    epsilon: float,
+    rows: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.int64], MappingLoss, float]:
-    """Round to the dyadic grid and check; mix with uniform rows until the check passes."""
+    """Round to the dyadic grid and check; mix with constant rows until the check passes.
+
+    The constant rows are uniform, or ``rows`` (the shares ``mu``, which the mixture then keeps:
+    every column becomes ``(1 - lambda) <P, m_w> + lambda mu(w)``, the same shift for every
+    prior, so every ratio moves towards 1 as with uniform rows).
+    """
     k = support.size
-    uniform = np.full((k, k), 1.0 / k)
+    constant = np.full((k, k), 1.0 / k) if rows is None else np.broadcast_to(rows, (k, k))
     last = None
     for lam in MIX_STEPS:
-        weights = dyadic_weights((1.0 - lam) * matrix + lam * uniform)
+        weights = dyadic_weights((1.0 - lam) * matrix + lam * constant)
         chk = mapping_loss(scenario, weights / float(2**GRID_BITS), support)
         if chk.loss + chk.error <= epsilon:
             return weights, chk, lam
@@ -709,7 +741,8 @@ def mapping_calibration(
         how = f"alpha = {num(parameter)}"
     else:
         raise ValueError(f"not a mapping mechanism: {mechanism!r}")
-    weights, chk, lam = _round_and_check(scenario, matrix, support, epsilon)
+    keep = utility.weights if mechanism == "optimal-mapping" and utility.kind == "shares" else None
+    weights, chk, lam = _round_and_check(scenario, matrix, support, epsilon, keep)
     solver["seconds"] = time.perf_counter() - start
     released = weights / float(2**GRID_BITS)
     rho = scenario.priors[0]

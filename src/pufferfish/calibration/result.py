@@ -33,6 +33,14 @@ class PrivacyCheckError(RuntimeError):
     """A calibrated scale failed the exact privacy check (a bug or a false theorem)."""
 
 
+class TimeLimitError(RuntimeError):
+    """A mechanism did not finish within its time limit: nothing was checked, nothing failed.
+
+    Its comparison row says so (``did not finish within ...``), never that it failed the check
+    (issue 33).
+    """
+
+
 @dataclass(frozen=True)
 class RootFinding:
     """Convergence data of the root finds behind a scale.

@@ -28,7 +28,7 @@ from ..divergence import GridTooFineError
 from ..priors import GaussianMixturePrior
 from ..scenario import AdversaryPrior, Scenario
 from .check import Check, from_loss, measure
-from .result import Calibration, PrivacyCheckError, RootFinding, num
+from .result import Calibration, PrivacyCheckError, RootFinding, TimeLimitError, num
 
 #: Relative steps by which a scale that fails its exact check is moved up before giving up.
 SAFETY_STEPS: tuple[float, ...] = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
@@ -316,7 +316,7 @@ def smallest_passing(
     deadline = time.monotonic() + time_limit
     try:
         found: Calibration | None = _search(scenario, target, upper, deadline, time_limit)
-    except PrivacyCheckError:
+    except (PrivacyCheckError, TimeLimitError):
         if not (noise == "laplace" and delta > 0.0) or time.monotonic() >= deadline:
             raise
         found = None
@@ -385,7 +385,7 @@ def _search(
         if scale not in checks:
             left = deadline - time.monotonic()
             if left <= 0.0:
-                raise PrivacyCheckError(
+                raise TimeLimitError(
                     f"optimal: no answer within the time limit of {time_limit:g} s (epsilon {eps!r}, "
                     f"delta {delta!r}, {noise} noise); give a larger time_limit or a larger delta"
                 )

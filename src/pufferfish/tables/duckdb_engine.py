@@ -576,8 +576,8 @@ def _perturb_batch(
     described: dict[str, Any],
 ) -> tuple[list[pa.Array], NDArray[np.bool_]]:
     """One batch with each released column replaced (its value column ``values[k]`` dropped):
-    ``(columns, rows with every released column present)``; the first batch's sampler
-    descriptions go into ``described``."""
+    ``(columns, rows with every released column present)``; each batch's sampler descriptions go
+    into ``described`` (the same but for a mapping's running counts)."""
     cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
     every = np.ones(batch.num_rows, dtype=bool)
     for k, c in enumerate(columns):
@@ -590,7 +590,7 @@ def _perturb_batch(
         present = ~np.isnan(codes)
         every &= present
         cols[idx[k]], about = perturbs[k](codes, present, gen)
-        described.setdefault(c.name, about)
+        described[c.name] = about  # the last batch's: a mapping's counts are the running totals
     return cols, every
 
 
@@ -612,7 +612,8 @@ def _adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
 def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     """``perturb(codes, present, gen) -> (released column, sampler description)`` for a mapping:
     positions in the alphabet, a draw of :func:`~pufferfish.noise.sample_mapping`, and the labels
-    (categorical) or values (numeric) at the drawn positions."""
+    (categorical) or values (numeric) at the drawn positions. The description's ``counts`` are
+    the released rows per value of the alphabet, in the input and in the output, so far."""
     support = np.asarray(mapping.support, dtype=np.float64)
     labels = dict((float(code), label) for label, code in estimated.mapping)
     out_values = (
@@ -621,9 +622,14 @@ def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
         else pa.array(support, type=pa.float64())
     )
 
+    names = [labels.get(float(v)) for v in support] if estimated.categorical else support.tolist()
+    rows_in = np.zeros(support.size, dtype=np.int64)  # released rows per value, in and out
+    rows_out = np.zeros(support.size, dtype=np.int64)
+
     def perturb(
         codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
     ) -> tuple[pa.Array, dict[str, Any]]:
+        nonlocal rows_in, rows_out
         values = to_release_grid(codes[present])
         pos = np.minimum(np.searchsorted(support, values), support.size - 1)
         if values.size and not np.array_equal(support[pos], values):
@@ -633,7 +639,10 @@ def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
         index = np.full(codes.shape, -1, dtype=np.int64)
         index[present] = drawn.indices
         taken = pc.take(out_values, pa.array(index, mask=~present))
-        return taken, drawn.describe()
+        rows_in += np.bincount(pos, minlength=support.size)
+        rows_out += np.bincount(drawn.indices, minlength=support.size)
+        counts = {"values": names, "input": rows_in.tolist(), "output": rows_out.tolist()}
+        return taken, {**drawn.describe(), "counts": counts}  # the counts so far
 
     return perturb
 
