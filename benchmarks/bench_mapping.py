@@ -2,12 +2,14 @@
 categorical sampler's rows/s.
 
 Priors: two Dirichlet(1) pmfs on k labels (one pair), mu their average; eps 0.5; accuracy
-utility. ``--sets`` adds the DKW prior sets (radius 0.02, written into the LP exactly). Prints
+utility (``--shares``: the ``shares`` utility, accuracy keeping each label's share, the default of
+a release of labels since issue 32). ``--sets`` adds the DKW prior sets (radius 0.02, written into
+the LP exactly). Prints
 one line per case: k, seconds of the whole calibration (LP, rounding, exact check), the LP size,
 accuracy; then the sampler on 10^6 and 10^7 rows (secure, OS randomness) beside NumPy's
 ``Generator.choice`` per row group for scale.
 
-Run: ``python benchmarks/bench_mapping.py [--sets] [k ...]``.
+Run: ``python benchmarks/bench_mapping.py [--sets] [--shares] [k ...]``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pufferfish.noise import sample_mapping
 from pufferfish.priorsets import PriorSet
 
 
-def scenario(k: int, sets: bool, seed: int = 0) -> tuple[Scenario, Utility]:
+def scenario(k: int, sets: bool, seed: int = 0, kind: str = "accuracy") -> tuple[Scenario, Utility]:
     rng = np.random.default_rng(seed)
     a = np.arange(k, dtype=float)
     p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
@@ -33,15 +35,16 @@ def scenario(k: int, sets: bool, seed: int = 0) -> tuple[Scenario, Utility]:
         rho = sc.priors[0]
         ps = {s: PriorSet("dkw", a, pr.pmf, 0.02) for s, pr in rho.conditionals.items()}  # type: ignore[union-attr]
         sc = Scenario(sc.pairs, (AdversaryPrior(rho.name, rho.conditionals, ps),))
-    return sc, Utility("accuracy", (p + q) / 2, a)
+    return sc, Utility(kind, (p + q) / 2, a)
 
 
 def main(argv: list[str]) -> None:
     sets = "--sets" in argv
+    kind = "shares" if "--shares" in argv else "accuracy"
     ks = [int(x) for x in argv if x.isdigit()] or [10, 100, 500]
-    print(f"optimal-mapping, eps 0.5, {'DKW sets radius 0.02' if sets else 'point priors'}")
+    print(f"optimal-mapping ({kind}), eps 0.5, {'DKW sets radius 0.02' if sets else 'point priors'}")
     for k in ks:
-        sc, util = scenario(k, sets)
+        sc, util = scenario(k, sets, kind=kind)
         t = time.perf_counter()
         res = calibrate_mapping(sc, 0.5, utility=util)
         dt = time.perf_counter() - t
