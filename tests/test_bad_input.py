@@ -113,7 +113,7 @@ CASES = {
     ),
     "pair single label": (
         ["calibrate", "ok.csv", "--secret", "s", "--pair", "a", "--public", "x", *E1],
-        "pair must be two secret values 'A,B', got 'a'",
+        "pair must be two secret values 'A,B' (quote a value holding a comma: '\"A, x\",B'), got 'a'",
     ),
     # epsilon and delta
     "epsilon 0": (["calibrate", "ok.csv", *B, "--epsilon", "0"], "epsilon must be finite and > 0, got 0.0"),

@@ -39,6 +39,7 @@ from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
 from .priorsets import prior_scope
 from .tables.estimate import EstimatedPriors
+from .tables.source import check_csv_options
 
 app = typer.Typer(
     name="pufferfish",
@@ -85,6 +86,21 @@ NumericOpt = Annotated[
     typer.Option("--numeric", help="Read this column as numbers (repeatable)."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+NamesOpt = Annotated[
+    str | None,
+    typer.Option("--names", help="Column names 'a,b,c' of a CSV file without a header row."),
+]
+NaOpt = Annotated[
+    list[str] | None,
+    typer.Option("--na", help="A missing-value marker such as '?', 'NA' or '-' (repeatable)."),
+]
+DelimiterOpt = Annotated[
+    str | None,
+    typer.Option("--delimiter", help="Field delimiter of a CSV file, e.g. ';' or '\\t' (default: sniffed)."),
+]
+EncodingOpt = Annotated[
+    str, typer.Option("--encoding", help="Text encoding of a CSV file, e.g. latin-1 (default utf-8).")
+]
 PriorOpt = Annotated[
     str,
     typer.Option(
@@ -276,6 +292,10 @@ def calibrate(
     priors_from: PriorsFromOpt = None,
     utility: UtilityOpt = None,
     unit: UnitOpt = None,
+    names: NamesOpt = None,
+    na: NaOpt = None,
+    delimiter: DelimiterOpt = None,
+    encoding: EncodingOpt = "utf-8",
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
@@ -283,13 +303,14 @@ def calibrate(
     from .report import check_report_path
     from .table_release import write_html_report
 
+    read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
     if "," in public or unit:
         refuse(_one_column_options(prior_set, prior, order, priors_from, prior_radius, utility))
         _will_write(report)
         joint_calibrate(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
             weight=weight, noise=noise.value, delta=delta, categorical=categorical, numeric=numeric,
-            engine=engine, as_json=as_json, report=report, force=force,
+            engine=engine, as_json=as_json, report=report, force=force, read=read,
         )  # fmt: skip
         return
     _will_write(report)
@@ -318,6 +339,7 @@ def calibrate(
             prior_radius=prior_radius,
             priors_from=priors_from,
             utility=utility,
+            read=read,
         )
 
     table = guard(run)
@@ -384,6 +406,10 @@ def release(
         ),
     ] = "exact",
     unit: UnitOpt = None,
+    names: NamesOpt = None,
+    na: NaOpt = None,
+    delimiter: DelimiterOpt = None,
+    encoding: EncodingOpt = "utf-8",
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version; with
     --public a,b, several columns released jointly with product Laplace noise."""
@@ -393,6 +419,7 @@ def release(
     from .tables.source import report_path_for
 
     _will_write(output, report_path_for(Path(output)), report)
+    read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
 
     if "," in public or unit:
         given = _one_column_options(prior_set, prior, order, priors_from, prior_radius, utility)
@@ -404,7 +431,7 @@ def release(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
             mechanism=mechanism or "optimal", weight=weight, rng_seed=rng_seed, force=force,
             workers=workers, engine=engine, report=report, as_json=as_json, categorical=categorical,
-            numeric=numeric, sampler=sampler,
+            numeric=numeric, sampler=sampler, read=read,
         )  # fmt: skip
         return
 
@@ -441,6 +468,7 @@ def release(
             utility=utility,
             sampler=sampler,
             compare=compare,
+            read=read,
         )
 
     with progress_bar() as advance:

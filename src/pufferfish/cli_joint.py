@@ -24,6 +24,7 @@ from .cli_common import (
     publish,
     require_pairs,
 )
+from .tables.source import CsvOptions
 
 
 def refuse(options: Mapping[str, bool]) -> None:
@@ -52,6 +53,7 @@ def joint_calibrate(
     data: str, *, secret: str, public: str, unit: list[str] | None, epsilon: list[float], pair: list[str],
     mechanism: str, weight: str | None, noise: str, delta: float, categorical: list[str] | None,
     numeric: list[str] | None, engine: str, as_json: bool, report: str | None, force: bool,
+    read: CsvOptions | None = None,
 ) -> None:  # fmt: skip
     """``calibrate`` on several public columns (:func:`pufferfish.joint_table.calibrate_joint_table`):
     the tables (or one JSON object) and, with ``report``, the HTML report at the first epsilon.
@@ -74,6 +76,7 @@ def joint_calibrate(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon, units=unit,
             mechanisms=parse_mechanisms(mechanism),
             weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
+            read=read,
         )  # fmt: skip
 
     table = guard(run)
@@ -113,7 +116,7 @@ def joint_release(
     data: str, *, secret: str, public: str, unit: list[str] | None, epsilon: list[float], output: str,
     pair: list[str], mechanism: str, weight: str | None, rng_seed: int | None, force: bool,
     workers: int | None, engine: str, report: str | None, as_json: bool, categorical: list[str] | None,
-    numeric: list[str] | None, sampler: str,
+    numeric: list[str] | None, sampler: str, read: CsvOptions | None = None,
 ) -> None:  # fmt: skip
     """``release`` of several public columns (:func:`pufferfish.joint_table.release_joint`):
     product Laplace noise, one draw per column and row; the output, its JSON report and, with
@@ -138,7 +141,7 @@ def joint_release(
         return release_joint(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
             units=unit, mechanism=mechanism, weight=weight, rng=rng_seed, force=force, progress=progress,
-            workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler,
+            workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler, read=read,
         )  # fmt: skip
 
     with progress_bar() as advance:

@@ -48,10 +48,11 @@ from .scenario import AdversaryPrior, Scenario
 from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
 from .tables.estimate import check_kind_lists, check_pairs, label_codes
 from .tables.source import (
+    CsvOptions,
     DataError,
     TableSource,
     atomic_outputs,
-    check_output_path,
+    check_release_outputs,
     is_parquet,
     output_format,
     report_path_for,
@@ -195,6 +196,7 @@ def calibrate_joint_table(
     delta: float = 0.0,
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
+    read: CsvOptions | None = None,
 ) -> JointTableCalibration:
     """Estimate the joint priors of several public columns and compare every mechanism.
 
@@ -224,6 +226,11 @@ def calibrate_joint_table(
     categorical, numeric : sequence of str
         Columns to read as labels or as numbers (default: by DuckDB's type).
 
+    read : CsvOptions, optional
+        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
+        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
+        a header row, the delimiter sniffed, UTF-8.
+
     Returns
     -------
     JointTableCalibration
@@ -239,7 +246,7 @@ def calibrate_joint_table(
     """
     columns = parse_columns(public)
     eps = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else list(epsilon))
-    source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb")
+    source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb", read)
     return _calibrate(
         source, secret, columns, check_pairs(pairs), eps, parse_units(units, columns),
         check_mechanisms(mechanisms), weight, check_noise(noise), check_delta(delta), categorical, numeric,
@@ -404,6 +411,7 @@ def release_joint(
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
     sampler: str = "exact",
+    read: CsvOptions | None = None,
 ) -> JointReleaseResult:
     """Release several public columns jointly with product Laplace noise (issue 17).
 
@@ -434,6 +442,11 @@ def release_joint(
     workers : int, optional
         Threads of the secure sampler (default every core).
     sampler : {"exact", "opendp"}
+
+    read : CsvOptions, optional
+        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
+        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
+        a header row, the delimiter sniffed, UTF-8.
 
     Returns
     -------
@@ -469,11 +482,8 @@ def release_joint(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    source = resolve_source(data, "duckdb")
-    if source.path is not None and source.path.resolve() == out_path.resolve():
-        raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
-    for path in (out_path, rep_path):
-        check_output_path(path, force=force)
+    source = resolve_source(data, "duckdb", read)
+    check_release_outputs(source, out_path, rep_path, force=force)
     cols = parse_columns(public)
     mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else (m,)
     table = _calibrate(

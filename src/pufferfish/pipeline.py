@@ -54,6 +54,7 @@ from .tables.estimate import (
     with_prior_sets,
 )
 from .tables.source import (
+    CsvOptions,
     TableSource,
     resolve_source,
 )
@@ -147,6 +148,7 @@ def calibrate_table(
     prior_radius: float | None = None,
     priors_from: Any = None,
     utility: str | None = None,
+    read: CsvOptions | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -205,6 +207,11 @@ def calibrate_table(
         every label's expected share of the output kept) for a categorical column, ``"absolute"``
         for a numeric one.
 
+    read : CsvOptions, optional
+        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
+        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
+        a header row, the delimiter sniffed, UTF-8.
+
     Returns
     -------
     TableCalibration
@@ -231,8 +238,8 @@ def calibrate_table(
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
     )
-    source = resolve_source(data, engine)  # validates the engine; the table is resolved once
-    priors_source = None if priors_from is None else resolve_source(priors_from, engine)
+    source = resolve_source(data, engine, read)  # validates the engine; the table is resolved once
+    priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     return calibrate_table_steps(
         source, secret=secret, public=public, pairs=pair_list, epsilons=epsilons, mechanisms=mechs,
         order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise, delta=delta,

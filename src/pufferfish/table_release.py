@@ -38,10 +38,11 @@ from .priors import RELEASE_EXPONENT
 from .priorsets import check_prior_set
 from .tables.estimate import EstimatedPriors, check_pairs
 from .tables.source import (
+    CsvOptions,
     OutputExistsError,
     TableSource,
     atomic_outputs,
-    check_output_path,
+    check_release_outputs,
     is_parquet,
     output_format,
     report_path_for,
@@ -158,6 +159,7 @@ def release(
     utility: str | None = None,
     sampler: str = "exact",
     compare: bool = False,
+    read: CsvOptions | None = None,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
@@ -233,6 +235,11 @@ def release(
         Also compute and report the other mechanisms of the column's set (every mechanism when
         ``mechanism`` names one outside it), as ``calibrate`` does; default False.
 
+    read : CsvOptions, optional
+        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
+        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
+        a header row, the delimiter sniffed, UTF-8.
+
     Returns
     -------
     ReleaseResult
@@ -274,9 +281,9 @@ def release(
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
     _check_sampling(engine, rng, chosen_mechanism, sampler)
-    source = resolve_source(data, engine)  # validates the engine
-    priors_source = None if priors_from is None else resolve_source(priors_from, engine)
-    _check_outputs(source, out_path, rep_path, force)
+    source = resolve_source(data, engine, read)  # validates the engine and the reading options
+    priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
+    check_release_outputs(source, out_path, rep_path, force=force)
 
     mechanisms, spark_default = _mechanisms_to_run(chosen_mechanism, engine, compare)
     table = calibrate_table_steps(
@@ -441,14 +448,6 @@ def _pick(
         raise ValueError(f"mechanism {first} cannot be used here: {picked.reason}")
     best = max(passed, key=lambda c: c.expected_accuracy)  # max keeps the first of equal ones
     return best, f"{best.mechanism} used: {first} {picked.reason}"
-
-
-def _check_outputs(source: TableSource, out_path: Path, rep_path: Path, force: bool) -> None:
-    """The output differs from the input, and neither output file exists unless ``force``."""
-    if source.path is not None and source.path.resolve() == out_path.resolve():
-        raise ValueError(f"output must differ from the input file, got {str(out_path)!r} for both")
-    for path in (out_path, rep_path):
-        check_output_path(path, force=force)
 
 
 def _publish(

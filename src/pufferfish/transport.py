@@ -115,7 +115,7 @@ def kantorovich_plan(prior_i: DiscretePrior, prior_j: DiscretePrior) -> Transpor
     cumulative sums, or a mass below the rounding) the float order cannot be trusted (issue 29:
     the tolerance once merged a chain of such levels and sent 0.5 of the mass to the wrong
     point), and the plan is the north-west corner rule on the masses as exact rationals: the
-    ``c_k / n`` each prior's masses are the nearest floats to, when one ``n <= 2^24`` with
+    ``c_k / n`` each prior's masses are within 4 ulp of, when one ``n <= 2^24`` with
     ``sum c_k = n`` exists (priors estimated from counts, or written in decimals: ``0.1 + 0.2``
     then ties ``0.3``, as the counts or decimals do), else the floats as stored (multiples of
     ``2^-E``); each atom's mass is rounded to the nearest float once, at the end. Which reading
@@ -280,10 +280,11 @@ _MAX_DENOMINATOR = 2**24
 def _exact_masses(pmf: NDArray[np.float64]) -> tuple[list[int], int]:
     """``(c, n)``: the masses as exact rationals ``c[k] / n`` (``pmf > 0``).
 
-    When every ``pmf[k]`` is the nearest float to ``c[k] / n`` for one ``n <= 2^24`` with
-    ``sum c = n`` (a prior estimated from counts, or written in decimals: ``0.1, 0.2, 0.7``), those
-    rationals; they sum to exactly 1, as the prior they stand for does. Otherwise the floats
-    themselves, ``pmf[k] = c[k] 2^-E`` exactly.
+    When every ``pmf[k]`` is within 4 ulp of ``c[k] / n`` for one ``n <= 2^24`` with
+    ``sum c = n`` (a prior estimated from counts, ``c / n`` computed in floats, or written in
+    decimals: ``0.1, 0.2, 0.7``), those rationals; they sum to exactly 1, as the prior they stand
+    for does. The reading is unique: two fractions of denominators at most ``2^24`` differ by more
+    than ``2^-48``, far beyond 4 ulp. Otherwise the floats themselves, ``pmf[k] = c[k] 2^-E``.
     """
     fractions = [Fraction(v).limit_denominator(_MAX_DENOMINATOR) for v in pmf.tolist()]
     n = 1
@@ -293,7 +294,10 @@ def _exact_masses(pmf: NDArray[np.float64]) -> tuple[list[int], int]:
             break
     else:
         counts = [f.numerator * (n // f.denominator) for f in fractions]
-        if sum(counts) == n and all(float(f) == v for f, v in zip(fractions, pmf.tolist(), strict=True)):
+        close = all(
+            abs(float(f) - v) <= 4 * math.ulp(v) for f, v in zip(fractions, pmf.tolist(), strict=True)
+        )
+        if sum(counts) == n and close:
             return counts, n
     mantissa, exponent = np.frexp(pmf)
     ints = (mantissa * 2.0**53).astype(np.int64)  # exact: 53-bit mantissas

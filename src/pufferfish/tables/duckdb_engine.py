@@ -9,6 +9,7 @@ the table one Arrow record batch at a time.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -97,8 +98,24 @@ CSV_DIALECT: dict[str, Any] = {
 }
 
 
-def csv_dialect(con: duckdb.DuckDBPyConnection, path: str | Path) -> tuple[str, str]:
-    """The field delimiter and line ending DuckDB's sniffer finds in a CSV file.
+def csv_args(source: TableSource, *, as_written: bool = False) -> dict[str, Any]:
+    """``read_csv`` arguments of a CSV source: :data:`CSV_DIALECT` with its :class:`CsvOptions`
+    (names of a header-less file, the delimiter, the missing-value markers; with ``as_written``
+    no markers, so every field is read as the text in the file and copied unchanged)."""
+    options = source.csv
+    args = dict(CSV_DIALECT)
+    if options.names is not None:
+        args.update(header=False, names=list(options.names))
+    if options.delimiter is not None:
+        args["delimiter"] = options.delimiter
+    if options.na and not as_written:
+        args["na_values"] = ["", *options.na]
+    return args
+
+
+def csv_dialect(con: duckdb.DuckDBPyConnection, source: TableSource) -> tuple[str, str]:
+    """The field delimiter and line ending of a CSV source (its own delimiter, or DuckDB's
+    sniffer's).
 
     Returns
     -------
@@ -111,18 +128,21 @@ def csv_dialect(con: duckdb.DuckDBPyConnection, path: str | Path) -> tuple[str, 
     DataError
         If DuckDB cannot sniff the file.
     """
-    path_sql = str(path).replace("'", "''")
+    path_sql = str(source.path).replace("'", "''")
+    header = "true" if source.csv.names is None else "false"
+    given = source.csv.delimiter
+    delim = "" if given is None else ", delim = '{}'".format(given.replace("'", "''"))
     try:
         rows = con.execute(
-            f"SELECT Delimiter, NewLineDelimiter FROM sniff_csv('{path_sql}', header = true, "
-            f"quote = '\"', escape = '\"', comment = '', skip = 0)"
+            f"SELECT Delimiter, NewLineDelimiter FROM sniff_csv('{path_sql}', header = {header}, "
+            f"quote = '\"', escape = '\"', comment = '', skip = 0{delim})"
         ).fetchall()
     except duckdb.Error as exc:
-        raise read_error(exc, repr(str(path))) from None
+        raise read_error(exc, repr(str(source.data))) from None
     if not rows:  # pragma: no cover - sniff_csv returns one row
-        return ",", "\n"
+        return given or ",", "\n"
     delimiter, newline = rows[0]
-    return str(delimiter), {"\\r\\n": "\r\n", "\\r": "\r"}.get(str(newline), "\n")
+    return given or str(delimiter), {"\\r\\n": "\r\n", "\\r": "\r"}.get(str(newline), "\n")
 
 
 def open_table(
@@ -169,12 +189,17 @@ def open_table(
             return con.read_parquet(str(source.data))
         if text_columns and not all_varchar:
             dtype = {c: "VARCHAR" for c in text_columns}
-            return con.read_csv(str(source.data), dtype=dtype, **CSV_DIALECT)
+            return con.read_csv(str(source.data), dtype=dtype, **csv_args(source))
         if all_varchar:
-            return con.read_csv(str(source.data), all_varchar=True, allow_quoted_nulls=False, **CSV_DIALECT)
-        return con.read_csv(str(source.data), **CSV_DIALECT)
+            args = csv_args(source, as_written=True)
+            return con.read_csv(str(source.data), all_varchar=True, allow_quoted_nulls=False, **args)
+        return con.read_csv(str(source.data), **csv_args(source))
     except duckdb.Error as exc:
         raise read_error(exc, repr(str(source.data))) from None
+
+
+#: Integer types whose values may exceed 2^53, where float64 merges neighbours.
+_WIDE_INTEGERS = ("BIGINT", "HUGEINT", "UBIGINT", "UHUGEINT")
 
 
 def is_numeric_type(name: str) -> bool:
@@ -218,6 +243,45 @@ def check_numbers(
         bad = None if is_numeric_type(types[column]) else first_non_number(column)
         if bad:
             raise DataError(f"public column {column!r} is read as numeric but holds {bad[0]!r}, not a number")
+        if types[column].upper() in _WIDE_INTEGERS:  # beyond 2^53 two integers may be one float
+            col = quote_identifier(column)
+            wide = con.execute(
+                f"SELECT {col} FROM t WHERE abs(CAST({col} AS HUGEINT)) > {2**53} LIMIT 1"
+            ).fetchone()
+            if wide:
+                raise DataError(
+                    f"public column {column!r} holds integers beyond 2^53 (e.g. {wide[0]}) that float64 "
+                    f"cannot tell apart; pass --categorical {column} to release them as labels"
+                )
+
+
+#: Share of a text column's values that parse as numbers from which the summary says so.
+MOSTLY_NUMBERS = 0.9
+
+
+def mostly_numbers(con: duckdb.DuckDBPyConnection, column: str) -> str | None:
+    """The hint for a column read as text whose values are mostly numbers (table ``t``): the share,
+    the other values (up to 5, with their rows) and the option that reads them as missing; None
+    below :data:`MOSTLY_NUMBERS` (issue 33: a cholesterol column with a few ``?`` became 150
+    labels)."""
+    col = quote_identifier(column)
+    text = f"CAST({col} AS VARCHAR)"
+    total, numbers = con.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE TRY_CAST({text} AS DOUBLE) IS NOT NULL) "
+        f"FROM t WHERE {col} IS NOT NULL"
+    ).fetchone()  # type: ignore[misc]
+    if not total or numbers == total or numbers < MOSTLY_NUMBERS * total:
+        return None
+    others = con.execute(
+        f"SELECT {text}, count(*) FROM t WHERE {col} IS NOT NULL AND TRY_CAST({text} AS DOUBLE) IS NULL "
+        f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
+    ).fetchall()
+    listed = ", ".join(f"{v!r} ({n} rows)" for v, n in others)
+    flags = " ".join(f"--na {shlex.quote(str(v))}" for v, _ in others)
+    return (
+        f"{100 * numbers / total:.0f}% of its values are numbers; the others are {listed}: "
+        f"pass {flags} to read it as numbers"
+    )
 
 
 def table_aggregates(
@@ -261,6 +325,7 @@ def table_aggregates(
             s_col, p_col = quote_identifier(secret), quote_identifier(public)
             w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
             check_numbers(con, types, weight=weight, numeric=[] if categorical else [public])
+            hint = mostly_numbers(con, public) if categorical and public_kind is None else None
             p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
             valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
             if weight:
@@ -303,6 +368,7 @@ def table_aggregates(
         labels=labels,
         secret_values=secret_values,
         counts=[(str(a), b, int(n), float(w), float(w2)) for a, b, n, w, w2 in counts],
+        hint=hint,
     )
 
 
@@ -554,10 +620,11 @@ def _release_reader(
     number parsed from the text as written) added as ``values[k]``, and the CSV dialect."""
     try:
         text_csv = text_copy and fmt == "csv" and source.path is not None
-        dialect = csv_dialect(con, source.path) if text_csv else (",", "\n")  # type: ignore[arg-type]
+        dialect = csv_dialect(con, source) if text_csv else (",", "\n")
         rel = open_table(con, source, all_varchar=text_copy, text_columns=[c.name for c in columns])
+        na = source.csv.na
         exprs = [
-            _value_sql(c.name, c.categorical, text_copy, v) for c, v in zip(columns, values, strict=True)
+            _value_sql(c.name, c.categorical, text_copy, v, na) for c, v in zip(columns, values, strict=True)
         ]
         query = rel.select(f"*, {', '.join(exprs)}")
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
@@ -647,12 +714,16 @@ def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     return perturb
 
 
-def _value_sql(public: str, categorical: bool, text_copy: bool, alias: str = _VALUE) -> str:
+def _value_sql(
+    public: str, categorical: bool, text_copy: bool, alias: str = _VALUE, na: Sequence[str] = ()
+) -> str:
     """SQL of the released column's value, from its text: a label, or a number parsed from it; in
-    a CSV read as text, ``""`` is missing, as when the priors were estimated."""
+    a CSV read as text, ``""`` and the missing-value markers ``na`` are missing, as when the priors
+    were estimated."""
     value = f"CAST({quote_identifier(public)} AS VARCHAR)"
     if text_copy:
-        value = f"NULLIF({value}, '')"
+        markers = ", ".join("'{}'".format(m.replace("'", "''")) for m in ("", *na))
+        value = f"CASE WHEN {value} IN ({markers}) THEN NULL ELSE {value} END"
     return f"CAST({value} AS {'VARCHAR' if categorical else 'DOUBLE'}) AS {quote_identifier(alias)}"
 
 

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ..priors import DiscretePrior, to_release_grid
 from ..scenario import AdversaryPrior, Scenario
-from .source import DataError, TableSource, check_engine, resolve_source
+from .source import CsvOptions, DataError, TableSource, check_engine, resolve_source
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,9 @@ class EstimatedPriors:
         Summed weight (rows without a weight column) of each support value over every row with
         a secret and a public value, whatever the secret: the distribution ``mu`` of the values a
         release replaces (the utility of :mod:`pufferfish.calibration.mapping`).
+    read_hint : str or None
+        What may have been read wrongly, and the option that fixes it: a public column read as
+        text whose values are mostly numbers (issue 33).
     """
 
     scenario: Scenario
@@ -97,6 +100,7 @@ class EstimatedPriors:
     rows_dropped: int
     source: str
     marginal: np.ndarray | None = None
+    read_hint: str | None = None
 
     @property
     def secret_weights(self) -> dict[str, float]:
@@ -110,6 +114,8 @@ class EstimatedPriors:
         numbers, the weight as numbers."""
         out = {self.secret_column: "text (labels as written)"}
         out[self.public_column] = "categorical (labels as written)" if self.categorical else "numeric"
+        if self.read_hint:
+            out[self.public_column] += f"; {self.read_hint}"
         if self.weight_column is not None:
             out[self.weight_column] = "numeric (weights)"
         return out
@@ -186,16 +192,24 @@ def label_codes(
 
 
 def parse_pair(text: str) -> tuple[str, str]:
-    """Parse ``"A,B"`` into the pair ``("A", "B")``.
+    """Parse ``"A,B"`` into the pair ``("A", "B")``, with CSV quoting for a value that holds a
+    comma: ``'"Doe, Jane",Smith'`` is ``("Doe, Jane", "Smith")`` (issue 33).
 
     Raises
     ------
     ValueError
         If the text is not two non-empty, distinct values separated by one comma.
     """
-    parts = [p.strip() for p in str(text).split(",")]
+    import csv
+
+    try:
+        rows = list(csv.reader([str(text)], skipinitialspace=True, strict=True))
+    except csv.Error:
+        rows = []
+    parts = [p.strip() for p in rows[0]] if len(rows) == 1 else []
     if len(parts) != 2 or not parts[0] or not parts[1]:
-        raise ValueError(f"pair must be two secret values 'A,B', got {text!r}")
+        quoting = "quote a value holding a comma: '\"A, x\",B'"
+        raise ValueError(f"pair must be two secret values 'A,B' ({quoting}), got {text!r}")
     if parts[0] == parts[1]:
         raise ValueError(f"pair must name two different secret values, got {text!r}")
     return parts[0], parts[1]
@@ -213,6 +227,7 @@ def estimate_priors(
     spark: Any = None,
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
+    read: CsvOptions | None = None,
 ) -> EstimatedPriors:
     """Estimate the empirical prior ``P(public | secret = v)`` for each secret value of the pairs.
 
@@ -244,6 +259,11 @@ def estimate_priors(
         column (``numeric``: its text must parse as numbers), the secret (always compared as text)
         or the weight (always numeric). Labels are always the text written in the file.
 
+    read : CsvOptions, optional
+        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
+        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
+        a header row, the delimiter sniffed, UTF-8.
+
     Returns
     -------
     EstimatedPriors
@@ -269,7 +289,7 @@ def estimate_priors(
     pair_list = check_pairs(pairs)
     public_kind = check_column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     return estimate_from_source(
-        resolve_source(data, engine),
+        resolve_source(data, engine, read),
         secret=secret,
         public=public,
         pairs=pair_list,
@@ -498,6 +518,7 @@ class TableAggregates:
     labels: list[Any]
     secret_values: set[str]
     counts: list[tuple[str, Any, int, float, float]]
+    hint: str | None = None
 
 
 def check_row_counts(
@@ -618,6 +639,7 @@ def priors_from_aggregates(
         rows_dropped=agg.rows_dropped,
         source=source,
         marginal=marginal,
+        read_hint=agg.hint,
     )
 
 
