@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ._checks import check_epsilons
-from .calibration import MECHANISMS, Calibration, MappingCalibration, Skipped
+from .calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
 from .cli_common import (
     checked_text,
     guard,
@@ -97,6 +97,12 @@ NaOpt = Annotated[
 DelimiterOpt = Annotated[
     str | None,
     typer.Option("--delimiter", help="Field delimiter of a CSV file, e.g. ';' or '\\t' (default: sniffed)."),
+]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit", help="Seconds each mechanism may take before its row says it did not finish."
+    ),
 ]
 EncodingOpt = Annotated[
     str, typer.Option("--encoding", help="Text encoding of a CSV file, e.g. latin-1 (default utf-8).")
@@ -245,7 +251,7 @@ def _print_tables(
 
 def _one_column_options(
     prior_set: str | None, prior: str, order: str | None, priors_from: str | None,
-    prior_radius: float | None, utility: str | None,
+    prior_radius: float | None, utility: str | None, time_limit: float,
 ) -> dict[str, bool]:  # fmt: skip
     """Which options of one column were given, for :func:`~pufferfish.cli_joint.refuse` on
     several columns (prior sets, fitted priors, a label order, a second table, mappings)."""
@@ -256,6 +262,7 @@ def _one_column_options(
         "--priors-from": priors_from is not None,
         "--prior-radius": prior_radius is not None,
         "--utility": utility is not None,
+        "--time-limit": time_limit != TIME_LIMIT,
     }
 
 
@@ -296,6 +303,7 @@ def calibrate(
     na: NaOpt = None,
     delimiter: DelimiterOpt = None,
     encoding: EncodingOpt = "utf-8",
+    time_limit: TimeLimitOpt = TIME_LIMIT,
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
@@ -305,7 +313,7 @@ def calibrate(
 
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
     if "," in public or unit:
-        refuse(_one_column_options(prior_set, prior, order, priors_from, prior_radius, utility))
+        refuse(_one_column_options(prior_set, prior, order, priors_from, prior_radius, utility, time_limit))
         _will_write(report)
         joint_calibrate(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
@@ -340,6 +348,7 @@ def calibrate(
             priors_from=priors_from,
             utility=utility,
             read=read,
+            time_limit=time_limit,
         )
 
     table = guard(run)
@@ -410,6 +419,7 @@ def release(
     na: NaOpt = None,
     delimiter: DelimiterOpt = None,
     encoding: EncodingOpt = "utf-8",
+    time_limit: TimeLimitOpt = TIME_LIMIT,
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version; with
     --public a,b, several columns released jointly with product Laplace noise."""
@@ -422,7 +432,7 @@ def release(
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
 
     if "," in public or unit:
-        given = _one_column_options(prior_set, prior, order, priors_from, prior_radius, utility)
+        given = _one_column_options(prior_set, prior, order, priors_from, prior_radius, utility, time_limit)
         refuse(
             given
             | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0, "--compare": compare}
@@ -469,6 +479,7 @@ def release(
             sampler=sampler,
             compare=compare,
             read=read,
+            time_limit=time_limit,
         )
 
     with progress_bar() as advance:

@@ -32,12 +32,14 @@ from ._checks import check_delta, check_epsilons
 from .calibration import (
     MECHANISMS,
     REGISTRY,
+    TIME_LIMIT,
     Calibration,
     MappingCalibration,
     Mechanism,
     Skipped,
     Utility,
     check_mechanisms,
+    check_time_limit,
     run_comparison,
 )
 from .calibration.mapping import additive_utility, check_utility
@@ -149,6 +151,7 @@ def calibrate_table(
     priors_from: Any = None,
     utility: str | None = None,
     read: CsvOptions | None = None,
+    time_limit: float = TIME_LIMIT,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -245,7 +248,7 @@ def calibrate_table(
         order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise, delta=delta,
         fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets,
         priors_source=priors_source, utility=None if utility is None else check_utility(utility),
-        default_set=mechanisms is None,
+        default_set=mechanisms is None, time_limit=check_time_limit(time_limit),
     )  # fmt: skip
 
 
@@ -280,6 +283,7 @@ def calibrate_table_steps(
     utility: str | None = None,
     default_set: bool = False,
     point_row: bool = True,
+    time_limit: float = TIME_LIMIT,
 ) -> TableCalibration:
     """:func:`calibrate_table` on validated arguments and a resolved source (``default_set``:
     the mechanisms are the default set, narrowed to the column's: :func:`releases_labels`;
@@ -315,10 +319,13 @@ def calibrate_table_steps(
         noise=noise,
         secret_weights=estimated.secret_weights,
         utility=util,
+        time_limit=time_limit,
     )
     best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
     if point_row and kind != "none" and best is not None:  # the price of the uncertainty
-        at_point = run_comparison(point.scenario, epsilons, (best,), delta=delta, noise=noise, utility=util)
+        at_point = run_comparison(
+            point.scenario, epsilons, (best,), delta=delta, noise=noise, utility=util, time_limit=time_limit
+        )
         comparison = tuple(
             r
             for eps, extra in zip(epsilons, at_point, strict=True)

@@ -20,11 +20,13 @@ import numpy as np
 from ._checks import check_delta, check_epsilons
 from .calibration import (
     REGISTRY,
+    TIME_LIMIT,
     Calibration,
     MappingCalibration,
     Mechanism,
     PrivacyCheckError,
     Skipped,
+    check_time_limit,
     lookup,
 )
 from .calibration.check import measure, passes
@@ -160,6 +162,7 @@ def release(
     sampler: str = "exact",
     compare: bool = False,
     read: CsvOptions | None = None,
+    time_limit: float = TIME_LIMIT,
 ) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
@@ -292,7 +295,7 @@ def release(
         fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
         utility=None if utility is None else check_utility(utility),
         default_set=chosen_mechanism is None and not spark_default,
-        point_row=compare,
+        point_row=compare, time_limit=check_time_limit(time_limit),
     )  # fmt: skip
     picked, fallback = _pick(table.comparison, chosen_mechanism)
     if spark_default and table.estimated.categorical:

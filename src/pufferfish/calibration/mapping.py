@@ -596,9 +596,10 @@ def optimal_matrix(
     }
     a_ub = lp.matrix()
     bounds = np.stack([np.concatenate(lp.lower), np.full(lp.n, np.inf)], axis=1)
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(lp.m), A_eq=a_eq.tocsr(), b_eq=b_eq, bounds=bounds,
-                  method="highs-ipm", options=options)  # fmt: skip
-    if res.status == 1:  # HiGHS's time (or iteration) limit: nothing was decided
+    problem = dict(c=cost, A_ub=a_ub, b_ub=np.zeros(lp.m), A_eq=a_eq.tocsr(), b_eq=b_eq, bounds=bounds,
+                   method="highs-ipm", options=options)  # fmt: skip
+    res = _linprog_within(problem, time_limit) if lp.n > LP_IN_PROCESS else linprog(**problem)
+    if res is None or res.status == 1:  # the time (or iteration) limit: nothing was decided
         raise TimeLimitError(
             f"the mapping LP ({k} values, {lp.n} variables) did not finish within {time_limit:g} s"
         )
@@ -610,6 +611,46 @@ def optimal_matrix(
     return LPSolution(
         m, int(res.status), str(res.message), lp.n, lp.m + a_eq.shape[0], time.perf_counter() - start, bound
     )
+
+
+#: LPs with more variables than this are solved in a child process that is stopped at the time
+#: limit: HiGHS's interior point checks its clock only between iterations, and one iteration of a
+#: large LP (k = 120 labels with prior sets: 86,000 variables) ran for minutes past a 2 s limit.
+LP_IN_PROCESS = 20_000
+
+
+def _solve(problem: dict[str, Any], conn: Any) -> None:  # pragma: no cover - runs in the child
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # the parent's handlers (the CLI's) do not apply here
+        signal.signal(sig, signal.SIG_DFL)
+    res = linprog(**problem)
+    conn.send({"status": res.status, "message": res.message, "x": res.x, "fun": res.fun})
+    conn.close()
+
+
+def _linprog_within(problem: dict[str, Any], time_limit: float) -> Any:
+    """``linprog(**problem)`` in a child process, stopped after ``time_limit`` seconds plus 5 s of
+    start-up: its result (fields ``status, message, x, fun``), or None when it was stopped."""
+    import multiprocessing as mp
+    from types import SimpleNamespace
+
+    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_solve, args=(problem, child), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(time_limit + 5.0):
+            return None
+        return SimpleNamespace(**parent.recv())
+    except EOFError:  # the child died (out of memory): no answer
+        return SimpleNamespace(status=4, message="the LP's process ended without an answer", x=None, fun=None)
+    finally:
+        if proc.is_alive():
+            proc.kill()  # SIGKILL: HiGHS does not stop between its checks of the clock
+        proc.join(5.0)
+        parent.close()
 
 
 # --------------------------------------------------------------------------- calibration
@@ -665,7 +706,7 @@ def _root(
 
 
 def mapping_calibration(
-    scenario: Scenario, epsilon: float, mechanism: str, utility: Utility
+    scenario: Scenario, epsilon: float, mechanism: str, utility: Utility, *, time_limit: float = 600.0
 ) -> MappingCalibration:
     """Calibrate one mapping mechanism and check the released (rounded) matrix exactly (on
     validated arguments: the front door is :func:`pufferfish.calibration.calibrate_mapping`).
@@ -679,6 +720,8 @@ def mapping_calibration(
     mechanism : {"optimal-mapping", "randomized-response", "randomized-response-dp", "geometric"}
     utility : Utility
         Its support (the alphabet of the matrix) holds the scenario's union support.
+    time_limit : float
+        Seconds for the LP of ``optimal-mapping`` (:func:`optimal_matrix`).
 
     Returns
     -------
@@ -688,6 +731,8 @@ def mapping_calibration(
     ------
     PrivacyCheckError
         If no matrix passes the check (not expected: uniform rows pass) or the LP fails.
+    TimeLimitError
+        If the LP does not finish within ``time_limit``.
 
     Notes
     -----
@@ -707,7 +752,7 @@ def mapping_calibration(
     start = time.perf_counter()
     parameter: float | None = None
     if mechanism == "optimal-mapping":
-        sol = optimal_matrix(scenario, epsilon, utility)
+        sol = optimal_matrix(scenario, epsilon, utility, time_limit=time_limit)
         matrix = sol.matrix
         solver: dict[str, Any] = {
             "status": sol.status, "message": sol.message, "variables": sol.variables,

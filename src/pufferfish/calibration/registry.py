@@ -10,6 +10,7 @@ and move it to the safe side (:func:`.search.verified`). Adding a mechanism is a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -233,6 +234,22 @@ def not_applicable(
     return m.applies(scenario, noise, delta, epsilon)
 
 
+#: Seconds each mechanism of a comparison may take (the optimal search, the mapping LP) before
+#: its row says it did not finish (issue 33); ``--time-limit``.
+TIME_LIMIT = 300.0
+
+
+def check_time_limit(time_limit: Any) -> float:
+    """``time_limit`` as seconds, finite and > 0 (ValueError naming it otherwise)."""
+    try:
+        value = float(time_limit)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"time_limit must be finite and > 0 seconds, got {time_limit!r}")
+    return value
+
+
 def _calibrate_one(
     scenario: Scenario,
     m: Mechanism,
@@ -242,13 +259,17 @@ def _calibrate_one(
     secret_weights: Any,
     upper: Calibration | None = None,
     utility: Utility | None = None,
+    time_limit: float = TIME_LIMIT,
 ) -> Calibration | MappingCalibration:
     """One applicable mechanism on validated arguments."""
     if m.mapping:  # pure eps implies (eps, delta): checked as pure eps
-        mapped = mapping_calibration(scenario, epsilon, m.name, utility or default_utility(scenario))
+        util = utility or default_utility(scenario)
+        mapped = mapping_calibration(scenario, epsilon, m.name, util, time_limit=time_limit)
         return mapped if delta == 0.0 else replace(mapped, delta=delta)
     if m.scale is None:
-        return smallest_passing(scenario, epsilon, delta=delta, noise=noise, upper=upper)
+        return smallest_passing(
+            scenario, epsilon, delta=delta, noise=noise, upper=upper, time_limit=time_limit
+        )
     reason = uncheckable(scenario, m.criterion, noise, delta)
     if reason is not None:
         target = Target(m.name, m.source, m.criterion, noise, epsilon, delta, secret_weights)
@@ -495,6 +516,7 @@ def run_comparison(
     noise: str,
     secret_weights: Any = None,
     utility: Utility | None = None,
+    time_limit: float = TIME_LIMIT,
 ) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
     """:func:`compare` on arguments already validated at the edge (no argument is re-checked).
 
@@ -518,9 +540,12 @@ def run_comparison(
                     out.append(Skipped(m.name, eps, reason, delta))
                 continue
             try:
-                res = _calibrate_one(scenario, m, eps, delta, noise, secret_weights, best, utility)
+                res = _calibrate_one(
+                    scenario, m, eps, delta, noise, secret_weights, best, utility, time_limit
+                )
             except TimeLimitError as exc:  # nothing was checked: never "fails the check" (issue 33)
-                out.append(Skipped(m.name, eps, f"did not finish: {exc}", delta))
+                reason = f"did not finish: {exc}; raise the time limit (--time-limit, time_limit)"
+                out.append(Skipped(m.name, eps, reason, delta))
                 continue
             except PrivacyCheckError as exc:
                 out.append(Skipped(m.name, eps, f"fails the exact privacy check: {exc}", delta))
