@@ -97,7 +97,10 @@ CASES = {
     "empty file": (["calibrate", "empty.csv", *B, *E1], "data file 'empty.csv' is empty"),
     "header only": (["calibrate", "header.csv", *B, *E1], "the table has no rows (a header only)"),
     "binary file": (["calibrate", "binary.csv", *B, *E1], "is not a text CSV file: it holds NUL bytes"),
-    "wrong delimiter": (["calibrate", "semicolon_rows.csv", *B, *E1], "no field delimiter was found"),
+    "wrong delimiter": (
+        ["calibrate", "semicolon_rows.csv", *B, *E1],
+        "line 2 of 'semicolon_rows.csv' has 1 field where the header has 2 (delimiter ',')",
+    ),
     # columns
     "secret typo": (["calibrate", "ok.csv", "--secret", "S", *B[2:], *E1], "secret column 'S' is not in"),
     "public typo": (["calibrate", "ok.csv", *B[:4], "--public", "X", *E1], "public column 'X' is not in"),

@@ -451,36 +451,13 @@ def release(
         if len(epsilon) != 1:
             raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
         return do_release(
-            data,
-            secret=secret,
-            public=public,
-            pairs=require_pairs(pair),
-            epsilon=epsilon[0],
-            output=output,
-            mechanism=mechanism,
-            order=parse_order(order),
-            weight=weight,
-            rng=rng_seed,
-            force=force,
-            prior=prior,
-            noise=noise.value,
-            delta=delta,
-            fit_seed=fit_seed,
-            progress=advance,
-            workers=workers,
-            engine=engine,
-            categorical=categorical or (),
-            numeric=numeric or (),
-            prior_set=prior_set,
-            confidence=confidence,
-            prior_radius=prior_radius,
-            priors_from=priors_from,
-            utility=utility,
-            sampler=sampler,
-            compare=compare,
-            read=read,
-            time_limit=time_limit,
-        )
+            data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
+            mechanism=mechanism, order=parse_order(order), weight=weight, rng=rng_seed, force=force,
+            prior=prior, noise=noise.value, delta=delta, fit_seed=fit_seed, progress=advance, workers=workers,
+            engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
+            confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
+            sampler=sampler, compare=compare, read=read, time_limit=time_limit,
+        )  # fmt: skip
 
     with progress_bar() as advance:
         result = guard(lambda: run(advance))

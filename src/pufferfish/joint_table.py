@@ -225,7 +225,6 @@ def calibrate_joint_table(
         scales on several columns are reported "not numerically checked".
     categorical, numeric : sequence of str
         Columns to read as labels or as numbers (default: by DuckDB's type).
-
     read : CsvOptions, optional
         How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
         names of a header-less file, missing-value markers, the delimiter, the encoding); default:
@@ -422,7 +421,7 @@ def release_joint(
 
     Parameters
     ----------
-    data, secret, public, pairs, units, weight, categorical, numeric :
+    data, secret, public, pairs, units, weight, categorical, numeric, read :
         As :func:`calibrate_joint_table`.
     epsilon : float
         Finite and > 0 (pure eps).
@@ -442,11 +441,7 @@ def release_joint(
     workers : int, optional
         Threads of the secure sampler (default every core).
     sampler : {"exact", "opendp"}
-
-    read : CsvOptions, optional
-        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
-        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
-        a header row, the delimiter sniffed, UTF-8.
+        The secure sampler.
 
     Returns
     -------

@@ -158,8 +158,7 @@ def calibrate_table(
     Parameters
     ----------
     data : str, pathlib.Path, pandas.DataFrame or pyspark.sql.DataFrame
-        CSV (any delimiter, quoted fields, header) or Parquet file, DataFrame, or ``"adult"``
-        (:func:`~pufferfish.tables.source.resolve_source`).
+        CSV or Parquet file, DataFrame, or ``"adult"`` (:func:`~pufferfish.tables.source.resolve_source`).
     secret : str
         Secret column; its values in ``pairs`` define the discriminative pairs.
     public : str
@@ -187,10 +186,8 @@ def calibrate_table(
         Target delta in [0, 1) (default 0: pure eps).
     fit_seed : int
         Seed of the mixture fit (EM initialisation).
-    engine : {"duckdb", "spark"}
-        Engine that computes the aggregates.
-    spark : pyspark.sql.SparkSession, optional
-        Session of the Spark engine.
+    engine, spark : {"duckdb", "spark"}, pyspark.sql.SparkSession or None
+        Engine that computes the aggregates, and the Spark engine's session.
     categorical, numeric : sequence of str
         Columns to read as categorical or numeric where the engine's guess is wrong
         (:func:`~pufferfish.tables.estimate.check_column_kinds`).
@@ -205,15 +202,14 @@ def calibrate_table(
     priors_from : str, pathlib.Path or DataFrame, optional
         Table to estimate the priors from instead (same columns; the codes cover both tables).
     utility : {"shares", "accuracy", "absolute"}, optional
-        Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`), weighted by the
-        public column's distribution over the released rows; default ``"shares"`` (accuracy with
-        every label's expected share of the output kept) for a categorical column, ``"absolute"``
-        for a numeric one.
-
+        Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`); default
+        ``"shares"`` (accuracy, each label keeping its share) for labels, else ``"absolute"``.
     read : CsvOptions, optional
-        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
-        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
-        a header row, the delimiter sniffed, UTF-8.
+        How a CSV is read (:func:`~pufferfish.tables.source.check_csv_options`: names of a
+        header-less file, markers, delimiter, encoding); default: a header row, sniffed, UTF-8.
+    time_limit : float
+        Seconds of each mechanism (search, LP), default :data:`~pufferfish.calibration.TIME_LIMIT`;
+        one that does not finish gets a row ``did not finish: ...``.
 
     Returns
     -------
@@ -235,9 +231,7 @@ def calibrate_table(
     assert mechs is not None
     pair_list = check_pairs(pairs)
     kinds = column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
-    prior_model = parse_prior_model(prior)
-    noise = check_noise(noise)
-    delta = check_delta(delta)
+    prior_model, noise, delta = parse_prior_model(prior), check_noise(noise), check_delta(delta)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
     )

@@ -231,17 +231,12 @@ def release(
         core).
     spark : pyspark.sql.SparkSession, optional
         Session of the Spark engine (default: the active one, else a local one).
-    categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility :
-        Column kinds, the priors the guarantee holds for and their table, the mappings' objective
-        (:func:`calibrate_table`).
+    categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility, read, time_limit :
+        Column kinds, the priors the guarantee holds for and their table, the mappings' objective,
+        how a CSV is read, each mechanism's seconds (:func:`calibrate_table`).
     compare : bool
         Also compute and report the other mechanisms of the column's set (every mechanism when
         ``mechanism`` names one outside it), as ``calibrate`` does; default False.
-
-    read : CsvOptions, optional
-        How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
-        names of a header-less file, missing-value markers, the delimiter, the encoding); default:
-        a header row, the delimiter sniffed, UTF-8.
 
     Returns
     -------

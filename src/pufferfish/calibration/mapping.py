@@ -43,6 +43,7 @@ from scipy.stats import laplace, norm
 from ..priors import DiscretePrior, union_support
 from ..priorsets import PriorSet, dkw_pieces, log_value, set_extremes, set_summary
 from ..scenario import Scenario
+from .deadline import LP_IN_PROCESS, linprog_within
 from .result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
 
 #: Utilities of a mapping: expected accuracy (maximised), the same keeping every value's share of
@@ -598,7 +599,7 @@ def optimal_matrix(
     bounds = np.stack([np.concatenate(lp.lower), np.full(lp.n, np.inf)], axis=1)
     problem = dict(c=cost, A_ub=a_ub, b_ub=np.zeros(lp.m), A_eq=a_eq.tocsr(), b_eq=b_eq, bounds=bounds,
                    method="highs-ipm", options=options)  # fmt: skip
-    res = _linprog_within(problem, time_limit) if lp.n > LP_IN_PROCESS else linprog(**problem)
+    res = linprog_within(problem, time_limit) if lp.n > LP_IN_PROCESS else linprog(**problem)
     if res is None or res.status == 1:  # the time (or iteration) limit: nothing was decided
         raise TimeLimitError(
             f"the mapping LP ({k} values, {lp.n} variables) did not finish within {time_limit:g} s"
@@ -611,46 +612,6 @@ def optimal_matrix(
     return LPSolution(
         m, int(res.status), str(res.message), lp.n, lp.m + a_eq.shape[0], time.perf_counter() - start, bound
     )
-
-
-#: LPs with more variables than this are solved in a child process that is stopped at the time
-#: limit: HiGHS's interior point checks its clock only between iterations, and one iteration of a
-#: large LP (k = 120 labels with prior sets: 86,000 variables) ran for minutes past a 2 s limit.
-LP_IN_PROCESS = 20_000
-
-
-def _solve(problem: dict[str, Any], conn: Any) -> None:  # pragma: no cover - runs in the child
-    import signal
-
-    for sig in (signal.SIGINT, signal.SIGTERM):  # the parent's handlers (the CLI's) do not apply here
-        signal.signal(sig, signal.SIG_DFL)
-    res = linprog(**problem)
-    conn.send({"status": res.status, "message": res.message, "x": res.x, "fun": res.fun})
-    conn.close()
-
-
-def _linprog_within(problem: dict[str, Any], time_limit: float) -> Any:
-    """``linprog(**problem)`` in a child process, stopped after ``time_limit`` seconds plus 5 s of
-    start-up: its result (fields ``status, message, x, fun``), or None when it was stopped."""
-    import multiprocessing as mp
-    from types import SimpleNamespace
-
-    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_solve, args=(problem, child), daemon=True)
-    proc.start()
-    child.close()
-    try:
-        if not parent.poll(time_limit + 5.0):
-            return None
-        return SimpleNamespace(**parent.recv())
-    except EOFError:  # the child died (out of memory): no answer
-        return SimpleNamespace(status=4, message="the LP's process ended without an answer", x=None, fun=None)
-    finally:
-        if proc.is_alive():
-            proc.kill()  # SIGKILL: HiGHS does not stop between its checks of the clock
-        proc.join(5.0)
-        parent.close()
 
 
 # --------------------------------------------------------------------------- calibration

@@ -258,7 +258,6 @@ def estimate_priors(
         Columns to read as categorical or numeric where the engine's type guess is wrong: the public
         column (``numeric``: its text must parse as numbers), the secret (always compared as text)
         or the weight (always numeric). Labels are always the text written in the file.
-
     read : CsvOptions, optional
         How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
         names of a header-less file, missing-value markers, the delimiter, the encoding); default:

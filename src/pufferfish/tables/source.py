@@ -350,7 +350,7 @@ def inspect_csv(source: TableSource) -> TableSource:
         for k, row in enumerate(rows[1:], start=2):
             if len(row) != width:
                 raise DataError(
-                    f"line {k} of {str(path)!r} has {len(row)} fields where the "
+                    f"line {k} of {str(path)!r} has {len(row)} field{'s' if len(row) != 1 else ''} where the "
                     f"{'first line' if options.names else 'header'} has {width} (delimiter {sep!r})"
                 )
     options = CsvOptions(options.names, options.na, delimiter, options.encoding)
@@ -369,8 +369,10 @@ def _sniff_delimiter(lines: Sequence[str]) -> str | None:
     """The delimiter of the head for the checks above (DuckDB sniffs it again to read), or None."""
     try:
         return csv.Sniffer().sniff("\n".join(lines[:50]), delimiters=",;\t|").delimiter
-    except csv.Error:
-        return None
+    except csv.Error:  # inconsistent rows (a ragged one): the header's most frequent candidate
+        counts = {d: lines[0].count(d) for d in ",;\t|"} if lines else {}
+        best = max(counts, key=lambda d: counts[d], default=None)
+        return best if best is not None and counts[best] > 0 else None
 
 
 _COPIES: list[str] = []
