@@ -226,3 +226,13 @@ def test_the_time_limit_row_says_did_not_finish(tmp_path) -> None:
     assert "within 1 s; raise the time limit (--time-limit" in stopped[0]["reason"]
     assert not any("fails" in r.get("reason", "") for r in rows)
     assert {r["mechanism"] for r in rows if "reason" not in r} >= {"randomized-response", "geometric"}
+
+
+def test_a_marker_that_is_a_secret_value_is_refused(tmp_path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text("s,x,x2\n" + "".join(f"{'NA' if i % 2 else 'b'},{i % 4},{i % 3}\n" for i in range(20)))
+    for public in ("x", "x,x2"):  # one column and several
+        args = ["calibrate", str(path), "--secret", "s", "--pair", "NA,b", "--public", public]
+        res = runner.invoke(app, [*args, "--epsilon", "1", "--na", "NA"])
+        assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
+        assert "--na 'NA' is also a secret value of the pair NA,b" in res.output

@@ -52,6 +52,7 @@ from .tables.source import (
     DataError,
     TableSource,
     atomic_outputs,
+    check_markers_and_pairs,
     check_release_outputs,
     is_parquet,
     output_format,
@@ -263,6 +264,7 @@ def _calibrate(
     if len(columns) < 2:
         raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
+    check_markers_and_pairs(source, pair_list)
     kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
     agg = joint_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in agg.labels]

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ..priors import DiscretePrior, to_release_grid
 from ..scenario import AdversaryPrior, Scenario
-from .source import CsvOptions, DataError, TableSource, check_engine, resolve_source
+from .source import CsvOptions, DataError, TableSource, check_engine, check_markers_and_pairs, resolve_source
 
 
 @dataclass(frozen=True)
@@ -370,6 +370,7 @@ def estimate_from_source(
     The one path from a table to priors: the engine computes the aggregates, then
     :func:`priors_from_aggregates` builds the priors.
     """
+    check_markers_and_pairs(source, pairs)
     agg = _aggregates(source, secret, public, pairs, weight, engine, spark, public_kind)
     return priors_from_aggregates(
         agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description

@@ -404,6 +404,18 @@ def _utf8_copy(path: Path, encoding: str) -> Path:
     return out
 
 
+def check_markers_and_pairs(source: TableSource, pairs: Sequence[tuple[str, str]]) -> None:
+    """DataError if a missing-value marker is also a secret value of a pair: that secret's rows
+    would all be read as missing (issue 33)."""
+    for pair in pairs:
+        for value in pair:
+            if value in source.csv.na:
+                raise DataError(
+                    f"--na {value!r} is also a secret value of the pair {pair[0]},{pair[1]}: its rows "
+                    "would be read as missing; drop that marker or rename the value"
+                )
+
+
 def check_release_outputs(source: TableSource, output: Path, report: Path, *, force: bool) -> None:
     """A release's output differs from every file the table is read from, and neither the output
     nor its report exists unless ``force``.
