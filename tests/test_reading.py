@@ -236,3 +236,12 @@ def test_a_marker_that_is_a_secret_value_is_refused(tmp_path) -> None:
         res = runner.invoke(app, [*args, "--epsilon", "1", "--na", "NA"])
         assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1
         assert "--na 'NA' is also a secret value of the pair NA,b" in res.output
+
+
+def test_a_ragged_row_far_into_the_file_names_its_line(tmp_path) -> None:
+    rows = [f"{'a' if i % 2 else 'b'},{i % 5},{i % 3}" for i in range(20_000)]
+    rows[15_000] = "a,1"  # beyond the first 64 KiB, which resolve_source reads itself
+    path = tmp_path / "r.csv"
+    path.write_text("s,x,y\n" + "\n".join(rows) + "\n")
+    with pytest.raises(DataError, match="line 15002 has 2 fields where the header has 3"):
+        calibrate_table(path, secret="s", public="x", pairs=["a,b"], epsilon=1.0, mechanisms=["optimal"])

@@ -9,6 +9,7 @@ the table one Arrow record batch at a time.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -81,6 +82,15 @@ def read_error(exc: duckdb.Error, what: str) -> BaseException:
     an interrupt, else :class:`DataError` with DuckDB's first line."""
     if _interrupted(exc):
         return KeyboardInterrupt()
+    text = str(exc)
+    ragged = re.search(
+        r"CSV Error on Line: (\d+).*?Expected Number of Columns: (\d+) Found: (\d+)", text, re.S
+    )
+    if ragged:  # a ragged row beyond the head that inspect_csv checks: its line and field count
+        line, expected, found = ragged.groups()
+        return DataError(
+            f"cannot read {what}: line {line} has {found} fields where the header has {expected}"
+        )
     return DataError(f"cannot read {what}: {first_line(exc)}")
 
 
