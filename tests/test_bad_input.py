@@ -25,6 +25,7 @@ from pufferfish.tables.source import OutputExistsError, atomic_outputs
 
 FILES: dict[str, str | bytes] = {
     "ok.csv": "s,x,w,t\na,1,1,u\na,2,2,v\nb,2,1,u\nb,3,1,v\nc,1,1,u\n",
+    "ok2.csv": "s,x,w,t\na,1,1,u\na,2,2,v\nb,2,1,u\nb,3,1,v\nc,1,1,u\n",
     "empty.csv": "",
     "header.csv": "s,x,w,t\n",
     "binary.csv": bytes(range(256)) * 20,
@@ -181,7 +182,11 @@ CASES = {
         [*R, "--output", "nofolder/out.csv"],
         "output folder must exist, got 'nofolder'",
     ),
-    "output is the input": ([*R, "--output", "ok.csv"], "output must differ from the input file"),
+    "output is the input": ([*R, "--output", "ok.csv"], "output must differ from every input file"),
+    "output is the priors' table": (
+        [*R, "--priors-from", "ok2.csv", "--output", "ok2.csv", "--force"],
+        "output must differ from every input file, got 'ok2.csv' for both",
+    ),
     "output exists": ([*R, "--output", "existing.csv"], "exists; pass --force"),
     "output extension": ([*R, "--output", "out.xyz"], "output must end in .csv, .csv.gz, .parquet or .pq"),
     "report not html": ([*R, "--output", "out.csv", "--report", "rep.txt"], "report must be an .html file"),
@@ -355,7 +360,7 @@ def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signa
     assert proc.poll() is None, "the release ended before the signal; use a larger table"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
+    assert proc.returncode == (130 if sig == signal.SIGINT else 143), err  # 143 = 128 + SIGTERM
     assert err.strip().splitlines() == [
         "error: interrupted; no output was published (unfinished files removed)"
     ]

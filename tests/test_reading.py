@@ -160,7 +160,7 @@ def test_other_encodings_are_named_and_read(tmp_path) -> None:
     release(path, secret="name", public="x", pairs=["Zoë,Åsa"], epsilon=1.0, output=out, rng=1,
             read=check_csv_options(encoding="latin-1"))  # fmt: skip
     assert out.read_text(encoding="utf-8").splitlines()[1].split(",")[0] == "Åsa"  # written as UTF-8
-    with pytest.raises(ValueError, match="output must differ from the input file"):
+    with pytest.raises(ValueError, match="output must differ from every input file"):
         release(path, secret="name", public="x", pairs=["Zoë,Åsa"], epsilon=1.0, output=path, force=True,
                 read=check_csv_options(encoding="latin-1"))  # fmt: skip
 

@@ -644,8 +644,9 @@ def main() -> None:
 
     A usage error (an unknown option, ``--epsilon abc``) is one line on stderr and exit code 2,
     like the library's input errors (exit code 1); no arguments print the help. Ctrl-C or
-    SIGTERM stops the command (every temporary file is removed) with exit code 130 and one line
-    saying which outputs, if any, were published before it (:func:`_interrupted_message`).
+    SIGTERM stops the command (every temporary file is removed) with exit code 130 (Ctrl-C) or
+    143 (SIGTERM, 128 + 15, as a shell reports it) and one line saying which outputs, if any,
+    were published before it (:func:`_interrupted_message`).
     """
     if len(sys.argv) <= 1:
         app()
@@ -665,6 +666,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if code == _INTERRUPTED:
         error = _interrupted_message()
+        code = 128 + _SIGNALLED[-1] if _SIGNALLED else code  # SIGTERM: 143
     if error is not None:
         typer.echo(error, err=True)
     sys.exit(code if isinstance(code, int) else 0)
@@ -708,8 +710,13 @@ def _interrupted_message() -> str:
     return text + (f"; not written: {', '.join(rest)}" if rest else "") + " (unfinished files removed)"
 
 
+#: Signals turned into KeyboardInterrupt by :func:`_interrupt` (the exit code says which).
+_SIGNALLED: list[int] = []
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM handler: raise KeyboardInterrupt, so every ``finally`` (and DuckDB) cleans up."""
+    _SIGNALLED.append(int(signum))
     raise KeyboardInterrupt
 
 

@@ -281,7 +281,8 @@ def release(
     _check_sampling(engine, rng, chosen_mechanism, sampler)
     source = resolve_source(data, engine, read)  # validates the engine and the reading options
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
-    check_release_outputs(source, out_path, rep_path, force=force)
+    others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
+    check_release_outputs(source, out_path, rep_path, force=force, others=others)
 
     mechanisms, spark_default = _mechanisms_to_run(chosen_mechanism, engine, compare)
     table = calibrate_table_steps(

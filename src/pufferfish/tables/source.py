@@ -416,9 +416,11 @@ def check_markers_and_pairs(source: TableSource, pairs: Sequence[tuple[str, str]
                 )
 
 
-def check_release_outputs(source: TableSource, output: Path, report: Path, *, force: bool) -> None:
-    """A release's output differs from every file the table is read from, and neither the output
-    nor its report exists unless ``force``.
+def check_release_outputs(
+    source: TableSource, output: Path, report: Path, *, force: bool, others: Sequence[TableSource] = ()
+) -> None:
+    """A release's output and report differ from every file the table (and ``others``, such as
+    the table of ``priors_from``) is read from, and neither exists unless ``force``.
 
     Raises
     ------
@@ -427,8 +429,10 @@ def check_release_outputs(source: TableSource, output: Path, report: Path, *, fo
     OutputExistsError
         If a file exists and ``force`` is false.
     """
-    if any(p.resolve() == output.resolve() for p in source.inputs):
-        raise ValueError(f"output must differ from the input file, got {str(output)!r} for both")
+    inputs = [p.resolve() for s in (source, *others) for p in s.inputs]
+    for path in (output, report):
+        if path.resolve() in inputs:
+            raise ValueError(f"output must differ from every input file, got {str(path)!r} for both")
     for path in (output, report):
         check_output_path(path, force=force)
 
