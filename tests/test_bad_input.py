@@ -425,3 +425,47 @@ def test_interrupt_message_says_what_was_published(tmp_path: Path, monkeypatch: 
         f"error: interrupted after {out}, {rep} were published; not written: {html} "
         "(unfinished files removed)"
     )
+
+
+@pytest.mark.parametrize("data", ["folder", "/dev/null"])
+def test_an_input_that_is_no_regular_file_says_so(tmp_path: Path, monkeypatch, capsys, data: str) -> None:
+    """Issue 34: a folder, a device or a pipe is 'not a regular file', not 'does not exist'."""
+    (tmp_path / "folder").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["pufferfish", "calibrate", data, *B, *E1])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 1 and len(err) == 1
+    assert err[0].startswith(f"error: data must be a regular file, got {data!r}, which is ")
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [(28, "No space left on device"), (30, "Read-only file system")],
+    ids=["ENOSPC", "EROFS"],
+)
+def test_an_os_error_while_writing_is_one_line_naming_the_output(
+    tmp_path: Path, monkeypatch, capsys, code: int, reason: str
+) -> None:
+    """Issue 34: any OSError (a full disk, a read-only file system) is one line naming the path the
+    user gave, not the temporary file, and leaves nothing behind."""
+    import pufferfish.tables.duckdb_engine as engine
+
+    for name, content in FILES.items():
+        (tmp_path / name).write_bytes(content.encode() if isinstance(content, str) else content)
+    before = _snapshot(tmp_path)
+
+    def full(stream, tmp, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tmp.write_text("partial")
+        raise OSError(code, reason, str(tmp))
+
+    monkeypatch.setattr(engine, "_copy_to", full)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["pufferfish", *R, "--output", "out.csv"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 1 and len(err) == 1 and ".tmp" not in err[0]
+    assert err[0].startswith("error: cannot write or read '") and err[0].endswith(f"out.csv': {reason}")
+    assert _snapshot(tmp_path) == before  # no output, no temporary file

@@ -4,8 +4,10 @@ the comparison tables printed by ``calibrate`` and ``release`` (one column or se
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -36,11 +38,25 @@ def guard(fn: Callable[[], T]) -> T:
         return fn()
     except (ValueError, FileExistsError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except OSError as exc:  # a read-only file system, a full disk, ...: one line, the user's path
+        fail(os_error_line(exc))
     except TimeLimitError as exc:
         fail(f"did not finish: {exc}")
     except PrivacyCheckError as exc:
         fail(f"privacy check failed (please report this bug): {exc}")
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error: the reason and the path the user gave (an output's
+    temporary file ``.NAME.XXXX.tmp`` is named as ``NAME``, the file it was to become)."""
+    name = exc.filename
+    if isinstance(name, str):
+        path = Path(name)
+        match = re.fullmatch(r"\.(.+)\.[^.]+\.tmp", path.name)
+        name = str(path.with_name(match.group(1))) if match else name
+        return f"cannot write or read {name!r}: {exc.strerror or exc}"
+    return f"{exc.strerror or exc}"
 
 
 def parse_order(order: str | None) -> list[str] | None:

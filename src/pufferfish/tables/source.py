@@ -282,6 +282,9 @@ def resolve_source(data: Any, engine: str = "duckdb", csv_options: CsvOptions | 
             return inspect_csv(TableSource(path, "csv", str(data), options))
         if spark and path.is_dir():
             return TableSource(path, "folder", str(data))
+        if path.exists():  # a folder, a device such as /dev/null, a pipe
+            what = "a folder" if path.is_dir() else "not a regular file (a device or a pipe)"
+            raise DataError(f"data must be a regular file, got {str(data)!r}, which is {what}")
         if str(data) in SHIPPED_DATASETS:
             described = f"shipped data set {str(data)!r}: {SHIPPED_DATASETS[str(data)][1]}"
             return inspect_csv(TableSource(dataset_path(str(data)), "csv", described, options))
