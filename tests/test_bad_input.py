@@ -182,6 +182,14 @@ CASES = {
         [*R, "--output", "nofolder/out.csv"],
         "output folder must exist, got 'nofolder'",
     ),
+    "public is the secret": (
+        ["calibrate", "ok.csv", "--secret", "s", "--pair", "a,b", "--public", "s", *E1],
+        "public must differ from the secret column, got 's' for both",
+    ),
+    "public columns hold the secret": (
+        ["calibrate", "ok.csv", "--secret", "s", "--pair", "a,b", "--public", "x,s", *E1],
+        "public must differ from the secret column, got 's' for both",
+    ),
     "output is the input": ([*R, "--output", "ok.csv"], "output must differ from every input file"),
     "output is the priors' table": (
         [*R, "--priors-from", "ok2.csv", "--output", "ok2.csv", "--force"],

@@ -339,8 +339,14 @@ def check_kind_lists(
     ------
     ValueError
         If a column is named in both lists, the secret is named numeric, the weight categorical,
-        or a named column is none of the secret, public and weight columns.
+        a named column is none of the secret, public and weight columns, or the secret is also a
+        public column (its release would be the secret itself, issue 34).
     """
+    if secret in public:
+        raise ValueError(
+            f"public must differ from the secret column, got {secret!r} for both: releasing the secret "
+            "itself protects nothing"
+        )
     cats, nums = [str(c) for c in categorical], [str(c) for c in numeric]
     for col in cats + nums:
         if col != secret and col not in public and col != weight:
