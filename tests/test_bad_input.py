@@ -477,3 +477,19 @@ def test_an_os_error_while_writing_is_one_line_naming_the_output(
     assert exc.value.code == 1 and len(err) == 1 and ".tmp" not in err[0]
     assert err[0].startswith("error: cannot write or read '") and err[0].endswith(f"out.csv': {reason}")
     assert _snapshot(tmp_path) == before  # no output, no temporary file
+
+
+def test_a_negative_seed_names_the_option(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Issue 34: messages speak CLI to CLI users; the API names the argument."""
+    (tmp_path / "ok.csv").write_text(FILES["ok.csv"])  # type: ignore[arg-type]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["pufferfish", *R, "--output", "out.csv", "--rng-seed", "-3"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "'--rng-seed'" in err[0] and "equal to 0" in err[0]
+    from pufferfish.table_release import release
+
+    with pytest.raises(ValueError, match=r"rng seed \(--rng-seed\) must be >= 0, got -3"):
+        release("ok.csv", secret="s", public="x", pairs=["a,b"], epsilon=1.0, output="o.csv", rng=-3)
+    assert not (tmp_path / "o.csv").exists()

@@ -390,7 +390,7 @@ def release(
     fit_seed: FitSeedOpt = 0,
     rng_seed: Annotated[
         int | None,
-        typer.Option("--rng-seed", help="Use a seeded, INSECURE sampler (experiments only)."),
+        typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
     workers: Annotated[
@@ -589,7 +589,7 @@ def multiuser_release(
     ] = "optimal",
     rng_seed: Annotated[
         int | None,
-        typer.Option("--rng-seed", help="Use a seeded, INSECURE sampler (experiments only)."),
+        typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -401,6 +401,8 @@ def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None
     ------
     TypeError
         If ``rng`` is of any other type (``bool`` included).
+    ValueError
+        If ``rng`` is a negative seed.
     """
     if rng is None:
         return None, None
@@ -410,6 +412,8 @@ def insecure_generator(rng: Any) -> tuple[np.random.Generator | None, int | None
         )
     if isinstance(rng, np.random.Generator):
         return rng, None
+    if rng < 0:
+        raise ValueError(f"rng seed (--rng-seed) must be >= 0, got {int(rng)}")
     return np.random.default_rng(int(rng)), int(rng)
 
 

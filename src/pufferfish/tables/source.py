@@ -495,7 +495,9 @@ def report_path_for(output: Path) -> Path:
 
 
 def _exists(kind: str, path: Path) -> OutputExistsError:
-    return OutputExistsError(f"{kind} file {str(path)!r} exists; pass --force (force=True) to overwrite it")
+    return OutputExistsError(
+        f"{kind} file {str(path)!r} exists; pass --force to overwrite it (force=True in Python)"
+    )
 
 
 def check_output_path(path: str | Path, *, force: bool, kind: str = "output") -> Path:
