@@ -493,3 +493,22 @@ def test_a_negative_seed_names_the_option(tmp_path: Path, monkeypatch, capsys) -
     with pytest.raises(ValueError, match=r"rng seed \(--rng-seed\) must be >= 0, got -3"):
         release("ok.csv", secret="s", public="x", pairs=["a,b"], epsilon=1.0, output="o.csv", rng=-3)
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_two_outputs_of_one_stem_do_not_replace_each_others_report(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Issue 34: oz.csv and oz.parquet share oz.report.json; with --force the second release would
+    silently replace the first's report. It is refused; the same output again is not."""
+    (tmp_path / "ok.csv").write_text(FILES["ok.csv"])  # type: ignore[arg-type]
+    monkeypatch.chdir(tmp_path)
+    codes = []
+    for out in ("oz.csv", "oz.parquet", "oz.csv"):
+        monkeypatch.setattr(sys, "argv", ["pufferfish", *R, "--output", out, "--rng-seed", "1", "--force"])
+        with pytest.raises(SystemExit) as exc:
+            main()
+        codes.append(exc.value.code)
+    err = capsys.readouterr().err
+    assert codes == [0, 1, 0] and "report 'oz.report.json' belongs to the release 'oz.csv'" in err
+    assert not (tmp_path / "oz.parquet").exists()
+    assert json.loads((tmp_path / "oz.report.json").read_text())["output"] == "oz.csv"

@@ -436,8 +436,26 @@ def check_release_outputs(
     for path in (output, report):
         if path.resolve() in inputs:
             raise ValueError(f"output must differ from every input file, got {str(path)!r} for both")
+    owner = _report_owner(report)
+    if owner is not None and owner.resolve() != output.resolve() and owner.exists():
+        raise ValueError(
+            f"report {str(report)!r} belongs to the release {str(owner)!r}, which would lose it: "
+            f"name this output differently from {owner.name!r} (outputs of one stem share a report)"
+        )
     for path in (output, report):
         check_output_path(path, force=force)
+
+
+def _report_owner(report: Path) -> Path | None:
+    """The output an existing JSON report was written for (its ``output``), or None."""
+    import json
+
+    try:
+        with report.open(encoding="utf-8") as fh:
+            owner = json.load(fh).get("output")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return Path(owner) if isinstance(owner, str) else None
 
 
 def check_text_file(path: Path) -> None:
