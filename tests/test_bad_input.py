@@ -512,3 +512,24 @@ def test_two_outputs_of_one_stem_do_not_replace_each_others_report(
     assert codes == [0, 1, 0] and "report 'oz.report.json' belongs to the release 'oz.csv'" in err
     assert not (tmp_path / "oz.parquet").exists()
     assert json.loads((tmp_path / "oz.report.json").read_text())["output"] == "oz.csv"
+
+
+def test_an_epsilon_below_the_checks_resolution_is_a_range_not_a_failure() -> None:
+    """Issue 34: epsilon 1e-15 was 'no scale up to the largest float passes the exact check'. The
+    loss at a large scale is 0 within a rounding bound of about 2.4e-12, so no check can certify
+    1e-15: the rows say the supported range, never that a scale failed, and no warning leaks."""
+    import warnings
+
+    from pufferfish import Scenario
+    from pufferfish.calibration import REGISTRY, Skipped, run_comparison
+
+    sc = Scenario.single(DiscretePrior([1, 2], [0.5, 0.5]), DiscretePrior([2, 3], [0.5, 0.5]))
+    mechs = tuple(REGISTRY[m] for m in ("l1", "kantorovich", "relaxed", "optimal"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        rows = run_comparison(sc, [1e-15], mechs, delta=0.0, noise="laplace")
+    assert all(isinstance(r, Skipped) for r in rows)
+    for r in rows:
+        assert r.reason.startswith("not applicable: ") and "below what the exact check resolves" in r.reason
+        assert "supported range is" in r.reason and "fails" not in r.reason
+    assert run_comparison(sc, [1e-9], mechs, delta=0.0, noise="laplace")[-1].scale > 0  # 1e-9 is resolved

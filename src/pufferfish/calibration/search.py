@@ -234,6 +234,13 @@ def verified(
         trial, step = found
         return build(target, replace(proposal, scale=trial), seen[trial], step)
     chk = seen[max(seen)]
+    goal = _goal(target)
+    if chk.value <= goal <= chk.error:  # not a failure: the check cannot resolve a target this small
+        raise ValueError(
+            f"{target.mechanism}: the target {goal!r} is below what the exact check resolves here (its "
+            f"rounding bound is {chk.error:.2g} at scale {max(seen):.3g}; the value {chk.value:.3g} is "
+            f"within the target): the supported range is a target > {chk.error:.2g}"
+        )
     what = "I(S; Y)" if target.criterion == "eps-MI PP" else ("loss" if target.delta == 0.0 else "delta")
     at = f" at {chk.where}" if chk.where.startswith("y = ") else ""
     raise PrivacyCheckError(
@@ -408,6 +415,13 @@ def _search(
     hi = start if start is not None and start > 0 else _spread(scenario) / eps
     hi = max(hi, 1e-300)
     while fails(hi):
+        chk = checks.get(hi)
+        if chk is not None and chk.error >= goal:  # the check cannot certify a target this small
+            what = "epsilon" if delta == 0.0 else "delta"
+            raise ValueError(
+                f"{what} {goal!r} is below what the exact check resolves here: its rounding bound is "
+                f"{chk.error:.2g} at scale {hi:.3g}; the supported range is {what} > {chk.error:.2g}"
+            )
         hi *= 2.0
         if not math.isfinite(hi):
             raise PrivacyCheckError(
