@@ -235,11 +235,12 @@ def verified(
         return build(target, replace(proposal, scale=trial), seen[trial], step)
     chk = seen[max(seen)]
     goal = _goal(target)
-    if chk.value <= goal <= chk.error:  # not a failure: the check cannot resolve a target this small
+    if goal <= chk.error and chk.value <= chk.error:  # value and target within the rounding bound:
+        # not a failure, the check cannot resolve a target this small
         raise ValueError(
             f"{target.mechanism}: the target {goal!r} is below what the exact check resolves here (its "
-            f"rounding bound is {chk.error:.2g} at scale {max(seen):.3g}; the value {chk.value:.3g} is "
-            f"within the target): the supported range is a target > {chk.error:.2g}"
+            f"rounding bound is {chk.error:.2g} at scale {max(seen):.3g}, the value {chk.value:.3g} is "
+            f"within it): the supported range is a target > {chk.error:.2g}"
         )
     what = "I(S; Y)" if target.criterion == "eps-MI PP" else ("loss" if target.delta == 0.0 else "delta")
     at = f" at {chk.where}" if chk.where.startswith("y = ") else ""
