@@ -211,3 +211,23 @@ def test_accuracy_alone_collapses_rare_labels_and_shares_keep_them() -> None:
     acc, out_sh, mu = got["shares"]
     assert acc == 0.7999 and np.all(out_sh > 0)
     np.testing.assert_allclose(out_sh, mu, atol=1e-9)
+
+
+def test_a_long_alphabet_prints_a_head_and_a_tail(tmp_path) -> None:
+    """Issue 34: 10,000 labels printed 10,056 lines. The priors table shows 35 + 5 values and the
+    count of the others; --json keeps every one."""
+    rng = np.random.default_rng(2)
+    lines = [f"{'a' if rng.random() < 0.5 else 'b'},L{int(rng.integers(0, 200)):03d}" for _ in range(3000)]
+    path = tmp_path / "many.csv"
+    path.write_text("s,lab\n" + "\n".join(lines) + "\n")
+    args = ["calibrate", str(path), "--secret", "s", "--pair", "a,b", "--public", "lab", "--epsilon", "1"]
+    args += ["--mechanism", "randomized-response-dp", "--prior-set", "none"]
+    res = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    labels = sorted({line.split(",")[1] for line in lines})
+    assert len(labels) == 200 and "(160 more values: every one in --json and in" in res.output
+    assert all(label in res.output for label in labels[:35] + labels[-5:])
+    assert not any(label in res.output for label in labels[35:-5])
+    assert len(res.output.splitlines()) < 80 and "…" not in res.output
+    full = runner.invoke(app, [*args, "--json"])
+    assert [m["label"] for m in json.loads(full.output)["mapping"]] == labels

@@ -183,11 +183,25 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     labels = (
         [label for label, _ in est.mapping] if est.categorical else [num(float(v), 8) for v in est.support]
     )
-    for k, label in enumerate(labels):
-        row = [label, num(float(est.support[k]), 8)]
+    shown = list(range(len(labels)))
+    if len(labels) > PRIORS_ROWS:  # a head and a tail, with the count; all in --json and the report
+        shown = [*shown[: PRIORS_ROWS - 5], -1, *shown[-5:]]
+    for k in shown:
+        if k < 0:
+            hidden = len(labels) - PRIORS_ROWS  # head PRIORS_ROWS - 5, tail 5
+            table.add_row(
+                f"({hidden} more values: every one in --json and in --report)", *[""] * (len(est.groups) + 1)
+            )
+            continue
+        row = [labels[k], num(float(est.support[k]), 8)]
         row += [f"{_pmf(prior.conditionals[g.secret])[k]:.4f}" for g in est.groups]
         table.add_row(*row)
     return table
+
+
+#: Rows of the printed priors table; a longer alphabet is cut to a head and a tail (issue 34: a
+#: 10,000-label column printed 10,056 lines).
+PRIORS_ROWS = 40
 
 
 def _fitted_table(fitted: FittedPriors) -> Table:
