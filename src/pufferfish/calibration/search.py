@@ -398,9 +398,10 @@ def _search(
                     f"delta {delta!r}, {noise} noise); give a larger time_limit or a larger delta"
                 )
             try:
-                checks[scale] = measure(
-                    scenario, target.criterion, noise, scale, eps, delta, time_limit=min(left, 30.0)
-                )[0]
+                with np.errstate(invalid="ignore", over="ignore"):  # a NaN check fails (safe side)
+                    checks[scale] = measure(
+                        scenario, target.criterion, noise, scale, eps, delta, time_limit=min(left, 30.0)
+                    )[0]
             except GridTooFineError:
                 return None  # too small a scale to check: treated as failing (safe side)
         return checks[scale]
@@ -416,15 +417,16 @@ def _search(
     hi = start if start is not None and start > 0 else _spread(scenario) / eps
     hi = max(hi, 1e-300)
     while fails(hi):
-        chk = checks.get(hi)
-        if chk is not None and chk.error >= goal:  # the check cannot certify a target this small
-            what = "epsilon" if delta == 0.0 else "delta"
-            raise ValueError(
-                f"{what} {goal!r} is below what the exact check resolves here: its rounding bound is "
-                f"{chk.error:.2g} at scale {hi:.3g}; the supported range is {what} > {chk.error:.2g}"
-            )
         hi *= 2.0
         if not math.isfinite(hi):
+            within = [c.error for c in checks.values() if c is not None and c.value <= goal]
+            if within and min(within) >= goal:  # the value met the target, its rounding bound never did
+                what = "epsilon" if delta == 0.0 else "delta"
+                bound = min(within)
+                raise ValueError(
+                    f"{what} {goal!r} is below what the exact check resolves here (its smallest rounding "
+                    f"bound is {bound:.2g}): the supported range is {what} > {bound:.2g}"
+                )
             raise PrivacyCheckError(
                 f"optimal: no scale up to the largest float passes the exact check (epsilon {eps!r}, "
                 f"delta {delta!r}, {noise} noise)"
