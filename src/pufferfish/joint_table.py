@@ -46,7 +46,8 @@ from .noise import check_sampler, check_workers, sampler_grid
 from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
 from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
-from .tables.estimate import check_kind_lists, check_pairs, label_codes
+from .tables.estimate import check_kind_lists, check_pairs
+from .tables.model import label_codes
 from .tables.source import (
     CsvOptions,
     DataError,

@@ -397,7 +397,7 @@ def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = Non
     -------
     dict
         JSON-ready (no NaN). A calibration has the keys of
-        :meth:`~pufferfish.tables.estimate.EstimatedPriors.to_dict` (and of
+        :meth:`~pufferfish.tables.model.EstimatedPriors.to_dict` (and of
         :meth:`~pufferfish.fit.FittedPriors.to_dict`), ``tool``, ``inputs``, ``delta``, ``noise``
         (the noise name) and ``results``. A release has ``tool``, ``created``, ``inputs``,
         ``output``, ``public_column_released_as``, ``mapping``, ``priors``, ``rows``,

@@ -2,7 +2,7 @@
 
 Every connection has a memory limit (:data:`DUCKDB_MEMORY_LIMIT`): DuckDB streams or spills
 beyond it, so memory stays bounded whatever the table's size. The priors need only aggregates
-(:class:`~pufferfish.tables.estimate.TableAggregates`); the release reads, perturbs and writes
+(:class:`~pufferfish.tables.model.TableAggregates`); the release reads, perturbs and writes
 the table one Arrow record batch at a time.
 """
 
@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from ..noise import add_gaussian, add_laplace, insecure_generator, sample_mapping
 from ..priors import to_release_grid
-from .estimate import EstimatedPriors, TableAggregates, check_columns
+from .model import EstimatedPriors, TableAggregates, check_columns
 from .source import DataError, TableSource, first_line, quote_identifier, resolve_source
 
 #: DuckDB memory limit of each connection the library opens: bounded memory on large tables
@@ -480,7 +480,7 @@ class ReleasedColumn:
         Read as labels and coded by ``codes_for``; else read as numbers.
     codes_for : callable or None
         ``codes_for(labels) -> codes`` (``nan`` for missing), e.g.
-        :meth:`~pufferfish.tables.estimate.EstimatedPriors.codes_for`; ``None`` for numbers.
+        :meth:`~pufferfish.tables.model.EstimatedPriors.codes_for`; ``None`` for numbers.
     scale : float
         Its Laplace scale or Gaussian sigma (>= 0).
     """

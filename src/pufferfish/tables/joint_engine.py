@@ -13,7 +13,8 @@ from typing import Any
 import duckdb
 
 from .duckdb_engine import check_numbers, connect, is_numeric_type, open_table, read_error
-from .estimate import check_columns, check_row_counts
+from .estimate import check_row_counts
+from .model import check_columns
 from .source import TableSource, quote_identifier
 
 

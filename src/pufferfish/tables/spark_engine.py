@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..noise import add_gaussian, add_laplace
-from .estimate import EstimatedPriors, TableAggregates, check_columns
+from .model import EstimatedPriors, TableAggregates, check_columns
 from .source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).

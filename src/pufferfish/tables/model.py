@@ -1,0 +1,237 @@
+"""What the engines and the estimate share: the aggregates an engine computes from a table
+(:class:`TableAggregates`), the priors built from them (:class:`EstimatedPriors`), and the checks
+both make. The engines (:mod:`~pufferfish.tables.duckdb_engine`,
+:mod:`~pufferfish.tables.spark_engine`) import this module, and :mod:`~pufferfish.tables.estimate`
+imports them: no cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..scenario import Scenario
+from .source import DataError
+
+
+@dataclass(frozen=True)
+class SecretGroup:
+    """Rows behind the prior of one secret value.
+
+    Attributes
+    ----------
+    secret : str
+        The secret value (as text).
+    rows : int
+        Rows with this secret and a non-missing public value.
+    weight : float
+        Their summed frequency weight (equal to ``rows`` without a weight column).
+    weight_sq : float
+        Their summed squared weight (equal to ``rows`` without a weight column).
+    """
+
+    secret: str
+    rows: int
+    weight: float
+    weight_sq: float = math.nan
+
+    @property
+    def effective_size(self) -> float:
+        """Kish's effective sample size ``(sum w)^2 / sum w^2`` (``rows`` without weights): the
+        ``n`` of the group's confidence set (:mod:`pufferfish.priorsets`)."""
+        if not self.weight_sq > 0:
+            return float(self.rows)
+        return min(self.weight**2 / self.weight_sq, float(self.rows))
+
+
+@dataclass(frozen=True)
+class EstimatedPriors:
+    """Empirical priors estimated from a table, with what was read and dropped.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The pairs and one adversary prior named ``"empirical"``.
+    secret_column, public_column : str
+        Column names.
+    weight_column : str or None
+        Frequency-weight column, if any.
+    categorical : bool
+        Whether the public column was mapped from labels to codes.
+    mapping : tuple of (str, int)
+        ``(label, code)`` for a categorical public column, in code order; empty otherwise.
+    support : numpy.ndarray, shape (n,)
+        The alphabet of the public column (codes, or the distinct numeric values).
+    groups : tuple of SecretGroup
+        Rows per secret value of the pairs.
+    rows_total : int
+        Rows in the table.
+    rows_dropped : int
+        Rows left out of the estimate because the secret, the public value (or the weight) is
+        missing.
+    source : str
+        Description of the table read.
+    marginal : numpy.ndarray or None, shape (n,)
+        Summed weight (rows without a weight column) of each support value over every row with
+        a secret and a public value, whatever the secret: the distribution ``mu`` of the values a
+        release replaces (the utility of :mod:`pufferfish.calibration.mapping`).
+    read_hint : str or None
+        What may have been read wrongly, and the option that fixes it: a public column read as
+        text whose values are mostly numbers (issue 33).
+    """
+
+    scenario: Scenario
+    secret_column: str
+    public_column: str
+    weight_column: str | None
+    categorical: bool
+    mapping: tuple[tuple[str, int], ...]
+    support: np.ndarray
+    groups: tuple[SecretGroup, ...]
+    rows_total: int
+    rows_dropped: int
+    source: str
+    marginal: np.ndarray | None = None
+    read_hint: str | None = None
+
+    @property
+    def secret_weights(self) -> dict[str, float]:
+        """Share of each secret among the rows of the pairs' secrets (the secret's marginal)."""
+        total = sum(g.weight for g in self.groups)
+        return {g.secret: g.weight / total for g in self.groups}
+
+    @property
+    def columns_read_as(self) -> dict[str, str]:
+        """How each column was read: the secret as text, the public column as categorical text or
+        numbers, the weight as numbers."""
+        out = {self.secret_column: "text (labels as written)"}
+        out[self.public_column] = "categorical (labels as written)" if self.categorical else "numeric"
+        if self.read_hint:
+            out[self.public_column] += f"; {self.read_hint}"
+        if self.weight_column is not None:
+            out[self.weight_column] = "numeric (weights)"
+        return out
+
+    def codes_for(self, labels: Any) -> NDArray[np.float64]:
+        """Map public-column labels to codes (``nan`` for missing), shape (len(labels),).
+
+        ``labels``: a pyarrow string array or a sequence of str / None (vectorised by Arrow).
+
+        Raises
+        ------
+        DataError
+            If a label is not in the mapping.
+        """
+        known = [label for label, _ in self.mapping]
+        return label_codes(labels, known, [c for _, c in self.mapping], self.public_column)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready description: columns, mapping, priors and row counts."""
+        prior = self.scenario.priors[0]
+        return {
+            "source": self.source,
+            "secret_column": self.secret_column,
+            "public_column": self.public_column,
+            "weight_column": self.weight_column,
+            "categorical": self.categorical,
+            "columns_read_as": self.columns_read_as,
+            "mapping": [{"label": label, "code": code} for label, code in self.mapping],
+            "pairs": [list(p) for p in self.scenario.pairs],
+            "priors": {
+                g.secret: {
+                    "rows": g.rows,
+                    "weight": g.weight,
+                    **prior.conditionals[g.secret].to_dict(),
+                }
+                for g in self.groups
+            },
+            "rows_total": self.rows_total,
+            "rows_dropped_missing": self.rows_dropped,
+        }
+
+
+def label_codes(
+    labels: Any, known: Sequence[str], codes: Sequence[float], column: str
+) -> NDArray[np.float64]:
+    """The code of each label (``codes[k]`` for ``known[k]``; ``nan`` for missing), vectorised by Arrow.
+
+    Parameters
+    ----------
+    labels : pyarrow string array or sequence of str / None
+    known, codes : sequences of the same length
+        The labels of the column and their codes.
+    column : str
+        The column's name, for the message.
+
+    Raises
+    ------
+    DataError
+        If a label is not in ``known``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrow = isinstance(labels, (pa.Array, pa.ChunkedArray))
+    arr = labels if arrow else pa.array(labels, type=pa.string())
+    position = pc.index_in(arr, value_set=pa.array(list(known), type=pa.string()))
+    unknown = pc.and_(pc.is_null(position), pc.is_valid(arr))
+    if pc.any(unknown).as_py():
+        first = pc.filter(arr, unknown)[0].as_py()
+        raise DataError(f"public column {column!r} has a label not in the mapping: {first!r}")
+    code = np.array([*codes, np.nan], dtype=np.float64)
+    index = pc.fill_null(position, len(known)).to_numpy(zero_copy_only=False)
+    return np.asarray(code[index], dtype=np.float64)
+
+
+def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: str | None) -> None:
+    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column."""
+    for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
+        if col is not None and col not in columns:
+            hint = ""
+            if len(columns) == 1:
+                hint = " (one column: no field delimiter was found; is it a CSV with a header row?)"
+            raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}{hint}")
+
+
+@dataclass(frozen=True)
+class TableAggregates:
+    """What an engine (DuckDB, Spark) computes from a table to estimate the priors.
+
+    Every field is an aggregate (counts, sums, distinct values), never a row, so an engine on a
+    cluster returns it without collecting the table.
+
+    Attributes
+    ----------
+    rows_total, rows_dropped : int
+        All rows; rows with a missing secret, public value or weight.
+    negative_weights, non_finite_public : int
+        Rows with a negative or NaN weight; rows whose numeric public value is not finite.
+    categorical : bool
+        Whether the public column is text (codes by ``order``) rather than numeric.
+    public_type : str
+        The engine's name of the public column's type (for messages).
+    labels : list of str or list of float
+        Distinct non-missing public values, sorted (text for a categorical column, float64
+        otherwise).
+    secret_values : set of str
+        Distinct non-missing secret values, as text.
+    counts : list of (str, str or float, int, float, float)
+        ``(secret, public value, rows, sum of weights, sum of squared weights)`` per group of
+        valid rows.
+    """
+
+    rows_total: int
+    rows_dropped: int
+    negative_weights: int
+    non_finite_public: int
+    categorical: bool
+    public_type: str
+    labels: list[Any]
+    secret_values: set[str]
+    counts: list[tuple[str, Any, int, float, float]]
+    hint: str | None = None
