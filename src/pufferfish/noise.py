@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._checks import as_float_vector, check_scale
+from .channels import MAPPING_BITS, DenseChannel, RandomizedResponseChannel
 from .priors import RELEASE_EXPONENT, to_grid, to_release_grid
 
 #: Granularity exponent offset: the noise grid is ``2^(floor(log2(scale)) - 40)`` at every scale.
@@ -560,8 +561,6 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
     )
 
 
-#: Bits of the grid of a mapping's integer weights (:mod:`pufferfish.calibration.mapping`).
-MAPPING_BITS = 52
 
 
 @dataclass(frozen=True)
@@ -593,20 +592,20 @@ class MappedValues:
 
 def sample_mapping(
     indices: Any,
-    weights: Any,
+    channel: Any,
     *,
     rng: np.random.Generator | int | None = None,
     random_bytes: Any = None,
 ) -> MappedValues:
-    """Release each alphabet position ``x`` as ``w`` with probability ``weights[x, w] / 2^52``.
+    """Release each alphabet position ``x`` as ``w`` with probability ``W[x, w] / 2^52``.
 
     Parameters
     ----------
     indices : array_like of int, shape (n,)
         Positions of the true values in the alphabet, in ``[0, k)``.
-    weights : array_like of int64, shape (k, k)
-        Non-negative integers, every row summing to ``2^52`` exactly
-        (:func:`pufferfish.calibration.mapping.dyadic_weights`); ``k <= 1024``.
+    channel : DenseChannel, RandomizedResponseChannel or array_like of int64, shape (k, k)
+        The mapping (:mod:`pufferfish.channels`); an array is the dense matrix of integer weights
+        ``W``, non-negative, every row summing to ``2^52`` exactly, ``k <= 1024``.
     rng : numpy.random.Generator, int or None
         ``None`` (default): the secure sampler. A Generator or an int seed: NumPy's
         ``Generator.integers``, reproducible but **not secure**; for experiments only.
@@ -628,21 +627,16 @@ def sample_mapping(
     -----
     Exact integer sampling, no floating point on the random path: ``U`` is uniform on
     ``{0, ..., 2^52 - 1}`` (the top 52 bits of 8 bytes of OS randomness, so every value has
-    probability ``2^-52`` exactly, without rejection), and the released position is the first
-    ``w`` with ``C[x, w] > U``, ``C`` the cumulative integer weights of row ``x``: probability
-    ``(C[x, w] - C[x, w - 1]) / 2^52 = weights[x, w] / 2^52``. All rows are searched at once in
-    one sorted int64 array ``x 2^53 + C[x, w]`` (``k 2^53 < 2^63`` for ``k <= 1024``).
+    probability ``2^-52`` exactly, without rejection), and the channel turns ``(x, U)`` into the
+    released position with integer arithmetic only (:meth:`DenseChannel.draw`: the first ``w``
+    with cumulative weight ``C[x, w] > U``; :meth:`RandomizedResponseChannel.draw`: keep when
+    ``U < keep``, else the ``(U - keep) // other``-th other position).
     """
-    w = np.asarray(weights)
+    chan = channel if isinstance(channel, (DenseChannel, RandomizedResponseChannel)) else DenseChannel(channel)
     one = 2**MAPPING_BITS
-    if w.ndim != 2 or w.shape[0] != w.shape[1] or not 2 <= w.shape[0] <= 1024:
-        raise ValueError(f"weights must be a square array with 2 to 1024 rows, got shape {w.shape}")
-    w = w.astype(np.int64)
-    if np.any(w < 0) or np.any(w.sum(axis=1) != one):
-        raise ValueError("weights must be >= 0 with every row summing to 2^52")
     x = np.asarray(indices)
-    if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= w.shape[0]):
-        raise ValueError(f"indices must be integers in [0, {w.shape[0]}), got {x.dtype} values")
+    if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= chan.k):
+        raise ValueError(f"indices must be integers in [0, {chan.k}), got {x.dtype} values")
     x = x.astype(np.int64)
     gen, seed = insecure_generator(rng)
     n = x.size
@@ -652,9 +646,5 @@ def sample_mapping(
     else:
         draw = os.urandom if random_bytes is None else random_bytes
         u = (np.frombuffer(draw(8 * n), dtype="<u8") >> np.uint64(64 - MAPPING_BITS)).astype(np.int64)
-        sampler = "integer inverse-CDF sampling of a dyadic (2^-52) matrix, OS randomness (os.urandom)"
-    k = w.shape[0]
-    offset = np.int64(2 ** (MAPPING_BITS + 1))
-    flat = (np.arange(k, dtype=np.int64)[:, None] * offset + np.cumsum(w, axis=1)).ravel()
-    pos = np.searchsorted(flat, x * offset + u, side="right") - x * k
-    return MappedValues(pos.astype(np.intp), sampler, gen is None, seed)
+        sampler = "integer sampling of a dyadic (2^-52) channel, OS randomness (os.urandom)"
+    return MappedValues(chan.draw(x, u), sampler, gen is None, seed)

@@ -458,6 +458,11 @@ def _counts_table(counts: dict[str, Any]) -> str:
     )
 
 
+#: Largest alphabet drawn as a heat map of the mapping (a larger one is described in the tables:
+#: its JSON ``channel``, and ``matrix`` up to 1024 values).
+MATRIX_FIGURE_MAX_K = 60
+
+
 def _matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[str, str]:
     """The mapping as a heat map: rows the true value, columns the released one."""
     matrix = m.matrix
@@ -548,7 +553,7 @@ def _figure_section(
     )
     svg, caption = _loss_scale_figure(figures)
     parts.append(figure_html("fig-loss-scale", "Privacy loss versus scale", svg, caption))
-    if figures.matrix is not None:
+    if figures.matrix is not None and figures.matrix.channel.k <= MATRIX_FIGURE_MAX_K:
         svg, caption = _matrix_figure(figures.matrix, estimated)
         parts.append(figure_html("fig-matrix", "Randomized mapping", svg, caption))
     if figures.accuracy_curves:

@@ -40,8 +40,9 @@ from scipy import sparse
 from scipy.optimize import brentq, linprog
 from scipy.stats import laplace, norm
 
+from ..channels import DENSE_MAX_K, DenseChannel, RandomizedResponseChannel
 from ..priors import DiscretePrior, union_support
-from ..priorsets import PriorSet, dkw_pieces, log_value, set_extremes, set_summary
+from ..priorsets import PriorSet, dkw_pieces, log_value, point_mass_extremes, set_extremes, set_summary
 from ..scenario import Scenario
 from .deadline import LP_IN_PROCESS, linprog_within
 from .result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
@@ -127,26 +128,44 @@ def scenario_support(scenario: Scenario) -> NDArray[np.float64]:
     Raises
     ------
     ValueError
-        If a prior is not discrete, or the alphabet has fewer than 2 or more than
-        :data:`MAPPING_MAX_K` values.
+        If a prior is not discrete, or the alphabet has fewer than 2 values.
     """
     priors = [p for rho in scenario.priors for p in rho.conditionals.values()]
     discrete = [p for p in priors if isinstance(p, DiscretePrior)]
     if len(discrete) != len(priors):
         raise ValueError("a mapping needs discrete priors (a finite alphabet)")
     support = union_support(*discrete)
-    check_alphabet(support.size)
+    check_alphabet(support.size, "randomized-response")
     return support
 
 
-def check_alphabet(k: int) -> int:
-    """``k`` if a mapping on ``k`` values can be computed: 2 <= k <= :data:`MAPPING_MAX_K`."""
+#: Mechanisms whose matrix is dense (``k^2`` entries): at most :data:`MAPPING_MAX_K` values.
+DENSE_MECHANISMS = ("geometric", "optimal-mapping")
+
+#: Bytes per entry of a dense mapping's working set, measured (``benchmarks/bench_labels.py``):
+#: the LP's constraint matrix and HiGHS's copy of it for ``optimal-mapping``; the float and
+#: integer matrices and the check's products for ``geometric``.
+_BYTES_PER_ENTRY = {"geometric": 64, "optimal-mapping": 400}
+
+
+def check_alphabet(k: int, mechanism: str = "optimal-mapping") -> int:
+    """``k`` if ``mechanism`` can map ``k`` values: at least 2, and at most
+    :data:`MAPPING_MAX_K` for the dense mechanisms (:data:`DENSE_MECHANISMS`); randomized
+    response takes any ``k`` (O(k) memory, :class:`pufferfish.channels.RandomizedResponseChannel`).
+
+    Raises
+    ------
+    ValueError
+        Naming the limit and the memory the dense matrix would need (before anything is
+        allocated).
+    """
     if k < 2:
         raise ValueError(f"a mapping needs an alphabet of at least 2 values, got {k}")
-    if k > MAPPING_MAX_K:
+    if mechanism in DENSE_MECHANISMS and k > MAPPING_MAX_K:
+        need = _BYTES_PER_ENTRY[mechanism] * float(k) ** 2 / 2**30
         raise ValueError(
-            f"alphabet has {k} values; a mapping mechanism takes at most {MAPPING_MAX_K} (its LP has "
-            "k^2 variables): bin the column or use an additive mechanism"
+            f"needs about {need:,.{0 if need >= 10 else 1}f} GiB for {k:,} labels ({mechanism} works on a k x k "
+            f"matrix; at most {MAPPING_MAX_K:,} labels): bin the column, or use randomized-response"
         )
     return k
 
@@ -189,8 +208,10 @@ def mapping_loss(scenario: Scenario, matrix: Any, support: NDArray[np.float64]) 
     ----------
     scenario : Scenario
         Discrete priors; with prior sets (:attr:`Scenario.robust`) the worst case over the sets.
-    matrix : array_like, shape (k, k)
-        Row-stochastic, rows and columns in the order of ``support``.
+    matrix : array_like, shape (k, k), or RandomizedResponseChannel
+        Row-stochastic, rows and columns in the order of ``support``; a randomized-response
+        channel is checked in O(k) per pair (:func:`_rr_point_pair_loss`, :func:`_rr_set_pair_loss`)
+        without building the matrix.
     support : numpy.ndarray, shape (k,)
         The alphabet (holding every prior's support).
 
@@ -208,15 +229,24 @@ def mapping_loss(scenario: Scenario, matrix: Any, support: NDArray[np.float64]) 
     Prior sets: each extreme value ``<P*, m_w>`` comes with the bound of
     :func:`pufferfish.priorsets.log_value`.
     """
-    m = np.asarray(matrix, dtype=np.float64)
+    rr = matrix if isinstance(matrix, RandomizedResponseChannel) else None
+    m = None if rr is not None else np.asarray(matrix, dtype=np.float64)
     k = support.size
     worst = MappingLoss(0.0, 0.0, 0, "", ("", ""))
     best_upper = -math.inf
     for rho, pair, p_i, p_j in scenario.iter_pairs():
         if scenario.robust:
             assert rho.sets is not None
-            found = _set_pair_loss(rho.sets[pair[0]], rho.sets[pair[1]], m, support)
+            set_i, set_j = rho.sets[pair[0]], rho.sets[pair[1]]
+            if rr is not None:
+                found = _rr_set_pair_loss(set_i, set_j, rr, support)
+            else:
+                assert m is not None
+                found = _set_pair_loss(set_i, set_j, m, support)
+        elif rr is not None:
+            found = _rr_point_pair_loss(_on(p_i, support), _on(p_j, support), rr)
         else:
+            assert m is not None
             found = _point_pair_loss(_on(p_i, support), _on(p_j, support), m, k)
         loss, error, w = found
         if loss + error > best_upper:
@@ -231,21 +261,7 @@ def _point_pair_loss(
     q_i, q_j = p_i @ m, p_j @ m
     pos_i = ((p_i > 0).astype(np.int64) @ (m > 0).astype(np.int64)) > 0
     pos_j = ((p_j > 0).astype(np.int64) @ (m > 0).astype(np.int64)) > 0
-    if np.any((q_i == 0) & pos_i) or np.any((q_j == 0) & pos_j):
-        w = int(np.argmax(((q_i == 0) & pos_i) | ((q_j == 0) & pos_j)))
-        return math.inf, math.inf, w
-    if np.any(pos_i != pos_j):
-        return math.inf, 0.0, int(np.argmax(pos_i != pos_j))
-    live = pos_i
-    if not np.any(live):
-        return 0.0, 0.0, 0
-    with np.errstate(divide="ignore"):
-        li, lj = np.log(np.where(live, q_i, 1.0)), np.log(np.where(live, q_j, 1.0))
-    ratio = np.where(live, np.abs(li - lj), -np.inf)
-    w = int(np.argmax(ratio))
-    gamma = k * _U / (1.0 - k * _U)
-    big = float(np.max(np.maximum(np.abs(li[live]), np.abs(lj[live]))))
-    return float(ratio[w]), 2.0 * gamma + 2.0 * _U * big + 2.0 * _U, w
+    return _log_ratios(q_i, q_j, pos_i, pos_j, k * _U / (1.0 - k * _U))
 
 
 def _set_pair_loss(
@@ -271,17 +287,120 @@ def _set_pair_loss(
     return best
 
 
+def _log_ratios(
+    q_i: NDArray[np.float64], q_j: NDArray[np.float64], pos_i: NDArray[np.bool_], pos_j: NDArray[np.bool_],
+    gamma: float,
+) -> tuple[float, float, int]:
+    """The worst ``|log q_i - log q_j|`` and its bound, given exact positivity patterns and a
+    relative error ``gamma`` of every entry (the tail of :func:`_point_pair_loss`)."""
+    if np.any((q_i == 0) & pos_i) or np.any((q_j == 0) & pos_j):
+        w = int(np.argmax(((q_i == 0) & pos_i) | ((q_j == 0) & pos_j)))
+        return math.inf, math.inf, w
+    if np.any(pos_i != pos_j):
+        return math.inf, 0.0, int(np.argmax(pos_i != pos_j))
+    live = pos_i
+    if not np.any(live):
+        return 0.0, 0.0, 0
+    with np.errstate(divide="ignore"):
+        li, lj = np.log(np.where(live, q_i, 1.0)), np.log(np.where(live, q_j, 1.0))
+    ratio = np.where(live, np.abs(li - lj), -np.inf)
+    w = int(np.argmax(ratio))
+    big = float(np.max(np.maximum(np.abs(li[live]), np.abs(lj[live]))))
+    return float(ratio[w]), 2.0 * gamma + 2.0 * _U * big + 2.0 * _U, w
+
+
+def _rr_point_pair_loss(
+    p_i: NDArray[np.float64], p_j: NDArray[np.float64], rr: RandomizedResponseChannel
+) -> tuple[float, float, int]:
+    """:func:`_point_pair_loss` for randomized response in O(k), without the matrix.
+
+    ``q(w) = c T + d P(w)`` with ``c = other / 2^52``, ``d = (keep - other) / 2^52 >= 0`` (both
+    exact), ``T = sum_x P(x)`` (``math.fsum``: correctly rounded): non-negative terms, so each
+    ``q(w)`` is within a relative ``3 u`` of its exact value (``gamma = 4u / (1 - 4u)`` is used).
+    Exact positivity: ``q(w) > 0`` iff ``other > 0`` and some ``x != w`` has ``P(x) > 0``, or
+    ``keep > 0`` and ``P(w) > 0``.
+    """
+    one = float(2**GRID_BITS)
+    c, d = rr.other / one, (rr.keep - rr.other) / one
+
+    def push(p: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+        positive = p > 0
+        others = int(positive.sum()) - positive.astype(np.int64) > 0
+        pos = (others & (rr.other > 0)) | (positive & (rr.keep > 0))
+        return c * math.fsum(p.tolist()) + d * p, pos
+
+    q_i, pos_i = push(p_i)
+    q_j, pos_j = push(p_j)
+    return _log_ratios(q_i, q_j, pos_i, pos_j, 4.0 * _U / (1.0 - 4.0 * _U))
+
+
+def _rr_set_pair_loss(
+    set_i: PriorSet, set_j: PriorSet, rr: RandomizedResponseChannel, support: NDArray[np.float64]
+) -> tuple[float, float, int]:
+    """:func:`_set_pair_loss` for randomized response in O(k): column ``w`` of the matrix is
+    ``c + d e_w``, so ``<P, m_w> = c + d P(w)`` for every member (members sum to 1), and its
+    extremes over a set are those of ``P(w)`` (:func:`pufferfish.priorsets.point_mass_extremes`,
+    each within ``delta``). The computed ``V = c + d P*(w)`` is within ``d delta + 3 u V`` of its
+    exact value, a relative ``rho = d delta / V + 4 u`` (``inf`` bound when ``rho >= 1/2``), so
+    its log is within ``-log(1 - rho) + u |log V| + u``. Outputs outside the sets' alphabet get
+    ``c`` under every member: log-ratio 0.
+    """
+    one = float(2**GRID_BITS)
+    c, d = rr.other / one, (rr.keep - rr.other) / one
+    low_i, high_i, delta_i = point_mass_extremes(set_i)
+    low_j, high_j, delta_j = point_mass_extremes(set_j)
+    cols = np.searchsorted(support, set_i.alphabet)
+    best = (0.0, 0.0, int(cols[0]))
+    for high, delta_h, low, delta_l in ((high_i, delta_i, low_j, delta_j), (high_j, delta_j, low_i, delta_i)):
+        top, bottom = c + d * high, c + d * low
+        rho_top = np.where(top > 0, d * delta_h / np.where(top > 0, top, 1.0) + 4 * _U, np.inf)
+        rho_bottom = np.where(bottom > 0, d * delta_l / np.where(bottom > 0, bottom, 1.0) + 4 * _U, np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = np.log(top) - np.log(bottom)
+            err = (
+                np.where(rho_top < 0.5, -np.log1p(-np.minimum(rho_top, 0.4)), np.inf)
+                + np.where(rho_bottom < 0.5, -np.log1p(-np.minimum(rho_bottom, 0.4)), np.inf)
+                + _U * (np.abs(np.log(top)) + np.abs(np.log(bottom))) + 2 * _U
+            )
+        # top computed 0: the exact top is at most d delta_h, so this direction only matters
+        # when the bottom may be as small (then it cannot be certified); a top exactly 0 (a set
+        # of one member: no member can output w) is no loss at all
+        clear = (top == 0) & ((delta_h == 0.0) | (bottom > 2.0 * d * (delta_h + delta_l)))
+        total = np.where(clear, 0.0, loss + err)
+        total = np.where(np.isnan(total), np.inf, total)
+        w = int(np.argmax(total))
+        if total[w] > best[0] + best[1]:
+            found_loss = float(loss[w]) if np.isfinite(loss[w]) else math.inf
+            best = (found_loss, float(total[w] - found_loss) if math.isfinite(found_loss) else math.inf,
+                    int(cols[w]))  # fmt: skip
+    return best
+
+
 # --------------------------------------------------------------------------- utilities
 
 
 def expected_accuracy(matrix: Any, utility: Utility) -> float:
-    """``sum_x mu(x) M[x, x]``: the probability that a released row keeps its value."""
-    return float(np.clip(utility.weights @ np.diag(np.asarray(matrix, dtype=np.float64)), 0.0, 1.0))
+    """``sum_x mu(x) M[x, x]``: the probability that a released row keeps its value (``matrix``
+    a (k, k) array or a channel of :mod:`pufferfish.channels`)."""
+    if isinstance(matrix, (DenseChannel, RandomizedResponseChannel)):
+        diag = matrix.diagonal() / float(2**GRID_BITS)
+    else:
+        diag = np.diag(np.asarray(matrix, dtype=np.float64))
+    return float(np.clip(utility.weights @ diag, 0.0, 1.0))
 
 
 def expected_abs_error(matrix: Any, utility: Utility) -> float:
-    """``sum_x mu(x) sum_w M[x, w] |a_w - a_x|`` (unit of the alphabet)."""
+    """``sum_x mu(x) sum_w M[x, w] |a_w - a_x|`` (unit of the alphabet; ``matrix`` as in
+    :func:`expected_accuracy`; randomized response in O(k) by prefix sums)."""
     a = utility.support
+    if isinstance(matrix, RandomizedResponseChannel):
+        below = np.concatenate([[0.0], np.cumsum(a)[:-1]])  # sum of a_w, w < x
+        above = float(a.sum()) - below - a  # sum of a_w, w > x
+        idx = np.arange(a.size)
+        spread = a * idx - below + above - a * (a.size - 1 - idx)  # sum_w |a_w - a_x|
+        return float(matrix.other / float(2**GRID_BITS) * (utility.weights @ spread))
+    if isinstance(matrix, DenseChannel):
+        matrix = matrix.weights / float(2**GRID_BITS)
     m = np.asarray(matrix, dtype=np.float64)
     return float(utility.weights @ (m * np.abs(a[None, :] - a[:, None])).sum(axis=1))
 
@@ -623,7 +742,7 @@ def _round_and_check(
     support: NDArray[np.float64],
     epsilon: float,
     rows: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.int64], MappingLoss, float]:
+) -> tuple[DenseChannel, MappingLoss, float]:
     """Round to the dyadic grid and check; mix with constant rows until the check passes.
 
     The constant rows are uniform, or ``rows`` (the shares ``mu``, which the mixture then keeps:
@@ -637,7 +756,27 @@ def _round_and_check(
         weights = dyadic_weights((1.0 - lam) * matrix + lam * constant)
         chk = mapping_loss(scenario, weights / float(2**GRID_BITS), support)
         if chk.loss + chk.error <= epsilon:
-            return weights, chk, lam
+            return DenseChannel(weights), chk, lam
+        last = chk
+    assert last is not None
+    raise PrivacyCheckError(
+        f"no mixture with uniform rows passes the exact check (loss {num(last.loss)} + bound "
+        f"{last.error:.2g} > {num(epsilon)})"
+    )
+
+
+def _rr_round_and_check(
+    scenario: Scenario, p: float, support: NDArray[np.float64], epsilon: float
+) -> tuple[RandomizedResponseChannel, MappingLoss, float]:
+    """:func:`_round_and_check` for randomized response: the mixture with uniform rows is
+    randomized response again, of keep probability ``(1 - lambda) p + lambda / k``."""
+    k = support.size
+    last = None
+    for lam in MIX_STEPS:
+        chan = RandomizedResponseChannel.from_probability(k, (1.0 - lam) * p + lam / k)
+        chk = mapping_loss(scenario, chan, support)
+        if chk.loss + chk.error <= epsilon:
+            return chan, chk, lam
         last = chk
     assert last is not None
     raise PrivacyCheckError(
@@ -709,9 +848,10 @@ def mapping_calibration(
       the loss is not proven monotone in ``alpha``, so this is the boundary Brent's method finds.
     """
     support = utility.support
-    k = support.size
+    k = check_alphabet(support.size, mechanism)
     start = time.perf_counter()
     parameter: float | None = None
+    matrix: NDArray[np.float64] | None = None
     if mechanism == "optimal-mapping":
         sol = optimal_matrix(scenario, epsilon, utility, time_limit=time_limit)
         matrix = sol.matrix
@@ -722,18 +862,16 @@ def mapping_calibration(
         source = "linear program over row-stochastic matrices (HiGHS); prior sets by LP duality"
         how = f"LP optimum ({utility.kind})"
     elif mechanism == "randomized-response-dp":
-        parameter = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
-        matrix = randomized_response_matrix(k, parameter)
+        parameter = 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))  # e^eps / (e^eps + k - 1)
         solver = {"status": 0, "message": "closed form", "iterations": 0}
         source = "eps-DP k-ary randomized response, p = e^eps / (e^eps + k - 1) (valid for every prior)"
         how = f"p = {num(parameter)}"
     elif mechanism == "randomized-response":
 
         def rr_loss(p: float) -> float:
-            return _loss_of(scenario, randomized_response_matrix(k, p), support)
+            return _loss_of(scenario, RandomizedResponseChannel.from_probability(k, p), support)
 
         parameter, solver = _root(rr_loss, epsilon, 1.0 / k, 1.0, increasing=True)
-        matrix = randomized_response_matrix(k, parameter)
         source = "k-ary randomized response, largest p passing the exact check (Brent's method)"
         how = f"p = {num(parameter)}"
     elif mechanism == "geometric":
@@ -747,16 +885,20 @@ def mapping_calibration(
         how = f"alpha = {num(parameter)}"
     else:
         raise ValueError(f"not a mapping mechanism: {mechanism!r}")
-    keep = utility.weights if mechanism == "optimal-mapping" and utility.kind == "shares" else None
-    weights, chk, lam = _round_and_check(scenario, matrix, support, epsilon, keep)
+    channel: DenseChannel | RandomizedResponseChannel
+    if matrix is None:  # randomized response, at any k
+        assert parameter is not None
+        channel, chk, lam = _rr_round_and_check(scenario, parameter, support, epsilon)
+    else:
+        keep = utility.weights if mechanism == "optimal-mapping" and utility.kind == "shares" else None
+        channel, chk, lam = _round_and_check(scenario, matrix, support, epsilon, keep)
     solver["seconds"] = time.perf_counter() - start
-    released = weights / float(2**GRID_BITS)
     rho = scenario.priors[0]
     return MappingCalibration(
         mechanism=mechanism,
         epsilon=epsilon,
         support=support,
-        weights=weights,
+        channel=channel,
         checked_loss=chk.loss,
         check_error_bound=chk.error,
         prior=chk.prior,
@@ -765,14 +907,14 @@ def mapping_calibration(
         source=source,
         parameter=parameter,
         safety_step=lam,
-        expected_accuracy=expected_accuracy(released, utility),
-        expected_abs_error=expected_abs_error(released, utility),
+        expected_accuracy=expected_accuracy(channel, utility),
+        expected_abs_error=expected_abs_error(channel, utility),
         utility=utility.kind,
         solver=solver,
         prior_set=set_summary(rho.sets) if scenario.robust else None,
     )
 
 
-def _loss_of(scenario: Scenario, matrix: NDArray[np.float64], support: NDArray[np.float64]) -> float:
+def _loss_of(scenario: Scenario, matrix: Any, support: NDArray[np.float64]) -> float:
     chk = mapping_loss(scenario, matrix, support)
     return chk.loss + chk.error

@@ -23,7 +23,7 @@ from ..density import check_noise
 from ..scenario import Scenario
 from . import discrete, gaussian, information, joint
 from .check import uncheckable
-from .mapping import Utility, default_utility, mapping_calibration, scenario_support
+from .mapping import Utility, check_alphabet, default_utility, mapping_calibration, scenario_support
 from .result import Calibration, MappingCalibration, PrivacyCheckError, Skipped, TimeLimitError
 from .search import OPTIMAL_SOURCE, Proposal, Target, smallest_passing, unverified, verified
 
@@ -59,6 +59,22 @@ def _mapping_applies(scenario: Scenario, noise: str, delta: float, epsilon: floa
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def _dense_mapping_applies(name: str) -> AppliesFunction:
+    """:func:`_mapping_applies`, and the alphabet limit of a dense mapping (``k^2`` entries),
+    answered before anything is allocated (issue 34)."""
+
+    def applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+        reason = _mapping_applies(scenario, noise, delta, epsilon)
+        if reason is None:
+            try:
+                check_alphabet(scenario_support(scenario).size, name)
+            except ValueError as exc:
+                return str(exc)
+        return reason
+
+    return applies
 
 
 def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
@@ -170,10 +186,11 @@ _ENTRIES = (
               _mapping_applies, pure=True, robust=True, mapping=True),
     Mechanism("geometric", None, "(eps, delta)-PP",
               "two-sided geometric on the codes, clamped (Ghosh et al. 2012); smallest passing",
-              "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
+              "discrete", None, _dense_mapping_applies("geometric"), pure=True, robust=True, mapping=True),
     Mechanism("optimal-mapping", None, "(eps, delta)-PP",
               "linear program over randomized mappings (HiGHS); prior sets written in by LP duality",
-              "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),
+              "discrete", None, _dense_mapping_applies("optimal-mapping"), pure=True, robust=True,
+              mapping=True),
 )  # fmt: skip
 
 #: Every mechanism by name, in the order of comparisons (most to least noise for discrete priors,

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..channels import DENSE_MAX_K
 from ..loss import PrivacyLoss
 from ..priorsets import prior_scope, set_summary
 
@@ -294,9 +295,11 @@ class MappingCalibration:
     support : numpy.ndarray, shape (k,)
         The alphabet ``a_1 < ... < a_k`` (codes of a categorical column, or numeric values):
         rows and columns of ``matrix`` in this order.
-    weights : numpy.ndarray of int64, shape (k, k)
-        The released matrix on the dyadic grid: ``matrix = weights / 2^52`` exactly, every row
-        summing to ``2^52`` (what the secure sampler draws from, :func:`pufferfish.noise.sample_mapping`).
+    channel : DenseChannel or RandomizedResponseChannel
+        The released mapping on the dyadic grid (:mod:`pufferfish.channels`): integer weights,
+        every row summing to ``2^52`` (what the secure sampler draws from,
+        :func:`pufferfish.noise.sample_mapping`); randomized response as its two weights, at
+        any alphabet size.
     checked_loss : float
         The exact privacy loss of ``matrix`` (max over outputs, pairs, priors and both directions
         of the log-ratio of the released pmfs; the worst case over the prior sets when there are
@@ -334,7 +337,7 @@ class MappingCalibration:
     mechanism: str
     epsilon: float
     support: Any
-    weights: Any
+    channel: Any
     checked_loss: float
     check_error_bound: float
     prior: str
@@ -355,6 +358,23 @@ class MappingCalibration:
     scale: None = None
 
     @property
+    def weights(self) -> Any:
+        """The integer weights, shape (k, k), ``matrix = weights / 2^52`` exactly.
+
+        Raises
+        ------
+        ValueError
+            Above 1024 values (a randomized-response channel of any size is used through
+            :attr:`channel`, without its ``k^2`` entries).
+        """
+        if self.channel.k > DENSE_MAX_K:
+            raise ValueError(
+                f"the matrix of {self.channel.k} values is not built ({self.channel.k}^2 entries): use "
+                ".channel (its draw, diagonal and describe)"
+            )
+        return self.channel.dense_weights()
+
+    @property
     def matrix(self) -> Any:
         """The released row-stochastic matrix, shape (k, k): ``weights / 2^52`` (exact in float64)."""
         return self.weights / float(2**52)
@@ -364,7 +384,7 @@ class MappingCalibration:
         """Whether the matrix is the identity (every value released as it is)."""
         import numpy as np
 
-        return bool(np.all(np.diag(self.weights) == 2**52))
+        return bool(np.all(self.channel.diagonal() == 2**52))
 
     def guarantee(self, prior_kind: str = "empirical") -> str:
         """The guarantee in words (see :meth:`Calibration.guarantee`)."""
@@ -377,7 +397,8 @@ class MappingCalibration:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: ``scale`` is None; ``matrix`` holds k lists of k probabilities
-        (rows = true value in alphabet order, columns = released value)."""
+        (rows = true value in alphabet order, columns = released value) up to 1024 values, else
+        None; ``channel`` its structure (:meth:`pufferfish.channels.RandomizedResponseChannel.describe`)."""
         out = _row(
             self,
             scale=None,
@@ -390,7 +411,8 @@ class MappingCalibration:
             solver=dict(self.solver),
             parameter=self.parameter,
             utility=self.utility,
-            matrix=self.matrix.tolist(),
+            matrix=self.matrix.tolist() if self.channel.k <= DENSE_MAX_K else None,
+            channel=self.channel.describe(),
         )
         return out
 

@@ -712,7 +712,7 @@ def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
         if values.size and not np.array_equal(support[pos], values):
             bad = values[support[pos] != values][0]
             raise DataError(f"public value {bad!r} is not in the alphabet of the mapping")
-        drawn = sample_mapping(pos, mapping.weights, rng=gen)
+        drawn = sample_mapping(pos, mapping.channel, rng=gen)
         index = np.full(codes.shape, -1, dtype=np.int64)
         index[present] = drawn.indices
         taken = pc.take(out_values, pa.array(index, mask=~present))
