@@ -22,9 +22,11 @@ from rich.table import Table
 
 from ._checks import check_epsilons
 from .calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
+from .channels import DENSE_MAX_K
 from .cli_common import (
     checked_text,
     guard,
+    head_and_tail,
     num,
     parse_mechanisms,
     parse_order,
@@ -183,14 +185,10 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     labels = (
         [label for label, _ in est.mapping] if est.categorical else [num(float(v), 8) for v in est.support]
     )
-    shown = list(range(len(labels)))
-    if len(labels) > PRIORS_ROWS:  # a head and a tail, with the count; all in --json and the report
-        shown = [*shown[: PRIORS_ROWS - 5], -1, *shown[-5:]]
-    for k in shown:
+    for k in head_and_tail(len(labels), PRIORS_ROWS):
         if k < 0:
-            hidden = len(labels) - PRIORS_ROWS  # head PRIORS_ROWS - 5, tail 5
             table.add_row(
-                f"({hidden} more values: every one in --json and in --report)", *[""] * (len(est.groups) + 1)
+                f"({-k:,} more values: every one in --json and in --report)", *[""] * (len(est.groups) + 1)
             )
             continue
         row = [labels[k], num(float(est.support[k]), 8)]
@@ -482,14 +480,19 @@ def release(
     )  # fmt: skip
 
 
-def _counts_table(counts: dict[str, Any], est: EstimatedPriors) -> Table:
-    """Released rows per label (or value), in the input and in the output, side by side."""
+def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> Table:
+    """Released rows per label (or value), in the input and in the output, side by side; a long
+    alphabet as a head and a tail with the count of the others (all of them in ``report``)."""
     table = Table(title=f"{est.public_column}: released rows per value", title_justify="left")
     table.add_column(est.public_column)
     for name in ("input", "output", "output - input"):
         table.add_column(name, justify="right")
     total_in, total_out = sum(counts["input"]), sum(counts["output"])
-    for value, n_in, n_out in zip(counts["values"], counts["input"], counts["output"], strict=True):
+    for k in head_and_tail(len(counts["values"]), PRIORS_ROWS):
+        if k < 0:
+            table.add_row(f"({-k:,} more values: every one in {report})", "", "", "")
+            continue
+        value, n_in, n_out = counts["values"][k], counts["input"][k], counts["output"][k]
         label = value if isinstance(value, str) else num(float(value), 8)
         table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
     table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
@@ -506,9 +509,10 @@ def _print_release(console: Console, result: Any) -> None:
         f"{result.rows_missing_public} missing left missing)"
     )
     if isinstance(c, MappingCalibration):
+        what = "its matrix is" if c.channel.k <= DENSE_MAX_K else "its two weights are"
         console.print(
-            f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values (its matrix is "
-            f"in the report), expected accuracy {c.expected_accuracy:.4f}, checked {checked_text(c)}"
+            f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values ({what} in the "
+            f"report), expected accuracy {c.expected_accuracy:.4f}, checked {checked_text(c)}"
         )
     else:
         console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
@@ -519,7 +523,8 @@ def _print_release(console: Console, result: Any) -> None:
     if result.noise.get("rounding"):  # noise on a grid; a mapping has none
         console.print(f"rounding: {result.noise['rounding']}")
     if result.noise.get("counts"):  # a mapping: the released rows per value, in and out
-        print_table(console, _counts_table(result.noise["counts"], result.calibration.estimated))
+        counts = result.noise["counts"]
+        print_table(console, _counts_table(counts, result.calibration.estimated, result.report_path))
     console.print(f"report: {result.report_path}")
 
 

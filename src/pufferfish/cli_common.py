@@ -138,6 +138,16 @@ def checked_text(c: Calibration | MappingCalibration) -> str:
     return f"loss = {c.checked_loss:.6g}"
 
 
+def head_and_tail(n: int, rows: int) -> list[int]:
+    """Row indices of a table of ``n`` rows printed in at most ``rows`` lines: every index when
+    ``n <= rows``, else the first ``rows - 5``, then ``-hidden`` (a marker: how many are not
+    printed), then the last 5 (issue 34: a 10,000-label column printed 10,056 lines)."""
+    if n <= rows:
+        return list(range(n))
+    head = rows - 5
+    return [*range(head), -(n - rows), *range(n - 5, n)]
+
+
 def print_table(console: Console, table: Table) -> None:
     """Print ``table`` whole at the console's width, no cell cut (issue 32).
 
