@@ -132,8 +132,8 @@ class RandomizedResponseChannel:
         k, keep, other = int(self.k), int(self.keep), int(self.other)
         if k < 2 or keep < other or other < 0 or keep + (k - 1) * other != ONE:
             raise ValueError(
-                f"randomized response needs k >= 2 and keep + (k - 1) other = 2^52 with keep >= other >= 0, got "
-                f"k={k}, keep={keep}, other={other}"
+                "randomized response needs k >= 2 and keep + (k - 1) other = 2^52 with keep >= other >= 0, "
+                f"got k={k}, keep={keep}, other={other}"
             )
         object.__setattr__(self, "k", k)
         object.__setattr__(self, "keep", keep)
@@ -146,7 +146,7 @@ class RandomizedResponseChannel:
         is ``p`` or slightly above, by less than ``k 2^-52``)."""
         if not (math.isfinite(p) and 0.0 <= p <= 1.0):
             raise ValueError(f"p must be in [0, 1], got {p!r}")
-        other = int(math.floor((1.0 - p) / (k - 1) * ONE))
+        other = math.floor((1.0 - p) / (k - 1) * ONE)
         other = min(other, ONE // k)  # keep >= other: p >= 1/k
         return cls(k, ONE - (k - 1) * other, other)
 

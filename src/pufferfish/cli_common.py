@@ -14,7 +14,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .calibration import Calibration, MappingCalibration, PrivacyCheckError, Skipped, TimeLimitError
+from .calibration import (
+    Calibration,
+    MappingCalibration,
+    MemoryLimitError,
+    PrivacyCheckError,
+    Skipped,
+    TimeLimitError,
+)
 from .priorsets import set_label
 
 T = TypeVar("T")
@@ -42,6 +49,8 @@ def guard(fn: Callable[[], T]) -> T:
         fail(os_error_line(exc))
     except TimeLimitError as exc:
         fail(f"did not finish: {exc}")
+    except MemoryLimitError as exc:
+        fail(str(exc))
     except PrivacyCheckError as exc:
         fail(f"privacy check failed (please report this bug): {exc}")
     raise AssertionError("unreachable")  # pragma: no cover

@@ -40,6 +40,8 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from .density import TAIL_MASS, ReleaseDensity, U, kernel_halves, tail_upper
+from .laplace_information import applies as _atoms_apply
+from .laplace_information import laplace_atoms_information
 
 _MAX_LEVELS = 60
 _MAX_OPEN = 1_000_000
@@ -56,6 +58,33 @@ class GridTooFineError(ValueError):
 
 #: Largest grid the interval machinery builds.
 MAX_GRID = 5_000_000
+
+#: Largest (intervals x kernels) array of the kernel bounds of :func:`hockey_stick` and
+#: :func:`mutual_information` (2^24 float64 = 128 MiB each; about six are alive at once).
+KERNEL_ENTRIES = 2**24
+
+
+class MemoryLimitError(RuntimeError):
+    """A check would need more memory than :data:`KERNEL_ENTRIES` allows; raised before allocating
+    (issue 34). Its comparison row says ``not run: needs about N GiB ...``."""
+
+
+def _kernel_budget(points: int, kernels: int, what: str) -> int:
+    """The largest number of intervals whose kernel arrays fit :data:`KERNEL_ENTRIES`.
+
+    Raises
+    ------
+    MemoryLimitError
+        If the first grid of ``points`` points does not fit, naming the memory it would need
+        (six float64 arrays of ``points x kernels``).
+    """
+    if points * kernels > KERNEL_ENTRIES:
+        need = 6 * 8 * points * kernels / 2**30
+        raise MemoryLimitError(
+            f"not run: needs about {need:,.1f} GiB for {what} ({points:,} grid points x {kernels:,} "
+            f"prior atoms or components; the limit is {KERNEL_ENTRIES * 48 / 2**30:.2g} GiB)"
+        )
+    return max(KERNEL_ENTRIES // max(kernels, 1), points)
 
 
 def _tilted_bounds(
@@ -410,17 +439,20 @@ def hockey_stick(
     lo_i, hi_i = f_i.range()
     lo_j, hi_j = f_j.range()
     grid = _simple_grid([f_i, f_j], min(lo_i, lo_j), max(hi_i, hi_j))
+    max_open = _kernel_budget(grid.size, f_i.locs.size + f_j.locs.size, "the delta check")
     ki, kj = _kernels(f_i, grid), _kernels(f_j, grid)
     state = (grid[:-1], grid[1:], ki[:-1], ki[1:], kj[:-1], kj[1:])
     modes = (f_i._tilted_modes(), f_j._tilted_modes()) if f_i.laplace and f_j.laplace else None
     deadline = time.monotonic() + time_limit / 2.0
     est_f, err_f, n_f = _one_direction(
-        f_i, f_j, state, eps, tol, modes, forward=True, deadline=deadline, retire=resolution
-    )
+        f_i, f_j, state, eps, tol, modes, forward=True, deadline=deadline, retire=resolution,
+        max_open=max_open // 2,
+    )  # fmt: skip
     deadline = time.monotonic() + time_limit / 2.0
     est_b, err_b, n_b = _one_direction(
-        f_i, f_j, state, eps, tol, modes, forward=False, deadline=deadline, retire=resolution
-    )
+        f_i, f_j, state, eps, tol, modes, forward=False, deadline=deadline, retire=resolution,
+        max_open=max_open // 2,
+    )  # fmt: skip
     tail = 2.0 * TAIL_MASS
     delta = max(est_f, est_b, 0.0)
     err = max(est_f + err_f, est_b + err_b) - delta + tail
@@ -454,6 +486,7 @@ def _one_direction(
     forward: bool,
     deadline: float = math.inf,
     retire: float = 1e-17,
+    max_open: int = _MAX_OPEN,
 ) -> tuple[float, float, int]:
     """``int [f_p - e^eps f_q]_+`` (p, q = i, j or j, i) over the grid: (estimate, error, added).
 
@@ -498,7 +531,9 @@ def _one_direction(
             m_open, e_open = f_p.interval_mass(a[open_], c[open_])
             gap = np.maximum(g_hi[open_] + margin[open_] - eps, 0.0)
             bound[open_] = (m_open + e_open) * -np.expm1(-gap) * (1.0 + 4.0 * U)
-        last = level == _MAX_LEVELS or int(open_.sum()) > _MAX_OPEN or time.monotonic() > deadline
+        last = (
+            level == _MAX_LEVELS or int(open_.sum()) > min(_MAX_OPEN, max_open) or time.monotonic() > deadline
+        )
         done = open_ & ((g_hi - g_lo <= tol) | (bound <= retire) | last)
         err += float(bound[done].sum())
         split = open_ & ~done
@@ -596,6 +631,15 @@ def mutual_information(
     sizes = np.cumsum([0] + [d.locs.size for d in densities])
     ranges = [d.range() for d in densities]
     grid = _simple_grid([mix], min(r[0] for r in ranges), max(r[1] for r in ranges))
+    tail = 2.0 * TAIL_MASS * float(np.log(1.0 / pi.min()))
+    if _atoms_apply(densities):  # Laplace on atoms: O(intervals x secrets) memory
+        est_a, err_a, n_a = laplace_atoms_information(
+            [d.locs for d in densities], [d.log_weights for d in densities], densities[0].scale, pi, grid,
+            tol=tol, max_intervals=max_intervals,
+        )  # fmt: skip
+        info_a = max(est_a, 0.0)
+        return InformationBound(info_a, err_a + tail + _ROUNDING * (1.0 + abs(est_a)) + (info_a - est_a), n_a)
+    max_intervals = min(max_intervals, _kernel_budget(grid.size, mix.locs.size, "the eps-MI check"))
     cap = np.log(1.0 / pi)[:, None]
 
     def bracket(
@@ -637,7 +681,6 @@ def mutual_information(
         ka, kc = np.concatenate([ka[keep], nka]), np.concatenate([kc[keep], nkc])
         est, err = np.concatenate([est[keep], ne]), np.concatenate([err[keep], nr])
     done_est, done_err = float(est.sum()), float(err.sum())
-    tail = 2.0 * TAIL_MASS * float(np.log(1.0 / pi.min()))
     rounding = _ROUNDING * (1.0 + abs(done_est))
     info = max(done_est, 0.0)
     return InformationBound(info, done_err + tail + rounding + (info - done_est), int(a.size))

@@ -561,8 +561,6 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
     )
 
 
-
-
 @dataclass(frozen=True)
 class MappedValues:
     """Alphabet positions released by a randomized mapping, and how they were drawn.
@@ -632,7 +630,9 @@ def sample_mapping(
     with cumulative weight ``C[x, w] > U``; :meth:`RandomizedResponseChannel.draw`: keep when
     ``U < keep``, else the ``(U - keep) // other``-th other position).
     """
-    chan = channel if isinstance(channel, (DenseChannel, RandomizedResponseChannel)) else DenseChannel(channel)
+    chan = (
+        channel if isinstance(channel, (DenseChannel, RandomizedResponseChannel)) else DenseChannel(channel)
+    )
     one = 2**MAPPING_BITS
     x = np.asarray(indices)
     if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= chan.k):

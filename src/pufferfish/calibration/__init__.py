@@ -16,6 +16,7 @@ module                  what it holds
 ======================  ===================================================================
 """
 
+from ..divergence import MemoryLimitError
 from .check import Check, check_information, check_pairs, passes
 from .gaussian import (
     analytic_gaussian_delta,
@@ -69,6 +70,7 @@ __all__ = [
     "Check",
     "MappingCalibration",
     "Mechanism",
+    "MemoryLimitError",
     "PrivacyCheckError",
     "Proposal",
     "RootFinding",

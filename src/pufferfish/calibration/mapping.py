@@ -40,7 +40,7 @@ from scipy import sparse
 from scipy.optimize import brentq, linprog
 from scipy.stats import laplace, norm
 
-from ..channels import DENSE_MAX_K, DenseChannel, RandomizedResponseChannel
+from ..channels import DenseChannel, RandomizedResponseChannel
 from ..priors import DiscretePrior, union_support
 from ..priorsets import PriorSet, dkw_pieces, log_value, point_mass_extremes, set_extremes, set_summary
 from ..scenario import Scenario
@@ -163,8 +163,9 @@ def check_alphabet(k: int, mechanism: str = "optimal-mapping") -> int:
         raise ValueError(f"a mapping needs an alphabet of at least 2 values, got {k}")
     if mechanism in DENSE_MECHANISMS and k > MAPPING_MAX_K:
         need = _BYTES_PER_ENTRY[mechanism] * float(k) ** 2 / 2**30
+        size = f"{need:,.{0 if need >= 10 else 1}f}"
         raise ValueError(
-            f"needs about {need:,.{0 if need >= 10 else 1}f} GiB for {k:,} labels ({mechanism} works on a k x k "
+            f"needs about {size} GiB for {k:,} labels ({mechanism} works on a k x k "
             f"matrix; at most {MAPPING_MAX_K:,} labels): bin the column, or use randomized-response"
         )
     return k
@@ -288,7 +289,10 @@ def _set_pair_loss(
 
 
 def _log_ratios(
-    q_i: NDArray[np.float64], q_j: NDArray[np.float64], pos_i: NDArray[np.bool_], pos_j: NDArray[np.bool_],
+    q_i: NDArray[np.float64],
+    q_j: NDArray[np.float64],
+    pos_i: NDArray[np.bool_],
+    pos_j: NDArray[np.bool_],
     gamma: float,
 ) -> tuple[float, float, int]:
     """The worst ``|log q_i - log q_j|`` and its bound, given exact positivity patterns and a
@@ -360,13 +364,15 @@ def _rr_set_pair_loss(
             err = (
                 np.where(rho_top < 0.5, -np.log1p(-np.minimum(rho_top, 0.4)), np.inf)
                 + np.where(rho_bottom < 0.5, -np.log1p(-np.minimum(rho_bottom, 0.4)), np.inf)
-                + _U * (np.abs(np.log(top)) + np.abs(np.log(bottom))) + 2 * _U
+                + _U * (np.abs(np.log(top)) + np.abs(np.log(bottom)))
+                + 2 * _U
             )
         # top computed 0: the exact top is at most d delta_h, so this direction only matters
         # when the bottom may be as small (then it cannot be certified); a top exactly 0 (a set
         # of one member: no member can output w) is no loss at all
         clear = (top == 0) & ((delta_h == 0.0) | (bottom > 2.0 * d * (delta_h + delta_l)))
-        total = np.where(clear, 0.0, loss + err)
+        with np.errstate(invalid="ignore"):
+            total = np.where(clear, 0.0, loss + err)
         total = np.where(np.isnan(total), np.inf, total)
         w = int(np.argmax(total))
         if total[w] > best[0] + best[1]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._checks import check_delta, check_epsilon, check_epsilons
 from ..density import check_noise
+from ..divergence import MemoryLimitError
 from ..scenario import Scenario
 from . import discrete, gaussian, information, joint
 from .check import uncheckable
@@ -563,6 +564,9 @@ def run_comparison(
             except TimeLimitError as exc:  # nothing was checked: never "fails the check" (issue 33)
                 reason = f"did not finish: {exc}; raise the time limit (--time-limit, time_limit)"
                 out.append(Skipped(m.name, eps, reason, delta))
+                continue
+            except MemoryLimitError as exc:  # refused before allocating (issue 34): "not run: ..."
+                out.append(Skipped(m.name, eps, str(exc), delta))
                 continue
             except PrivacyCheckError as exc:
                 out.append(Skipped(m.name, eps, f"fails the exact privacy check: {exc}", delta))
