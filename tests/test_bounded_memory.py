@@ -230,3 +230,32 @@ def test_calibrate_mapping_refuses_a_dense_matrix_past_the_limit_without_buildin
     with pytest.raises(ValueError, match="not built"):
         _ = rr.weights
     assert rr.noiseless and rr.channel.keep == ONE  # identical priors: nothing to hide
+
+
+def test_long_labels_are_shortened_in_tables_and_messages(tmp_path) -> None:
+    big_secret, big_value = "S" * 60_000, "V" * 60_000
+    src = tmp_path / "long.csv"
+    rows = [f"{big_secret if i % 2 else 'short'},{big_value if i % 3 == 0 else 'x'}" for i in range(10)]
+    src.write_text("s,v\n" + "\n".join(rows) + "\n")
+    res = runner.invoke(
+        app, ["calibrate", str(src), "--secret", "s", "--public", "v", "--pair", f"short,{big_secret}",
+              "--epsilon", "1"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output[:2000]
+    assert len(res.output) < 20_000 and "(60,000 characters)" in res.output
+    assert big_secret not in res.output and big_value not in res.output
+    bad = runner.invoke(
+        app, ["calibrate", str(src), "--secret", "s", "--public", "v", "--pair", "a,b", "--epsilon", "1"]
+    )
+    lines = bad.output.strip().splitlines()
+    assert bad.exit_code == 1 and len(lines) == 1 and len(lines[0]) < 300, bad.output[:500]
+    assert "values are 'SSSS" in lines[0] and "… (60,000 characters), 'short'" in lines[0]
+    # the labels are the user's: the release writes them whole
+    out = tmp_path / "out.csv"
+    rel = runner.invoke(
+        app, ["release", str(src), "--secret", "s", "--public", "v", "--pair", f"short,{big_secret}",
+              "--epsilon", "1", "--output", str(out)],
+    )  # fmt: skip
+    assert rel.exit_code == 0, rel.output[:2000]
+    assert big_value not in rel.output
+    assert {line.split(",")[1] for line in out.read_text().splitlines()[1:]} <= {big_value, "x"}

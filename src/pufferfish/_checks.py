@@ -13,6 +13,34 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+#: Longest label shown whole in a message or a printed table; a longer one is shortened to its
+#: first characters and its length (issue 34: a 60 KB label took 31.8 s to render, and an error
+#: message echoed every secret value in full). Outputs and reports keep every label whole.
+LABEL_CHARS = 60
+
+
+def short_text(text: Any, limit: int = LABEL_CHARS) -> str:
+    """``text`` as a string, or its first ``limit - 20`` characters, ``…`` and its length.
+
+    Examples
+    --------
+    >>> short_text("Married-civ-spouse")
+    'Married-civ-spouse'
+    >>> short_text("x" * 100)
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (100 characters)'
+    """
+    s = str(text)
+    return s if len(s) <= limit else f"{s[: limit - 20]}… ({len(s):,} characters)"
+
+
+def short_repr(text: Any, limit: int = LABEL_CHARS) -> str:
+    """``repr(text)``, or for a long string the repr of its start and its length (see
+    :func:`short_text`)."""
+    if isinstance(text, str) and len(text) > limit:
+        return f"{text[: limit - 20]!r}… ({len(text):,} characters)"
+    return repr(text)
+
+
 #: Largest epsilon accepted. A privacy loss of exp(20) ~ 4.9e8 bounds no realistic adversary;
 #: beyond it the calibrators' formulas (exp(epsilon) times a spread) head for float64 overflow
 #: (epsilon ~ 709) and the scales fall below 1e-8 of the values, where the exact checks' interval

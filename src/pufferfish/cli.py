@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ._checks import check_epsilons
+from ._checks import check_epsilons, short_text
 from .calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
 from .channels import DENSE_MAX_K
 from .cli_common import (
@@ -181,9 +181,11 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     table.add_column("code", justify="right")
     prior = est.scenario.priors[0]
     for g in est.groups:
-        table.add_column(f"{g.secret}\n(n={g.rows})", justify="right")
+        table.add_column(f"{short_text(g.secret)}\n(n={g.rows})", justify="right")
     labels = (
-        [label for label, _ in est.mapping] if est.categorical else [num(float(v), 8) for v in est.support]
+        [short_text(label) for label, _ in est.mapping]
+        if est.categorical
+        else [num(float(v), 8) for v in est.support]
     )
     for k in head_and_tail(len(labels), PRIORS_ROWS):
         if k < 0:
@@ -493,7 +495,7 @@ def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> 
             table.add_row(f"({-k:,} more values: every one in {report})", "", "", "")
             continue
         value, n_in, n_out = counts["values"][k], counts["input"][k], counts["output"][k]
-        label = value if isinstance(value, str) else num(float(value), 8)
+        label = short_text(value) if isinstance(value, str) else num(float(value), 8)
         table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
     table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
     return table

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ._checks import short_text
 from .calibration import (
     Calibration,
     MappingCalibration,
@@ -236,7 +237,8 @@ def comparison_table(
             checked_text(c),
             *((num(c.expected_accuracy),) if utility else ()),  # type: ignore[arg-type]
             *((num(c.expected_abs_error),) if utility and distance else ()),  # type: ignore[arg-type]
-            (f"{c.pair[0]} vs {c.pair[1]} ({c.prior}): " if show_pair else "") + c.decided_by,
+            (f"{short_text(c.pair[0])} vs {short_text(c.pair[1])} ({c.prior}): " if show_pair else "")
+            + short_text(c.decided_by, 400),
         )
     return table
 

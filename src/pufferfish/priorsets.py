@@ -28,6 +28,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
+from ._checks import short_text
+
 PRIOR_SET_KINDS = ("dkw", "l1", "none")
 
 
@@ -586,7 +588,7 @@ def prior_scope(prior_set: Mapping[str, Any] | None, prior_kind: str = "empirica
         return f"It holds for adversaries whose prior is the {prior_kind} one."
     ps = prior_set
     shape = "DKW band (sup-distance of the CDFs)" if ps["kind"] == "dkw" else "L1 ball"
-    radii = ", ".join(f"{s} {r:.4g}" for s, r in ps["radius"].items())
+    radii = ", ".join(f"{short_text(s)} {r:.4g}" for s, r in ps["radius"].items())
     return (
         f"It holds for every adversary prior within the {_level(ps)}{shape} around the empirical "
         f"estimate of each secret (radius {radii}): the worst case over the set was checked."

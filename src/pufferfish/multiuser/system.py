@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_float_vector
+from .._checks import as_float_vector, short_repr
 from ..priors import DiscretePrior
 from ..scenario import AdversaryPrior, Scenario
 from .convolution import sum_distribution
@@ -190,9 +190,9 @@ class MultiUserSystem:
             If there is no such user.
         """
         if name not in self._index:
-            known = ", ".join(repr(n) for n in self.names[:10])
+            known = ", ".join(short_repr(n) for n in self.names[:10])
             more = ", ..." if len(self.users) > 10 else ""
-            raise ValueError(f"user must be one of {known}{more}, got {name!r}")
+            raise ValueError(f"user must be one of {known}{more}, got {short_repr(name)}")
         return self.users[self._index[name]]
 
     def others(self, name: str) -> tuple[User, ...]:

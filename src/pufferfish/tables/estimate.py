@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._checks import short_repr
 from ..priors import DiscretePrior, to_release_grid
 from ..scenario import AdversaryPrior, Scenario
 from .model import EstimatedPriors, SecretGroup, TableAggregates
@@ -403,8 +404,10 @@ def priors_from_aggregates(
     for s in secrets:
         if s not in agg.secret_values:
             known = sorted(agg.secret_values)
-            shown = ", ".join(repr(v) for v in known[:12]) + (", ..." if len(known) > 12 else "")
-            raise DataError(f"secret value {s!r} does not occur in column {secret!r}; values are {shown}")
+            shown = ", ".join(short_repr(v) for v in known[:12]) + (", ..." if len(known) > 12 else "")
+            raise DataError(
+                f"secret value {short_repr(s)} does not occur in column {secret!r}; values are {shown}"
+            )
         total_w = float(weights[s].sum())
         if rows[s] == 0 or not total_w > 0 or not math.isfinite(total_w):
             raise DataError(
