@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,6 +36,7 @@ from pufferfish.cli import app
 from pufferfish.density import release_density
 from pufferfish.noise import sample_mapping
 from pufferfish.priorsets import PriorSet, point_mass_extremes, set_extremes
+from pufferfish.tables import duckdb_engine
 
 runner = CliRunner()
 
@@ -259,3 +266,73 @@ def test_long_labels_are_shortened_in_tables_and_messages(tmp_path) -> None:
     assert rel.exit_code == 0, rel.output[:2000]
     assert big_value not in rel.output
     assert {line.split(",")[1] for line in out.read_text().splitlines()[1:]} <= {big_value, "x"}
+
+
+def _dead_pid() -> int:
+    """A process id that no longer runs (a child that has exited and been waited for)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    return int(proc.stdout)
+
+
+def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp_path) -> None:
+    src = tmp_path / "t.csv"
+    src.write_text("s,v\n" + "".join(f"{'ab'[i % 2]},{i % 5}\n" for i in range(40)))
+    out = tmp_path / "out.csv"
+    dead = _dead_pid()
+    stale = tmp_path / f".out.csv.pufferfish-{dead}-abc123.tmp"  # left by a killed run
+    stale.write_text("partial")
+    alive = tmp_path / f".out.csv.pufferfish-{os.getpid()}-xyz789.tmp"  # a run still going
+    alive.write_text("in progress")
+    other = tmp_path / f".other.csv.pufferfish-{dead}-abc123.tmp"  # another output's: not ours
+    other.write_text("x")
+    spill = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-0"
+    spill.mkdir(exist_ok=True)
+    (spill / "duckdb_temp_block").write_bytes(b"0" * 100)
+    seen: list[str] = []
+    real_copy = duckdb_engine.duckdb.connect
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(kwargs.get("config", {}).get("temp_directory", ""))
+        return real_copy(*args, **kwargs)
+
+    duckdb_engine.duckdb.connect = spy
+    try:
+        res = runner.invoke(
+            app, ["release", str(src), "--secret", "s", "--public", "v", "--pair", "a,b", "--epsilon", "1",
+                  "--output", str(out)],
+        )  # fmt: skip
+    finally:
+        duckdb_engine.duckdb.connect = real_copy
+    assert res.exit_code == 0, res.output
+    assert not stale.exists() and not spill.exists()
+    assert alive.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [alive.name, other.name, "out.csv", "out.report.json", "t.csv"]
+    )  # nothing of this run is left, and DuckDB wrote no tmp_ file beside the output
+    assert seen and all(Path(d).name.startswith(f"pufferfish-duckdb-{os.getpid()}-") for d in seen)
+    assert not any(Path(d).exists() for d in seen)  # each spill folder is removed with its connection
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_the_command_line_loads_is_one_line(sig, code) -> None:
+    # deterministic: the signal is sent from an import hook while pufferfish.cli loads
+    child = f"""
+import os, sys
+class Hook:
+    def find_spec(self, name, path, target=None):
+        if name == "pufferfish.cli":
+            os.kill(os.getpid(), {int(sig)})
+        return None
+sys.meta_path.insert(0, Hook())
+sys.argv = ["pufferfish", "--help"]
+from pufferfish._entry import main
+main()
+"""
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == code
+    assert proc.stderr.strip().splitlines() == [
+        "pufferfish: interrupted while starting; nothing was read or written"
+    ]
+    assert proc.stdout == ""

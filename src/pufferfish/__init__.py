@@ -12,43 +12,46 @@ Main entry points: :class:`DiscretePrior`, :class:`Scenario`, :func:`kantorovich
 :func:`calibrate_user`, :func:`compare_user`, :func:`calibrate_system`, :func:`release_sum`.
 """
 
-from .calibration import (
-    MECHANISMS,
-    REGISTRY,
-    Calibration,
-    Mechanism,
-    PrivacyCheckError,
-    RootFinding,
-    Skipped,
-    calibrate,
-    calibrate_optimal,
-    compare,
-)
-from .loss import PairLoss, PrivacyLoss, laplace_log_density, pair_privacy_loss, privacy_loss
-from .multiuser import (
-    MULTIUSER_MECHANISMS,
-    PAIR_SETS,
-    MultiUserCalibration,
-    MultiUserSystem,
-    SumRelease,
-    SystemCalibration,
-    User,
-    calibrate_system,
-    calibrate_user,
-    compare_user,
-    leave_one_out,
-    others_distribution,
-    pair_scenario,
-    query_priors,
-    release_sum,
-    sum_distribution,
-)
-from .noise import NoisyValues, add_laplace
-from .priors import DiscretePrior, union_support
-from .priorsets import PriorSet, dkw_radius, l1_radius
-from .robust_loss import SetLoss, worst_case_loss
-from .scenario import AdversaryPrior, Scenario
-from .transport import TransportPlan, kantorovich_plan, marginal_error_bound, max_displacement_from_cdfs
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names for type checkers; at run time they load on first use
+    from .calibration import (
+        MECHANISMS,
+        REGISTRY,
+        Calibration,
+        Mechanism,
+        PrivacyCheckError,
+        RootFinding,
+        Skipped,
+        calibrate,
+        calibrate_optimal,
+        compare,
+    )
+    from .loss import PairLoss, PrivacyLoss, laplace_log_density, pair_privacy_loss, privacy_loss
+    from .multiuser import (
+        MULTIUSER_MECHANISMS,
+        PAIR_SETS,
+        MultiUserCalibration,
+        MultiUserSystem,
+        SumRelease,
+        SystemCalibration,
+        User,
+        calibrate_system,
+        calibrate_user,
+        compare_user,
+        leave_one_out,
+        others_distribution,
+        pair_scenario,
+        query_priors,
+        release_sum,
+        sum_distribution,
+    )
+    from .noise import NoisyValues, add_laplace
+    from .priors import DiscretePrior, union_support
+    from .priorsets import PriorSet, dkw_radius, l1_radius
+    from .robust_loss import SetLoss, worst_case_loss
+    from .scenario import AdversaryPrior, Scenario
+    from .transport import TransportPlan, kantorovich_plan, marginal_error_bound, max_displacement_from_cdfs
 
 __all__ = [
     "MECHANISMS",
@@ -110,9 +113,56 @@ __all__ = [
 ]
 
 
-# The table layer (DuckDB, PyArrow; Spark on demand) is imported when first used, so the
-# mathematics above imports without those packages.
+# Every public name is imported on first use (PEP 562): `import pufferfish` (and the command
+# line's start-up) loads nothing heavy, so Ctrl-C while starting is caught by the entry point
+# (pufferfish._entry) and the table layer (DuckDB, PyArrow; Spark on demand) loads only when used.
 _LAZY = {
+    "MECHANISMS": "calibration",
+    "REGISTRY": "calibration",
+    "Calibration": "calibration",
+    "Mechanism": "calibration",
+    "PrivacyCheckError": "calibration",
+    "RootFinding": "calibration",
+    "Skipped": "calibration",
+    "calibrate": "calibration",
+    "calibrate_optimal": "calibration",
+    "compare": "calibration",
+    "PairLoss": "loss",
+    "PrivacyLoss": "loss",
+    "laplace_log_density": "loss",
+    "pair_privacy_loss": "loss",
+    "privacy_loss": "loss",
+    "MULTIUSER_MECHANISMS": "multiuser",
+    "PAIR_SETS": "multiuser",
+    "MultiUserCalibration": "multiuser",
+    "MultiUserSystem": "multiuser",
+    "SumRelease": "multiuser",
+    "SystemCalibration": "multiuser",
+    "User": "multiuser",
+    "calibrate_system": "multiuser",
+    "calibrate_user": "multiuser",
+    "compare_user": "multiuser",
+    "leave_one_out": "multiuser",
+    "others_distribution": "multiuser",
+    "pair_scenario": "multiuser",
+    "query_priors": "multiuser",
+    "release_sum": "multiuser",
+    "sum_distribution": "multiuser",
+    "NoisyValues": "noise",
+    "add_laplace": "noise",
+    "DiscretePrior": "priors",
+    "union_support": "priors",
+    "PriorSet": "priorsets",
+    "dkw_radius": "priorsets",
+    "l1_radius": "priorsets",
+    "SetLoss": "robust_loss",
+    "worst_case_loss": "robust_loss",
+    "AdversaryPrior": "scenario",
+    "Scenario": "scenario",
+    "TransportPlan": "transport",
+    "kantorovich_plan": "transport",
+    "marginal_error_bound": "transport",
+    "max_displacement_from_cdfs": "transport",
     "DataError": "tables",
     "EstimatedPriors": "tables",
     "dataset_path": "tables",
@@ -130,5 +180,11 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # loaded once
+        return value
     raise AttributeError(f"module 'pufferfish' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -59,11 +59,12 @@ def guard(fn: Callable[[], T]) -> T:
 
 def os_error_line(exc: OSError) -> str:
     """One line for an operating-system error: the reason and the path the user gave (an output's
-    temporary file ``.NAME.XXXX.tmp`` is named as ``NAME``, the file it was to become)."""
+    temporary file ``.NAME.pufferfish-PID-XXXX.tmp`` is named as ``NAME``, the file it was to
+    become)."""
     name = exc.filename
     if isinstance(name, str):
         path = Path(name)
-        match = re.fullmatch(r"\.(.+)\.[^.]+\.tmp", path.name)
+        match = re.fullmatch(r"\.(.+)\.pufferfish-\d+-[^.]+\.tmp", path.name)
         name = str(path.with_name(match.group(1))) if match else name
         return f"cannot write or read {name!r}: {exc.strerror or exc}"
     return f"{exc.strerror or exc}"

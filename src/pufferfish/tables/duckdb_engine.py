@@ -8,9 +8,13 @@ the table one Arrow record batch at a time.
 
 from __future__ import annotations
 
+import itertools
 import math
+import os
 import re
 import shlex
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +30,15 @@ from numpy.typing import NDArray
 from ..noise import add_gaussian, add_laplace, insecure_generator, sample_mapping
 from ..priors import to_release_grid
 from .model import EstimatedPriors, TableAggregates, check_columns
-from .source import DataError, TableSource, first_line, quote_identifier, resolve_source
+from .source import (
+    TEMP_MARK,
+    DataError,
+    TableSource,
+    first_line,
+    quote_identifier,
+    remove_stale,
+    resolve_source,
+)
 
 #: DuckDB memory limit of each connection the library opens: bounded memory on large tables
 #: (DuckDB spills or streams beyond it) whatever the machine's RAM.
@@ -58,8 +70,15 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
 
     An interrupt (Ctrl-C, or SIGTERM under the CLI) that stops a query leaves the block as
     ``KeyboardInterrupt`` (:func:`_interrupted`), not as a DuckDB error.
+
+    DuckDB spills to ``pufferfish-duckdb-PID`` in the system's temporary folder (not to ``.tmp``
+    in the working folder), removed when the block ends; the folders of killed runs are removed
+    by the next connection (:func:`~.source.remove_stale`).
     """
-    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
+    base = Path(tempfile.gettempdir())
+    remove_stale(base, f"{TEMP_MARK}-duckdb-")
+    spill = base / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_CONNECTIONS)}"
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(spill)})
     try:
         con.execute("SET enable_progress_bar = false")
         yield con
@@ -69,6 +88,10 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
         raise
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+_CONNECTIONS = itertools.count()
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -749,12 +772,12 @@ def _copy_to(
     with connect() as out:
         out.register("out_stream", stream)
         if fmt == "parquet":
-            options = "FORMAT parquet"
+            options = "FORMAT parquet, USE_TMP_FILE false"  # ``tmp`` is already a temporary file
         else:
             delim, newline = (part.replace("'", "''") for part in dialect)
             options = (
                 f"FORMAT csv, HEADER true, DELIMITER '{delim}', QUOTE '\"', ESCAPE '\"', "
-                f"NEW_LINE '{newline}', COMMENT ''"
+                f"NEW_LINE '{newline}', COMMENT '', USE_TMP_FILE false"
             )  # no comment character: DuckDB would quote every field holding '#'
 
             options += ", COMPRESSION gzip" if gzip else ""

@@ -545,6 +545,62 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
     return out
 
 
+#: Marker in the name of every temporary file and folder the package creates:
+#: ``.NAME.pufferfish-PID-XXXX.tmp`` beside an output (hidden: a leading dot), and
+#: ``pufferfish-duckdb-PID`` (DuckDB's spill folder) in the system's temporary folder.
+TEMP_MARK = "pufferfish"
+
+
+def temp_prefix(final: Path) -> str:
+    """``.NAME.pufferfish-PID-``: the start of the name of this process's temporary files for
+    the output ``final`` (hidden, recognisable, and naming the process that owns it)."""
+    return f".{final.name}.{TEMP_MARK}-{os.getpid()}-"
+
+
+def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
+    """Remove the files and folders ``prefix + PID + rest + suffix`` in ``folder`` whose process
+    ``PID`` no longer runs (left by a run that was killed, e.g. by SIGKILL or a power cut).
+
+    A process that still runs keeps its files: two runs writing to the same output at once do
+    not remove each other's (issue 34). Returns the paths removed; a path that cannot be removed
+    is left (nothing is raised).
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(suffix)):
+            continue
+        pid_text = name[len(prefix) :].split("-", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (a process of another user counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
 @contextmanager
 def atomic_outputs(
     finals: Sequence[Path], *, force: bool, kinds: Sequence[str] | None = None
@@ -552,7 +608,9 @@ def atomic_outputs(
     """Temporary files beside ``finals`` to write into; published together when the block ends.
 
     Each temporary file is created empty in its final file's folder with the permissions a new
-    file gets (umask). If the block raises (an error, or ``KeyboardInterrupt`` on Ctrl-C), every
+    file gets (umask), named ``.NAME.pufferfish-PID-XXXX.tmp`` (:func:`temp_prefix`); such files
+    left by a killed run (whose process no longer runs) are removed first (:func:`remove_stale`).
+    If the block raises (an error, or ``KeyboardInterrupt`` on Ctrl-C), every
     temporary file is removed and no final file is touched. Otherwise each replaces its final
     file (``force``) or is hard-linked to it, which fails if the final file appeared in the
     meantime (no race replaces a file the user did not allow to replace). The temporary files
@@ -586,7 +644,8 @@ def atomic_outputs(
             umask = os.umask(0)  # (or the umask at 0)
             os.umask(umask)
             for final in finals:
-                fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+                remove_stale(final.parent, f".{final.name}.{TEMP_MARK}-", ".tmp")
+                fd, name = tempfile.mkstemp(prefix=temp_prefix(final), suffix=".tmp", dir=final.parent)
                 os.close(fd)
                 temps.append(Path(name))
                 os.chmod(name, 0o666 & ~umask)
