@@ -229,7 +229,11 @@ def _print_tables(
     fitted: FittedPriors | None,
     results: tuple[Calibration | MappingCalibration | Skipped, ...],
     delta: float,
+    *,
+    scale_zero_note: bool = True,
 ) -> None:
+    """The inputs, the comparison and the notes of ``calibrate`` (and of ``release``, whose summary
+    says itself when no noise was needed: ``scale_zero_note=False``)."""
     console.print(f"data: {est.source}")
     console.print(
         f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
@@ -256,7 +260,7 @@ def _print_tables(
             soft_wrap=True,
             highlight=False,
         )
-    if any(isinstance(c, Calibration) and c.noiseless for c in results):
+    if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
         console.print(
             "note: scale 0 means the priors already meet the target: the column may be released "
             "without noise. This holds only if the adversary's prior is the one shown."
@@ -503,11 +507,17 @@ def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> 
 
 def _print_release(console: Console, result: Any) -> None:
     """The tables and the summary lines of a release."""
-    _print_tables(console, result.estimated, result.fitted, result.comparison, result.chosen.delta)
     c = result.chosen
+    _print_tables(console, result.estimated, result.fitted, result.comparison, c.delta, scale_zero_note=False)
+    how = "mapped" if isinstance(c, MappingCalibration) else "with noise"
+    if c.noiseless:  # said once, here: no "with noise", no separate noise line
+        how = (
+            "as they are: no noise is needed, scale 0 passes the exact check for the priors shown"
+            if isinstance(c, Calibration)
+            else "as they are: the checked mapping is the identity"
+        )
     console.print(
-        f"released: {result.output} ({result.rows_released} rows "
-        f"{'mapped' if isinstance(c, MappingCalibration) else 'with noise'}, "
+        f"released: {result.output} ({result.rows_released} rows {how}; "
         f"{result.rows_missing_public} missing left missing)"
     )
     if isinstance(c, MappingCalibration):
@@ -521,7 +531,8 @@ def _print_release(console: Console, result: Any) -> None:
     if result.calibration.inputs.get("fallback"):
         console.print(f"fallback: {result.calibration.inputs['fallback']}", soft_wrap=True, highlight=False)
     console.print(f"guarantee: {result.report['guarantee']}")
-    console.print(f"noise: {result.noise['sampler']}")
+    if not c.noiseless:
+        console.print(f"noise: {result.noise['sampler']}")
     if result.noise.get("rounding"):  # noise on a grid; a mapping has none
         console.print(f"rounding: {result.noise['rounding']}")
     if result.noise.get("counts"):  # a mapping: the released rows per value, in and out

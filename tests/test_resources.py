@@ -1,4 +1,4 @@
-"""Issue 34: large alphabets in bounded memory.
+"""Issue 34: large alphabets in bounded memory, long labels, temporary files, start-up signals.
 
 Randomized response as a two-weight channel (checked in O(k), with and without prior sets, against
 the dense matrix), its exact draw, the eps-MI check of Laplace noise on atoms in linear memory
@@ -336,3 +336,16 @@ main()
         "pufferfish: interrupted while starting; nothing was read or written"
     ]
     assert proc.stdout == ""
+
+
+def test_a_release_that_needs_no_noise_says_so_once(tmp_path) -> None:
+    src = tmp_path / "same.csv"
+    src.write_text("s,v\n" + "".join(f"{'ab'[i % 2]},{(i // 2) % 4}\n" for i in range(40)))
+    res = runner.invoke(
+        app, ["release", str(src), "--secret", "s", "--public", "v", "--pair", "a,b", "--epsilon", "1",
+              "--prior-set", "none", "--output", str(tmp_path / "out.csv")],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert text.count("no noise is needed") == 1 and "with noise" not in text
+    assert "scale 0 means" not in text and "noise: none" not in text
