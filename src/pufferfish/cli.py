@@ -37,6 +37,7 @@ from .cli_common import (
     require_pairs,
 )
 from .cli_joint import joint_calibrate, joint_release, refuse
+from .cli_markov import markov_app
 from .fit import FittedPriors
 from .priors import DiscretePrior, GaussianMixturePrior
 from .priorsets import prior_scope
@@ -643,6 +644,9 @@ def multiuser_release(
         f"Laplace scale {result.scale:.6g}, epsilon {result.epsilon:g}"
     )
     console.print(f"noise: {result.noise['sampler']}")
+
+
+app.add_typer(markov_app, name="markov")
 
 
 @app.command()

@@ -112,6 +112,10 @@ class Scenario:
         For joint priors of ``d`` columns only: the weighted L1 metric ``d(x, x') = sum_k |x_k -
         x'_k| / w_k`` whose units put the columns on one scale (default: every ``w_k = 1``).
         Product Laplace noise of scale ``b`` adds ``Laplace(b w_k)`` to column ``k``.
+    model : object, optional
+        The model the priors were computed from, for the mechanisms that need more than the
+        priors (the Markov quilt mechanisms read a :class:`pufferfish.markov.CountModel`); kept
+        by :meth:`without_sets` and :meth:`on_grid`. Default None.
 
     Attributes
     ----------
@@ -142,6 +146,7 @@ class Scenario:
     pairs: tuple[tuple[str, str], ...]
     priors: tuple[AdversaryPrior, ...]
     metric: Metric | None = None
+    model: Any = field(default=None, compare=False, repr=False)
     secrets: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -229,7 +234,10 @@ class Scenario:
     def without_sets(self) -> Scenario:
         """The same pairs and point-estimate priors, without their prior sets."""
         return Scenario(
-            self.pairs, tuple(AdversaryPrior(p.name, p.conditionals) for p in self.priors), self.metric
+            self.pairs,
+            tuple(AdversaryPrior(p.name, p.conditionals) for p in self.priors),
+            self.metric,
+            self.model,
         )
 
     def on_grid(self, exponents: int | Sequence[int]) -> Scenario:
@@ -273,7 +281,7 @@ class Scenario:
             if adversary.sets is not None:
                 sets = {s: _set_on_grid(ps, int(ks[0])) for s, ps in adversary.sets.items()}
             priors.append(AdversaryPrior(adversary.name, conditionals, sets))
-        return Scenario(self.pairs, tuple(priors), self.metric)
+        return Scenario(self.pairs, tuple(priors), self.metric, self.model)
 
     def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
         """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.

@@ -21,6 +21,8 @@ import numpy as np
 from .._checks import check_delta, check_epsilon, check_epsilons
 from ..density import check_noise
 from ..divergence import MemoryLimitError
+from ..markov.counts import CountModel
+from ..markov.quilts import model_sigma
 from ..scenario import Scenario
 from . import discrete, gaussian, information, joint
 from .check import uncheckable
@@ -74,6 +76,42 @@ def _dense_mapping_applies(name: str) -> AppliesFunction:
             except ValueError as exc:
                 return str(exc)
         return reason
+
+    return applies
+
+
+def _markov(which: str) -> ScaleFunction:
+    """The scale of a Markov baseline (:mod:`pufferfish.markov.quilts`) on a count scenario."""
+
+    def scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
+        sigma, where, chain, node = model_sigma(scenario.model, epsilon, which)
+        at = f"X[{node}]="
+        pair = next((p for p in scenario.pairs if p[0].startswith(at)), scenario.pairs[0])
+        return Proposal(sigma, scenario.priors[chain].name, pair, where)
+
+    return scale
+
+
+def _markov_applies(which: str) -> AppliesFunction:
+    """Why a Markov baseline does not apply: no chain behind the priors, GK16 on more than two
+    states, MQMApprox on a chain that does not start stationary, or Gaussian noise."""
+
+    def applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+        model = scenario.model
+        if not isinstance(model, CountModel):
+            return "needs a count on a Markov chain (pufferfish markov)"
+        if noise != "laplace":
+            return "adds laplace noise, not gaussian"
+        if which == "gk16" and model.chains[0].k != 2:
+            return "GK16 is defined for binary chains only"
+        if which == "mqm-approx" and not all(c.stationary for c in model.chains):
+            return "MQMApprox bounds the influence of a stationary chain (initial='stationary')"
+        if which == "gk16":
+            try:
+                model_sigma(model, epsilon, which)
+            except ValueError as exc:
+                return str(exc)
+        return None
 
     return applies
 
@@ -177,6 +215,17 @@ _ENTRIES = (
               _I.mi_gaussian_entropy_scale, _I.mi_gaussian_entropy_applies),
     Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (no public function)",
               "any", _I.mi_laplace_scale),
+    Mechanism("group-dp", "laplace", "(eps, delta)-PP", "group differential privacy over the T records",
+              "Markov count", _markov("group-dp"), _markov_applies("group-dp"), pure=True, robust=True),
+    Mechanism("gk16", "laplace", "(eps, delta)-PP",
+              "Ghosh and Kleinberg 2016, inferential privacy of a binary chain (Gamma matrix)",
+              "Markov count", _markov("gk16"), _markov_applies("gk16"), pure=True),
+    Mechanism("mqm-approx", "laplace", "(eps, delta)-PP",
+              "Song, Wang and Chaudhuri 2017 Alg 2, MQMApprox (eigengap and pi_min bound)",
+              "Markov count", _markov("mqm-approx"), _markov_applies("mqm-approx"), pure=True),
+    Mechanism("mqm-exact", "laplace", "(eps, delta)-PP",
+              "Song, Wang and Chaudhuri 2017 Alg 2, MQMExact (exact max-influence)",
+              "Markov count", _markov("mqm-exact"), _markov_applies("mqm-exact"), pure=True),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
     Mechanism("randomized-response-dp", None, "(eps, delta)-PP",

@@ -1,0 +1,198 @@
+"""A finite Markov chain: the model of a person's time series (activity, location, power use).
+
+``X_0, ..., X_{T-1}`` take states ``0..k-1`` (named by ``states``, the labels as written when
+the chain is estimated from data); ``P(X_{t+1} = b | X_t = a) = transition[a, b]`` and ``X_0``
+follows ``initial``: the stationary distribution (the default), or a given probability vector.
+Song, Wang and Chaudhuri, "Pufferfish Privacy Mechanisms for Correlated Data", SIGMOD 2017
+(arXiv 1603.03977), sec 4: the secrets are ``X_i = a``, the pairs ``(X_i = a, X_i = b)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+#: How far a row of the transition matrix (or the initial vector) may sum from 1.
+STOCHASTIC_TOLERANCE = 1e-9
+
+#: Initial distributions by name.
+INITIALS = ("stationary",)
+
+
+def parse_matrix(text: str) -> NDArray[np.float64]:
+    """A matrix written as rows separated by ``;``, entries by ``,`` (``"0.9,0.1;0.1,0.9"``).
+
+    Raises
+    ------
+    ValueError
+        Naming the entry that is not a number or the row of another length.
+    """
+    rows = [r for r in str(text).split(";")]
+    out = []
+    for r, row in enumerate(rows):
+        entries = [e.strip() for e in row.split(",")]
+        values = []
+        for e in entries:
+            try:
+                values.append(float(e))
+            except ValueError:
+                raise ValueError(f"transition entry {e!r} in row {r} is not a number") from None
+        out.append(values)
+    if len({len(v) for v in out}) != 1:
+        raise ValueError(f"transition rows must all have one length, got {[len(v) for v in out]}")
+    return np.array(out, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class MarkovChain:
+    """A row-stochastic transition matrix, an initial distribution and the names of the states.
+
+    Parameters
+    ----------
+    transition : array_like, shape (k, k), or str
+        ``transition[a, b] = P(X_{t+1} = b | X_t = a)``: finite, >= 0, each row summing to 1
+        within 1e-9 (then renormalised), ``k >= 2``; a string ``"0.9,0.1;0.1,0.9"`` is parsed
+        (:func:`parse_matrix`).
+    initial : "stationary" or array_like, shape (k,)
+        The distribution of ``X_0``: the chain's stationary distribution (it must be unique), or
+        a probability vector (>= 0, summing to 1 within 1e-9).
+    states : sequence of str, optional
+        Names of the states (default ``"0"``, ..., ``"k-1"``); distinct.
+
+    Attributes
+    ----------
+    transition : numpy.ndarray, shape (k, k)
+    initial_distribution : numpy.ndarray, shape (k,)
+        The distribution of ``X_0``.
+    states : tuple of str
+
+    Raises
+    ------
+    ValueError
+        If the matrix is not square, has fewer than 2 states, a negative or non-finite entry, a
+        row that does not sum to 1; if ``initial`` is ``"stationary"`` and the stationary
+        distribution is not unique (the chain has several closed classes); if ``initial`` is not
+        a probability vector of length ``k``; if ``states`` has another length or repeats a name.
+
+    Examples
+    --------
+    >>> chain = MarkovChain("0.9,0.1;0.1,0.9")
+    >>> chain.initial_distribution.tolist()
+    [0.5, 0.5]
+    """
+
+    transition: Any
+    initial: Any = "stationary"
+    states: Any = None
+    initial_distribution: NDArray[np.float64] = field(init=False)
+
+    def __post_init__(self) -> None:
+        m = parse_matrix(self.transition) if isinstance(self.transition, str) else self.transition
+        try:
+            m = np.array(m, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"transition must be a square matrix of numbers, got {self.transition!r}"
+            ) from None
+        if m.ndim != 2 or m.shape[0] != m.shape[1]:
+            raise ValueError(f"transition must be a square matrix, got shape {m.shape}")
+        k = m.shape[0]
+        if k < 2:
+            raise ValueError(f"transition must have at least 2 states, got {k}")
+        if not np.all(np.isfinite(m)):
+            raise ValueError("transition entries must be finite, got a NaN or an infinity")
+        if np.any(m < 0):
+            a, b = np.argwhere(m < 0)[0]
+            raise ValueError(f"transition entries must be >= 0, got {float(m[a, b])!r} at row {a}, column {b}")
+        sums = m.sum(axis=1)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > STOCHASTIC_TOLERANCE)
+        if bad.size:
+            raise ValueError(
+                f"transition rows must sum to 1 (within 1e-9): row {int(bad[0])} sums to "
+                f"{float(sums[bad[0]])!r}"
+            )
+        m = m / sums[:, None]
+        m.setflags(write=False)
+        names = tuple(str(i) for i in range(k)) if self.states is None else tuple(str(s) for s in self.states)
+        if len(names) != k or len(set(names)) != k:
+            raise ValueError(f"states must be {k} distinct names, got {list(names)}")
+        if isinstance(self.initial, str):
+            if self.initial != "stationary":
+                raise ValueError(
+                    f"initial must be 'stationary' or a probability vector of length {k}, got "
+                    f"{self.initial!r}"
+                )
+            q0 = stationary_distribution(m)
+        else:
+            q0 = np.array(self.initial, dtype=np.float64)
+            if q0.shape != (k,) or not np.all(np.isfinite(q0)) or np.any(q0 < 0):
+                raise ValueError(f"initial must be a probability vector of length {k}, got {self.initial!r}")
+            if abs(float(q0.sum()) - 1.0) > STOCHASTIC_TOLERANCE:
+                raise ValueError(f"initial must sum to 1 (within 1e-9), got a sum of {float(q0.sum())!r}")
+            q0 = q0 / q0.sum()
+        q0.setflags(write=False)
+        object.__setattr__(self, "transition", m)
+        object.__setattr__(self, "states", names)
+        object.__setattr__(self, "initial_distribution", q0)
+
+    @property
+    def k(self) -> int:
+        """The number of states."""
+        return int(self.transition.shape[0])
+
+    @property
+    def stationary(self) -> bool:
+        """Whether ``X_0`` follows the stationary distribution (so every ``X_t`` does)."""
+        return isinstance(self.initial, str)
+
+    def marginals(self, length: int) -> NDArray[np.float64]:
+        """``P(X_t = a)`` for ``t = 0..length-1``, shape (length, k)."""
+        out = np.empty((length, self.k))
+        q = self.initial_distribution.copy()
+        for t in range(length):
+            out[t] = q
+            q = q @ self.transition
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {
+            "states": list(self.states),
+            "transition": self.transition.tolist(),
+            "initial": "stationary" if self.stationary else self.initial_distribution.tolist(),
+            "initial_distribution": self.initial_distribution.tolist(),
+        }
+
+
+def stationary_distribution(transition: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The unique stationary distribution ``pi = pi P`` of a row-stochastic matrix.
+
+    Solved as the least-squares solution of ``(P^T - I) pi = 0``, ``sum pi = 1``, then clipped at
+    0 and renormalised (entries below 1e-15 of a true zero).
+
+    Raises
+    ------
+    ValueError
+        If it is not unique: ``P^T - I`` has rank below ``k - 1`` (several closed classes, e.g.
+        the identity matrix).
+    """
+    k = transition.shape[0]
+    a = transition.T - np.eye(k)
+    if np.linalg.matrix_rank(a, tol=1e-10) < k - 1:
+        raise ValueError(
+            "initial='stationary' needs a unique stationary distribution; this transition matrix has "
+            "several closed classes: give initial as a probability vector"
+        )
+    system = np.vstack([a, np.ones((1, k))])
+    rhs = np.zeros(k + 1)
+    rhs[-1] = 1.0
+    pi, *_ = np.linalg.lstsq(system, rhs, rcond=None)
+    pi = np.clip(pi, 0.0, None)
+    total = float(pi.sum())
+    if not (total > 0 and math.isfinite(total)):  # pragma: no cover - rank checked above
+        raise ValueError("no stationary distribution found")
+    return np.asarray(pi / total, dtype=np.float64)

@@ -1,0 +1,200 @@
+"""Issue 30: pufferfish privacy for a count on a Markov chain.
+
+Reference values: the figures of Song, Wang and Chaudhuri's MATLAB code (SIGMOD 2017, arXiv
+1603.03977; run_synthetic.m, T = 100, eps 1, binary chain with flip probability f, stationary
+start), reproduced independently in issue 30: f = 0.1: MQMExact 31.7378, MQMApprox 49.2202, group
+DP 100; f = 0.4: MQMExact 3.5718, MQMApprox 11.5368, GK16 3.8873. Exact optimum (issue 30, an
+independent implementation): 8.6404 (f = 0.1), 1.4673 (f = 0.4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from pufferfish.calibration import Calibration, compare
+from pufferfish.cli import app
+from pufferfish.markov import CountModel, MarkovChain, count_priors, count_scenario
+
+runner = CliRunner()
+
+
+def _flip(f: float) -> MarkovChain:
+    return MarkovChain([[1 - f, f], [f, 1 - f]])
+
+
+def _scales(model: CountModel, names: list[str], eps: float = 1.0) -> dict[str, float]:
+    out = {}
+    for r in compare(count_scenario(model), eps, names):
+        assert isinstance(r, Calibration), r
+        assert r.checked_loss is not None and r.checked_loss + r.check_error_bound <= eps  # checked exactly
+        out[r.mechanism] = r.scale
+    return out
+
+
+@pytest.mark.parametrize(
+    ("f", "expected"),
+    [
+        (0.1, {"mqm-exact": 31.7378, "mqm-approx": 49.2202, "group-dp": 100.0, "optimal": 8.6404}),
+        (
+            0.4,
+            {
+                "mqm-exact": 3.5718,
+                "mqm-approx": 11.5368,
+                "gk16": 3.8873,
+                "optimal": 1.4673,
+                "group-dp": 100.0,
+            },
+        ),
+    ],
+)
+def test_reference_values_of_the_matlab_code_and_the_exact_optimum(f, expected) -> None:
+    got = _scales(CountModel((_flip(f),), 100, "1"), list(expected))
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, abs=5e-5), name
+
+
+def test_gk16_refuses_a_chain_whose_gamma_matrix_is_too_large() -> None:
+    (row,) = compare(count_scenario(CountModel((_flip(0.1),), 100, "1")), 1.0, ["gk16"])
+    assert "spectral norm of Gamma below 1" in row.reason  # type: ignore[union-attr]
+
+
+@st.composite
+def chains(draw: st.DrawFn, max_states: int = 4) -> MarkovChain:
+    k = draw(st.integers(2, max_states))
+    rows = [draw(st.lists(st.floats(0.05, 1.0), min_size=k, max_size=k)) for _ in range(k)]
+    m = np.array(rows)
+    m = m / m.sum(axis=1, keepdims=True)
+    stationary = draw(st.booleans())
+    if stationary:
+        return MarkovChain(m)
+    q0 = np.array(draw(st.lists(st.floats(0.05, 1.0), min_size=k, max_size=k)))
+    return MarkovChain(m, q0 / q0.sum())
+
+
+@settings(max_examples=25, deadline=None)
+@given(chains(), st.integers(2, 7))
+def test_count_priors_equal_brute_force_enumeration(chain, length) -> None:
+    k = chain.k
+    got = count_priors(chain, length, chain.states[-1])
+    brute: dict[tuple[int, int], np.ndarray] = {}
+    for seq in itertools.product(range(k), repeat=length):
+        p = chain.initial_distribution[seq[0]] * np.prod(
+            [chain.transition[seq[t], seq[t + 1]] for t in range(length - 1)]
+        )
+        c = sum(1 for x in seq if x == k - 1)
+        for i, a in enumerate(seq):
+            brute.setdefault((i, a), np.zeros(length + 1))[c] += p
+    assert set(got) == {key for key, v in brute.items() if v.sum() > 0}
+    for key, prior in got.items():
+        expected = brute[key] / brute[key].sum()
+        assert np.allclose(prior.pmf, expected, rtol=1e-12, atol=1e-15)
+        assert prior.log_error < 1e-9
+
+
+@settings(max_examples=15, deadline=None)
+@given(chains(), st.integers(2, 16), st.sampled_from([0.5, 1.0, 2.0]))
+def test_optimal_below_mqm_exact_below_mqm_approx_and_group_dp(chain, length, eps) -> None:
+    names = ["optimal", "mqm-exact", "group-dp"] + (["mqm-approx"] if chain.stationary else [])
+    got = _scales(CountModel((chain,), length, chain.states[-1]), names, eps)
+    assert got["optimal"] <= got["mqm-exact"] * (1 + 1e-9)
+    assert got["optimal"] <= got["group-dp"] * (1 + 1e-9)
+    assert got["mqm-exact"] <= got["group-dp"] * (1 + 1e-12)  # the trivial quilt
+    if "mqm-approx" in got:
+        assert got["mqm-exact"] <= got["mqm-approx"] * (1 + 1e-9)
+
+
+def test_frequency_scales_are_count_scales_over_t() -> None:
+    count = _scales(CountModel((_flip(0.3),), 40, "1"), ["optimal", "mqm-exact"])
+    freq = _scales(CountModel((_flip(0.3),), 40, "1", "frequency"), ["optimal", "mqm-exact"])
+    assert freq["mqm-exact"] == pytest.approx(count["mqm-exact"] / 40, rel=1e-12)
+    assert freq["optimal"] == pytest.approx(count["optimal"] / 40, rel=1e-6)
+
+
+def test_a_class_of_chains_takes_the_worst() -> None:
+    one = _scales(CountModel((_flip(0.2),), 30, "1"), ["optimal", "mqm-exact"])
+    two = _scales(CountModel((_flip(0.3),), 30, "1"), ["optimal", "mqm-exact"])
+    both = _scales(CountModel((_flip(0.2), _flip(0.3)), 30, "1"), ["optimal", "mqm-exact"])
+    for name in ("optimal", "mqm-exact"):
+        assert both[name] == pytest.approx(max(one[name], two[name]), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"transition": [[0.5, 0.5, 0.0]]}, "square matrix, got shape (1, 3)"),
+        ({"transition": [[1.0]]}, "at least 2 states, got 1"),
+        ({"transition": [[0.5, 0.6], [0.5, 0.5]]}, "row 0 sums to 1.1"),
+        ({"transition": [[1.2, -0.2], [0.5, 0.5]]}, "must be >= 0, got -0.2 at row 0, column 1"),
+        ({"transition": [[float("nan"), 1.0], [0.5, 0.5]]}, "must be finite"),
+        ({"transition": [[1.0, 0.0], [0.0, 1.0]]}, "several closed classes"),
+        ({"transition": [[0.9, 0.1], [0.1, 0.9]], "initial": [0.2, 0.2]}, "initial must sum to 1"),
+        ({"transition": [[0.9, 0.1], [0.1, 0.9]], "initial": "any"}, "initial must be 'stationary'"),
+        ({"transition": "0.9,x;0.1,0.9"}, "transition entry 'x' in row 0 is not a number"),
+        ({"transition": [[0.9, 0.1], [0.1, 0.9]], "states": ["a", "a"]}, "states must be 2 distinct names"),
+    ],
+)
+def test_bad_chains_name_the_argument(args, message) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        MarkovChain(**args)
+
+
+def test_bad_models_name_the_argument() -> None:
+    chain = _flip(0.2)
+    with pytest.raises(ValueError, match="length must be an integer >= 2, got 1"):
+        CountModel((chain,), 1, "1")
+    with pytest.raises(ValueError, match=r"target must be one of the states \['0', '1'\], got 'z'"):
+        CountModel((chain,), 10, "z")
+    with pytest.raises(ValueError, match="query must be one of count, frequency"):
+        CountModel((chain,), 10, "1", "histogram")
+
+
+def test_cli_markov_calibrate_prints_every_mechanism_checked() -> None:
+    res = runner.invoke(
+        app,
+        [
+            "markov",
+            "calibrate",
+            "--transition",
+            "0.6,0.4;0.4,0.6",
+            "--length",
+            "100",
+            "--epsilon",
+            "1",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = {r["mechanism"]: r for r in json.loads(res.output)["results"]}
+    assert rows["optimal"]["scale"] == pytest.approx(1.4673, abs=5e-5)
+    assert rows["gk16"]["scale"] == pytest.approx(3.8873, abs=5e-5)
+    assert rows["mqm-exact"]["pair"] == ["X[2]=0", "X[2]=1"]
+    assert all(r["checked_loss"] <= 1.0 for r in rows.values() if r["scale"] is not None)
+    table = runner.invoke(
+        app, ["markov", "calibrate", "--transition", "0.9,0.1;0.1,0.9", "--length", "100", "--epsilon", "1",
+              "--states", "rest,walk", "--target-state", "walk"],
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    text = " ".join(table.output.split())
+    assert "query: count of state 'walk'" in text and "mqm-exact" in text and "X[50]=rest" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--transition", "0.9,0.2;0.1,0.9"], "transition rows must sum to 1"),
+        (["--transition", "0.9,0.1;0.1,0.9", "--initial", "0.5,x"], "--initial must be 'stationary'"),
+        (["--transition", "0.9,0.1;0.1,0.9", "--target-state", "7"], "target must be one of the states"),
+        (["--transition", "0.9,0.1;0.1,0.9", "--mechanism", "nope"], "mechanism must be one of"),
+    ],
+)
+def test_cli_markov_bad_input_is_one_line(args, message) -> None:
+    res = runner.invoke(app, ["markov", "calibrate", "--length", "20", "--epsilon", "1", *args])
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output
