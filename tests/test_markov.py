@@ -147,8 +147,8 @@ def test_bad_chains_name_the_argument(args, message) -> None:
 
 def test_bad_models_name_the_argument() -> None:
     chain = _flip(0.2)
-    with pytest.raises(ValueError, match="length must be an integer >= 2, got 1"):
-        CountModel((chain,), 1, "1")
+    with pytest.raises(ValueError, match="length must be an integer >= 1, got 0"):
+        CountModel((chain,), 0, "1")
     with pytest.raises(ValueError, match=r"target must be one of the states \['0', '1'\], got 'z'"):
         CountModel((chain,), 10, "z")
     with pytest.raises(ValueError, match="query must be one of count, frequency"):
@@ -196,5 +196,83 @@ def test_cli_markov_calibrate_prints_every_mechanism_checked() -> None:
 )
 def test_cli_markov_bad_input_is_one_line(args, message) -> None:
     res = runner.invoke(app, ["markov", "calibrate", "--length", "20", "--epsilon", "1", *args])
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output
+
+
+def _activity_csv(path, ids: int = 30, seed: int = 3) -> None:
+    gen = np.random.default_rng(seed)
+    m = np.array([[0.8, 0.15, 0.05], [0.2, 0.7, 0.1], [0.1, 0.3, 0.6]])
+    labels = ["rest", "walk", "run"]
+    rows = ["person,time,activity"]
+    for pid in range(ids):
+        s = int(gen.choice(3, p=[0.4, 0.4, 0.2]))
+        for t in range(int(gen.integers(12, 15))):
+            rows.append(f"p{pid:03d},{t},{labels[s]}")
+            s = int(gen.choice(3, p=m[s]))
+    gen.shuffle(rows[1:])  # row order does not matter: the time column orders each series
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_chain_estimated_from_a_table_and_its_confidence_chains(tmp_path) -> None:
+    from pufferfish.markov.estimate import confidence_chains, estimated_chain, read_series, row_radii
+
+    src = tmp_path / "activity.csv"
+    _activity_csv(src)
+    series = read_series(src, id_column="person", time_column="time", state_column="activity")
+    assert series.states == ("rest", "run", "walk") and len(series.ids) == 30
+    assert int(series.transitions.sum()) == int(series.lengths.sum()) - 30  # T - 1 steps per id
+    assert np.array_equal(series.visits.sum(axis=1), series.lengths)
+    chain = estimated_chain(series)
+    assert np.allclose(chain.transition.sum(axis=1), 1.0)
+    n = series.transitions.sum(axis=1)
+    radii = row_radii(series, 0.95)
+    assert np.allclose(radii, np.sqrt(2 * (np.log(2**3 - 2) + np.log(3 / 0.05)) / n))
+    chains, info = confidence_chains(series, chain, 0.95)
+    assert chains[0] is chain and info["certified"] is False and len(chains) == info["chains_checked"]
+    for c in chains[1:]:  # every listed chain is inside the set: each row within its radius
+        assert np.all(np.abs(c.transition - chain.transition).sum(axis=1) <= radii + 1e-12)
+
+
+def test_cli_markov_release_of_a_table(tmp_path) -> None:
+    src = tmp_path / "activity.csv"
+    _activity_csv(src)
+    out = tmp_path / "released.csv"
+    args = ["markov", "release", str(src), "--id", "person", "--time", "time", "--state", "activity",
+            "--target-state", "run", "--epsilon", "1", "--prior-set", "none",
+            "--output", str(out)]  # fmt: skip
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == '"id","T","count_run"' and len(lines) == 31
+    report = json.loads((tmp_path / "released.report.json").read_text())
+    assert report["mechanism"] == "optimal" and report["noise"]["secure"] is True
+    for t, rows in report["results"].items():
+        (row,) = rows
+        assert row["checked_loss"] + row["check_error_bound"] <= 1.0
+        assert report["scales"][t]["drawn"] >= report["scales"][t]["calibrated"]
+    again = runner.invoke(app, args)
+    assert again.exit_code == 1 and "--force" in again.output  # nothing overwritten
+    same = runner.invoke(app, [*args[:-2], "--output", str(src), "--force"])
+    assert same.exit_code == 1 and "input" in same.output
+    assert src.read_text().startswith("person,time,activity")
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (["p,t,s", "a,1,x", "a,1,y", "a,2,x"], "id 'a' has two rows at time 1"),
+        (["p,t,s", "a,1,x", "a,2,x"], "holds 1 state(s)"),
+        (["p,t,s", "a,1,x", "b,1,y"], "no id has two steps"),
+        (["p,t,s", "a,1,x", "a,2,y"], "state 'y' is never followed by another step"),
+    ],
+)
+def test_tables_that_do_not_determine_a_chain_are_one_line(tmp_path, rows, message) -> None:
+    src = tmp_path / "bad.csv"
+    src.write_text("\n".join(rows) + "\n")
+    res = runner.invoke(
+        app, ["markov", "calibrate", str(src), "--id", "p", "--time", "t", "--state", "s",
+              "--target-state", "x", "--epsilon", "1"],
+    )  # fmt: skip
     lines = res.output.strip().splitlines()
     assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output

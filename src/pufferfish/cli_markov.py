@@ -11,18 +11,13 @@ from rich.console import Console
 
 from ._checks import check_epsilons
 from .cli_common import guard, parse_mechanisms, print_comparisons
+from .markov.counts import MARKOV_MECHANISMS
 
 markov_app = typer.Typer(
     name="markov",
     help="Pufferfish privacy for a count on a Markov chain (a person's time series).",
     no_args_is_help=True,
 )
-
-#: The mechanisms compared by default on a chain (the additive ones and the Markov baselines).
-DEFAULT_MECHANISMS = (
-    "group-dp", "gk16", "mqm-approx", "mqm-exact",
-    "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal",
-)  # fmt: skip
 
 
 def _initial(text: str) -> Any:
@@ -37,40 +32,88 @@ def _initial(text: str) -> Any:
         ) from None
 
 
+DataArg = Annotated[
+    str | None, typer.Argument(help="CSV or Parquet table of time series: one row per id and time step.")
+]
+IdOpt = Annotated[str | None, typer.Option("--id", help="Column naming the person (series) of a row.")]
+TimeOpt = Annotated[str | None, typer.Option("--time", help="Column ordering the steps of a series.")]
+StateOpt = Annotated[
+    str | None, typer.Option("--state", help="Column holding the state (labels as written).")
+]
+TargetOpt = Annotated[
+    str | None, typer.Option("--target-state", help="The state whose visits are counted (default: the last).")
+]
+QueryOpt = Annotated[str, typer.Option("--query", help="count, or frequency (count / T).")]
+PriorSetOpt = Annotated[
+    str,
+    typer.Option(
+        "--prior-set",
+        help="From data: l1-rows (95%% L1 balls around each estimated row, checked on their extreme "
+        "chains; not certified over the whole set) or none (the estimate).",
+    ),
+]
+InitialOpt = Annotated[
+    str,
+    typer.Option(
+        "--initial",
+        help="Distribution of X_0: stationary, 'p0,p1,...' (with --transition), or empirical (DATA).",
+    ),
+]
+
+
 @markov_app.command("calibrate")
 def markov_calibrate(
+    data: DataArg = None,
+    epsilon: Annotated[
+        list[float] | None, typer.Option("--epsilon", help="Privacy budget (repeatable).")
+    ] = None,
     transition: Annotated[
-        str, typer.Option("--transition", help="Transition matrix, rows ';' entries ',': '0.9,0.1;0.1,0.9'.")
-    ],
-    length: Annotated[int, typer.Option("--length", min=2, help="Length T of the series (>= 2).")],
-    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (repeatable).")],
-    initial: Annotated[
-        str, typer.Option("--initial", help="Distribution of X_0: stationary, or probabilities 'p0,p1,...'.")
-    ] = "stationary",
+        str | None,
+        typer.Option("--transition", help="Transition matrix, rows ';' entries ',': '0.9,0.1;0.1,0.9'."),
+    ] = None,
+    length: Annotated[
+        int | None,
+        typer.Option("--length", min=1, help="Length T of the series (data: default every length met)."),
+    ] = None,
+    initial: InitialOpt = "stationary",
     states: Annotated[
         str | None, typer.Option("--states", help="Names of the states 'a,b,...' (default 0,1,...).")
     ] = None,
-    target_state: Annotated[
-        str | None,
-        typer.Option("--target-state", help="The state whose visits are counted (default: the last)."),
-    ] = None,
-    query: Annotated[str, typer.Option("--query", help="count, or frequency (count / T).")] = "count",
+    target_state: TargetOpt = None,
+    query: QueryOpt = "count",
     mechanism: Annotated[
         str,
         typer.Option(
             "--mechanism", help="Calibrators 'a,b' or all (the Markov baselines and the additive ones)."
         ),
     ] = "all",
+    id_column: IdOpt = None,
+    time_column: TimeOpt = None,
+    state_column: StateOpt = None,
+    prior_set: PriorSetOpt = "l1-rows",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
-    """Laplace scales for a count of visits to a state on a Markov chain of length T: the exact
-    optimum on the count priors P(count | X_i = a), the Markov quilt mechanism (exact and
-    approximate), GK16 and group differential privacy, each checked exactly."""
+    """Laplace scales for a count of visits to a state on a Markov chain: from --transition and
+    --length, or estimated from DATA (--id, --time, --state). The exact optimum on the count priors
+    P(count | X_i = a), the Markov quilt mechanism (exact and approximate), GK16 and group
+    differential privacy, each checked exactly."""
+    if data is not None:
+        _calibrate_data(
+            data, epsilon, length, initial, target_state, query, mechanism, id_column, time_column,
+            state_column, prior_set, transition, states, as_json,
+        )  # fmt: skip
+        return
     from .calibration import compare
     from .markov import CountModel, MarkovChain, count_scenario
 
     def run() -> tuple[Any, Any]:
-        eps = check_epsilons(epsilon)
+        if transition is None or length is None:
+            raise ValueError("give --transition and --length, or a DATA table with --id, --time and --state")
+        if any(o is not None for o in (id_column, time_column, state_column)):
+            raise ValueError(
+                "--id, --time and --state read a DATA table; with --transition give none of them"
+            )
+        eps = check_epsilons(epsilon or [])
         names = None if states is None else [s.strip() for s in states.split(",")]
         chain = MarkovChain(transition, _initial(initial), names)
         model = CountModel(
@@ -78,7 +121,7 @@ def markov_calibrate(
         )
         scenario = count_scenario(model)
         names_asked = parse_mechanisms(mechanism)
-        return model, compare(scenario, eps, list(names_asked or DEFAULT_MECHANISMS))
+        return model, compare(scenario, eps, list(names_asked or MARKOV_MECHANISMS))
 
     model, results = guard(run)
     if as_json:
@@ -96,3 +139,145 @@ def markov_calibrate(
         "X[i]=a for every time i, pairs (X[i]=a, X[i]=b)"
     )
     print_comparisons(console, results, 0.0, show_pair=True)
+
+
+def _series_request(
+    data: str,
+    epsilon: float,
+    length: int | None,
+    initial: str,
+    target_state: str | None,
+    query: str,
+    mechanisms: tuple[str, ...] | None,
+    id_column: str | None,
+    time_column: str | None,
+    state_column: str | None,
+    prior_set: str,
+) -> Any:
+    from .markov.release import SeriesRequest
+
+    if id_column is None or time_column is None or state_column is None:
+        raise ValueError("a DATA table needs --id, --time and --state")
+    if target_state is None:
+        raise ValueError("a DATA table needs --target-state: the state (as written) whose visits are counted")
+    if initial not in ("stationary", "empirical"):
+        raise ValueError(f"--initial of an estimated chain must be stationary or empirical, got {initial!r}")
+    return SeriesRequest(
+        data, id_column, time_column, state_column, target_state, epsilon, query, initial, prior_set,
+        length=length, mechanisms=mechanisms,
+    )  # fmt: skip
+
+
+def _calibrate_data(
+    data: str,
+    epsilon: list[float] | None,
+    length: int | None,
+    initial: str,
+    target_state: str | None,
+    query: str,
+    mechanism: str,
+    id_column: str | None,
+    time_column: str | None,
+    state_column: str | None,
+    prior_set: str,
+    transition: str | None,
+    states: str | None,
+    as_json: bool,
+) -> None:
+    from .markov.release import calibrate_series
+
+    def run() -> Any:
+        if transition is not None or states is not None:
+            raise ValueError(
+                "--transition and --states describe a chain; with a DATA table the chain is estimated"
+            )
+        eps = check_epsilons(epsilon or [])
+        if len(eps) != 1:
+            raise ValueError("a DATA table is calibrated at one --epsilon")
+        names = parse_mechanisms(mechanism)
+        request = _series_request(data, eps[0], length, initial, target_state, query,
+                                  tuple(names) if names else None, id_column, time_column, state_column,
+                                  prior_set)  # fmt: skip
+        return calibrate_series(request)
+
+    result = guard(run)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), allow_nan=False))
+        return
+    console = Console()
+    s = result.series
+    console.print(
+        f"data: {s.source}: {len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} with a missing value left out)"
+    )
+    console.print(f"states: {', '.join(s.states)}; transitions counted: {int(s.transitions.sum())}")
+    est = result.chain.transition
+    rows = "; ".join(f"{a}: " + ", ".join(f"{x:.4f}" for x in est[n]) for n, a in enumerate(s.states))
+    console.print(
+        f"estimated transition rows ({', '.join(s.states)}): {rows}", soft_wrap=True, highlight=False
+    )
+    if result.prior_set is not None:
+        radii = ", ".join(f"{k} {v:.4g}" for k, v in result.prior_set["radius"].items())
+        console.print(
+            f"prior set: {result.prior_set['confidence']:.0%} L1 balls around each row (radius {radii}; "
+            f"{result.prior_set['bound']}). NOT certified over the whole set: every scale below was checked "
+            f"on {len(result.chains)} chains of it (the estimate and each row's extreme moves).",
+            soft_wrap=True, highlight=False,
+        )  # fmt: skip
+    for t, rows_t in list(result.results.items())[:5]:
+        console.print(f"T = {t}")
+        print_comparisons(console, rows_t, 0.0, show_pair=True)
+    if len(result.results) > 5:
+        console.print(f"({len(result.results) - 5} more lengths: every one in --json)")
+
+
+@markov_app.command("release")
+def markov_release(
+    data: Annotated[str, typer.Argument(help="CSV or Parquet table of time series.")],
+    output: Annotated[
+        str, typer.Option("--output", help="Released table (.csv or .parquet): id, T, the count.")
+    ],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy budget.")],
+    id_column: IdOpt = None,
+    time_column: TimeOpt = None,
+    state_column: StateOpt = None,
+    target_state: TargetOpt = None,
+    query: QueryOpt = "count",
+    initial: InitialOpt = "stationary",
+    prior_set: PriorSetOpt = "l1-rows",
+    mechanism: Annotated[
+        str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
+    ] = "optimal",
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite existing output and report files.")
+    ] = False,
+    rng_seed: Annotated[
+        int | None,
+        typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
+    ] = None,
+) -> None:
+    """Release each id's count of visits to --target-state with Laplace noise of --mechanism's
+    scale for its length, calibrated on the chain estimated from DATA and checked exactly."""
+    from .markov.release import release_series
+
+    def run() -> Any:
+        request = _series_request(data, epsilon, None, initial, target_state, query, (mechanism,), id_column,
+                                  time_column, state_column, prior_set)  # fmt: skip
+        return release_series(request, output, mechanism=mechanism, force=force, rng=rng_seed)
+
+    result = guard(run)
+    console = Console()
+    cal = result.calibration
+    console.print(f"released: {result.output} ({len(cal.series.ids)} ids, one {query} each)")
+    for t, (scale, drawn) in list(result.scales.items())[:5]:
+        console.print(
+            f"T = {t}: {mechanism} Laplace scale {scale:.6g} (drawn at {drawn:.6g}), checked exactly"
+        )
+    if len(result.scales) > 5:
+        console.print(f"({len(result.scales) - 5} more lengths: every one in the report)")
+    if cal.prior_set is not None:
+        console.print(
+            f"priors: checked on {len(cal.chains)} chains of the {cal.prior_set['confidence']:.0%} set "
+            "around the estimate (not certified over the whole set)", soft_wrap=True, highlight=False,
+        )  # fmt: skip
+    console.print(f"noise: {result.noise.get('sampler', 'none')}")
+    console.print(f"report: {result.report_path}")

@@ -107,7 +107,9 @@ class MarkovChain:
             raise ValueError("transition entries must be finite, got a NaN or an infinity")
         if np.any(m < 0):
             a, b = np.argwhere(m < 0)[0]
-            raise ValueError(f"transition entries must be >= 0, got {float(m[a, b])!r} at row {a}, column {b}")
+            raise ValueError(
+                f"transition entries must be >= 0, got {float(m[a, b])!r} at row {a}, column {b}"
+            )
         sums = m.sum(axis=1)
         bad = np.flatnonzero(np.abs(sums - 1.0) > STOCHASTIC_TOLERANCE)
         if bad.size:

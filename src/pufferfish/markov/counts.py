@@ -45,6 +45,12 @@ from .chain import MarkovChain
 #: Queries on a chain: the number of visits to the target state, or their share of the length.
 QUERIES = ("count", "frequency")
 
+#: The mechanisms compared on a chain by default: the Markov baselines and the additive ones.
+MARKOV_MECHANISMS = (
+    "group-dp", "gk16", "mqm-approx", "mqm-exact",
+    "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal",
+)  # fmt: skip
+
 #: Largest span (nats) of the values of one block of a log-space convolution.
 _BLOCK_NATS = 300.0
 
@@ -66,7 +72,7 @@ class CountModel:
         The class of chains the adversary may believe (the guarantee is the maximum over them):
         one chain, or a finite list with the same states.
     length : int
-        ``T >= 2``, the number of time steps.
+        ``T >= 1``, the number of time steps.
     target : str
         The state whose visits are counted (a name of ``chains[0].states``).
     query : {"count", "frequency"}
@@ -75,7 +81,7 @@ class CountModel:
     Raises
     ------
     ValueError
-        On an empty class, chains with other states, a length below 2, a target that is not a
+        On an empty class, chains with other states, a length below 1, a target that is not a
         state, or another query.
     """
 
@@ -90,8 +96,8 @@ class CountModel:
             raise ValueError("chains must hold at least one MarkovChain")
         if len({c.states for c in chains}) != 1:
             raise ValueError("chains must all have the same states")
-        if isinstance(self.length, bool) or not isinstance(self.length, (int, np.integer)) or self.length < 2:
-            raise ValueError(f"length must be an integer >= 2, got {self.length!r}")
+        if isinstance(self.length, bool) or not isinstance(self.length, (int, np.integer)) or self.length < 1:
+            raise ValueError(f"length must be an integer >= 1, got {self.length!r}")
         if str(self.target) not in chains[0].states:
             raise ValueError(
                 f"target must be one of the states {list(chains[0].states)}, got {self.target!r}"
@@ -131,7 +137,7 @@ def count_priors(chain: MarkovChain, length: int, target: str) -> dict[tuple[int
     ----------
     chain : MarkovChain
     length : int
-        ``T >= 2``.
+        ``T >= 1``.
     target : str
         The counted state.
 

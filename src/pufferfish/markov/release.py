@@ -1,0 +1,275 @@
+"""Calibrate and release a count per person from a table of time series (issue 30).
+
+One path: the chain is estimated from the table (:mod:`.estimate`), each length ``T`` met among
+the ids gets its :class:`~.counts.CountModel` and scenario (:func:`~.counts.count_scenario`), and
+the registry's :func:`~pufferfish.calibration.compare` calibrates and checks every mechanism on
+it, as for any other scenario. The release adds Laplace noise of the chosen mechanism's scale
+for the id's ``T`` to the id's count, with the secure sampler; a frequency is the noisy count
+divided by ``T`` (post-processing: the count's guarantee carries over), so the noise is always
+drawn on the integers, where the exact sampler's lattice holds every count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..calibration import Calibration, MappingCalibration, Skipped, compare
+from ..noise import add_laplace, exact_grid, insecure_generator
+from ..tables.source import CsvOptions, atomic_outputs, check_output_path, report_path_for
+from .chain import MarkovChain
+from .counts import MARKOV_MECHANISMS, QUERIES, CountModel, count_scenario
+from .estimate import SeriesTable, confidence_chains, estimated_chain, read_series
+
+#: Prior sets of an estimated chain: the confidence set (default) or the estimate alone.
+PRIOR_SETS = ("l1-rows", "none")
+
+
+Result = Calibration | MappingCalibration | Skipped
+
+
+@dataclass(frozen=True)
+class SeriesRequest:
+    """What to calibrate on a table of time series (validated once, here).
+
+    Parameters
+    ----------
+    data : str, pathlib.Path, pandas.DataFrame
+        The table.
+    id_column, time_column, state_column : str
+        Its columns.
+    target : str
+        The counted state, as written in the table.
+    epsilon : float
+        Finite and > 0.
+    query : {"count", "frequency"}
+    initial : {"stationary", "empirical"}
+    prior_set : {"l1-rows", "none"}
+        The 95% (``confidence``) set of chains around the estimate, checked on its listed chains
+        (:func:`~.estimate.confidence_chains`, not certified over the whole set), or the estimate.
+    confidence : float
+        In (0, 1).
+    length : int, optional
+        Calibrate for this ``T`` only (default: every length met among the ids).
+    mechanisms : sequence of str, optional
+        Default :data:`MARKOV_MECHANISMS`.
+    csv_options : CsvOptions, optional
+    """
+
+    data: Any
+    id_column: str
+    time_column: str
+    state_column: str
+    target: str
+    epsilon: float
+    query: str = "count"
+    initial: str = "stationary"
+    prior_set: str = "l1-rows"
+    confidence: float = 0.95
+    length: int | None = None
+    mechanisms: tuple[str, ...] | None = None
+    csv_options: CsvOptions | None = None
+
+    def __post_init__(self) -> None:
+        eps = float(self.epsilon)
+        if not (math.isfinite(eps) and eps > 0):
+            raise ValueError(f"epsilon must be finite and > 0, got {self.epsilon!r}")
+        if self.query not in QUERIES:
+            raise ValueError(f"query must be one of {', '.join(QUERIES)}, got {self.query!r}")
+        if self.prior_set not in PRIOR_SETS:
+            raise ValueError(f"prior set must be one of {', '.join(PRIOR_SETS)}, got {self.prior_set!r}")
+        if not 0.0 < float(self.confidence) < 1.0:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
+        if self.length is not None and (isinstance(self.length, bool) or int(self.length) < 1):
+            raise ValueError(f"length must be an integer >= 1, got {self.length!r}")
+        object.__setattr__(self, "epsilon", eps)
+        if self.mechanisms is not None:
+            object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
+
+
+@dataclass(frozen=True)
+class SeriesCalibration:
+    """The mechanisms' scales for every length, on the estimated chain (or its set).
+
+    Attributes
+    ----------
+    request : SeriesRequest
+    series : SeriesTable
+    chain : MarkovChain
+        The estimate.
+    chains : tuple of MarkovChain
+        The chains every scale was checked on (the estimate first).
+    prior_set : dict or None
+        The confidence set's description (``certified`` is False: checked on ``chains`` only).
+    results : dict
+        ``T -> tuple of results`` (one per mechanism).
+    """
+
+    request: SeriesRequest
+    series: SeriesTable
+    chain: MarkovChain
+    chains: tuple[MarkovChain, ...]
+    prior_set: dict[str, Any] | None
+    results: dict[int, tuple[Result, ...]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary."""
+        r = self.request
+        return {
+            "data": self.series.describe(),
+            "target": r.target,
+            "query": r.query,
+            "epsilon": r.epsilon,
+            "chain": self.chain.describe(),
+            "prior_set": self.prior_set,
+            "chains_checked": len(self.chains),
+            "results": {str(t): [x.to_dict() for x in rows] for t, rows in self.results.items()},
+        }
+
+
+def calibrate_series(request: SeriesRequest) -> SeriesCalibration:
+    """Estimate the chain and calibrate every mechanism for each length (module docstring).
+
+    Raises
+    ------
+    DataError
+        If the table cannot be read or does not determine a chain (see :func:`~.estimate.read_series`).
+    ValueError
+        If the target is not a state of the table.
+    """
+    series = read_series(
+        request.data, id_column=request.id_column, time_column=request.time_column,
+        state_column=request.state_column, csv_options=request.csv_options,
+    )  # fmt: skip
+    if request.target not in series.states:
+        raise ValueError(f"target state must be one of {list(series.states)}, got {request.target!r}")
+    chain = estimated_chain(series, request.initial)
+    chains: tuple[MarkovChain, ...] = (chain,)
+    description = None
+    if request.prior_set == "l1-rows":
+        chains, description = confidence_chains(series, chain, request.confidence)
+    lengths = (
+        [int(request.length)] if request.length is not None else sorted({int(t) for t in series.lengths})
+    )
+    names = list(request.mechanisms or MARKOV_MECHANISMS)
+    results = {
+        t: compare(
+            count_scenario(CountModel(chains, t, request.target, request.query)), request.epsilon, names
+        )
+        for t in lengths
+    }
+    return SeriesCalibration(request, series, chain, chains, description, results)
+
+
+@dataclass(frozen=True)
+class SeriesRelease:
+    """A released table of one noisy count (or frequency) per id.
+
+    Attributes
+    ----------
+    calibration : SeriesCalibration
+    mechanism : str
+    output, report_path : pathlib.Path
+    scales : dict
+        ``T -> (calibrated scale, drawn scale)`` of the count's noise.
+    noise : dict
+        The sampler's description.
+    """
+
+    calibration: SeriesCalibration
+    mechanism: str
+    output: Path
+    report_path: Path
+    scales: dict[int, tuple[float, float]]
+    noise: dict[str, Any]
+
+
+def release_series(
+    request: SeriesRequest,
+    output: str | Path,
+    *,
+    mechanism: str = "optimal",
+    force: bool = False,
+    rng: np.random.Generator | int | None = None,
+) -> SeriesRelease:
+    """Release ``id, T, <query>`` per id with the noise of ``mechanism`` for the id's length.
+
+    Parameters
+    ----------
+    request : SeriesRequest
+    output : str or pathlib.Path
+        A ``.csv`` or ``.parquet`` file; its report is written beside it (``.report.json``).
+    mechanism : str
+        The calibrator whose scale is used (default ``optimal``); it must apply to every length.
+    force : bool
+        Replace existing files.
+    rng : numpy.random.Generator, int or None
+        None: the secure sampler; a seed: NumPy's sampler, INSECURE (experiments only).
+
+    Raises
+    ------
+    ValueError
+        If the mechanism does not apply at a length, the output exists (without ``force``) or is
+        the input.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    out_path = check_output_path(output, force=force)
+    if isinstance(request.data, (str, Path)) and Path(request.data).exists():
+        if Path(request.data).resolve() == out_path.resolve():
+            raise ValueError(f"output must not be the input file, got {str(output)!r}")
+    rep_path = report_path_for(out_path)
+    check_output_path(rep_path, force=force, kind="report")
+    calibration = calibrate_series(
+        SeriesRequest(**{**vars(request), "length": None, "mechanisms": (mechanism,)})
+    )
+    series = calibration.series
+    scales: dict[int, tuple[float, float]] = {}
+    for t, rows in calibration.results.items():
+        (row,) = rows
+        if not isinstance(row, Calibration):
+            raise ValueError(
+                f"mechanism {mechanism} cannot be used at T = {t}: {getattr(row, 'reason', row)}"
+            )
+        scales[t] = (row.scale, row.scale)
+    target = series.states.index(request.target)
+    counts = series.visits[:, target].astype(np.float64)
+    released = np.empty(counts.size)
+    noise: dict[str, Any] = {}
+    gen, seed = insecure_generator(rng)  # one generator for every length (None: secure)
+    for t, (scale, _) in scales.items():
+        at = series.lengths == t
+        drawn = add_laplace(counts[at], scale, rng=gen)
+        # the exact sampler rounds the scale up to its grid (never down: the pure-eps loss is
+        # non-increasing in the scale, SPEC sec 2.1, and counts are on every grid 2^k, k <= 0)
+        used = exact_grid(scale)[2] if drawn.secure and scale > 0 else scale
+        assert used >= scale
+        scales[t] = (scale, used)
+        released[at] = drawn.values
+        noise = {"sampler": drawn.sampler, "secure": drawn.secure, "seed": seed}
+    column = f"{request.query}_{request.target}"
+    values = released / series.lengths if request.query == "frequency" else released
+    table = pa.table({"id": series.ids, "T": series.lengths, column: values})
+    report = {
+        **calibration.to_dict(),
+        "mechanism": mechanism,
+        "scales": {str(t): {"calibrated": s, "drawn": d} for t, (s, d) in scales.items()},
+        "noise": noise,
+        "output": str(out_path),
+        "released": f"one row per id: id, T (its length), {column} = "
+        + ("(visits + Laplace noise) / T" if request.query == "frequency" else "visits + Laplace noise"),
+    }
+    with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
+        if out_path.suffix.lower() in (".parquet", ".pq"):
+            pq.write_table(table, tmp)
+        else:
+            pacsv.write_csv(table, tmp)
+        tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise)
