@@ -276,3 +276,32 @@ def test_tables_that_do_not_determine_a_chain_are_one_line(tmp_path, rows, messa
     )  # fmt: skip
     lines = res.output.strip().splitlines()
     assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output
+
+
+def test_interval_class_certifies_mqm_approx_and_checks_the_rest_on_a_grid() -> None:
+    from pufferfish.markov.chain import binary_interval_chains, interval_class_bounds
+
+    assert interval_class_bounds(0.1, 0.2) == pytest.approx((0.2, 1 / 3))
+    # the bounds are the worst over a fine grid of the class
+    grid = np.linspace(0.1, 0.2, 21)
+    gaps = [1 - abs(1 - a - b) for a in grid for b in grid]
+    pis = [min(a, b) / (a + b) for a in grid for b in grid]
+    assert min(gaps) == pytest.approx(0.2) and min(pis) == pytest.approx(1 / 3)
+    res = runner.invoke(
+        app, ["markov", "calibrate", "--interval", "0.1,0.2", "--grid", "3", "--length", "50",
+              "--epsilon", "1", "--mechanism", "optimal,mqm-approx,mqm-exact", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["model"]["interval"] == [0.1, 0.2] and len(out["model"]["chains"]) == 9
+    assert any("mqm-approx" in c for c in out["certified_over_class"])
+    assert not any("optimal" in c for c in out["certified_over_class"])
+    rows = {r["mechanism"]: r for r in out["results"]}
+    single = _scales(CountModel(binary_interval_chains(0.1, 0.2, 3), 50, "1"), ["optimal"])
+    assert rows["optimal"]["scale"] == pytest.approx(single["optimal"])
+    text = runner.invoke(
+        app, ["markov", "calibrate", "--interval", "0.1,0.2", "--grid", "3", "--length", "50",
+              "--epsilon", "1", "--mechanism", "optimal"],
+    )  # fmt: skip
+    words = " ".join(text.output.split())
+    assert "NOT certified: checked on the 9 chains" in words and "X[i]=a for every time i" in words

@@ -91,6 +91,17 @@ def markov_calibrate(
     time_column: TimeOpt = None,
     state_column: StateOpt = None,
     prior_set: PriorSetOpt = "l1-rows",
+    interval: Annotated[
+        str | None,
+        typer.Option(
+            "--interval",
+            help="Instead of --transition: every binary chain with P(0->1), P(1->0) in 'low,high' "
+            "(checked on a --grid x --grid grid; MQMApprox and group DP certified over the class).",
+        ),
+    ] = None,
+    grid: Annotated[
+        int, typer.Option("--grid", min=2, help="Grid points per probability of --interval.")
+    ] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
 ) -> None:
     """Laplace scales for a count of visits to a state on a Markov chain: from --transition and
@@ -98,47 +109,108 @@ def markov_calibrate(
     P(count | X_i = a), the Markov quilt mechanism (exact and approximate), GK16 and group
     differential privacy, each checked exactly."""
     if data is not None:
+        if interval is not None:
+            guard(
+                lambda: _refuse("--interval describes a class of chains; with a DATA table it is estimated")
+            )
         _calibrate_data(
             data, epsilon, length, initial, target_state, query, mechanism, id_column, time_column,
             state_column, prior_set, transition, states, as_json,
         )  # fmt: skip
         return
-    from .calibration import compare
-    from .markov import CountModel, MarkovChain, count_scenario
-
-    def run() -> tuple[Any, Any]:
-        if transition is None or length is None:
-            raise ValueError("give --transition and --length, or a DATA table with --id, --time and --state")
-        if any(o is not None for o in (id_column, time_column, state_column)):
-            raise ValueError(
-                "--id, --time and --state read a DATA table; with --transition give none of them"
-            )
-        eps = check_epsilons(epsilon or [])
-        names = None if states is None else [s.strip() for s in states.split(",")]
-        chain = MarkovChain(transition, _initial(initial), names)
-        model = CountModel(
-            (chain,), length, target_state if target_state is not None else chain.states[-1], query
-        )
-        scenario = count_scenario(model)
-        names_asked = parse_mechanisms(mechanism)
-        return model, compare(scenario, eps, list(names_asked or MARKOV_MECHANISMS))
-
-    model, results = guard(run)
+    model, results = guard(
+        lambda: _calibrate_chain(epsilon, transition, interval, grid, length, initial, states, target_state,
+                                 query, mechanism, (id_column, time_column, state_column))
+    )  # fmt: skip
+    certified = _certified(model)
     if as_json:
-        out = {"model": model.describe(), "results": [r.to_dict() for r in results]}
+        out = {"model": model.describe(), "certified_over_class": certified}
+        out["results"] = [r.to_dict() for r in results]
         typer.echo(json.dumps(out, allow_nan=False))
         return
     console = Console()
     chain = model.chains[0]
-    console.print(
-        f"chain: {chain.k} states {', '.join(chain.states)}; T = {model.length}; X_0 "
-        f"{'stationary' if chain.stationary else 'given'} {[round(x, 6) for x in chain.initial_distribution]}"
-    )
+    if model.interval is not None:
+        lo, hi = model.interval
+        console.print(
+            f"class: every binary chain with P(0->1) and P(1->0) in [{lo:g}, {hi:g}], stationary; T = "
+            f"{model.length}. Certified over the class: {', '.join(certified)}. The other scales are NOT "
+            f"certified: checked on the {len(model.chains)} chains of a grid of the class.",
+            soft_wrap=True, highlight=False,
+        )  # fmt: skip
+    else:
+        start = [round(float(x), 6) for x in chain.initial_distribution]
+        console.print(
+            f"chain: {chain.k} states {', '.join(chain.states)}; T = {model.length}; X_0 "
+            f"{'stationary' if chain.stationary else 'given'} {start}"
+        )
     console.print(
         f"query: {model.query} of state {model.target!r} (sensitivity {model.sensitivity:g}); secrets "
-        "X[i]=a for every time i, pairs (X[i]=a, X[i]=b)"
+        "X[i]=a for every time i, pairs (X[i]=a, X[i]=b)",
+        markup=False,
     )
     print_comparisons(console, results, 0.0, show_pair=True)
+
+
+def _refuse(message: str) -> None:
+    raise ValueError(message)
+
+
+def _calibrate_chain(
+    epsilon: list[float] | None,
+    transition: str | None,
+    interval: str | None,
+    grid: int,
+    length: int | None,
+    initial: str,
+    states: str | None,
+    target_state: str | None,
+    query: str,
+    mechanism: str,
+    data_columns: tuple[str | None, ...],
+) -> tuple[Any, Any]:
+    """The comparison on a given chain (``--transition``) or an interval class (``--interval``)."""
+    from .calibration import compare
+    from .markov import CountModel, MarkovChain, count_scenario
+    from .markov.chain import binary_interval_chains
+
+    if (transition is None) == (interval is None) or length is None:
+        raise ValueError(
+            "give --transition (or --interval) and --length, or a DATA table with --id, --time, --state"
+        )
+    if any(o is not None for o in data_columns):
+        raise ValueError("--id, --time and --state read a DATA table; with --transition give none of them")
+    eps = check_epsilons(epsilon or [])
+    names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
+    if interval is not None:
+        if initial != "stationary" or states is not None:
+            raise ValueError("an --interval class starts stationary on the states 0,1")
+        low, high = _pair_of_floats(interval)
+        target = target_state if target_state is not None else "1"
+        model = CountModel(
+            binary_interval_chains(low, high, grid), length, target, query, interval=(low, high)
+        )
+        return model, compare(count_scenario(model), eps, names)
+    chain = MarkovChain(transition, _initial(initial), None if states is None else states.split(","))
+    model = CountModel(
+        (chain,), length, target_state if target_state is not None else chain.states[-1], query
+    )
+    return model, compare(count_scenario(model), eps, names)
+
+
+def _pair_of_floats(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--interval must be 'low,high', got {text!r}") from None
+    return low, high
+
+
+def _certified(model: Any) -> list[str]:
+    """The mechanisms whose scale holds for the whole class (an interval class), else all."""
+    if model.interval is None:
+        return ["every mechanism (one chain, checked exactly)"]
+    return ["mqm-approx (the class's smallest eigengap and pi_min)", "group-dp (any chain)"]
 
 
 def _series_request(

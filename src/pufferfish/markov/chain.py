@@ -198,3 +198,42 @@ def stationary_distribution(transition: NDArray[np.float64]) -> NDArray[np.float
     if not (total > 0 and math.isfinite(total)):  # pragma: no cover - rank checked above
         raise ValueError("no stationary distribution found")
     return np.asarray(pi / total, dtype=np.float64)
+
+
+def binary_interval_chains(low: float, high: float, steps: int = 5) -> tuple[MarkovChain, ...]:
+    """Binary chains with ``P(0 -> 1)`` and ``P(1 -> 0)`` on a ``steps x steps`` grid of
+    ``[low, high]`` (stationary starts): the chains an interval class is checked on.
+
+    Parameters
+    ----------
+    low, high : float
+        ``0 < low <= high < 1``.
+    steps : int
+        Grid points per probability (>= 2; 1 when ``low == high``).
+
+    Raises
+    ------
+    ValueError
+        If the interval is not inside (0, 1) or ``steps < 2``.
+    """
+    lo, hi = float(low), float(high)
+    if not (0.0 < lo <= hi < 1.0):
+        raise ValueError(f"the interval must satisfy 0 < low <= high < 1, got [{low!r}, {high!r}]")
+    if isinstance(steps, bool) or int(steps) < 2:
+        raise ValueError(f"steps must be an integer >= 2, got {steps!r}")
+    grid = np.unique(np.linspace(lo, hi, int(steps)))
+    return tuple(MarkovChain([[1 - a, a], [b, 1 - b]]) for a in grid for b in grid)
+
+
+def interval_class_bounds(low: float, high: float) -> tuple[float, float]:
+    """``(g, pi_min)``: the smallest eigengap and the smallest stationary probability over every
+    binary chain with ``P(0 -> 1) = a`` and ``P(1 -> 0) = b`` in ``[low, high]``.
+
+    The eigenvalues are 1 and ``1 - a - b``, so the gap ``1 - |1 - a - b|`` is smallest where
+    ``a + b`` is at an end, ``2 low`` or ``2 high``; the stationary distribution is
+    ``(b, a) / (a + b)``, whose smaller entry ``min(a, b) / (a + b)`` is smallest at
+    ``(low, high)``: ``low / (low + high)``. These bound MQMApprox over the whole class (Song et al.
+    2017, sec 4.3: the bound needs only ``g_Theta`` and ``pi_Theta``).
+    """
+    gap = min(1.0 - abs(1.0 - 2.0 * low), 1.0 - abs(1.0 - 2.0 * high))
+    return gap, low / (low + high)

@@ -77,6 +77,11 @@ class CountModel:
         The state whose visits are counted (a name of ``chains[0].states``).
     query : {"count", "frequency"}
         ``C`` (sensitivity 1) or ``C / T`` (sensitivity ``1 / T``).
+    interval : (float, float), optional
+        The class is every binary chain with ``P(0 -> 1)`` and ``P(1 -> 0)`` in this interval
+        (an infinite class), and ``chains`` the chains of it that are checked
+        (:func:`~.chain.binary_interval_chains`): MQMApprox and group DP are certified over the
+        class; the other scales are not (their rows say so).
 
     Raises
     ------
@@ -89,6 +94,7 @@ class CountModel:
     length: int
     target: str
     query: str = "count"
+    interval: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         chains = tuple(self.chains)
@@ -104,6 +110,13 @@ class CountModel:
             )
         if self.query not in QUERIES:
             raise ValueError(f"query must be one of {', '.join(QUERIES)}, got {self.query!r}")
+        if self.interval is not None:
+            lo, hi = (float(x) for x in self.interval)
+            if not (0.0 < lo <= hi < 1.0) or chains[0].k != 2:
+                raise ValueError(
+                    f"interval must be 0 < low <= high < 1 on binary chains, got {self.interval!r}"
+                )
+            object.__setattr__(self, "interval", (lo, hi))
         object.__setattr__(self, "chains", chains)
         object.__setattr__(self, "length", int(self.length))
         object.__setattr__(self, "target", str(self.target))
@@ -126,6 +139,7 @@ class CountModel:
             "query": self.query,
             "sensitivity": self.sensitivity,
             "chains": [c.describe() for c in self.chains],
+            "interval": None if self.interval is None else list(self.interval),
         }
 
 

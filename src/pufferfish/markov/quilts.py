@@ -41,7 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import solve_banded
 
-from .chain import MarkovChain
+from .chain import MarkovChain, interval_class_bounds
 from .counts import CountModel
 
 #: Largest distance from a node to its quilt's nodes that the MQM search tries.
@@ -134,6 +134,14 @@ def mqm_approx_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[f
         adjoint = (m.T * pi[None, :]) / pi[:, None]  # M*[a, b] = pi_b M[b, a] / pi_a
         gap = (1.0 - float(np.sort(np.abs(np.linalg.eigvals(m @ adjoint)))[::-1][1])) / 2.0
         how = "half the eigengap of M M*"
+    return approx_sigma_from_bounds(gap, pi_min, how, length, epsilon)
+
+
+def approx_sigma_from_bounds(
+    gap: float, pi_min: float, how: str, length: int, epsilon: float
+) -> tuple[float, str, int]:
+    """MQMApprox's ``sigma`` from an eigengap and a smallest stationary probability (for one chain,
+    or lower bounds over a class of chains: the bound grows as either shrinks)."""
     T = length
     reach = min(T, QUILT_REACH)
     dist = np.arange(1, reach + 1, dtype=np.float64)
@@ -207,6 +215,12 @@ def model_sigma(model: CountModel, epsilon: float, which: str) -> tuple[float, s
     for n, chain in enumerate(model.chains):
         if which == "mqm-exact":
             s, w, node = mqm_exact_sigma(chain, model.length, epsilon)
+        elif which == "mqm-approx" and model.interval is not None:  # certified over the class
+            gap, pi_min = interval_class_bounds(*model.interval)
+            lo, hi = model.interval
+            s, w, node = approx_sigma_from_bounds(
+                gap, pi_min, f"class [{lo:g}, {hi:g}]: smallest eigengap", model.length, epsilon
+            )
         elif which == "mqm-approx":
             s, w, node = mqm_approx_sigma(chain, model.length, epsilon)
         elif which == "gk16":
