@@ -135,7 +135,7 @@ def test_a_class_of_chains_takes_the_worst() -> None:
         ({"transition": [[float("nan"), 1.0], [0.5, 0.5]]}, "must be finite"),
         ({"transition": [[1.0, 0.0], [0.0, 1.0]]}, "several closed classes"),
         ({"transition": [[0.9, 0.1], [0.1, 0.9]], "initial": [0.2, 0.2]}, "initial must sum to 1"),
-        ({"transition": [[0.9, 0.1], [0.1, 0.9]], "initial": "any"}, "initial must be 'stationary'"),
+        ({"transition": [[0.9, 0.1], [0.1, 0.9]], "initial": "some"}, "initial must be .stationary., .any."),
         ({"transition": "0.9,x;0.1,0.9"}, "transition entry 'x' in row 0 is not a number"),
         ({"transition": [[0.9, 0.1], [0.1, 0.9]], "states": ["a", "a"]}, "states must be 2 distinct names"),
     ],
@@ -305,3 +305,26 @@ def test_interval_class_certifies_mqm_approx_and_checks_the_rest_on_a_grid() -> 
     )  # fmt: skip
     words = " ".join(text.output.split())
     assert "NOT certified: checked on the 9 chains" in words and "X[i]=a for every time i" in words
+
+
+def test_every_start_is_bounded_by_mqm_exact_and_checked_on_starts_for_the_rest() -> None:
+    chain = MarkovChain("0.9,0.1;0.2,0.8", "any")
+    assert chain.any_start and not chain.stationary and len(chain.starts()) == 3
+    model = CountModel((chain,), 30, "1")
+    any_scales = _scales(model, ["optimal", "mqm-exact", "group-dp"])
+    # MQMExact over every start is at least MQMExact for each start it covers
+    for start in ([1.0, 0.0], [0.0, 1.0], [0.5, 0.5], "stationary"):
+        one = _scales(CountModel((MarkovChain("0.9,0.1;0.2,0.8", start),), 30, "1"), ["mqm-exact"])
+        assert one["mqm-exact"] <= any_scales["mqm-exact"] * (1 + 1e-12)
+    (skipped,) = compare(count_scenario(model), 1.0, ["mqm-approx"])
+    assert "stationary chain" in skipped.reason  # type: ignore[union-attr]
+    res = runner.invoke(
+        app, ["markov", "calibrate", "--transition", "0.9,0.1;0.2,0.8", "--initial", "any", "--length", "30",
+              "--epsilon", "1", "--mechanism", "optimal,mqm-exact"],
+    )  # fmt: skip
+    words = " ".join(res.output.split())
+    assert (
+        res.exit_code == 0
+        and "X_0: any distribution" in words
+        and "NOT certified: checked on 3 starts" in words
+    )

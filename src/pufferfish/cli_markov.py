@@ -22,13 +22,13 @@ markov_app = typer.Typer(
 
 def _initial(text: str) -> Any:
     """``stationary`` or a probability vector ``"0.5,0.5"``."""
-    if text.strip() == "stationary":
-        return "stationary"
+    if text.strip() in ("stationary", "any"):
+        return text.strip()
     try:
         return [float(x) for x in text.split(",")]
     except ValueError:
         raise ValueError(
-            f"--initial must be 'stationary' or probabilities 'p0,p1,...', got {text!r}"
+            f"--initial must be 'stationary', 'any' or probabilities 'p0,p1,...', got {text!r}"
         ) from None
 
 
@@ -56,7 +56,8 @@ InitialOpt = Annotated[
     str,
     typer.Option(
         "--initial",
-        help="Distribution of X_0: stationary, 'p0,p1,...' (with --transition), or empirical (DATA).",
+        help="Distribution of X_0: stationary, any (every start), 'p0,p1,...' (with --transition), or "
+        "empirical (DATA).",
     ),
 ]
 
@@ -130,7 +131,14 @@ def markov_calibrate(
         return
     console = Console()
     chain = model.chains[0]
-    if model.interval is not None:
+    if chain.any_start:
+        console.print(
+            f"chain: {chain.k} states {', '.join(chain.states)}; T = {model.length}; X_0: any distribution. "
+            f"Certified for every start: {', '.join(certified)}. The other scales are NOT certified: "
+            f"checked on {chain.k + 1} starts (uniform, and near each state).",
+            soft_wrap=True, highlight=False,
+        )  # fmt: skip
+    elif model.interval is not None:
         lo, hi = model.interval
         console.print(
             f"class: every binary chain with P(0->1) and P(1->0) in [{lo:g}, {hi:g}], stationary; T = "
@@ -208,9 +216,11 @@ def _pair_of_floats(text: str) -> tuple[float, float]:
 
 def _certified(model: Any) -> list[str]:
     """The mechanisms whose scale holds for the whole class (an interval class), else all."""
-    if model.interval is None:
-        return ["every mechanism (one chain, checked exactly)"]
-    return ["mqm-approx (the class's smallest eigengap and pi_min)", "group-dp (any chain)"]
+    if model.interval is not None:
+        return ["mqm-approx (the class's smallest eigengap and pi_min)", "group-dp (any chain)"]
+    if any(c.any_start for c in model.chains):
+        return ["mqm-exact (the ratio of any two marginals bounded over every start)", "group-dp (any chain)"]
+    return ["every mechanism (one chain, checked exactly)"]
 
 
 def _series_request(

@@ -20,7 +20,11 @@ from numpy.typing import NDArray
 STOCHASTIC_TOLERANCE = 1e-9
 
 #: Initial distributions by name.
-INITIALS = ("stationary",)
+INITIALS = ("stationary", "any")
+
+#: Weight of the uniform distribution in the near-vertex starts an ``initial="any"`` chain is
+#: checked on (:meth:`MarkovChain.starts`).
+ANY_START_MIX = 0.01
 
 
 def parse_matrix(text: str) -> NDArray[np.float64]:
@@ -57,9 +61,11 @@ class MarkovChain:
         ``transition[a, b] = P(X_{t+1} = b | X_t = a)``: finite, >= 0, each row summing to 1
         within 1e-9 (then renormalised), ``k >= 2``; a string ``"0.9,0.1;0.1,0.9"`` is parsed
         (:func:`parse_matrix`).
-    initial : "stationary" or array_like, shape (k,)
-        The distribution of ``X_0``: the chain's stationary distribution (it must be unique), or
-        a probability vector (>= 0, summing to 1 within 1e-9).
+    initial : "stationary", "any" or array_like, shape (k,)
+        The distribution of ``X_0``: the chain's stationary distribution (it must be unique),
+        every distribution (``"any"``: the class of Song et al. 2017; the Markov quilt mechanism
+        bounds it, other scales are checked on the starts of :meth:`starts`), or a probability
+        vector (>= 0, summing to 1 within 1e-9).
     states : sequence of str, optional
         Names of the states (default ``"0"``, ..., ``"k-1"``); distinct.
 
@@ -123,12 +129,12 @@ class MarkovChain:
         if len(names) != k or len(set(names)) != k:
             raise ValueError(f"states must be {k} distinct names, got {list(names)}")
         if isinstance(self.initial, str):
-            if self.initial != "stationary":
+            if self.initial not in INITIALS:
                 raise ValueError(
-                    f"initial must be 'stationary' or a probability vector of length {k}, got "
+                    f"initial must be 'stationary', 'any' or a probability vector of length {k}, got "
                     f"{self.initial!r}"
                 )
-            q0 = stationary_distribution(m)
+            q0 = stationary_distribution(m) if self.initial == "stationary" else np.full(k, 1.0 / k)
         else:
             q0 = np.array(self.initial, dtype=np.float64)
             if q0.shape != (k,) or not np.all(np.isfinite(q0)) or np.any(q0 < 0):
@@ -149,7 +155,27 @@ class MarkovChain:
     @property
     def stationary(self) -> bool:
         """Whether ``X_0`` follows the stationary distribution (so every ``X_t`` does)."""
-        return isinstance(self.initial, str)
+        return isinstance(self.initial, str) and self.initial == "stationary"
+
+    @property
+    def any_start(self) -> bool:
+        """Whether the class is every initial distribution (Song et al. 2017): the chain's
+        ``initial_distribution`` is then only the uniform representative."""
+        return isinstance(self.initial, str) and self.initial == "any"
+
+    def starts(self) -> tuple[MarkovChain, ...]:
+        """The chains a scale is checked on: this chain, or for ``initial="any"`` the uniform start
+        and, for every state ``s``, the start ``(1 - 0.01) e_s + 0.01 / k`` (near each vertex of
+        the simplex; members of the class, not all of it: the check is not a certificate)."""
+        if not self.any_start:
+            return (self,)
+        k = self.k
+        out = [MarkovChain(self.transition, np.full(k, 1.0 / k), self.states)]
+        for s in range(k):
+            q0 = np.full(k, ANY_START_MIX / k)
+            q0[s] += 1.0 - ANY_START_MIX
+            out.append(MarkovChain(self.transition, q0, self.states))
+        return tuple(out)
 
     def marginals(self, length: int) -> NDArray[np.float64]:
         """``P(X_t = a)`` for ``t = 0..length-1``, shape (length, k)."""
@@ -165,7 +191,7 @@ class MarkovChain:
         return {
             "states": list(self.states),
             "transition": self.transition.tolist(),
-            "initial": "stationary" if self.stationary else self.initial_distribution.tolist(),
+            "initial": self.initial if isinstance(self.initial, str) else self.initial_distribution.tolist(),
             "initial_distribution": self.initial_distribution.tolist(),
         }
 

@@ -222,7 +222,8 @@ def count_scenario(model: CountModel) -> Scenario:
     """
     T = model.length
     names = model.states
-    per_chain = [count_priors(c, T, model.target) for c in model.chains]
+    checked = [start for c in model.chains for start in c.starts()]
+    per_chain = [count_priors(c, T, model.target) for c in checked]
     scale = 1.0 if model.query == "count" else 1.0 / T
     pairs: list[tuple[str, str]] = []
     for i in range(T):

@@ -16,7 +16,11 @@ P(X_{i-a} = u | X_i = x) M^b[x, v]`` and ``P(X_{i-a} = u | X_i = x) = q_{i-a}(u)
 q_i(x)``, so for a pair ``(x, y)`` the influence is
 ``max_v log(M^b[x, v] / M^b[y, v]) + max_u log(M^a[u, x] / M^a[u, y]) + log(q_i(y) / q_i(x))``
 (``u`` over the states of positive probability at ``i - a``): MQMExact takes the maximum over
-pairs jointly. MQMApprox bounds it for a stationary chain from the eigengap ``g`` (of ``M`` when
+pairs jointly. For every initial distribution (``initial="any"``) ``q_i = q_0 M^i`` is a mixture
+of the rows of ``M^i``, so ``q_i(y) / q_i(x) <= max_s M^i[s, y] / M^i[s, x]`` (a ratio of mixtures
+is at most the largest ratio of their parts): the scale then holds for the whole class (the
+authors' code, ``exactRatioBinaryGenerate`` with two arguments, bounds it the same way).
+MQMApprox bounds it for a stationary chain from the eigengap ``g`` (of ``M`` when
 the chain is reversible, else half that of ``M M*``) and ``pi_min``: with ``D(a) = e^{-g a} /
 pi_min < 1``, ``e <= 2 log((1 + D(a)) / (1 - D(a))) + log((1 + D(b)) / (1 - D(b)))`` (the
 authors' MATLAB code, which these functions reproduce to 4 digits: T = 100, eps 1, flip 0.1:
@@ -75,7 +79,10 @@ def mqm_exact_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[fl
         [_log_ratio_max(power[b][:, None, :], power[b][None, :, :], axis=2) for b in range(reach + 1)]
     )
     best, where, node = -1.0, "", 0
+    step_i = np.eye(k)  # M^i
     for i in range(T):
+        if i > 0:
+            step_i = step_i @ chain.transition
         live = marg[i] > 0
         pairs = [(x, y) for x in range(k) for y in range(k) if x != y and live[x] and live[y]]
         if not pairs:
@@ -90,7 +97,11 @@ def mqm_exact_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[fl
             with np.errstate(divide="ignore", invalid="ignore"):
                 lr = np.log(pa[:, xs]) - np.log(pa[:, ys])
             lr = np.where((pa[:, xs] == 0) & (pa[:, ys] == 0), -np.inf, lr)
-            left[a] = lr.max(axis=0) + np.log(marg[i, ys]) - np.log(marg[i, xs])
+            if chain.any_start:  # q_i = q_0 M^i for some q_0: q_i(y) / q_i(x) <= max_s M^i[s, y] / M^i[s, x]
+                start_ratio = _log_ratio_max(step_i[:, ys], step_i[:, xs], axis=0)
+            else:
+                start_ratio = np.log(marg[i, ys]) - np.log(marg[i, xs])
+            left[a] = lr.max(axis=0) + start_ratio
         right_i = np.zeros((b_max + 2, len(pairs)))
         right_i[1 : b_max + 1] = right[1 : b_max + 1][:, xs, ys]
         a_idx = np.r_[np.arange(1, a_max + 1), a_max + 1]  # the last: no left node
