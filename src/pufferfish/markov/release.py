@@ -3,10 +3,11 @@
 One path: the chain is estimated from the table (:mod:`pufferfish.markov.estimate`), each length
 ``T`` met among the ids gets its :class:`~.counts.CountModel` and scenario
 (:func:`~.counts.count_scenario`), and the registry's :func:`~pufferfish.calibration.compare`
-calibrates and checks every mechanism on it, as for any other scenario. The release adds Laplace noise of the chosen mechanism's scale
-for the id's ``T`` to the id's count, with the secure sampler; a frequency is the noisy count
-divided by ``T`` (post-processing: the count's guarantee carries over), so the noise is always
-drawn on the integers, where the exact sampler's lattice holds every count.
+calibrates and checks every mechanism on it, as for any other scenario. The release adds Laplace
+noise of the chosen mechanism's scale for the id's ``T`` to the id's count, with the secure
+sampler; a frequency is the noisy count divided by ``T`` (post-processing: the count's guarantee
+carries over), so the noise is always drawn on the integers, where the exact sampler's lattice
+holds every count.
 """
 
 from __future__ import annotations
