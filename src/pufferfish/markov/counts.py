@@ -160,8 +160,9 @@ def count_priors(chain: MarkovChain, length: int, target: str) -> dict[tuple[int
     dict
         ``(i, a) -> DiscretePrior`` on support ``0, 1, ..., T`` (zero masses kept), its
         ``log_pmf`` exact to ``log_error`` nats:
-        ``log_error = u (1 + L) (2 T (k + 4) + 2 T + 32)``, ``L`` the largest ``|log|`` of a
-        positive entry met.
+        ``log_error = u ((1 + L) (2 T (k + 4) + 2 T + 32) + 4 (B + 2))``, ``L`` the largest
+        ``|log|`` of a positive entry met and ``B`` = :data:`_BLOCK_NATS` (the exponentials of the
+        shifted blocks, each within a relative ``(1 + B) u``).
     """
     k, T = chain.k, int(length)
     tgt = chain.states.index(str(target))
@@ -198,7 +199,9 @@ def count_priors(chain: MarkovChain, length: int, target: str) -> dict[tuple[int
         backward[tgt] = _shift(backward[tgt], 1)
         future = logsumexp(log_m[:, :, None] + backward[None, :, :], axis=1)
         big = max(big, _largest(future))
-    log_error = _U * (1.0 + big) * (2 * T * (k + 4) + 2 * T + 32)
+    # the steps each way, the convolution's sum and log, and each block's exp of a shifted value
+    # (|x - max| <= _BLOCK_NATS: relative (1 + _BLOCK_NATS) u, twice)
+    log_error = _U * ((1.0 + big) * (2 * T * (k + 4) + 2 * T + 32) + 4.0 * (_BLOCK_NATS + 2.0))
     out: dict[tuple[int, int], DiscretePrior] = {}
     for i, a, joint in pending:
         out[(i, a)] = DiscretePrior.from_log_pmf(support, joint, log_error=log_error)
