@@ -182,7 +182,7 @@ def test_cli_markov_calibrate_prints_every_mechanism_checked() -> None:
     )  # fmt: skip
     assert table.exit_code == 0, table.output
     text = " ".join(table.output.split())
-    assert "query: count of state 'walk'" in text and "mqm-exact" in text and "X[50]=rest" in text
+    assert "query: count of state 'walk'" in text and "mqm-exact" in text and "]=rest vs X[" in text
 
 
 @pytest.mark.parametrize(
