@@ -181,7 +181,7 @@ def test_cli_markov_calibrate_prints_every_mechanism_checked() -> None:
               "--states", "rest,walk", "--target-state", "walk"],
     )  # fmt: skip
     assert table.exit_code == 0, table.output
-    text = " ".join(table.output.split())
+    text = " ".join(table.output.replace("│", " ").split())
     assert "query: count of state 'walk'" in text and "mqm-exact" in text and "]=rest vs X[" in text
 
 
