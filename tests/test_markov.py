@@ -328,3 +328,29 @@ def test_every_start_is_bounded_by_mqm_exact_and_checked_on_starts_for_the_rest(
         and "X_0: any distribution" in words
         and "NOT certified: checked on 3 starts" in words
     )
+
+
+def test_cli_markov_report_shows_the_payload_numbers(tmp_path) -> None:
+    import re as _re
+
+    page_path = tmp_path / "chain.html"
+    args = ["markov", "calibrate", "--transition", "0.6,0.4;0.4,0.6", "--length", "60", "--epsilon", "1",
+            "--mechanism", "gk16,mqm-exact,optimal", "--report", str(page_path)]  # fmt: skip
+    res = runner.invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    page = page_path.read_text()
+    for fig in ("fig-scales", "fig-priors", "mechanisms", "transition", "report-json"):
+        assert f'id="{fig}"' in page
+    payload = json.loads(_re.search(r'id="report-json">(.*?)</script>', page, _re.S).group(1))  # type: ignore[union-attr]
+    assert payload == json.loads(res.output)
+    for row in payload["results"]:
+        shown = _re.search(rf'data-key="{row["mechanism"]}:scale">([^<]*)<', page).group(1)  # type: ignore[union-attr]
+        assert float(shown) == pytest.approx(row["scale"], rel=1e-5)
+    again = runner.invoke(app, args)
+    assert again.exit_code == 1 and "--force" in again.output
+    assert runner.invoke(app, [*args, "--force"]).exit_code == 0
+    bad = runner.invoke(
+        app, ["markov", "calibrate", str(page_path), "--id", "a", "--time", "b", "--state", "c",
+              "--target-state", "x", "--epsilon", "1", "--report", str(tmp_path / "x.html")],
+    )  # fmt: skip
+    assert bad.exit_code == 1 and "not yet for a DATA table" in bad.output

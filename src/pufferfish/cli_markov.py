@@ -100,6 +100,11 @@ def markov_calibrate(
             "(checked on a --grid x --grid grid; MQMApprox and group DP certified over the class).",
         ),
     ] = None,
+    report: Annotated[
+        str | None,
+        typer.Option("--report", help="Also write a self-contained HTML report (first --epsilon)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
     grid: Annotated[
         int, typer.Option("--grid", min=2, help="Grid points per probability of --interval.")
     ] = 5,
@@ -110,6 +115,12 @@ def markov_calibrate(
     P(count | X_i = a), the Markov quilt mechanism (exact and approximate), GK16 and group
     differential privacy, each checked exactly."""
     if data is not None:
+        if report is not None:
+            guard(
+                lambda: _refuse(
+                    "--report is written for --transition or --interval, not yet for a DATA table"
+                )
+            )
         if interval is not None:
             guard(
                 lambda: _refuse("--interval describes a class of chains; with a DATA table it is estimated")
@@ -119,14 +130,25 @@ def markov_calibrate(
             state_column, prior_set, transition, states, as_json,
         )  # fmt: skip
         return
-    model, results = guard(
+    if report is not None:
+        from .report import check_report_path
+
+        guard(lambda: check_report_path(report, force=force))  # before any work
+    scenario, results = guard(
         lambda: _calibrate_chain(epsilon, transition, interval, grid, length, initial, states, target_state,
                                  query, mechanism, (id_column, time_column, state_column))
     )  # fmt: skip
+    model = scenario.model
     certified = _certified(model)
+    out = {"model": model.describe(), "certified_over_class": certified}
+    out["results"] = [r.to_dict() for r in results]
+    if report is not None:
+        from .markov.report import markov_report_html, write_markov_report
+
+        first = tuple(r for r in results if r.epsilon == results[0].epsilon)
+        page = markov_report_html(scenario, first, out, certified)
+        guard(lambda: write_markov_report(page, report, force=force))
     if as_json:
-        out = {"model": model.describe(), "certified_over_class": certified}
-        out["results"] = [r.to_dict() for r in results]
         typer.echo(json.dumps(out, allow_nan=False))
         return
     console = Console()
@@ -195,15 +217,14 @@ def _calibrate_chain(
             raise ValueError("an --interval class starts stationary on the states 0,1")
         low, high = _pair_of_floats(interval)
         target = target_state if target_state is not None else "1"
-        model = CountModel(
-            binary_interval_chains(low, high, grid), length, target, query, interval=(low, high)
-        )
-        return model, compare(count_scenario(model), eps, names)
-    chain = MarkovChain(transition, _initial(initial), None if states is None else states.split(","))
-    model = CountModel(
-        (chain,), length, target_state if target_state is not None else chain.states[-1], query
-    )
-    return model, compare(count_scenario(model), eps, names)
+        chains = binary_interval_chains(low, high, grid)
+        model = CountModel(chains, length, target, query, interval=(low, high))
+    else:
+        chain = MarkovChain(transition, _initial(initial), None if states is None else states.split(","))
+        target = target_state if target_state is not None else chain.states[-1]
+        model = CountModel((chain,), length, target, query)
+    scenario = count_scenario(model)
+    return scenario, compare(scenario, eps, names)
 
 
 def _pair_of_floats(text: str) -> tuple[float, float]:
