@@ -94,11 +94,11 @@ def print_joint_calibration(console: Console, table: Any, delta: float) -> None:
     Parameters
     ----------
     console : rich.console.Console
-    table : pufferfish.joint_table.JointTableCalibration
+    table : pufferfish.joint_result.JointTableCalibration
     delta : float
         Target delta of the comparison (shown in the tables' titles when > 0).
     """
-    from .joint_table import NO_PRIOR_SETS
+    from .joint_result import NO_PRIOR_SETS
 
     units = ", ".join(f"{c} (unit {num(w)})" for c, w in zip(table.columns, table.units, strict=True))
     console.print(f"columns released jointly: {units}; metric d(x, x') = sum_k |x_k - x'_k| / unit_k")

@@ -23,7 +23,7 @@ from .priors import DiscretePrior
 from .transport import TransportPlan, kantorovich_plan
 
 if TYPE_CHECKING:
-    from .joint_table import JointTableCalibration
+    from .joint_result import JointTableCalibration
     from .pipeline import TableCalibration
 
 

@@ -2,7 +2,7 @@
 
 Like :mod:`pufferfish.report` (whose page, table and figure helpers it uses), it only draws what it
 is given: the numbers of the tables come from the JSON payload
-(:meth:`pufferfish.joint_table.JointTableCalibration.to_dict`, plus a ``release`` section for a
+(:meth:`pufferfish.joint_result.JointTableCalibration.to_dict`, plus a ``release`` section for a
 release), which is embedded in the page; the figures' numbers from
 :func:`pufferfish.figures.joint_report_figures`.
 
@@ -35,7 +35,7 @@ from .report import cell, figure_html, fmt, html_page, svg_text, table_html
 
 if TYPE_CHECKING:
     from .figures import JointReportFigures
-    from .joint_table import JointTableCalibration
+    from .joint_result import JointTableCalibration
     from .vector import JointPrior
 
 #: Figures of every joint report (``id`` of the ``<figure>``), in page order; a release adds
@@ -54,7 +54,7 @@ def build_joint_report(
     Parameters
     ----------
     payload : dict
-        :meth:`~pufferfish.joint_table.JointTableCalibration.to_dict` (``calibrate --public a,b
+        :meth:`~pufferfish.joint_result.JointTableCalibration.to_dict` (``calibrate --public a,b
         --json``) or a joint release's report (with its ``release`` section); embedded in the page.
     table : JointTableCalibration
         The joint priors, columns, units and labels.

@@ -29,10 +29,8 @@ import numpy as np
 from ._checks import check_delta, check_epsilons
 from .calibration import (
     Calibration,
-    MappingCalibration,
     Mechanism,
     PrivacyCheckError,
-    Skipped,
     check_mechanisms,
     lookup,
     run_comparison,
@@ -42,6 +40,7 @@ from .calibration import (
 )
 from .calibration.search import first_passing
 from .density import check_noise
+from .joint_result import JointTableCalibration
 from .noise import check_sampler, check_workers, sampler_grid
 from .priors import to_release_grid
 from .scenario import AdversaryPrior, Scenario
@@ -63,7 +62,6 @@ from .tables.source import (
 from .vector import JointPrior, Metric
 
 #: Why a joint release states its guarantee for the point estimate only.
-NO_PRIOR_SETS = "prior sets are not supported for several columns: the guarantee is for the point estimate"
 
 
 def parse_columns(public: str | Sequence[str]) -> tuple[str, ...]:
@@ -110,78 +108,6 @@ def parse_units(
         if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0):
             raise ValueError(f"unit of {name!r} must be finite and > 0, got {w!r}")
     return tuple(float(given.get(c, 1.0)) for c in columns)
-
-
-@dataclass(frozen=True, eq=False)
-class JointTableCalibration:
-    """The joint priors of several public columns and every mechanism's calibration.
-
-    Attributes
-    ----------
-    inputs : mapping
-        The request (data, secret, columns, units, pairs, epsilons, noise, delta, weight).
-    columns : tuple of str
-        The public columns, in the order of the tuples.
-    units : tuple of float
-        ``w_k`` of each column: a Laplace scale ``b`` adds ``Laplace(b w_k)`` to column ``k``.
-    categorical : tuple of bool
-        Per column: coded labels (``labels[k][c]`` has code ``c``) or numbers.
-    labels : tuple of list of str
-        Sorted labels of each categorical column (empty for numeric ones).
-    scenario : Scenario
-        Joint priors (one per secret of the pairs) and the metric.
-    comparison : tuple of Calibration or Skipped
-        Every mechanism at every epsilon (:func:`~pufferfish.calibration.run_comparison`).
-    rows_total, rows_dropped : int
-        Rows of the table, and rows left out of the priors (a missing value).
-    """
-
-    inputs: Mapping[str, Any]
-    columns: tuple[str, ...]
-    units: tuple[float, ...]
-    categorical: tuple[bool, ...]
-    labels: tuple[list[str], ...]
-    scenario: Scenario
-    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
-    rows_total: int
-    rows_dropped: int
-
-    def priors(self) -> dict[str, JointPrior]:
-        """The joint prior of each secret value of the pairs."""
-        return {s: p for s, p in self.scenario.priors[0].conditionals.items() if isinstance(p, JointPrior)}
-
-    def column_scales(self, scale: float) -> dict[str, float]:
-        """The noise scale on each column, ``scale w_k``."""
-        return {c: scale * w for c, w in zip(self.columns, self.units, strict=True)}
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary: inputs, columns and units, the priors' sizes, and one row per
-        result (as :meth:`Calibration.to_dict`, plus ``columns``, ``units`` and
-        ``column_scales``)."""
-        rows = []
-        for c in self.comparison:
-            row = c.to_dict()
-            row.update(columns=list(self.columns), units=list(self.units))
-            if isinstance(c, Calibration):
-                row["column_scales"] = self.column_scales(c.scale)
-            rows.append(row)
-        return {
-            "inputs": dict(self.inputs),
-            "columns": list(self.columns),
-            "units": list(self.units),
-            "columns_read_as": {
-                c: "categorical" if cat else "numeric"
-                for c, cat in zip(self.columns, self.categorical, strict=True)
-            },
-            "labels": {
-                c: lab for c, lab, cat in zip(self.columns, self.labels, self.categorical, strict=True) if cat
-            },
-            "rows_total": self.rows_total,
-            "rows_dropped": self.rows_dropped,
-            "tuples": {s: p.size for s, p in self.priors().items()},
-            "prior_set": {"kind": "none", "reason": NO_PRIOR_SETS},
-            "results": rows,
-        }
 
 
 def calibrate_joint_table(

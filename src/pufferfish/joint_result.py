@@ -1,0 +1,88 @@
+"""The result of calibrating several public columns jointly: what :mod:`pufferfish.joint_table`
+computes and what the figures and the report read (:mod:`pufferfish.figures`,
+:mod:`pufferfish.joint_report`), kept apart so that none of them imports the others back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .calibration import Calibration, MappingCalibration, Skipped
+from .scenario import Scenario
+from .vector import JointPrior
+
+#: Why several columns have no prior sets (yet): the guarantee is for the point estimate.
+NO_PRIOR_SETS = "prior sets are not supported for several columns: the guarantee is for the point estimate"
+
+
+@dataclass(frozen=True, eq=False)
+class JointTableCalibration:
+    """The joint priors of several public columns and every mechanism's calibration.
+
+    Attributes
+    ----------
+    inputs : mapping
+        The request (data, secret, columns, units, pairs, epsilons, noise, delta, weight).
+    columns : tuple of str
+        The public columns, in the order of the tuples.
+    units : tuple of float
+        ``w_k`` of each column: a Laplace scale ``b`` adds ``Laplace(b w_k)`` to column ``k``.
+    categorical : tuple of bool
+        Per column: coded labels (``labels[k][c]`` has code ``c``) or numbers.
+    labels : tuple of list of str
+        Sorted labels of each categorical column (empty for numeric ones).
+    scenario : Scenario
+        Joint priors (one per secret of the pairs) and the metric.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism at every epsilon (:func:`~pufferfish.calibration.run_comparison`).
+    rows_total, rows_dropped : int
+        Rows of the table, and rows left out of the priors (a missing value).
+    """
+
+    inputs: Mapping[str, Any]
+    columns: tuple[str, ...]
+    units: tuple[float, ...]
+    categorical: tuple[bool, ...]
+    labels: tuple[list[str], ...]
+    scenario: Scenario
+    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
+    rows_total: int
+    rows_dropped: int
+
+    def priors(self) -> dict[str, JointPrior]:
+        """The joint prior of each secret value of the pairs."""
+        return {s: p for s, p in self.scenario.priors[0].conditionals.items() if isinstance(p, JointPrior)}
+
+    def column_scales(self, scale: float) -> dict[str, float]:
+        """The noise scale on each column, ``scale w_k``."""
+        return {c: scale * w for c, w in zip(self.columns, self.units, strict=True)}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: inputs, columns and units, the priors' sizes, and one row per
+        result (as :meth:`Calibration.to_dict`, plus ``columns``, ``units`` and
+        ``column_scales``)."""
+        rows = []
+        for c in self.comparison:
+            row = c.to_dict()
+            row.update(columns=list(self.columns), units=list(self.units))
+            if isinstance(c, Calibration):
+                row["column_scales"] = self.column_scales(c.scale)
+            rows.append(row)
+        return {
+            "inputs": dict(self.inputs),
+            "columns": list(self.columns),
+            "units": list(self.units),
+            "columns_read_as": {
+                c: "categorical" if cat else "numeric"
+                for c, cat in zip(self.columns, self.categorical, strict=True)
+            },
+            "labels": {
+                c: lab for c, lab, cat in zip(self.columns, self.labels, self.categorical, strict=True) if cat
+            },
+            "rows_total": self.rows_total,
+            "rows_dropped": self.rows_dropped,
+            "tuples": {s: p.size for s, p in self.priors().items()},
+            "prior_set": {"kind": "none", "reason": NO_PRIOR_SETS},
+            "results": rows,
+        }
