@@ -104,25 +104,33 @@ def mqm_exact_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[fl
             left[a] = lr.max(axis=0) + start_ratio
         right_i = np.zeros((b_max + 2, len(pairs)))
         right_i[1 : b_max + 1] = right[1 : b_max + 1][:, xs, ys]
-        a_idx = np.r_[np.arange(1, a_max + 1), a_max + 1]  # the last: no left node
-        b_idx = np.r_[np.arange(1, b_max + 1), b_max + 1]
-        a_card = np.r_[np.arange(1, a_max + 1), i + 1]  # nodes of X_N on the left, X_i included
-        b_card = np.r_[np.arange(1, b_max + 1), T - i]
-        influence = np.max(left[a_idx][:, None, :] + right_i[b_idx][None, :, :], axis=2)
-        lam = epsilon - influence
-        card = a_card[:, None] + b_card[None, :] - 1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sig = np.where(lam > 0, card / lam, np.inf)
-        j = np.unravel_index(int(np.argmin(sig)), sig.shape)
-        if sig[j] > best:
-            a_txt = "none" if j[0] == a_max else str(int(a_card[j[0]]))
-            b_txt = "none" if j[1] == b_max else str(int(b_card[j[1]]))
-            best, node = float(sig[j]), i
-            where = (
-                f"node X[{i}], quilt a = {a_txt}, b = {b_txt} (card X_N = {int(card[j])}, "
-                f"max-influence {float(influence[j]):.6g})"
-            )
+        # rows 1..a_max (columns 1..b_max) are the distances; the last is the quilt without that node
+        influence = np.max(left[1:, None, :] + right_i[None, 1:, :], axis=2)
+        sig, j, card, quilt = _best_quilt(influence, i, T, epsilon)
+        if sig > best:
+            best, node = sig, i
+            where = f"node X[{i}], quilt {quilt} (card X_N = {card}, max-influence {float(influence[j]):.6g})"
     return best, where, node
+
+
+def _best_quilt(
+    influence: NDArray[np.float64], i: int, length: int, epsilon: float
+) -> tuple[float, tuple[int, ...], int, str]:
+    """The smallest ``card(X_N) / (eps - e)`` over the quilts of node ``i`` (``inf`` where
+    ``e >= eps``): ``influence[p, q]`` is the max-influence of the quilt with left distance
+    ``p + 1`` and right distance ``q + 1``, the last row (column) the quilt without a left (right)
+    node. Returns ``(sigma, index, card, "a = .., b = ..")``."""
+    a_max, b_max = influence.shape[0] - 1, influence.shape[1] - 1
+    a_card = np.r_[np.arange(1, a_max + 1), i + 1]  # nodes of X_N on the left, X_i included
+    b_card = np.r_[np.arange(1, b_max + 1), length - i]
+    lam = epsilon - influence
+    card = a_card[:, None] + b_card[None, :] - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sig = np.where(lam > 0, card / lam, np.inf)
+    j = np.unravel_index(int(np.argmin(sig)), sig.shape)
+    a_txt = "none" if j[0] == a_max else str(int(a_card[j[0]]))
+    b_txt = "none" if j[1] == b_max else str(int(b_card[j[1]]))
+    return float(sig[j]), tuple(int(x) for x in j), int(card[j]), f"a = {a_txt}, b = {b_txt}"
 
 
 def mqm_approx_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[float, str, int]:
@@ -164,17 +172,10 @@ def approx_sigma_from_bounds(
         a_max, b_max = min(i, reach), min(T - 1 - i, reach)
         da = np.r_[delta[:a_max], 0.0]
         db = np.r_[delta[:b_max], 0.0]
-        a_card = np.r_[np.arange(1, a_max + 1), i + 1]
-        b_card = np.r_[np.arange(1, b_max + 1), T - i]
-        influence = 2.0 * da[:, None] + db[None, :]
-        lam = epsilon - influence
-        card = a_card[:, None] + b_card[None, :] - 1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            sig = np.where(lam > 0, card / lam, np.inf)
-        j = np.unravel_index(int(np.argmin(sig)), sig.shape)
-        if sig[j] > best:
-            best, node = float(sig[j]), i
-            where = f"node X[{i}], card X_N = {int(card[j])}, {how} {gap:.6g}, pi_min {pi_min:.6g}"
+        sig, _, card, _ = _best_quilt(2.0 * da[:, None] + db[None, :], i, T, epsilon)
+        if sig > best:
+            best, node = sig, i
+            where = f"node X[{i}], card X_N = {card}, {how} {gap:.6g}, pi_min {pi_min:.6g}"
     return best, where, node
 
 
