@@ -41,7 +41,7 @@ from scipy.special import logsumexp
 
 from .density import TAIL_MASS, ReleaseDensity, U, kernel_halves, tail_upper
 from .laplace_information import applies as _atoms_apply
-from .laplace_information import laplace_atoms_information
+from .laplace_information import intervals_to_split, laplace_atoms_information
 
 _MAX_LEVELS = 60
 _MAX_OPEN = 1_000_000
@@ -663,13 +663,7 @@ def mutual_information(
     a, c, ka, kc = grid[:-1], grid[1:], kg[:-1], kg[1:]
     est, err = bracket(a, c, ka, kc)
     while float(err.sum()) > tol and a.size < max_intervals:
-        order = np.argsort(err)[::-1]
-        cum = np.cumsum(err[order])
-        # split the intervals carrying half of the error, and at least an eighth of them
-        n_split = max(int(np.searchsorted(cum, 0.5 * cum[-1])) + 1, min(order.size, 1 + order.size // 8))
-        n_split = min(n_split, max_intervals - a.size)
-        split = np.zeros(a.size, dtype=bool)
-        split[order[:n_split]] = True
+        split = intervals_to_split(err, max_intervals - a.size)
         keep = ~split
         sa, sc, ska, skc = a[split], c[split], ka[split], kc[split]
         m = (sa + sc) / 2.0

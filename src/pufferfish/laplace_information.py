@@ -68,6 +68,17 @@ def _pass(x: NDArray[np.float64], lw: NDArray[np.float64], b: float) -> tuple[ND
     return out, acc
 
 
+def intervals_to_split(err: NDArray[np.float64], room: int) -> NDArray[np.bool_]:
+    """Which intervals to halve next: those carrying half of the summed error bound, and at least
+    an eighth of them, at most ``room`` (the bisection of both information bounds)."""
+    order = np.argsort(err)[::-1]
+    cum = np.cumsum(err[order])
+    n_split = max(int(np.searchsorted(cum, 0.5 * cum[-1])) + 1, min(order.size, 1 + order.size // 8))
+    split = np.zeros(err.size, dtype=bool)
+    split[order[: min(n_split, room)]] = True
+    return split
+
+
 def _ends(
     la: NDArray[np.float64], lc: NDArray[np.float64], h_over_b: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -166,12 +177,7 @@ def laplace_atoms_information(
     rounds = 0
     while float(err.sum()) > tol and a.size < max_intervals:
         rounds += 1
-        order = np.argsort(err)[::-1]
-        cum = np.cumsum(err[order])
-        n_split = max(int(np.searchsorted(cum, 0.5 * cum[-1])) + 1, min(order.size, 1 + order.size // 8))
-        n_split = min(n_split, max_intervals - a.size)
-        split = np.zeros(a.size, dtype=bool)
-        split[order[:n_split]] = True
+        split = intervals_to_split(err, max_intervals - a.size)
         keep = ~split
         sa, sc, sla, slc = a[split], c[split], la[:, split], lc[:, split]
         m = (sa + sc) / 2.0
