@@ -298,6 +298,7 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
         return real_copy(*args, **kwargs)
 
     duckdb_engine.duckdb.connect = spy
+    duckdb_engine._remove_stale_spills.cache_clear()  # a new run (a new process) looks again
     try:
         res = runner.invoke(
             app, ["release", str(src), "--secret", "s", "--public", "v", "--pair", "a,b", "--epsilon", "1",

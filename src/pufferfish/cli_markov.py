@@ -263,8 +263,6 @@ def _series_request(
         raise ValueError("a DATA table needs --id, --time and --state")
     if target_state is None:
         raise ValueError("a DATA table needs --target-state: the state (as written) whose visits are counted")
-    if initial not in ("stationary", "empirical"):
-        raise ValueError(f"--initial of an estimated chain must be stationary or empirical, got {initial!r}")
     return SeriesRequest(
         data, id_column, time_column, state_column, target_state, epsilon, query, initial, prior_set,
         length=length, mechanisms=mechanisms,

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
@@ -153,12 +154,8 @@ def read_series(
                 "SELECT i, min(t) AS start, count(*) FROM steps GROUP BY i ORDER BY start, i"
             ).fetchall()
             per_state = con.execute("SELECT i, s, count(*) FROM steps GROUP BY i, s").fetchall()
-        except Exception as exc:  # DuckDB errors (an interrupt stays an interrupt)
-            import duckdb
-
-            if isinstance(exc, duckdb.Error):
-                raise read_error(exc, repr(source.description)) from None
-            raise
+        except duckdb.Error as exc:  # an interrupt stays an interrupt (read_error)
+            raise read_error(exc, repr(source.description)) from None
     index = {name: n for n, name in enumerate(states)}
     k = len(states)
     transitions = np.zeros((k, k), dtype=np.int64)

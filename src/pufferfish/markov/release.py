@@ -13,19 +13,25 @@ holds every count.
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .._checks import check_epsilon
 from ..calibration import Calibration, MappingCalibration, Skipped, compare
 from ..noise import add_laplace, exact_grid, insecure_generator
-from ..tables.source import CsvOptions, atomic_outputs, check_output_path, report_path_for
+from ..tables.source import (
+    CsvOptions,
+    atomic_outputs,
+    check_release_outputs,
+    report_path_for,
+    resolve_source,
+)
 from .chain import MarkovChain
 from .counts import MARKOV_MECHANISMS, QUERIES, CountModel, count_scenario
-from .estimate import SeriesTable, confidence_chains, estimated_chain, read_series
+from .estimate import ESTIMATED_INITIALS, SeriesTable, confidence_chains, estimated_chain, read_series
 
 #: Prior sets of an estimated chain: the confidence set (default) or the estimate alone.
 PRIOR_SETS = ("l1-rows", "none")
@@ -77,9 +83,9 @@ class SeriesRequest:
     csv_options: CsvOptions | None = None
 
     def __post_init__(self) -> None:
-        eps = float(self.epsilon)
-        if not (math.isfinite(eps) and eps > 0):
-            raise ValueError(f"epsilon must be finite and > 0, got {self.epsilon!r}")
+        eps = check_epsilon(self.epsilon)
+        if self.initial not in ESTIMATED_INITIALS:
+            raise ValueError(f"initial must be one of {', '.join(ESTIMATED_INITIALS)}, got {self.initial!r}")
         if self.query not in QUERIES:
             raise ValueError(f"query must be one of {', '.join(QUERIES)}, got {self.query!r}")
         if self.prior_set not in PRIOR_SETS:
@@ -222,15 +228,10 @@ def release_series(
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    out_path = check_output_path(output, force=force)
-    if isinstance(request.data, (str, Path)) and Path(request.data).exists():
-        if Path(request.data).resolve() == out_path.resolve():
-            raise ValueError(f"output must not be the input file, got {str(output)!r}")
-    rep_path = report_path_for(out_path)
-    check_output_path(rep_path, force=force, kind="report")
-    calibration = calibrate_series(
-        SeriesRequest(**{**vars(request), "length": None, "mechanisms": (mechanism,)})
-    )
+    source = resolve_source(request.data, "duckdb", request.csv_options)  # read once, below too
+    out_path, rep_path = Path(output), report_path_for(Path(output))
+    check_release_outputs(source, out_path, rep_path, force=force)  # inputs protected, before any work
+    calibration = calibrate_series(replace(request, data=source, length=None, mechanisms=(mechanism,)))
     series = calibration.series
     scales: dict[int, tuple[float, float]] = {}
     for t, rows in calibration.results.items():

@@ -8,6 +8,7 @@ the table one Arrow record batch at a time.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -76,7 +77,7 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
     by the next connection (:func:`~.source.remove_stale`).
     """
     base = Path(tempfile.gettempdir())
-    remove_stale(base, f"{TEMP_MARK}-duckdb-")
+    _remove_stale_spills(base)
     spill = base / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_CONNECTIONS)}"
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(spill)})
     try:
@@ -92,6 +93,12 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 _CONNECTIONS = itertools.count()
+
+
+@functools.cache
+def _remove_stale_spills(base: Path) -> None:
+    """Remove the spill folders of killed runs, once per process (not at every connection)."""
+    remove_stale(base, f"{TEMP_MARK}-duckdb-")
 
 
 def _interrupted(exc: BaseException) -> bool:
