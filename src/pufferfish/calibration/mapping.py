@@ -32,7 +32,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -547,18 +547,11 @@ def _round_and_check(
     """
     k = support.size
     constant = np.full((k, k), 1.0 / k) if rows is None else np.broadcast_to(rows, (k, k))
-    last = None
-    for lam in MIX_STEPS:
-        weights = dyadic_weights((1.0 - lam) * matrix + lam * constant)
-        chk = mapping_loss(scenario, weights / float(2**GRID_BITS), support)
-        if chk.loss + chk.error <= epsilon:
-            return DenseChannel(weights), chk, lam
-        last = chk
-    assert last is not None
-    raise PrivacyCheckError(
-        f"no mixture with uniform rows passes the exact check (loss {num(last.loss)} + bound "
-        f"{last.error:.2g} > {num(epsilon)})"
-    )
+
+    def mixed(lam: float) -> DenseChannel:
+        return DenseChannel(dyadic_weights((1.0 - lam) * matrix + lam * constant))
+
+    return _first_passing_mixture(scenario, support, epsilon, mixed)
 
 
 def _rr_round_and_check(
@@ -567,9 +560,31 @@ def _rr_round_and_check(
     """:func:`_round_and_check` for randomized response: the mixture with uniform rows is
     randomized response again, of keep probability ``(1 - lambda) p + lambda / k``."""
     k = support.size
+    return _first_passing_mixture(
+        scenario,
+        support,
+        epsilon,
+        lambda lam: RandomizedResponseChannel.from_probability(k, (1.0 - lam) * p + lam / k),
+    )
+
+
+_C = TypeVar("_C", DenseChannel, RandomizedResponseChannel)
+
+
+def _first_passing_mixture(
+    scenario: Scenario, support: NDArray[np.float64], epsilon: float, mixed: Callable[[float], _C]
+) -> tuple[_C, MappingLoss, float]:
+    """The first ``lambda`` of :data:`MIX_STEPS` whose channel ``mixed(lambda)`` passes the exact
+    check, with the channel and its check.
+
+    Raises
+    ------
+    PrivacyCheckError
+        If none passes (uniform rows, ``lambda = 1``, pass every check: a bug).
+    """
     last = None
     for lam in MIX_STEPS:
-        chan = RandomizedResponseChannel.from_probability(k, (1.0 - lam) * p + lam / k)
+        chan = mixed(lam)
         chk = mapping_loss(scenario, chan, support)
         if chk.loss + chk.error <= epsilon:
             return chan, chk, lam

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..channels import MAPPING_BITS as GRID_BITS
-from ..channels import RandomizedResponseChannel
+from ..channels import DenseChannel, RandomizedResponseChannel
 from ..priorsets import PriorSet, log_value, point_mass_extremes, set_extremes
 from ..scenario import Scenario
 
@@ -64,7 +64,7 @@ def mapping_loss(scenario: Scenario, matrix: Any, support: NDArray[np.float64]) 
     ----------
     scenario : Scenario
         Discrete priors; with prior sets (:attr:`Scenario.robust`) the worst case over the sets.
-    matrix : array_like, shape (k, k), or RandomizedResponseChannel
+    matrix : array_like, shape (k, k), DenseChannel or RandomizedResponseChannel
         Row-stochastic, rows and columns in the order of ``support``; a randomized-response
         channel is checked in O(k) per pair (:func:`_rr_point_pair_loss`, :func:`_rr_set_pair_loss`)
         without building the matrix.
@@ -85,6 +85,8 @@ def mapping_loss(scenario: Scenario, matrix: Any, support: NDArray[np.float64]) 
     Prior sets: each extreme value ``<P*, m_w>`` comes with the bound of
     :func:`pufferfish.priorsets.log_value`.
     """
+    if isinstance(matrix, DenseChannel):
+        matrix = matrix.weights / float(2**GRID_BITS)
     rr = matrix if isinstance(matrix, RandomizedResponseChannel) else None
     m = None if rr is not None else np.asarray(matrix, dtype=np.float64)
     k = support.size
