@@ -57,7 +57,6 @@ def _pass(x: NDArray[np.float64], lw: NDArray[np.float64], b: float) -> tuple[ND
     out = np.empty_like(lw)
     out[:, 0] = lw[:, 0]
     gaps = np.diff(x) / b
-    acc = 0.0
     prev = lw[:, 0]
     with np.errstate(invalid="ignore"):
         for j in range(1, x.size):
