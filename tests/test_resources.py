@@ -37,6 +37,7 @@ from pufferfish.density import release_density
 from pufferfish.noise import sample_mapping
 from pufferfish.priorsets import PriorSet, point_mass_extremes, set_extremes
 from pufferfish.tables import duckdb_engine
+from pufferfish.tables.source import remove_stale_spills
 
 runner = CliRunner()
 
@@ -298,7 +299,7 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
         return real_copy(*args, **kwargs)
 
     duckdb_engine.duckdb.connect = spy
-    duckdb_engine._remove_stale_spills.cache_clear()  # a new run (a new process) looks again
+    remove_stale_spills.cache_clear()  # a new run (a new process) looks again
     try:
         res = runner.invoke(
             app, ["release", str(src), "--secret", "s", "--public", "v", "--pair", "a,b", "--epsilon", "1",

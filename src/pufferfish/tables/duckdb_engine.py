@@ -8,7 +8,6 @@ the table one Arrow record batch at a time.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import os
@@ -37,7 +36,7 @@ from .source import (
     TableSource,
     first_line,
     quote_identifier,
-    remove_stale,
+    remove_stale_spills,
     resolve_source,
 )
 
@@ -72,13 +71,12 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
     An interrupt (Ctrl-C, or SIGTERM under the CLI) that stops a query leaves the block as
     ``KeyboardInterrupt`` (:func:`_interrupted`), not as a DuckDB error.
 
-    DuckDB spills to ``pufferfish-duckdb-PID`` in the system's temporary folder (not to ``.tmp``
-    in the working folder), removed when the block ends; the folders of killed runs are removed
-    by the next connection (:func:`~.source.remove_stale`).
+    DuckDB spills to ``pufferfish-duckdb-PID-N`` in the system's temporary folder (not to ``.tmp``
+    in the working folder), removed when the block ends; a run's first connection removes those
+    of killed runs (:func:`~.source.remove_stale_spills`).
     """
-    base = Path(tempfile.gettempdir())
-    _remove_stale_spills(base)
-    spill = base / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_CONNECTIONS)}"
+    remove_stale_spills()
+    spill = Path(tempfile.gettempdir()) / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_CONNECTIONS)}"
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(spill)})
     try:
         con.execute("SET enable_progress_bar = false")
@@ -93,12 +91,6 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 _CONNECTIONS = itertools.count()
-
-
-@functools.cache
-def _remove_stale_spills(base: Path) -> None:
-    """Remove the spill folders of killed runs, once per process (not at every connection)."""
-    remove_stale(base, f"{TEMP_MARK}-duckdb-")
 
 
 def _interrupted(exc: BaseException) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import codecs
 import csv
+import functools
 import gzip
 import os
 import shutil
@@ -586,6 +587,13 @@ def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
         except OSError:
             continue
     return removed
+
+
+@functools.cache
+def remove_stale_spills() -> None:
+    """Remove DuckDB's spill folders left by killed runs (``pufferfish-duckdb-PID-N`` in the
+    system's temporary folder), once per process rather than at every connection."""
+    remove_stale(Path(tempfile.gettempdir()), f"{TEMP_MARK}-duckdb-")
 
 
 def _alive(pid: int) -> bool:
