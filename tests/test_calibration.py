@@ -6,16 +6,19 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pufferfish import (
     MECHANISMS,
+    AdversaryPrior,
     DiscretePrior,
     PrivacyCheckError,
     Scenario,
     calibrate,
     calibrate_optimal,
     compare,
+    privacy_loss,
 )
 from pufferfish.calibration import Proposal, Target, verified
 
@@ -265,3 +268,62 @@ def test_a_mechanism_that_raises_on_an_input_is_a_row_not_the_end(monkeypatch) -
     skipped = {r.mechanism: r.reason for r in out if isinstance(r, registry.Skipped)}
     assert skipped["kantorovich"] == "not applicable: not defined for this input"
     assert any(getattr(r, "mechanism", "") == "optimal" and not isinstance(r, registry.Skipped) for r in out)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(70, 120))
+def test_search_on_the_worst_pairs_finds_the_search_of_all_pairs(seed, n_pairs) -> None:
+    # many pairs (more than 4 x ACTIVE_PAIRS): the search runs on the worst pairs and checks all;
+    # the answer equals the search of every pair (the smallest scale passing all of them)
+    from pufferfish.calibration import search
+
+    gen = np.random.default_rng(seed)
+    support = np.arange(12, dtype=float)
+    conds = {f"s{j}": DiscretePrior(support, gen.dirichlet(np.full(12, 0.7))) for j in range(n_pairs + 1)}
+    scenario = Scenario([(f"s{j}", f"s{j + 1}") for j in range(n_pairs)], [AdversaryPrior("rho", conds)])
+    assert n_pairs > 4 * search.ACTIVE_PAIRS
+    few = calibrate_optimal(scenario, 1.0)
+    target = Target("optimal", search.OPTIMAL_SOURCE, "(eps, delta)-PP", "laplace", 1.0)
+    every = search._search(scenario, target, None, float("inf"), 300.0)
+    assert few.scale == pytest.approx(every.scale, rel=1e-9)
+    loss = privacy_loss(scenario, few.scale)
+    assert loss.loss + loss.error_bound <= 1.0  # every pair passes
+    assert few.checked_loss == pytest.approx(loss.loss, rel=1e-12)
+
+
+def test_search_adds_the_pairs_that_fail_at_the_answer_of_the_worst(monkeypatch) -> None:
+    # at the starting scale the 80 smooth pairs (mean shift 1) are the worst; at the answer, the 20
+    # sharp ones (point masses, mean shift 0.5) decide: a second round must add them
+    from pufferfish.calibration import search
+
+    support = np.arange(40, dtype=float)
+    conds, pairs = {}, []
+    for j in range(80):
+        p = np.exp(-0.5 * ((support - 15) / 8) ** 2)
+        q = np.exp(-0.5 * ((support - 16 - j * 0.001) / 8) ** 2)
+        conds[f"a{j}"] = DiscretePrior(support, p / p.sum())
+        conds[f"b{j}"] = DiscretePrior(support, q / q.sum())
+        pairs.append((f"a{j}", f"b{j}"))
+    for j in range(20):
+        p, q = np.zeros(40), np.zeros(40)
+        p[20], p[21] = 1 - 1e-6 * (j + 1), 1e-6 * (j + 1)
+        q[20], q[21] = 0.5, 0.5
+        conds[f"c{j}"], conds[f"d{j}"] = DiscretePrior(support, p), DiscretePrior(support, q)
+        pairs.append((f"c{j}", f"d{j}"))
+    scenario = Scenario(pairs, [AdversaryPrior("rho", conds)])
+    searched: list[int] = []
+    inner = search._search
+
+    def counting(sc, *args):
+        searched.append(len(sc.pairs))
+        return inner(sc, *args)
+
+    monkeypatch.setattr(search, "_search", counting)
+    got = calibrate_optimal(scenario, 1.0)
+    assert searched == [search.ACTIVE_PAIRS, 2 * search.ACTIVE_PAIRS]
+    target = Target("optimal", search.OPTIMAL_SOURCE, "(eps, delta)-PP", "laplace", 1.0)
+    every = inner(scenario, target, None, float("inf"), 300.0)
+    assert got.scale == pytest.approx(every.scale, rel=1e-9)
+    assert got.pair[0].startswith("c")
+    loss = privacy_loss(scenario, got.scale)
+    assert loss.loss + loss.error_bound <= 1.0

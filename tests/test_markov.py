@@ -99,7 +99,7 @@ def test_count_priors_equal_brute_force_enumeration(chain, length) -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(chains(), st.integers(2, 16), st.sampled_from([0.5, 1.0, 2.0]))
+@given(chains(), st.integers(2, 60), st.sampled_from([0.5, 1.0, 2.0]))
 def test_optimal_below_mqm_exact_below_mqm_approx_and_group_dp(chain, length, eps) -> None:
     names = ["optimal", "mqm-exact", "group-dp"] + (["mqm-approx"] if chain.stationary else [])
     got = _scales(CountModel((chain,), length, chain.states[-1]), names, eps)
@@ -108,6 +108,39 @@ def test_optimal_below_mqm_exact_below_mqm_approx_and_group_dp(chain, length, ep
     assert got["mqm-exact"] <= got["group-dp"] * (1 + 1e-12)  # the trivial quilt
     if "mqm-approx" in got:
         assert got["mqm-exact"] <= got["mqm-approx"] * (1 + 1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.floats(0.02, 0.98), st.floats(0.02, 0.98), st.integers(2, 40))
+def test_a_time_reversible_chain_checks_half_the_times(p01, p10, length) -> None:
+    # a stationary binary chain has the law of its time reversal: P(C | X_i) = P(C | X_{T-1-i})
+    chain = MarkovChain([[1 - p01, p01], [p10, 1 - p10]])
+    assert chain.time_reversible and chain.start_log_error > 0
+    priors = count_priors(chain, length, "1")
+    for (i, a), prior in priors.items():
+        mirror = priors[(length - 1 - i, a)]
+        assert prior.log_pmf is not None and mirror.log_pmf is not None
+        finite = np.isfinite(prior.log_pmf)
+        assert np.array_equal(finite, np.isfinite(mirror.log_pmf))
+        assert np.abs(prior.log_pmf[finite] - mirror.log_pmf[finite]).max() <= 2 * prior.log_error
+    model = CountModel((chain,), length, "1")
+    assert model.mirrored and list(model.checked_times) == list(range((length + 1) // 2))
+    assert {int(a.split("]")[0][2:]) for a, _ in count_scenario(model).pairs} == set(model.checked_times)
+    # the same chain with its start given as a vector is checked at every time: same scale
+    every = CountModel((MarkovChain(chain.transition, chain.initial_distribution),), length, "1")
+    assert not every.mirrored
+    half, whole = _scales(model, ["optimal"]), _scales(every, ["optimal"])
+    assert half["optimal"] == pytest.approx(whole["optimal"], rel=1e-8)
+
+
+def test_only_binary_or_exactly_symmetric_stationary_chains_are_mirrored() -> None:
+    third = [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]]
+    assert MarkovChain(third).time_reversible
+    assert MarkovChain(third).initial_distribution.tolist() == [1 / 3] * 3
+    drifting = [[0.6, 0.3, 0.1], [0.1, 0.6, 0.3], [0.3, 0.1, 0.6]]
+    assert not MarkovChain(drifting).time_reversible
+    assert not MarkovChain(third, [0.2, 0.3, 0.5]).time_reversible
+    assert not CountModel((MarkovChain(third, "any"),), 10, "2").mirrored
 
 
 def test_frequency_scales_are_count_scales_over_t() -> None:
@@ -256,6 +289,58 @@ def test_cli_markov_release_of_a_table(tmp_path) -> None:
     same = runner.invoke(app, [*args[:-2], "--output", str(src), "--force"])
     assert same.exit_code == 1 and "input" in same.output
     assert src.read_text().startswith("person,time,activity")
+
+
+def test_audit_of_a_scale_equals_a_direct_sum_over_every_sequence() -> None:
+    # independent of count_priors and of the check's prefix sums: enumerate the 3^7 sequences,
+    # form each secret's release density at every count (the loss's maximum is on the support)
+    from pufferfish.markov.audit import audit_scale
+
+    chain = MarkovChain([[0.7, 0.2, 0.1], [0.3, 0.3, 0.4], [0.05, 0.15, 0.8]], [0.2, 0.5, 0.3])
+    length, scale = 7, 0.7
+    joint = np.zeros((length, 3, length + 1))
+    for seq in itertools.product(range(3), repeat=length):
+        p = chain.initial_distribution[seq[0]] * np.prod(
+            [chain.transition[seq[t], seq[t + 1]] for t in range(6)]
+        )
+        c = seq.count(2)
+        for i, a in enumerate(seq):
+            joint[i, a, c] += p
+    y = np.arange(length + 1.0)
+    kernel = np.exp(-np.abs(y[:, None] - y[None, :]) / scale)  # (released value, count)
+    worst = (0.0, -1)
+    for i in range(length):
+        dens = [kernel @ (joint[i, a] / joint[i, a].sum()) for a in range(3)]
+        for a, b in itertools.combinations(range(3), 2):
+            worst = max(worst, (float(np.abs(np.log(dens[a]) - np.log(dens[b])).max()), i))
+    got = audit_scale(CountModel((chain,), length, "2"), scale)
+    assert got.loss == pytest.approx(worst[0], rel=1e-9) and got.worst.time == worst[1]
+    assert got.certified and got.epsilon_dp == pytest.approx(1 / 0.7)
+    assert got.satisfies(got.loss + 2 * got.error_bound) and not got.satisfies(got.loss - 1e-6)
+
+
+def test_cli_audit_of_a_differentially_private_scale(tmp_path) -> None:
+    # Laplace(1) is eps = 1 DP for a count; on a chain with flip 0.1 it leaks far more
+    base = ["markov", "calibrate", "--transition", "0.9,0.1;0.1,0.9", "--length", "100"]
+    res = runner.invoke(app, [*base, "--scale", "1", "--epsilon", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    audit = json.loads(res.stdout)["audit"]["100"]
+    assert audit["loss"] > 4.0 and audit["epsilon_dp"] == 1.0 and audit["satisfies"] == {"1.0": False}
+    optimal = _scales(CountModel((_flip(0.1),), 100, "1"), ["optimal"])["optimal"]
+    res = runner.invoke(app, [*base, "--scale", repr(optimal), "--epsilon", "1", "--json"])
+    assert json.loads(res.stdout)["audit"]["100"]["satisfies"] == {"1.0": True}
+    text = runner.invoke(app, [*base, "--scale", "1"])
+    assert text.exit_code == 0 and "exact pufferfish loss 4.4" in text.output
+    refused = runner.invoke(app, [*base, "--scale", "1", "--mechanism", "optimal"])
+    assert refused.exit_code == 1 and "--scale audits a given scale" in refused.output
+    src = tmp_path / "activity.csv"
+    _activity_csv(src)
+    data = ["markov", "calibrate", str(src), "--id", "person", "--time", "time", "--state", "activity",
+            "--target-state", "run", "--scale", "2", "--json"]  # fmt: skip
+    res = runner.invoke(app, data)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["chains_checked"] > 1 and all(a["scale"] == 2.0 for a in out["audit"].values())
 
 
 @pytest.mark.parametrize(

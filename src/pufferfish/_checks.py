@@ -87,10 +87,19 @@ def check_epsilons(epsilons: Iterable[Any], name: str = "epsilon") -> tuple[floa
 def as_float_vector(values: Any, name: str, *, allow_neg_inf: bool = False) -> NDArray[np.float64]:
     """Return ``values`` as a 1-D float64 array of finite numbers with at least one entry.
 
-    With ``allow_neg_inf``, ``-inf`` entries (log of zero) are accepted too.
+    With ``allow_neg_inf``, ``-inf`` entries (log of zero) are accepted too. A read-only float64
+    array that owns its memory is returned as it is (nobody can change it: many priors share one
+    support this way, e.g. the ``T + 1`` counts of :func:`pufferfish.markov.count_priors`); any
+    other input is copied.
     """
+    owned = (
+        isinstance(values, np.ndarray)
+        and values.dtype == np.float64
+        and not values.flags.writeable
+        and values.base is None
+    )
     try:
-        arr = np.array(values, dtype=np.float64)
+        arr = values if owned else np.array(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 1-D array of real numbers, got {values!r}") from None
     if arr.ndim != 1:

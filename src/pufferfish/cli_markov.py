@@ -109,11 +109,28 @@ def markov_calibrate(
         int, typer.Option("--grid", min=2, help="Grid points per probability of --interval.")
     ] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    scale: Annotated[
+        float | None,
+        typer.Option(
+            "--scale",
+            min=0.0,
+            help="Audit instead of calibrating: the exact loss of Laplace noise of this scale "
+            "(e.g. 1/eps of a differentially private count), with the worst time and pair.",
+        ),
+    ] = None,
 ) -> None:
     """Laplace scales for a count of visits to a state on a Markov chain: from --transition and
     --length, or estimated from DATA (--id, --time, --state). The exact optimum on the count priors
     P(count | X_i = a), the Markov quilt mechanism (exact and approximate), GK16 and group
-    differential privacy, each checked exactly."""
+    differential privacy, each checked exactly. With --scale: the exact loss of a given scale."""
+    if scale is not None:
+        if report is not None or mechanism != "all":
+            guard(
+                lambda: _refuse("--scale audits a given scale: --mechanism and --report are for calibrations")
+            )
+        _audit(data, scale, epsilon, transition, interval, grid, length, initial, states, target_state, query,
+               (id_column, time_column, state_column), prior_set, as_json)  # fmt: skip
+        return
     if data is not None:
         if report is not None:
             guard(
@@ -182,6 +199,69 @@ def markov_calibrate(
     print_comparisons(console, results, 0.0, show_pair=True)
 
 
+def _audit(
+    data: str | None,
+    scale: float,
+    epsilon: list[float] | None,
+    transition: str | None,
+    interval: str | None,
+    grid: int,
+    length: int | None,
+    initial: str,
+    states: str | None,
+    target_state: str | None,
+    query: str,
+    columns: tuple[str | None, str | None, str | None],
+    prior_set: str,
+    as_json: bool,
+) -> None:
+    """``markov calibrate --scale B``: the exact loss of ``Laplace(B)`` (:mod:`.markov.audit`)."""
+    from .markov.audit import audit_scale
+
+    def run() -> tuple[Any, dict[int, Any]]:
+        eps = check_epsilons(epsilon) if epsilon else []
+        if data is not None:
+            from .markov.release import audit_series
+
+            if transition is not None or states is not None or interval is not None:
+                raise ValueError(
+                    "--transition, --states and --interval describe a chain; a DATA table's is estimated"
+                )
+            budget = eps[0] if eps else 1.0  # the request's epsilon; an audit does not use it
+            request = _series_request(data, budget, length, initial, target_state, query, None, *columns,
+                                      prior_set)  # fmt: skip
+            estimate, audits = audit_series(request, scale)
+            return estimate.to_dict() | {"results": None}, audits
+        model = _chain_model(
+            transition, interval, grid, length, initial, states, target_state, query, columns
+        )
+        return {"model": model.describe()}, {model.length: audit_scale(model, scale)}
+
+    head, audits = guard(run)
+    eps = [float(e) for e in epsilon or []]
+    if as_json:
+        audited = {
+            str(t): a.to_dict() | {"satisfies": {repr(e): a.satisfies(e) for e in eps}}
+            for t, a in audits.items()
+        }
+        typer.echo(
+            json.dumps({k: v for k, v in head.items() if v is not None} | {"audit": audited}, allow_nan=False)
+        )
+        return
+    console = Console()
+    for t, a in audits.items():
+        w = a.worst
+        which = "" if len(a.chains) == 1 else f", chain {w.chain!r}"
+        console.print(
+            f"T = {t}: Laplace scale {a.scale:g} on the {query}: exact pufferfish loss {a.loss:.6g} nats "
+            f"(rounding bound {a.error_bound:.2g}), worst at time {w.time}, states ({w.pair[0]}, "
+            f"{w.pair[1]}), released value {w.worst_y:g}{which}. A differentially private analysis would "
+            f"state epsilon {a.epsilon_dp:.6g}. {a.note}."
+            + "".join(f" epsilon {e:g}: {'satisfied' if a.satisfies(e) else 'NOT satisfied'}." for e in eps),
+            soft_wrap=True, highlight=False, markup=False,
+        )  # fmt: skip
+
+
 def _refuse(message: str) -> None:
     raise ValueError(message)
 
@@ -201,7 +281,30 @@ def _calibrate_chain(
 ) -> tuple[Any, Any]:
     """The comparison on a given chain (``--transition``) or an interval class (``--interval``)."""
     from .calibration import compare
-    from .markov import CountModel, MarkovChain, count_scenario
+    from .markov import count_scenario
+
+    eps = check_epsilons(epsilon or [])
+    names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
+    model = _chain_model(
+        transition, interval, grid, length, initial, states, target_state, query, data_columns
+    )
+    scenario = count_scenario(model)
+    return scenario, compare(scenario, eps, names)
+
+
+def _chain_model(
+    transition: str | None,
+    interval: str | None,
+    grid: int,
+    length: int | None,
+    initial: str,
+    states: str | None,
+    target_state: str | None,
+    query: str,
+    data_columns: tuple[str | None, ...],
+) -> Any:
+    """The :class:`~.markov.CountModel` of ``--transition`` or ``--interval``."""
+    from .markov import CountModel, MarkovChain
     from .markov.chain import binary_interval_chains
 
     if (transition is None) == (interval is None) or length is None:
@@ -210,8 +313,6 @@ def _calibrate_chain(
         )
     if any(o is not None for o in data_columns):
         raise ValueError("--id, --time and --state read a DATA table; with --transition give none of them")
-    eps = check_epsilons(epsilon or [])
-    names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
     if interval is not None:
         if initial != "stationary" or states is not None:
             raise ValueError("an --interval class starts stationary on the states 0,1")
@@ -223,8 +324,7 @@ def _calibrate_chain(
         chain = MarkovChain(transition, _initial(initial), None if states is None else states.split(","))
         target = target_state if target_state is not None else chain.states[-1]
         model = CountModel((chain,), length, target, query)
-    scenario = count_scenario(model)
-    return scenario, compare(scenario, eps, names)
+    return model
 
 
 def _pair_of_floats(text: str) -> tuple[float, float]:

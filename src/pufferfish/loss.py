@@ -266,6 +266,17 @@ def pair_privacy_loss(
         )
     ld_i, err_i = _log_density_and_errors(prior_i, grid, scale)
     ld_j, err_j = _log_density_and_errors(prior_j, grid, scale)
+    return _loss_of_densities(grid, ld_i, err_i, ld_j, err_j)
+
+
+def _loss_of_densities(
+    grid: NDArray[np.float64],
+    ld_i: NDArray[np.float64],
+    err_i: NDArray[np.float64],
+    ld_j: NDArray[np.float64],
+    err_j: NDArray[np.float64],
+) -> tuple[float, float, int, float]:
+    """:func:`pair_privacy_loss` from the two release log-densities on ``grid`` (scale > 0)."""
     diff = ld_i - ld_j
     size = np.abs(diff)
     k = int(np.argmax(size))
@@ -312,8 +323,20 @@ def privacy_loss(scenario: Scenario, scale: float) -> PrivacyLoss:
     results = []
     worst: PairLoss | None = None
     total_bound = 0.0
+    # a prior in several pairs on one shared support (the times and states of a Markov chain):
+    # its release density is computed once
+    densities: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+
+    def density(p: DiscretePrior) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if id(p) not in densities:
+            densities[id(p)] = _log_density_and_errors(p, p.support, scale)
+        return densities[id(p)]
+
     for prior, (a, b), p_i, p_j in scenario.iter_pairs():
-        loss, y, sign, bound = pair_privacy_loss(p_i, p_j, scale)
+        if scale > 0.0 and p_i.support is p_j.support:
+            loss, y, sign, bound = _loss_of_densities(p_i.support, *density(p_i), *density(p_j))
+        else:
+            loss, y, sign, bound = pair_privacy_loss(p_i, p_j, scale)
         item = PairLoss(prior=prior.name, pair=(a, b), loss=loss, worst_y=y, larger=a if sign > 0 else b)
         results.append(item)
         total_bound = max(total_bound, bound)

@@ -11,8 +11,14 @@ future are independent (Markov property), so with the forward table
     P(C = c, X_i = a) = sum_{c1 + [a = target] + c2 = c}
                         (sum_u F_{i-1}(u, c1) M[u, a]) (sum_v M[a, v] B_{i+1}(v, c2)).
 
-Each table step costs O(k^2 T) and each node's convolution O(T^2): O(T^2 k^2 + T^3 k) in time,
-O(T^2 k) in memory (the forward tables; the backward one is kept for one step). Every prior is a
+Each table step costs O(k^2 T) and each node's convolution O(T^2): O(T^2 k^2 + T^3 k) in time
+(the cubic term is a direct convolution in C, about 5e9 products a second here: 35 s at T =
+10,000 binary, ``benchmarks/bench_markov.py``). Memory: the forward tables are kept every
+``sqrt(T)`` steps and recomputed a segment at a time on the way back (O(T^1.5 k)); the priors
+themselves take ``2 (T + 1)`` floats per time and state (their support array is shared). The
+issue asked O(T k) memory per node: that is the size of a node's prior, which the check needs.
+A time-reversible stationary chain (:attr:`~.chain.MarkovChain.time_reversible`) needs half the
+times: the count is symmetric in time. Every prior is a
 1-D :class:`~pufferfish.priors.DiscretePrior` on ``0..T`` (or ``0, 1/T, ..., 1``), so the existing
 mechanisms and the exact check of SPEC sec 2.1 apply unchanged (issue 30); the Markov quilt
 mechanisms read the chain from :attr:`pufferfish.scenario.Scenario.model`.
@@ -21,8 +27,8 @@ Rounding: the tables are kept in log space (probabilities such as ``0.1^T`` unde
 the extreme counts decide the tails of a Laplace release: none may be dropped). A step is a
 ``logsumexp`` of ``k`` terms, within ``(k + 4) u (1 + L)`` of its exact value (``u = 2^-53``,
 ``L`` the largest ``|log|`` met); errors add along the ``T`` steps each way. The convolution of two
-log vectors splits each into blocks whose values span at most :data:`_BLOCK_NATS` nats and
-convolves each pair of blocks in linear space after a shift (a sum of non-negative terms, within a
+log vectors cuts each into contiguous runs whose values span at most :data:`_BLOCK_NATS` nats and
+convolves each pair of runs in linear space after a shift (a sum of non-negative terms, within a
 relative ``(T + 1) u``, and no product underflows: ``e^{-600}`` is a normal float), combined by
 ``logaddexp``. The bound ``log_error`` of every prior is the sum, stated in
 :func:`count_priors`; the exact check adds it (:attr:`~pufferfish.priors.DiscretePrior.log_error`).
@@ -30,13 +36,13 @@ relative ``(T + 1) u``, and no product underflows: ``e^{-600}`` is a normal floa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import logsumexp
 
 from ..priors import DiscretePrior
 from ..scenario import AdversaryPrior, Scenario
@@ -131,9 +137,27 @@ class CountModel:
         """How much one ``X_t`` moves the query: 1 (count) or ``1/T`` (frequency)."""
         return 1.0 if self.query == "count" else 1.0 / self.length
 
+    @property
+    def mirrored(self) -> bool:
+        """Whether only the times ``0..ceil(T/2)-1`` are checked: every chain of the class is
+        :attr:`~.chain.MarkovChain.time_reversible`, so time ``T-1-i`` has the priors of time
+        ``i`` (a count is symmetric in time) and its pairs decide nothing more."""
+        return all(start.time_reversible for c in self.chains for start in c.starts())
+
+    @property
+    def checked_times(self) -> range:
+        """The times whose pairs are in the scenario (:attr:`mirrored`)."""
+        return range((self.length + 1) // 2 if self.mirrored else self.length)
+
     def describe(self) -> dict[str, Any]:
         """JSON-ready description."""
         return {
+            "checked_times": (
+                f"0..{self.checked_times[-1]} (time T-1-i has the priors of time i: the chain is "
+                "stationary and time-reversible)"
+                if self.mirrored
+                else f"0..{self.length - 1}"
+            ),
             "length": self.length,
             "target": self.target,
             "query": self.query,
@@ -143,9 +167,11 @@ class CountModel:
         }
 
 
-def count_priors(chain: MarkovChain, length: int, target: str) -> dict[tuple[int, int], DiscretePrior]:
-    """``P(C | X_i = a)`` on ``0..T`` for every time ``i`` and every state ``a`` of positive
-    probability at ``i`` (module docstring).
+def count_priors(
+    chain: MarkovChain, length: int, target: str, *, times: Sequence[int] | None = None
+) -> dict[tuple[int, int], DiscretePrior]:
+    """``P(C | X_i = a)`` on ``0..T`` for every time ``i`` (or those of ``times``) and every state
+    ``a`` of positive probability at ``i`` (module docstring).
 
     Parameters
     ----------
@@ -154,64 +180,103 @@ def count_priors(chain: MarkovChain, length: int, target: str) -> dict[tuple[int
         ``T >= 1``.
     target : str
         The counted state.
+    times : sequence of int, optional
+        The times ``i`` whose priors are wanted (default all of ``0..T-1``); the tables are
+        swept over every time either way.
 
     Returns
     -------
     dict
-        ``(i, a) -> DiscretePrior`` on support ``0, 1, ..., T`` (zero masses kept), its
-        ``log_pmf`` exact to ``log_error`` nats:
-        ``log_error = u ((1 + L) (2 T (k + 4) + 2 T + 32) + 4 (B + 2))``, ``L`` the largest
-        ``|log|`` of a positive entry met and ``B`` = :data:`_BLOCK_NATS` (the exponentials of the
-        shifted blocks, each within a relative ``(1 + B) u``).
+        ``(i, a) -> DiscretePrior`` on support ``0, 1, ..., T`` (zero masses kept, one support
+        array shared by all), its ``log_pmf`` exact to ``log_error`` nats:
+        ``log_error = u ((1 + L) (2 T (k + 4) + 2 T + 32 + 2 R) + 4 (B + 2)) + 2 r``, ``L`` the
+        largest ``|log|`` of a positive entry met, ``B`` = :data:`_BLOCK_NATS` (the exponentials
+        of the shifted runs, each within a relative ``(1 + B) u``), ``R`` the most pairs of runs
+        a convolution combined (each ``logaddexp`` within ``2 u (1 + L)``) and ``r`` the chain's
+        :attr:`~.chain.MarkovChain.start_log_error` (a conditional is a ratio of two sums
+        over starts, each moved by at most ``e^r``).
     """
     k, T = chain.k, int(length)
     tgt = chain.states.index(str(target))
+    wanted = np.zeros(T, dtype=bool)
+    wanted[list(range(T)) if times is None else [int(i) for i in times]] = True
     with np.errstate(divide="ignore"):
         log_m = np.log(chain.transition)
         log_q0 = np.log(chain.initial_distribution)
-    forward = np.full((T, k, T + 1), -np.inf)  # F_t(x, c) = log P(X_t = x, C_{0..t} = c)
-    forward[0, :, 0] = log_q0
-    forward[0, tgt] = _shift(forward[0, tgt], 1)
+    # past_t(x, c) = log P(X_t = x, C_{0..t-1} = c), kept every `every` steps (checkpoints) and
+    # recomputed a segment at a time on the way back: O(T^1.5 k) memory instead of O(T^2 k)
+    every = max(1, math.isqrt(T))
+    first = np.full((k, T + 1), -np.inf)
+    first[:, 0] = log_q0
+    checkpoints = [first]
+    past = first
+    big = _largest(first)
     for t in range(1, T):
-        step = logsumexp(forward[t - 1][:, None, :] + log_m[:, :, None], axis=0)  # (k, T+1)
-        step[tgt] = _shift(step[tgt], 1)
-        forward[t] = step
-    big = _largest(forward)
+        past = _step(_counted(past, tgt), log_m)
+        big = max(big, _largest(past))
+        if t % every == 0:
+            checkpoints.append(past)
     support = np.arange(T + 1, dtype=np.float64)
+    support.setflags(write=False)
     pending: list[tuple[int, int, NDArray[np.float64]]] = []
+    runs = 1
     future = np.full((k, T + 1), -np.inf)  # log P(C_{i+1..T-1} = c | X_i = a); none after T - 1
     future[:, 0] = 0.0
-    for i in range(T - 1, -1, -1):
-        if i > 0:  # log P(X_i = a, C_{0..i-1} = c)
-            past = logsumexp(forward[i - 1][:, None, :] + log_m[:, :, None], axis=0)
-        else:
-            past = np.full((k, T + 1), -np.inf)
-            past[:, 0] = log_q0
-        for a in range(k):
-            if past[a].max() == -np.inf:
-                continue  # X_i = a has probability 0: no secret
-            joint = _log_convolve(past[a], future[a])
-            if a == tgt:
-                joint = _shift(joint, 1)
-            pending.append((i, a, joint))
-            big = max(big, _largest(joint))
-        backward = future.copy()  # B_i(x, c) = log P(C_{i..T-1} = c | X_i = x)
-        backward[tgt] = _shift(backward[tgt], 1)
-        future = logsumexp(log_m[:, :, None] + backward[None, :, :], axis=1)
-        big = max(big, _largest(future))
-    # the steps each way, the convolution's sum and log, and each block's exp of a shifted value
-    # (|x - max| <= _BLOCK_NATS: relative (1 + _BLOCK_NATS) u, twice)
-    log_error = _U * ((1.0 + big) * (2 * T * (k + 4) + 2 * T + 32) + 4.0 * (_BLOCK_NATS + 2.0))
+    for seg in range((T - 1) // every, -1, -1):
+        lo, hi = seg * every, min((seg + 1) * every, T)
+        rows = [checkpoints[seg]]
+        for _ in range(lo + 1, hi):
+            rows.append(_step(_counted(rows[-1], tgt), log_m))
+        for i in range(hi - 1, lo - 1, -1):
+            if wanted[i]:
+                for a in range(k):
+                    if rows[i - lo][a].max() == -np.inf:
+                        continue  # X_i = a has probability 0: no secret
+                    joint, pairs = _log_convolve(rows[i - lo][a], future[a])
+                    runs = max(runs, pairs)
+                    if a == tgt:
+                        joint = _shift(joint, 1)
+                    pending.append((i, a, joint))
+                    big = max(big, _largest(joint))
+            # log P(C_{i..T-1} = c | X_i = x), then one step back
+            future = _step(_counted(future, tgt), log_m.T)
+            big = max(big, _largest(future))
+    log_error = (
+        _U * ((1.0 + big) * (2 * T * (k + 4) + 2 * T + 32 + 2 * runs) + 4.0 * (_BLOCK_NATS + 2.0))
+        + 2.0 * chain.start_log_error
+    )
     out: dict[tuple[int, int], DiscretePrior] = {}
-    for i, a, joint in pending:
+    for i, a, joint in sorted(pending):
         out[(i, a)] = DiscretePrior.from_log_pmf(support, joint, log_error=log_error)
     return out
+
+
+def _counted(past: NDArray[np.float64], tgt: int) -> NDArray[np.float64]:
+    """The table with the current step counted: the target's row moved one count up."""
+    out = past.copy()
+    out[tgt] = _shift(past[tgt], 1)
+    return out
+
+
+def _step(table: NDArray[np.float64], log_m: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``log(exp(table)^T exp(log_m))`` row by row: ``out[b, c] = logsumexp_a(table[a, c] +
+    log_m[a, b])``, shape (k, n), by the shift of the largest of the ``k`` terms (as
+    :func:`scipy.special.logsumexp`, within ``(k + 4) u (1 + L)``); ``-inf`` where every term is."""
+    terms = table[:, None, :] + log_m[:, :, None]  # (from, to, count)
+    top = terms.max(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.log(np.exp(terms - top).sum(axis=0)) + top
+    out[top == -np.inf] = -np.inf
+    return np.asarray(out, dtype=np.float64)
 
 
 def count_scenario(model: CountModel) -> Scenario:
     """The scenario of a count (or frequency) query: secrets ``X[i]=a``, pairs ``(X[i]=a,
     X[i]=b)`` for every time ``i`` and states ``a < b`` (both of positive probability at ``i``;
     a state of probability 0 at ``i`` is no secret), one adversary prior per chain of the class.
+    When every chain is stationary and time-reversible the times ``i >= ceil(T/2)`` are left out:
+    their priors are those of ``T-1-i`` exactly (:attr:`CountModel.mirrored`; the chain's
+    :attr:`~.chain.MarkovChain.start_log_error` is in the priors' ``log_error``).
 
     Returns
     -------
@@ -226,10 +291,11 @@ def count_scenario(model: CountModel) -> Scenario:
     T = model.length
     names = model.states
     checked = [start for c in model.chains for start in c.starts()]
-    per_chain = [count_priors(c, T, model.target) for c in checked]
+    times = model.checked_times
+    per_chain = [count_priors(c, T, model.target, times=times) for c in checked]
     scale = 1.0 if model.query == "count" else 1.0 / T
     pairs: list[tuple[str, str]] = []
-    for i in range(T):
+    for i in times:
         live = [a for a in range(len(names)) if all((i, a) in p for p in per_chain)]
         pairs.extend(
             (secret_name(i, names[a]), secret_name(i, names[b])) for a in live for b in live if a < b
@@ -237,18 +303,20 @@ def count_scenario(model: CountModel) -> Scenario:
     if not pairs:
         raise ValueError("no time step has two states of positive probability: there is no pair to protect")
     adversaries = []
+    frequencies = np.arange(T + 1, dtype=np.float64) * scale  # one support shared by all priors
+    frequencies.setflags(write=False)
     for n, priors in enumerate(per_chain):
         conds = {
-            secret_name(i, names[a]): p if scale == 1.0 else _rescaled(p, scale)
+            secret_name(i, names[a]): p if scale == 1.0 else _rescaled(p, frequencies)
             for (i, a), p in priors.items()
         }
         adversaries.append(AdversaryPrior(f"chain {n}" if len(per_chain) > 1 else "chain", conds))
     return Scenario(tuple(pairs), tuple(adversaries), model=model)
 
 
-def _rescaled(prior: DiscretePrior, scale: float) -> DiscretePrior:
+def _rescaled(prior: DiscretePrior, support: NDArray[np.float64]) -> DiscretePrior:
     assert prior.log_pmf is not None
-    return DiscretePrior.from_log_pmf(prior.support * scale, prior.log_pmf, log_error=prior.log_error)
+    return DiscretePrior.from_log_pmf(support, prior.log_pmf, log_error=prior.log_error)
 
 
 def _shift(v: NDArray[np.float64], by: int) -> NDArray[np.float64]:
@@ -266,45 +334,41 @@ def _largest(v: NDArray[np.float64]) -> float:
     return float(np.max(np.abs(finite))) if finite.size else 0.0
 
 
-def _blocks(v: NDArray[np.float64]) -> list[tuple[NDArray[np.intp], float]]:
-    """Index sets of ``v``'s finite entries grouped so that each group spans at most
-    :data:`_BLOCK_NATS`, each with its largest value."""
-    idx = np.flatnonzero(np.isfinite(v))
-    if idx.size == 0:
+def _runs(v: NDArray[np.float64]) -> list[tuple[int, NDArray[np.float64], float]]:
+    """``v``'s finite entries cut into contiguous runs whose values span less than
+    :data:`_BLOCK_NATS` (bands of that width below the largest value): ``(start, exp(v[run] -
+    top), top)`` per run, every exponential in ``[e^-B, 1]`` (no underflow)."""
+    finite = np.isfinite(v)
+    if not finite.any():
         return []
-    order = idx[np.argsort(-v[idx], kind="stable")]
+    band = np.full(v.size, -1.0)
+    band[finite] = np.floor((float(v[finite].max()) - v[finite]) / _BLOCK_NATS)
+    edges = np.flatnonzero(np.diff(band)) + 1
     out = []
-    start = 0
-    while start < order.size:
-        top = v[order[start]]
-        stop = start + int(np.searchsorted(-v[order[start:]], -(top - _BLOCK_NATS), side="right"))
-        out.append((np.sort(order[start:stop]), float(top)))
-        start = stop
+    for lo, hi in zip(np.r_[0, edges], np.r_[edges, v.size], strict=True):
+        if band[lo] < 0:
+            continue
+        top = float(v[lo:hi].max())
+        out.append((int(lo), np.exp(v[lo:hi] - top), top))
     return out
 
 
-def _log_convolve(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``log(exp(x) * exp(y))`` (full convolution cut to ``len(x)``), without dropping any term
-    (module docstring)."""
+def _log_convolve(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArray[np.float64], int]:
+    """``log(exp(x) * exp(y))`` (full convolution cut to ``len(x)``), without dropping any term,
+    and the number of pairs of runs combined (module docstring). Contiguous runs keep the
+    direct convolutions' total length at ``len(x) len(y)``."""
     n = x.size
     out = np.full(n, -np.inf)
-    for ix, mx in _blocks(x):
-        ex = np.zeros(n)
-        ex[ix] = np.exp(x[ix] - mx)
-        lo_x, hi_x = int(ix[0]), int(ix[-1]) + 1
-        for iy, my in _blocks(y):
-            ey = np.zeros(n)
-            ey[iy] = np.exp(y[iy] - my)
-            lo_y, hi_y = int(iy[0]), int(iy[-1]) + 1
-            part = np.convolve(ex[lo_x:hi_x], ey[lo_y:hi_y])
-            start = lo_x + lo_y
-            stop = min(n, start + part.size)
-            if stop <= start:
+    rx, ry = _runs(x), _runs(y)
+    for sx, ex, mx in rx:
+        for sy, ey, my in ry:
+            start = sx + sy
+            if start >= n:
                 continue
-            with np.errstate(divide="ignore"):
-                logs = np.log(part[: stop - start]) + mx + my
-            out[start:stop] = np.logaddexp(out[start:stop], logs)
-    return out
+            part = np.convolve(ex, ey)[: n - start]  # >= e^-2B > 0: a normal float
+            stop = start + part.size
+            out[start:stop] = np.logaddexp(out[start:stop], np.log(part) + (mx + my))
+    return out, len(rx) * len(ry)
 
 
 def chain_class(chains: Sequence[MarkovChain] | MarkovChain) -> tuple[MarkovChain, ...]:

@@ -29,6 +29,7 @@ from ..tables.source import (
     report_path_for,
     resolve_source,
 )
+from .audit import ScaleAudit, audit_scale
 from .chain import MarkovChain
 from .counts import MARKOV_MECHANISMS, QUERIES, CountModel, count_scenario
 from .estimate import ESTIMATED_INITIALS, SeriesTable, confidence_chains, estimated_chain, read_series
@@ -149,6 +150,41 @@ def calibrate_series(request: SeriesRequest) -> SeriesCalibration:
     ValueError
         If the target is not a state of the table.
     """
+    series, chain, chains, description, lengths = _estimated(request)
+    names = list(request.mechanisms or MARKOV_MECHANISMS)
+    results = {
+        t: compare(
+            count_scenario(CountModel(chains, t, request.target, request.query)), request.epsilon, names
+        )
+        for t in lengths
+    }
+    return SeriesCalibration(request, series, chain, chains, description, results)
+
+
+def audit_series(request: SeriesRequest, scale: float) -> tuple[SeriesCalibration, dict[int, ScaleAudit]]:
+    """The exact loss of ``Laplace(scale)`` on each length's query, on the estimated chain (or the
+    chains of its confidence set): :func:`~.audit.audit_scale` per length.
+
+    Returns
+    -------
+    (SeriesCalibration, dict)
+        The estimate (with no mechanism results) and ``T -> ScaleAudit``.
+
+    Raises
+    ------
+    DataError, ValueError
+        As :func:`calibrate_series`; ``ValueError`` for a negative or non-finite scale.
+    """
+    series, chain, chains, description, lengths = _estimated(request)
+    audits = {t: audit_scale(CountModel(chains, t, request.target, request.query), scale) for t in lengths}
+    return SeriesCalibration(request, series, chain, chains, description, {}), audits
+
+
+def _estimated(
+    request: SeriesRequest,
+) -> tuple[SeriesTable, MarkovChain, tuple[MarkovChain, ...], dict[str, Any] | None, list[int]]:
+    """The table read, the estimated chain, the chains checked, the set's description and the
+    lengths to calibrate."""
     series = read_series(
         request.data, id_column=request.id_column, time_column=request.time_column,
         state_column=request.state_column, csv_options=request.csv_options,
@@ -163,14 +199,7 @@ def calibrate_series(request: SeriesRequest) -> SeriesCalibration:
     lengths = (
         [int(request.length)] if request.length is not None else sorted({int(t) for t in series.lengths})
     )
-    names = list(request.mechanisms or MARKOV_MECHANISMS)
-    results = {
-        t: compare(
-            count_scenario(CountModel(chains, t, request.target, request.query)), request.epsilon, names
-        )
-        for t in lengths
-    }
-    return SeriesCalibration(request, series, chain, chains, description, results)
+    return series, chain, chains, description, lengths
 
 
 @dataclass(frozen=True)
