@@ -86,4 +86,27 @@ def test_cli_reproduce_writes_an_index_of_printed_and_our_values(tmp_path: Path)
     assert np.all(fig4[:, 3] <= fig4[:, 2]) and np.all(fig4[:, 2] < fig4[:, 1])
     assert "not reproduced" in (tmp_path / "002" / "index.md").read_text()
     bad = CliRunner().invoke(app, ["reproduce", "--paper", "999", "--output", str(tmp_path)])
-    assert bad.exit_code == 1 and "paper must be one of 000, 001, 002, 003, 004, got '999'" in bad.output
+    assert bad.exit_code == 1 and "paper must be one of 000, 001, 002, 003, 004, markov, got '999'" in bad.output
+
+
+def test_reproduce_markov_grid_of_song_et_al(tmp_path: Path) -> None:
+    """`pufferfish reproduce markov`: the MATLAB code's figures at p0 = p1 = 0.9 and 0.6 (T = 100,
+    eps 1) to 4 decimals, the exact optimum below MQMExact on every chain, table and figure."""
+    from typer.testing import CliRunner
+
+    from pufferfish.cli import app
+    from pufferfish.reproduce import _markov
+
+    values, files = _markov(tmp_path, (0.3, 0.6, 0.9))
+    compared = [v for v in values if v.printed is not None]
+    assert len(compared) == 6 and all(v.agrees for v in compared)
+    optimum = {v.setting.split(",")[0]: v.ours for v in values if v.item.endswith("optimal (this project)")}
+    assert optimum["p0 = 0.9"] == pytest.approx(8.6404, abs=5e-5)
+    assert optimum["p0 = 0.6"] == pytest.approx(1.4673, abs=5e-5)
+    grid = np.genfromtxt(files[0], delimiter=",", names=True)
+    assert grid.size == 9 and set(grid.dtype.names) >= {"p0", "p1", "optimal", "mqmexact", "groupdp"}
+    assert np.all(grid["optimal"] <= grid["mqmexact"] * (1 + 1e-9))
+    assert np.all(grid["mqmexact"] <= grid["groupdp"] * (1 + 1e-12))
+    assert files[1].read_text().startswith("<?xml")
+    both = CliRunner().invoke(app, ["reproduce", "markov", "--paper", "001", "--output", str(tmp_path)])
+    assert both.exit_code == 1 and "give the paper once" in both.output

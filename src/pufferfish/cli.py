@@ -654,14 +654,19 @@ def reproduce(
     output: Annotated[
         str, typer.Option("--output", help="Folder to write the tables, figures and index.md to.")
     ],
-    paper: Annotated[
-        str | None, typer.Option("--paper", help="Seed paper: 000, 001, 002, 003 or 004 (default: all).")
+    what: Annotated[
+        str | None,
+        typer.Argument(help="000, 001, 002, 003, 004 (seed papers) or markov (Song et al. 2017's grid)."),
     ] = None,
+    paper: Annotated[str | None, typer.Option("--paper", help="The same as WHAT (default: all).")] = None,
 ) -> None:
-    """Regenerate the seed papers' tables and figures with an index of printed vs our values."""
+    """Regenerate the seed papers' tables and figures (and Song et al.'s Markov grid) with an index
+    of printed vs our values."""
     from .reproduce import reproduce as do_reproduce
 
-    result = guard(lambda: do_reproduce(paper, output))
+    if what is not None and paper is not None and what != paper:
+        guard(lambda: _refuse_both(what, paper))
+    result = guard(lambda: do_reproduce(what or paper, output))
     compared = [v for v in result.values if v.difference is not None]
     worst = max((abs(v.difference) for v in compared if v.difference is not None), default=0.0)
     typer.echo(f"index: {result.files[0]}")
@@ -669,6 +674,10 @@ def reproduce(
         f"{len(result.values)} items, {len(compared)} compared with a printed value "
         f"(largest |difference| {worst:.4g}); {len(result.files)} files written"
     )
+
+
+def _refuse_both(what: str, paper: str) -> None:
+    raise ValueError(f"give the paper once: WHAT is {what!r} and --paper {paper!r}")
 
 
 # Typer's base class of command-line usage errors (its vendored click's ClickException).

@@ -246,7 +246,9 @@ def count_priors(
         + 2.0 * chain.start_log_error
     )
     out: dict[tuple[int, int], DiscretePrior] = {}
-    for i, a, joint in sorted(pending):
+    pending.sort(key=lambda item: (-item[0], -item[1]))
+    while pending:  # each table freed as its prior is made: no second copy of them all
+        i, a, joint = pending.pop()
         out[(i, a)] = DiscretePrior.from_log_pmf(support, joint, log_error=log_error)
     return out
 

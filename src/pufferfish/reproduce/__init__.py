@@ -40,6 +40,13 @@ from .seed003 import (
     write_seed003_adult,
     write_seed003_fig2,
 )
+from .song2017 import (
+    GRID_PROBABILITIES,
+    MATLAB_FIGURES,
+    MarkovGrid,
+    song2017_grid,
+    write_song2017_grid,
+)
 
 # ---------------------------------------------------------------------------------------------
 # `pufferfish reproduce`: every seed paper's computable tables and figures, with an index
@@ -47,8 +54,11 @@ from .seed003 import (
 
 __all__ = [
     "EPSILON_GRID",
+    "GRID_PROBABILITIES",
     "MARRIED_CODES",
+    "MATLAB_FIGURES",
     "PAPERS",
+    "MarkovGrid",
     "PaperValue",
     "Reproduction",
     "ScaleCurves",
@@ -64,13 +74,16 @@ __all__ = [
     "seed000_fig9a",
     "seed003_adult",
     "seed003_fig2",
+    "song2017_grid",
     "write_curves",
     "write_seed003_adult",
     "write_seed003_fig2",
+    "write_song2017_grid",
 ]
 
-#: Seed papers ``reproduce`` knows, by short name.
-PAPERS = ("000", "001", "002", "003", "004")
+#: Seed papers ``reproduce`` knows, by short name, and ``markov``: the synthetic grid of Song,
+#: Wang and Chaudhuri 2017 (cited by seed 002; :mod:`.song2017`).
+PAPERS = ("000", "001", "002", "003", "004", "markov")
 
 #: Seed 001 Table 4, printed values (eps = 0.1, 0.2, ..., 1.0) for l1 eq (26), W1 [8] and Alg. 1.
 SEED001_TABLE4: dict[str, dict[str, tuple[float, ...]]] = {
@@ -416,13 +429,60 @@ def _seed004(out: Path) -> tuple[list[PaperValue], list[Path]]:
     ], []
 
 
+def _markov(
+    out: Path, probabilities: tuple[float, ...] = GRID_PROBABILITIES
+) -> tuple[list[PaperValue], list[Path]]:
+    grid = song2017_grid(probabilities)
+    files = write_song2017_grid(grid, out)
+    values = []
+    for (p0, p1), figures in MATLAB_FIGURES.items():
+        try:
+            row = grid.row(p0, p1)
+        except KeyError:
+            continue
+        for mech, printed in figures.items():
+            values.append(
+                PaperValue(
+                    "markov",
+                    f"Song et al. 2017 synthetic grid, {mech}",
+                    f"p0 = {p0:g}, p1 = {p1:g}, T = 100, eps 1",
+                    printed,
+                    row.scales[mech],
+                    "the MATLAB code's figure (run_synthetic.m, quoted in issue 30); ours checked exactly",
+                    digits=4,
+                )
+            )
+        values.append(
+            PaperValue(
+                "markov",
+                "Song et al. 2017 synthetic grid, optimal (this project)",
+                f"p0 = {p0:g}, p1 = {p1:g}, T = 100, eps 1",
+                None,
+                row.scales["optimal"],
+                "the smallest Laplace scale passing the exact check on the count priors",
+            )
+        )
+    values.append(
+        PaperValue(
+            "markov",
+            "Song et al. 2017 synthetic grid, every chain and mechanism",
+            f"p0, p1 in {', '.join(f'{p:g}' for p in probabilities)}",
+            None,
+            None,
+            "song2017-grid.csv and .svg (the paper plots errors, not scales: no printed numbers)",
+        )
+    )
+    return values, files
+
+
 def reproduce(paper: str | None, output: str | Path) -> Reproduction:
     """Regenerate a seed paper's (or every paper's) computable tables and figures, with an index.
 
     Parameters
     ----------
     paper : str or None
-        One of :data:`PAPERS` (``"001"``), or None for all.
+        One of :data:`PAPERS` (``"001"``, or ``"markov"``: Song et al. 2017's grid, about a
+        minute), or None for all.
     output : str or pathlib.Path
         Folder (created if missing). Files of the same names are replaced (they are outputs of
         this function).
@@ -442,7 +502,10 @@ def reproduce(paper: str | None, output: str | Path) -> Reproduction:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
-    makers = {"000": _seed000, "001": _seed001, "002": _seed002, "003": _seed003, "004": _seed004}
+    makers = {
+        "000": _seed000, "001": _seed001, "002": _seed002, "003": _seed003, "004": _seed004,
+        "markov": _markov,
+    }  # fmt: skip
     values: list[PaperValue] = []
     files: list[Path] = []
     for name in PAPERS if paper is None else (paper,):
