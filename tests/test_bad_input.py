@@ -468,7 +468,7 @@ def test_an_os_error_while_writing_is_one_line_naming_the_output(
         tmp.write_text("partial")
         raise OSError(code, reason, str(tmp))
 
-    monkeypatch.setattr(engine, "_copy_to", full)
+    monkeypatch.setattr(engine, "copy_arrow_to", full)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["pufferfish", *R, "--output", "out.csv"])
     with pytest.raises(SystemExit) as exc:

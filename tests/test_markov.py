@@ -277,7 +277,7 @@ def test_cli_markov_release_of_a_table(tmp_path) -> None:
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     lines = out.read_text().splitlines()
-    assert lines[0] == '"id","T","count_run"' and len(lines) == 31
+    assert lines[0] == "id,T,count_run" and len(lines) == 31
     report = json.loads((tmp_path / "released.report.json").read_text())
     assert report["mechanism"] == "optimal" and report["noise"]["secure"] is True
     for t, rows in report["results"].items():

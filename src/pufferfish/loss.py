@@ -324,13 +324,25 @@ def privacy_loss(scenario: Scenario, scale: float) -> PrivacyLoss:
     worst: PairLoss | None = None
     total_bound = 0.0
     # a prior in several pairs on one shared support (the times and states of a Markov chain):
-    # its release density is computed once
+    # its release density is computed once, and forgotten after its last pair (memory)
+    uses: dict[int, int] = {}
+    for _, _, p_i, p_j in scenario.iter_pairs():
+        if p_i.support is p_j.support:
+            for p in (p_i, p_j):
+                uses[id(p)] = uses.get(id(p), 0) + 1
     densities: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
 
     def density(p: DiscretePrior) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if id(p) not in densities:
-            densities[id(p)] = _log_density_and_errors(p, p.support, scale)
-        return densities[id(p)]
+        key = id(p)
+        found = densities.get(key)
+        if found is None:
+            found = _log_density_and_errors(p, p.support, scale)
+        uses[key] -= 1
+        if uses[key] > 0:
+            densities[key] = found
+        else:
+            densities.pop(key, None)
+        return found
 
     for prior, (a, b), p_i, p_j in scenario.iter_pairs():
         if scale > 0.0 and p_i.support is p_j.support:

@@ -254,8 +254,8 @@ def release_series(
         the input.
     """
     import pyarrow as pa
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
+
+    from ..tables.duckdb_engine import copy_arrow_to
 
     source = resolve_source(request.data, "duckdb", request.csv_options)  # read once, below too
     out_path, rep_path = Path(output), report_path_for(Path(output))
@@ -297,10 +297,8 @@ def release_series(
         "released": f"one row per id: id, T (its length), {column} = "
         + ("(visits + Laplace noise) / T" if request.query == "frequency" else "visits + Laplace noise"),
     }
+    fmt = "parquet" if out_path.suffix.lower() in (".parquet", ".pq") else "csv"
     with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
-        if out_path.suffix.lower() in (".parquet", ".pq"):
-            pq.write_table(table, tmp)
-        else:
-            pacsv.write_csv(table, tmp)
+        copy_arrow_to(table.to_reader(), tmp, fmt, gzip=False)  # as table releases are written
         tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise)

