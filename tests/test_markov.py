@@ -243,8 +243,9 @@ def _activity_csv(path, ids: int = 30, seed: int = 3) -> None:
         for t in range(int(gen.integers(12, 15))):
             rows.append(f"p{pid:03d},{t},{labels[s]}")
             s = int(gen.choice(3, p=m[s]))
-    gen.shuffle(rows[1:])  # row order does not matter: the time column orders each series
-    path.write_text("\n".join(rows) + "\n")
+    body = rows[1:]
+    gen.shuffle(body)  # row order does not matter: the time column orders each series
+    path.write_text("\n".join([rows[0], *body]) + "\n")
 
 
 def test_chain_estimated_from_a_table_and_its_confidence_chains(tmp_path) -> None:
@@ -341,6 +342,7 @@ def test_cli_audit_of_a_differentially_private_scale(tmp_path) -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["chains_checked"] > 1 and all(a["scale"] == 2.0 for a in out["audit"].values())
+    assert list(out["audit"]) == ["14"]  # the longest series by default (lengths 12 to 14)
 
 
 @pytest.mark.parametrize(
@@ -439,3 +441,19 @@ def test_cli_markov_report_shows_the_payload_numbers(tmp_path) -> None:
               "--target-state", "x", "--epsilon", "1", "--report", str(tmp_path / "x.html")],
     )  # fmt: skip
     assert bad.exit_code == 1 and "not yet for a DATA table" in bad.output
+
+
+def test_mvad_example_of_the_docs() -> None:
+    # docs/markov.rst: the shipped school-to-work sequences, joblessness counted over T = 72 months
+    args = ["markov", "calibrate", "mvad", "--id", "id", "--time", "month", "--state", "activity",
+            "--target-state", "joblessness", "--epsilon", "1", "--prior-set", "none",
+            "--mechanism", "optimal,group-dp", "--json"]  # fmt: skip
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["data"]["ids"] == 712 and out["data"]["rows"] == 51264
+    rows = {r["mechanism"]: r for r in out["results"]["72"]}
+    assert rows["group-dp"]["scale"] == 72.0
+    assert rows["optimal"]["scale"] == pytest.approx(24.1717, abs=5e-5)
+    assert rows["optimal"]["checked_loss"] + rows["optimal"]["check_error_bound"] <= 1.0
+    assert rows["optimal"]["pair"] == ["X[36]=HE", "X[36]=joblessness"]

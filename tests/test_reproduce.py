@@ -86,7 +86,9 @@ def test_cli_reproduce_writes_an_index_of_printed_and_our_values(tmp_path: Path)
     assert np.all(fig4[:, 3] <= fig4[:, 2]) and np.all(fig4[:, 2] < fig4[:, 1])
     assert "not reproduced" in (tmp_path / "002" / "index.md").read_text()
     bad = CliRunner().invoke(app, ["reproduce", "--paper", "999", "--output", str(tmp_path)])
-    assert bad.exit_code == 1 and "paper must be one of 000, 001, 002, 003, 004, markov, got '999'" in bad.output
+    assert (
+        bad.exit_code == 1 and "paper must be one of 000, 001, 002, 003, 004, markov, got '999'" in bad.output
+    )
 
 
 def test_reproduce_markov_grid_of_song_et_al(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def markov_calibrate(
     ] = None,
     length: Annotated[
         int | None,
-        typer.Option("--length", min=1, help="Length T of the series (data: default every length met)."),
+        typer.Option("--length", min=1, help="Length T of the series (data: default the longest series)."),
     ] = None,
     initial: InitialOpt = "stationary",
     states: Annotated[
@@ -365,7 +365,7 @@ def _series_request(
         raise ValueError("a DATA table needs --target-state: the state (as written) whose visits are counted")
     return SeriesRequest(
         data, id_column, time_column, state_column, target_state, epsilon, query, initial, prior_set,
-        length=length, mechanisms=mechanisms,
+        length="longest" if length is None else length, mechanisms=mechanisms,
     )  # fmt: skip
 
 
@@ -407,9 +407,8 @@ def _calibrate_data(
         return
     console = Console()
     s = result.series
-    console.print(
-        f"data: {s.source}: {len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} with a missing value left out)"
-    )
+    console.print(f"data: {s.source}", markup=False)
+    console.print(f"{len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} with a missing value left out)")
     console.print(f"states: {', '.join(s.states)}; transitions counted: {int(s.transitions.sum())}")
     est = result.chain.transition
     rows = "; ".join(f"{a}: " + ", ".join(f"{x:.4f}" for x in est[n]) for n, a in enumerate(s.states))

@@ -62,8 +62,9 @@ class SeriesRequest:
         (:func:`~.estimate.confidence_chains`, not certified over the whole set), or the estimate.
     confidence : float
         In (0, 1).
-    length : int, optional
-        Calibrate for this ``T`` only (default: every length met among the ids).
+    length : int or "longest", optional
+        Calibrate for this ``T`` only, or for the longest series (the command line's default);
+        default None: every length met among the ids (what a release needs).
     mechanisms : sequence of str, optional
         Default :data:`MARKOV_MECHANISMS`.
     csv_options : CsvOptions, optional
@@ -79,7 +80,7 @@ class SeriesRequest:
     initial: str = "stationary"
     prior_set: str = "l1-rows"
     confidence: float = 0.95
-    length: int | None = None
+    length: int | str | None = None
     mechanisms: tuple[str, ...] | None = None
     csv_options: CsvOptions | None = None
 
@@ -93,8 +94,12 @@ class SeriesRequest:
             raise ValueError(f"prior set must be one of {', '.join(PRIOR_SETS)}, got {self.prior_set!r}")
         if not 0.0 < float(self.confidence) < 1.0:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
-        if self.length is not None and (isinstance(self.length, bool) or int(self.length) < 1):
-            raise ValueError(f"length must be an integer >= 1, got {self.length!r}")
+        if (
+            self.length is not None
+            and self.length != "longest"
+            and (isinstance(self.length, (bool, str)) or int(self.length) < 1)
+        ):
+            raise ValueError(f"length must be an integer >= 1 or 'longest', got {self.length!r}")
         object.__setattr__(self, "epsilon", eps)
         if self.mechanisms is not None:
             object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
@@ -196,9 +201,11 @@ def _estimated(
     description = None
     if request.prior_set == "l1-rows":
         chains, description = confidence_chains(series, chain, request.confidence)
-    lengths = (
-        [int(request.length)] if request.length is not None else sorted({int(t) for t in series.lengths})
-    )
+    lengths = sorted({int(t) for t in series.lengths})
+    if request.length == "longest":
+        lengths = lengths[-1:]
+    elif request.length is not None:
+        lengths = [int(request.length)]
     return series, chain, chains, description, lengths
 
 
