@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -426,8 +427,9 @@ def test_cli_markov_report_shows_the_payload_numbers(tmp_path) -> None:
     res = runner.invoke(app, [*args, "--json"])
     assert res.exit_code == 0, res.output
     page = page_path.read_text()
-    for fig in ("fig-scales", "fig-priors", "mechanisms", "transition", "report-json"):
+    for fig in ("fig-scales", "fig-priors", "fig-length", "mechanisms", "transition", "report-json"):
         assert f'id="{fig}"' in page
+    assert "3 lengths: 10, 20, 50" not in page and "4 lengths: 10, 20, 50, 60" in page
     payload = json.loads(_re.search(r'id="report-json">(.*?)</script>', page, _re.S).group(1))  # type: ignore[union-attr]
     assert payload == json.loads(res.output)
     for row in payload["results"]:
@@ -438,9 +440,36 @@ def test_cli_markov_report_shows_the_payload_numbers(tmp_path) -> None:
     assert runner.invoke(app, [*args, "--force"]).exit_code == 0
     bad = runner.invoke(
         app, ["markov", "calibrate", str(page_path), "--id", "a", "--time", "b", "--state", "c",
-              "--target-state", "x", "--epsilon", "1", "--report", str(tmp_path / "x.html")],
+              "--target-state", "x", "--epsilon", "1", "--report", str(tmp_path / "x.txt")],
     )  # fmt: skip
-    assert bad.exit_code == 1 and "not yet for a DATA table" in bad.output
+    assert bad.exit_code == 1 and "report must be an .html file" in bad.output
+
+
+def test_reports_of_a_table_calibration_and_release(tmp_path) -> None:
+    src = tmp_path / "activity.csv"
+    _activity_csv(src)
+    columns = ["--id", "person", "--time", "time", "--state", "activity", "--target-state", "run",
+               "--epsilon", "1", "--prior-set", "none"]  # fmt: skip
+    page = tmp_path / "cal.html"
+    res = runner.invoke(app, ["markov", "calibrate", str(src), *columns, "--report", str(page), "--json"])
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert 'id="fig-priors"' in text and 'id="fig-length"' not in text  # one length: the longest
+    assert "T = 14" in text
+    out, html_page = tmp_path / "rel.csv", tmp_path / "rel.html"
+    res = runner.invoke(app, ["markov", "release", str(src), *columns, "--output", str(out),
+                              "--report", str(html_page)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = html_page.read_text()
+    assert 'id="fig-length"' in text and "3 lengths: 12, 13, 14" in text  # every length released
+    report = json.loads((tmp_path / "rel.report.json").read_text())
+    for t in ("12", "13", "14"):
+        (row,) = report["results"][t]
+        shown = re.search(r'data-key="optimal:scale">([^<]*)<', text)
+        assert shown is not None and row["checked_loss"] + row["check_error_bound"] <= 1.0
+    same = runner.invoke(app, ["markov", "release", str(src), *columns, "--output", str(tmp_path / "b.csv"),
+                               "--report", str(src)])  # fmt: skip
+    assert same.exit_code == 1 and "report must be an .html file" in same.output
 
 
 def test_mvad_example_of_the_docs() -> None:

@@ -132,19 +132,13 @@ def markov_calibrate(
                (id_column, time_column, state_column), prior_set, as_json)  # fmt: skip
         return
     if data is not None:
-        if report is not None:
-            guard(
-                lambda: _refuse(
-                    "--report is written for --transition or --interval, not yet for a DATA table"
-                )
-            )
         if interval is not None:
             guard(
                 lambda: _refuse("--interval describes a class of chains; with a DATA table it is estimated")
             )
         _calibrate_data(
             data, epsilon, length, initial, target_state, query, mechanism, id_column, time_column,
-            state_column, prior_set, transition, states, as_json,
+            state_column, prior_set, transition, states, as_json, report, force,
         )  # fmt: skip
         return
     if report is not None:
@@ -160,11 +154,7 @@ def markov_calibrate(
     out = {"model": model.describe(), "certified_over_class": certified}
     out["results"] = [r.to_dict() for r in results]
     if report is not None:
-        from .markov.report import markov_report_html, write_markov_report
-
-        first = tuple(r for r in results if r.epsilon == results[0].epsilon)
-        page = markov_report_html(scenario, first, out, certified)
-        guard(lambda: write_markov_report(page, report, force=force))
+        guard(lambda: _chain_report(scenario, results, mechanism, out, certified, report, force))
     if as_json:
         typer.echo(json.dumps(out, allow_nan=False))
         return
@@ -260,6 +250,33 @@ def _audit(
             + "".join(f" epsilon {e:g}: {'satisfied' if a.satisfies(e) else 'NOT satisfied'}." for e in eps),
             soft_wrap=True, highlight=False, markup=False,
         )  # fmt: skip
+
+
+def _chain_report(
+    scenario: Any, results: Any, mechanism: str, payload: dict[str, Any], certified: list[str], report: str,
+    force: bool,
+) -> None:  # fmt: skip
+    """``--report`` of ``--transition`` / ``--interval``: the first epsilon's comparison, and the
+    same mechanisms at the lengths of :func:`~.markov.report.length_ladder` for the figure."""
+    from dataclasses import replace
+
+    from .calibration import compare
+    from .markov import count_scenario
+    from .markov.counts import binding_priors
+    from .markov.report import length_ladder, markov_report_html, write_markov_report
+
+    model = scenario.model
+    eps = results[0].epsilon
+    first = tuple(r for r in results if r.epsilon == eps)
+    names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
+    curve = {model.length: first}
+    for t in length_ladder(model.length)[:-1]:
+        curve[t] = compare(count_scenario(replace(model, length=t)), eps, names)
+    page = markov_report_html(
+        model, first, payload, certified, chains_checked=len(scenario.priors),
+        binding=binding_priors(scenario, first), curve=curve,
+    )  # fmt: skip
+    write_markov_report(page, report, force=force)
 
 
 def _refuse(message: str) -> None:
@@ -384,8 +401,10 @@ def _calibrate_data(
     transition: str | None,
     states: str | None,
     as_json: bool,
+    report: str | None = None,
+    force: bool = False,
 ) -> None:
-    from .markov.release import calibrate_series
+    from .markov.release import calibrate_series, series_report
 
     def run() -> Any:
         if transition is not None or states is not None:
@@ -401,7 +420,15 @@ def _calibrate_data(
                                   prior_set)  # fmt: skip
         return calibrate_series(request)
 
+    if report is not None:
+        from .report import check_report_path
+
+        guard(lambda: check_report_path(report, force=force))  # before any work
     result = guard(run)
+    if report is not None:
+        from .markov.report import write_markov_report
+
+        guard(lambda: write_markov_report(series_report(result, result.to_dict()), report, force=force))
     if as_json:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
         return
@@ -454,6 +481,10 @@ def markov_release(
         int | None,
         typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
     ] = None,
+    report: Annotated[
+        str | None,
+        typer.Option("--report", help="Also write a self-contained HTML report to this .html file."),
+    ] = None,
 ) -> None:
     """Release each id's count of visits to --target-state with Laplace noise of --mechanism's
     scale for its length, calibrated on the chain estimated from DATA and checked exactly."""
@@ -462,7 +493,9 @@ def markov_release(
     def run() -> Any:
         request = _series_request(data, epsilon, None, initial, target_state, query, (mechanism,), id_column,
                                   time_column, state_column, prior_set)  # fmt: skip
-        return release_series(request, output, mechanism=mechanism, force=force, rng=rng_seed)
+        return release_series(
+            request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report
+        )
 
     result = guard(run)
     console = Console()
@@ -481,3 +514,5 @@ def markov_release(
         )  # fmt: skip
     console.print(f"noise: {result.noise.get('sampler', 'none')}")
     console.print(f"report: {result.report_path}")
+    if result.html_report is not None:
+        console.print(f"HTML report: {result.html_report}")

@@ -376,3 +376,30 @@ def _log_convolve(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArr
 def chain_class(chains: Sequence[MarkovChain] | MarkovChain) -> tuple[MarkovChain, ...]:
     """One chain or a list of chains as a tuple (the class Theta of Song et al.)."""
     return (chains,) if isinstance(chains, MarkovChain) else tuple(chains)
+
+
+def binding_priors(scenario: Scenario, results: tuple[Any, ...]) -> Binding | None:
+    """The count priors of the pair that decided the ``optimal`` scale among ``results``, with
+    the pair and the adversary prior's name; ``None`` without an optimal calibration."""
+    # a Calibration (a Skipped row has neither a pair nor a prior); read by attribute, as the
+    # registry imports this module
+    best = next(
+        (r for r in results if r.mechanism == "optimal" and hasattr(r, "pair") and hasattr(r, "prior")), None
+    )
+    if best is None:
+        return None
+    rho = next(p for p in scenario.priors if p.name == best.prior)
+    p_i, p_j = (rho.conditionals[s] for s in best.pair)
+    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    return Binding(p_i, p_j, best.pair, best.prior, best.scale)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """The count priors of the pair that decided the exact optimum (for the report's figure)."""
+
+    prior_i: DiscretePrior
+    prior_j: DiscretePrior
+    pair: tuple[str, str]
+    prior: str
+    scale: float

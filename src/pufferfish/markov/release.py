@@ -13,7 +13,7 @@ holds every count.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from ..tables.source import (
 )
 from .audit import ScaleAudit, audit_scale
 from .chain import MarkovChain
-from .counts import MARKOV_MECHANISMS, QUERIES, CountModel, count_scenario
+from .counts import MARKOV_MECHANISMS, QUERIES, Binding, CountModel, binding_priors, count_scenario
 from .estimate import ESTIMATED_INITIALS, SeriesTable, confidence_chains, estimated_chain, read_series
 
 #: Prior sets of an estimated chain: the confidence set (default) or the estimate alone.
@@ -121,6 +121,8 @@ class SeriesCalibration:
         The confidence set's description (``certified`` is False: checked on ``chains`` only).
     results : dict
         ``T -> tuple of results`` (one per mechanism).
+    binding : dict
+        ``T -> the count priors of the optimal scale's binding pair`` (for the report).
     """
 
     request: SeriesRequest
@@ -129,6 +131,7 @@ class SeriesCalibration:
     chains: tuple[MarkovChain, ...]
     prior_set: dict[str, Any] | None
     results: dict[int, tuple[Result, ...]]
+    binding: dict[int, Binding | None] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -157,13 +160,33 @@ def calibrate_series(request: SeriesRequest) -> SeriesCalibration:
     """
     series, chain, chains, description, lengths = _estimated(request)
     names = list(request.mechanisms or MARKOV_MECHANISMS)
-    results = {
-        t: compare(
-            count_scenario(CountModel(chains, t, request.target, request.query)), request.epsilon, names
-        )
-        for t in lengths
-    }
-    return SeriesCalibration(request, series, chain, chains, description, results)
+    results: dict[int, tuple[Result, ...]] = {}
+    binding: dict[int, Binding | None] = {}
+    for t in lengths:
+        scenario = count_scenario(CountModel(chains, t, request.target, request.query))
+        results[t] = compare(scenario, request.epsilon, names)
+        binding[t] = binding_priors(scenario, results[t])
+    return SeriesCalibration(request, series, chain, chains, description, results, binding)
+
+
+def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> str:
+    """The HTML report of a table's calibration (or release): the longest length's model and
+    mechanisms, the scales against ``T`` over the lengths calibrated, the binding count priors
+    (:func:`~.report.markov_report_html`)."""
+    from .report import markov_report_html
+
+    longest = max(calibration.results)
+    r = calibration.request
+    model = CountModel(calibration.chains, longest, r.target, r.query)
+    certified = (
+        [f"nothing over the whole {calibration.prior_set['confidence']:.0%} set: checked on its chains"]
+        if calibration.prior_set is not None
+        else ["every mechanism, for the estimated chain (checked exactly)"]
+    )
+    return markov_report_html(
+        model, calibration.results[longest], payload, certified, chains_checked=len(calibration.chains),
+        binding=calibration.binding.get(longest), curve=calibration.results,
+    )  # fmt: skip
 
 
 def audit_series(request: SeriesRequest, scale: float) -> tuple[SeriesCalibration, dict[int, ScaleAudit]]:
@@ -218,6 +241,7 @@ class SeriesRelease:
     calibration : SeriesCalibration
     mechanism : str
     output, report_path : pathlib.Path
+    html_report : pathlib.Path or None
     scales : dict
         ``T -> (calibrated scale, drawn scale)`` of the count's noise.
     noise : dict
@@ -230,6 +254,7 @@ class SeriesRelease:
     report_path: Path
     scales: dict[int, tuple[float, float]]
     noise: dict[str, Any]
+    html_report: Path | None = None
 
 
 def release_series(
@@ -239,6 +264,7 @@ def release_series(
     mechanism: str = "optimal",
     force: bool = False,
     rng: np.random.Generator | int | None = None,
+    html_report: str | Path | None = None,
 ) -> SeriesRelease:
     """Release ``id, T, <query>`` per id with the noise of ``mechanism`` for the id's length.
 
@@ -253,6 +279,8 @@ def release_series(
         Replace existing files.
     rng : numpy.random.Generator, int or None
         None: the secure sampler; a seed: NumPy's sampler, INSECURE (experiments only).
+    html_report : str or pathlib.Path, optional
+        Also write the HTML report (:func:`series_report`) there.
 
     Raises
     ------
@@ -262,11 +290,19 @@ def release_series(
     """
     import pyarrow as pa
 
+    from ..report import check_report_path
     from ..tables.duckdb_engine import copy_arrow_to
 
     source = resolve_source(request.data, "duckdb", request.csv_options)  # read once, below too
     out_path, rep_path = Path(output), report_path_for(Path(output))
     check_release_outputs(source, out_path, rep_path, force=force)  # inputs protected, before any work
+    html_path = None if html_report is None else check_report_path(html_report, force=force)
+    if html_path is not None and html_path.resolve() in {
+        *(p.resolve() for p in source.inputs),
+        out_path.resolve(),
+        rep_path.resolve(),
+    }:
+        raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
     calibration = calibrate_series(replace(request, data=source, length=None, mechanisms=(mechanism,)))
     series = calibration.series
     scales: dict[int, tuple[float, float]] = {}
@@ -305,7 +341,13 @@ def release_series(
         + ("(visits + Laplace noise) / T" if request.query == "frequency" else "visits + Laplace noise"),
     }
     fmt = "parquet" if out_path.suffix.lower() in (".parquet", ".pq") else "csv"
-    with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
-        copy_arrow_to(table.to_reader(), tmp, fmt, gzip=False)  # as table releases are written
-        tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise)
+    paths, kinds = [out_path, rep_path], ["output", "report"]
+    if html_path is not None:
+        paths.append(html_path)
+        kinds.append("HTML report")
+    with atomic_outputs(paths, force=force, kinds=kinds) as temporaries:
+        copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=False)  # as table releases are
+        temporaries[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        if html_path is not None:
+            temporaries[2].write_text(series_report(calibration, report), encoding="utf-8")
+    return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise, html_path)

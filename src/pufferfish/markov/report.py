@@ -1,6 +1,7 @@
 """The self-contained HTML report of a count on a Markov chain (``pufferfish markov calibrate
---report``): the model and what is certified, the mechanisms' table, the scales, and the count
-priors of the pair that decided the exact optimum. Every number shown is one of the embedded
+--report``, ``markov release --report``): the model and what is certified, the mechanisms' table,
+the scales, the scales against the length ``T``, and the count priors of the pair that decided the
+exact optimum. Every number shown is one of the embedded
 JSON payload's (the comparison rows of :func:`~pufferfish.calibration.compare`)."""
 
 from __future__ import annotations
@@ -15,34 +16,46 @@ from matplotlib.figure import Figure
 from ..calibration import Calibration, MappingCalibration, Skipped
 from ..priors import DiscretePrior
 from ..report import cell, figure_html, fmt, html_page, svg_text, table_html
-from ..scenario import Scenario
 from ..tables.source import write_text
+from .counts import Binding, CountModel
 
 Result = Calibration | MappingCalibration | Skipped
 
 
 def markov_report_html(
-    scenario: Scenario, results: tuple[Result, ...], payload: dict[str, Any], certified: list[str]
+    model: CountModel,
+    results: tuple[Result, ...],
+    payload: dict[str, Any],
+    certified: list[str],
+    *,
+    chains_checked: int,
+    binding: Binding | None = None,
+    curve: dict[int, tuple[Result, ...]] | None = None,
 ) -> str:
     """The report page.
 
     Parameters
     ----------
-    scenario : Scenario
-        From :func:`~.counts.count_scenario` (its ``model`` is the :class:`~.counts.CountModel`).
+    model : CountModel
+        The chain (or class), ``T``, target and query.
     results : tuple
-        The comparison at one epsilon.
+        The comparison at one epsilon and ``T = model.length``.
     payload : dict
-        The JSON embedded in the page (the CLI's ``--json`` object).
+        The JSON embedded in the page (the CLI's ``--json`` object, or a release's report).
     certified : list of str
         What holds for the whole class (the CLI's statement).
+    chains_checked : int
+        How many chains (or starts) every scale was checked on.
+    binding : Binding, optional
+        The count priors of the optimal scale's binding pair (:func:`binding_priors`).
+    curve : dict, optional
+        ``T -> results`` at several lengths: drawn as the scale against ``T`` (two lengths or more).
 
     Returns
     -------
     str
         One HTML document.
     """
-    model = scenario.model
     chain = model.chains[0]
     parts = [
         "<h2>Model</h2>",
@@ -52,7 +65,7 @@ def markov_report_html(
         "Secrets X[i]=a for every time i and state a; pairs (X[i]=a, X[i]=b). The priors "
         "P(count | X[i]=a) are exact (forward-backward convolution), and every scale below passed "
         f"the exact privacy check on each of them.</p><p>Certified: {html.escape('; '.join(certified))}. "
-        f"Chains checked: {len(scenario.priors)}.</p>",
+        f"Chains checked: {chains_checked}.</p>",
         table_html(
             ["from \\ to", *chain.states],
             [
@@ -74,18 +87,49 @@ def markov_report_html(
             "The calibrated scale of each mechanism (log scale): less is less noise for the same guarantee."
         )
         parts.append(figure_html("fig-scales", "Laplace scale per mechanism", _scales_figure(used), caption))
-    best = next((r for r in used if r.mechanism == "optimal"), None)
-    if best is not None:
-        rho = next(p for p in scenario.priors if p.name == best.prior)
-        p_i, p_j = (rho.conditionals[s] for s in best.pair)
-        assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
-        title = f"Count priors of the binding pair {best.pair[0]} vs {best.pair[1]}"
+    if curve is not None and len(curve) >= 2:
         caption = (
-            f"P(count | secret) for the pair whose exact loss decided the optimal scale {fmt(best.scale)} "
-            f"({best.prior})."
+            f"The calibrated scale of each mechanism against the length T ({len(curve)} lengths: "
+            f"{', '.join(str(t) for t in sorted(curve))}); group DP grows as T / eps, the exact "
+            "optimum stops growing once T exceeds the chain's memory."
         )
-        parts.append(figure_html("fig-priors", title, _priors_figure(p_i, p_j, best.pair), caption))
+        parts.append(figure_html("fig-length", "Laplace scale against T", _length_figure(curve), caption))
+    if binding is not None:
+        title = f"Count priors of the binding pair {binding.pair[0]} vs {binding.pair[1]}"
+        caption = (
+            f"P(count | secret) for the pair whose exact loss decided the optimal scale {fmt(binding.scale)} "
+            f"({binding.prior})."
+        )
+        figure = _priors_figure(binding.prior_i, binding.prior_j, binding.pair)
+        parts.append(figure_html("fig-priors", title, figure, caption))
     return html_page("Pufferfish privacy for a count on a Markov chain", parts, payload)
+
+
+def length_ladder(length: int) -> list[int]:
+    """The lengths of the report's scale-against-T figure: 10, 20, 50, 100, 200, 500 below ``T``,
+    and ``T``."""
+    return sorted({t for t in (10, 20, 50, 100, 200, 500) if t < length} | {int(length)})
+
+
+def _length_figure(curve: dict[int, tuple[Result, ...]]) -> str:
+    fig = Figure(figsize=(6.0, 3.4))
+    ax = fig.subplots()
+    lengths = sorted(curve)
+    names = dict.fromkeys(r.mechanism for t in lengths for r in curve[t] if isinstance(r, Calibration))
+    for name in names:
+        points = [
+            (t, r.scale)
+            for t in lengths
+            for r in curve[t]
+            if isinstance(r, Calibration) and r.mechanism == name and r.scale > 0
+        ]
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("T (length of the series)")
+    ax.set_ylabel("Laplace scale")
+    ax.legend(fontsize=7)
+    return svg_text(fig)
 
 
 def _row(r: Result) -> list[str]:
