@@ -225,3 +225,44 @@ def test_spark_release_keeps_other_columns_byte_for_byte(tmp_path: Path, spark: 
     assert got == _expected(parts, values, ",", "\n")
     assert [v == "" for v in values] == [v == "" for v in RELEASED]
     assert res.rows_released == 5 and res.rows_missing_public == 1
+
+
+def test_spark_counts_a_table_of_series_as_duckdb_does(tmp_path: Path, spark: Any) -> None:
+    # issue 30: the transitions, first states, lengths and visits of the shipped mvad sequences,
+    # from a CSV file and from a Spark DataFrame, equal DuckDB's; the release runs on Spark too
+    from pufferfish.markov.estimate import read_series
+    from pufferfish.markov.release import SeriesRequest, release_series
+
+    columns = {"id_column": "id", "time_column": "month", "state_column": "activity"}
+    duck = read_series("mvad", **columns)
+    csv = tmp_path / "mvad.csv"
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * FROM read_csv('{dataset_path('mvad')}', header=true)) TO '{csv}' (HEADER)")
+    con.close()
+    frame = spark.read.csv(str(csv), header=True, inferSchema=True)
+    for data in (csv, frame):
+        got = read_series(data, **columns, engine="spark", spark=spark)
+        assert got.states == duck.states and got.ids == duck.ids
+        for name in ("transitions", "first", "lengths", "visits"):
+            assert np.array_equal(getattr(got, name), getattr(duck, name)), name
+        assert (got.rows, got.rows_dropped) == (duck.rows, duck.rows_dropped) == (51264, 0)
+    request = SeriesRequest(
+        frame, "id", "month", "activity", "joblessness", 1.0, prior_set="none", engine="spark"
+    )
+    out = tmp_path / "released.csv"
+    res = release_series(request, out, rng=1)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "id,T,count_joblessness" and len(lines) == 713
+    assert res.scales[72][0] == pytest.approx(24.1717, abs=5e-5)
+    cli = CliRunner().invoke(
+        app, ["markov", "calibrate", str(csv), "--id", "id", "--time", "month", "--state", "activity",
+              "--target-state", "joblessness", "--epsilon", "1", "--prior-set", "none",
+              "--mechanism", "optimal", "--engine", "spark", "--json"],
+    )  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    assert json.loads(cli.stdout)["results"]["72"][0]["scale"] == pytest.approx(24.1717, abs=5e-5)
+    refused = CliRunner().invoke(
+        app, ["markov", "calibrate", "--transition", "0.9,0.1;0.1,0.9", "--length", "10", "--epsilon", "1",
+              "--engine", "spark"],
+    )  # fmt: skip
+    assert refused.exit_code == 1 and "--engine reads a DATA table" in refused.output

@@ -44,6 +44,9 @@ TargetOpt = Annotated[
     str | None, typer.Option("--target-state", help="The state whose visits are counted (default: the last).")
 ]
 QueryOpt = Annotated[str, typer.Option("--query", help="count, or frequency (count / T).")]
+EngineOpt = Annotated[
+    str, typer.Option("--engine", help="Who counts a DATA table's transitions: duckdb or spark.")
+]
 PriorSetOpt = Annotated[
     str,
     typer.Option(
@@ -92,6 +95,7 @@ def markov_calibrate(
     time_column: TimeOpt = None,
     state_column: StateOpt = None,
     prior_set: PriorSetOpt = "l1-rows",
+    engine: EngineOpt = "duckdb",
     interval: Annotated[
         str | None,
         typer.Option(
@@ -129,8 +133,10 @@ def markov_calibrate(
                 lambda: _refuse("--scale audits a given scale: --mechanism and --report are for calibrations")
             )
         _audit(data, scale, epsilon, transition, interval, grid, length, initial, states, target_state, query,
-               (id_column, time_column, state_column), prior_set, as_json)  # fmt: skip
+               (id_column, time_column, state_column), prior_set, as_json, engine)  # fmt: skip
         return
+    if data is None and engine != "duckdb":
+        guard(lambda: _refuse("--engine reads a DATA table; --transition and --interval give the chain"))
     if data is not None:
         if interval is not None:
             guard(
@@ -138,7 +144,7 @@ def markov_calibrate(
             )
         _calibrate_data(
             data, epsilon, length, initial, target_state, query, mechanism, id_column, time_column,
-            state_column, prior_set, transition, states, as_json, report, force,
+            state_column, prior_set, transition, states, as_json, report, force, engine,
         )  # fmt: skip
         return
     if report is not None:
@@ -204,6 +210,7 @@ def _audit(
     columns: tuple[str | None, str | None, str | None],
     prior_set: str,
     as_json: bool,
+    engine: str = "duckdb",
 ) -> None:
     """``markov calibrate --scale B``: the exact loss of ``Laplace(B)`` (:mod:`.markov.audit`)."""
     from .markov.audit import audit_scale
@@ -219,7 +226,7 @@ def _audit(
                 )
             budget = eps[0] if eps else 1.0  # the request's epsilon; an audit does not use it
             request = _series_request(data, budget, length, initial, target_state, query, None, *columns,
-                                      prior_set)  # fmt: skip
+                                      prior_set, engine)  # fmt: skip
             estimate, audits = audit_series(request, scale)
             return estimate.to_dict() | {"results": None}, audits
         model = _chain_model(
@@ -373,6 +380,7 @@ def _series_request(
     time_column: str | None,
     state_column: str | None,
     prior_set: str,
+    engine: str = "duckdb",
 ) -> Any:
     from .markov.release import SeriesRequest
 
@@ -382,7 +390,7 @@ def _series_request(
         raise ValueError("a DATA table needs --target-state: the state (as written) whose visits are counted")
     return SeriesRequest(
         data, id_column, time_column, state_column, target_state, epsilon, query, initial, prior_set,
-        length="longest" if length is None else length, mechanisms=mechanisms,
+        length="longest" if length is None else length, mechanisms=mechanisms, engine=engine,
     )  # fmt: skip
 
 
@@ -403,6 +411,7 @@ def _calibrate_data(
     as_json: bool,
     report: str | None = None,
     force: bool = False,
+    engine: str = "duckdb",
 ) -> None:
     from .markov.release import calibrate_series, series_report
 
@@ -417,7 +426,7 @@ def _calibrate_data(
         names = parse_mechanisms(mechanism)
         request = _series_request(data, eps[0], length, initial, target_state, query,
                                   tuple(names) if names else None, id_column, time_column, state_column,
-                                  prior_set)  # fmt: skip
+                                  prior_set, engine)  # fmt: skip
         return calibrate_series(request)
 
     if report is not None:
@@ -471,6 +480,7 @@ def markov_release(
     query: QueryOpt = "count",
     initial: InitialOpt = "stationary",
     prior_set: PriorSetOpt = "l1-rows",
+    engine: EngineOpt = "duckdb",
     mechanism: Annotated[
         str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
     ] = "optimal",
@@ -492,7 +502,7 @@ def markov_release(
 
     def run() -> Any:
         request = _series_request(data, epsilon, None, initial, target_state, query, (mechanism,), id_column,
-                                  time_column, state_column, prior_set)  # fmt: skip
+                                  time_column, state_column, prior_set, engine)  # fmt: skip
         return release_series(
             request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report
         )

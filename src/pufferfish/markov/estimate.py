@@ -22,6 +22,7 @@ the ball in the simplex along the coordinate directions), and the result says so
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..tables.duckdb_engine import connect, open_table, read_error
-from ..tables.source import CsvOptions, DataError, TableSource, quote_identifier, resolve_source
+from ..tables.source import CsvOptions, DataError, TableSource, first_line, quote_identifier, resolve_source
 from .chain import MarkovChain
 
 #: Starting distributions of an estimated chain.
@@ -88,18 +89,31 @@ class SeriesTable:
 
 
 def read_series(
-    data: Any, *, id_column: str, time_column: str, state_column: str, csv_options: CsvOptions | None = None
+    data: Any,
+    *,
+    id_column: str,
+    time_column: str,
+    state_column: str,
+    csv_options: CsvOptions | None = None,
+    engine: str = "duckdb",
+    spark: Any = None,
 ) -> SeriesTable:
     """Count the transitions, first states, lengths and visits of every id (module docstring).
 
     Parameters
     ----------
-    data : str, pathlib.Path, pandas.DataFrame or TableSource
-        A CSV or Parquet file, a shipped data set name, or a DataFrame (DuckDB reads it).
+    data : str, pathlib.Path, pandas.DataFrame, pyspark.sql.DataFrame or TableSource
+        A CSV or Parquet file, a shipped data set name, or a DataFrame (pandas for DuckDB, Spark
+        for Spark).
     id_column, time_column, state_column : str
         Columns of the table (distinct).
     csv_options : CsvOptions, optional
         How to read a CSV.
+    engine : {"duckdb", "spark"}
+        Who runs the counting queries (the same SQL; only aggregates reach Python: a few
+        numbers per state pair, and per id its length and visits).
+    spark : pyspark.sql.SparkSession, optional
+        The Spark session (default the active one, else a local one).
 
     Returns
     -------
@@ -111,51 +125,99 @@ def read_series(
         If the table cannot be read, a column is missing, two rows of one id share a time, fewer
         than two states occur, or no id has two steps.
     ValueError
-        If two of the column names are the same.
+        If two of the column names are the same, or on another engine.
     """
     names = [id_column, time_column, state_column]
     if len(set(names)) != 3:
         raise ValueError(f"--id, --time and --state must be three different columns, got {names}")
-    source: TableSource = resolve_source(data, "duckdb", csv_options)
+    source: TableSource = resolve_source(data, engine, csv_options)
+    if engine == "spark":
+        return _read_series_spark(source, names, spark)
     with connect() as con:
-        rel = open_table(con, source, text_columns=[state_column] if source.kind == "csv" else ())
-        missing = [c for c in names if c not in rel.columns]
-        if missing:
-            raise DataError(f"column {missing[0]!r} is not in {source.description}; columns: {rel.columns}")
+        rel = open_table(con, source, text_columns=[names[2]] if source.kind == "csv" else ())
+        _check_columns(names, list(rel.columns), source)
         con.register("series_raw", rel)
-        i, t, s = (quote_identifier(c) for c in names)
+
+        def run(sql: str) -> list[Any]:
+            return con.execute(sql).fetchall()
+
+        def view(name: str, sql: str) -> None:
+            con.execute(f"CREATE TEMP TABLE {name} AS {sql}")
+
         try:
-            con.execute(
-                f"CREATE TEMP TABLE series AS SELECT CAST({i} AS VARCHAR) AS i, {t} AS t, "
-                f"CAST({s} AS VARCHAR) AS s FROM series_raw WHERE {i} IS NOT NULL AND {t} IS NOT NULL "
-                f"AND {s} IS NOT NULL"
-            )
-            total = _one(con, "SELECT count(*) FROM series_raw")
-            kept = _one(con, "SELECT count(*) FROM series")
-            dup = con.execute("SELECT i, t FROM series GROUP BY i, t HAVING count(*) > 1 LIMIT 1").fetchone()
-            if dup is not None:
-                raise DataError(
-                    f"id {dup[0]!r} has two rows at time {dup[1]!r}: the order of its steps is unknown"
-                )
-            states = tuple(r[0] for r in con.execute("SELECT DISTINCT s FROM series ORDER BY s").fetchall())
-            if len(states) < 2:
-                raise DataError(
-                    f"column {state_column!r} holds {len(states)} state(s); a chain needs at least 2"
-                )
-            con.execute(
-                "CREATE TEMP TABLE steps AS SELECT i, t, s, LAG(s) OVER (PARTITION BY i ORDER BY t) AS prev, "
-                "row_number() OVER (PARTITION BY i ORDER BY t) AS n FROM series"
-            )
-            pairs = con.execute(
-                "SELECT prev, s, count(*) FROM steps WHERE prev IS NOT NULL GROUP BY 1, 2"
-            ).fetchall()
-            firsts = con.execute("SELECT s, count(*) FROM steps WHERE n = 1 GROUP BY 1").fetchall()
-            per_id = con.execute(
-                "SELECT i, min(t) AS start, count(*) FROM steps GROUP BY i ORDER BY start, i"
-            ).fetchall()
-            per_state = con.execute("SELECT i, s, count(*) FROM steps GROUP BY i, s").fetchall()
+            return _series_counts(run, view, names, [quote_identifier(c) for c in names], source, "VARCHAR")
         except duckdb.Error as exc:  # an interrupt stays an interrupt (read_error)
             raise read_error(exc, repr(source.description)) from None
+
+
+def _read_series_spark(source: TableSource, names: list[str], spark: Any) -> SeriesTable:
+    """:func:`read_series` with Spark SQL (the same queries, on temporary views)."""
+    from ..tables.spark_engine import read_table, spark_session
+
+    session = spark_session(spark)
+    frame = read_table(session, source, text_columns=[names[2]])
+    _check_columns(names, list(frame.columns), source)
+    frame.createOrReplaceTempView("series_raw")
+
+    def run(sql: str) -> list[Any]:
+        return [tuple(row) for row in session.sql(sql).collect()]
+
+    def view(name: str, sql: str) -> None:
+        session.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {sql}")
+
+    try:
+        quoted = ["`" + c.replace("`", "``") + "`" for c in names]  # Spark SQL's identifiers
+        return _series_counts(run, view, names, quoted, source, "STRING")
+    except DataError:
+        raise
+    except Exception as exc:  # Spark raises AnalysisException and Py4J errors
+        raise DataError(
+            f"cannot count the series of {source.description} with Spark: {first_line(exc)}"
+        ) from None
+
+
+def _check_columns(names: list[str], columns: list[str], source: TableSource) -> None:
+    missing = [c for c in names if c not in columns]
+    if missing:
+        raise DataError(f"column {missing[0]!r} is not in {source.description}; columns: {columns}")
+
+
+def _series_counts(
+    run: Callable[[str], list[Any]],
+    view: Callable[[str, str], None],
+    names: list[str],
+    quoted: list[str],
+    source: TableSource,
+    text: str,
+) -> SeriesTable:
+    """The counting queries of :func:`read_series` on the table ``series_raw``, run by ``run``
+    (rows) and ``view`` (a named intermediate table); ``quoted`` are the columns as the engine's
+    SQL names them, ``text`` is its text type."""
+    i, t, s = quoted
+    view(
+        "series",
+        f"SELECT CAST({i} AS {text}) AS i, {t} AS t, CAST({s} AS {text}) AS s FROM series_raw "
+        f"WHERE {i} IS NOT NULL AND {t} IS NOT NULL AND {s} IS NOT NULL",
+    )
+    total = _first(run("SELECT count(*) FROM series_raw"))
+    kept = _first(run("SELECT count(*) FROM series"))
+    dup = run("SELECT i, t FROM series GROUP BY i, t HAVING count(*) > 1 LIMIT 1")
+    if dup:
+        raise DataError(
+            f"id {dup[0][0]!r} has two rows at time {dup[0][1]!r}: the order of its steps is unknown"
+        )
+    states = tuple(str(r[0]) for r in run("SELECT DISTINCT s FROM series ORDER BY s"))
+    if len(states) < 2:
+        raise DataError(f"column {names[2]!r} holds {len(states)} state(s); a chain needs at least 2")
+    view(
+        "steps",
+        "SELECT i, t, s, LAG(s) OVER (PARTITION BY i ORDER BY t) AS prev, "
+        "row_number() OVER (PARTITION BY i ORDER BY t) AS n FROM series",
+    )
+    pairs = run("SELECT prev, s, count(*) FROM steps WHERE prev IS NOT NULL GROUP BY prev, s")
+    firsts = run("SELECT s, count(*) FROM steps WHERE n = 1 GROUP BY s")
+    per_id = run("SELECT i, min(t) AS start, count(*) FROM steps GROUP BY i ORDER BY start, i")
+    per_state = run("SELECT i, s, count(*) FROM steps GROUP BY i, s")
     index = {name: n for n, name in enumerate(states)}
     k = len(states)
     transitions = np.zeros((k, k), dtype=np.int64)
@@ -177,9 +239,8 @@ def read_series(
     )
 
 
-def _one(con: Any, sql: str) -> int:
-    row = con.execute(sql).fetchone()
-    return int(row[0]) if row is not None else 0
+def _first(rows: list[Any]) -> int:
+    return int(rows[0][0]) if rows else 0
 
 
 def estimated_chain(series: SeriesTable, initial: str = "stationary") -> MarkovChain:

@@ -25,6 +25,7 @@ from ..noise import add_laplace, exact_grid, insecure_generator
 from ..tables.source import (
     CsvOptions,
     atomic_outputs,
+    check_engine,
     check_release_outputs,
     report_path_for,
     resolve_source,
@@ -68,6 +69,9 @@ class SeriesRequest:
     mechanisms : sequence of str, optional
         Default :data:`MARKOV_MECHANISMS`.
     csv_options : CsvOptions, optional
+    engine : {"duckdb", "spark"}
+        Who counts the transitions (:func:`~.estimate.read_series`); ``data`` may be a Spark
+        DataFrame with ``"spark"``.
     """
 
     data: Any
@@ -83,9 +87,11 @@ class SeriesRequest:
     length: int | str | None = None
     mechanisms: tuple[str, ...] | None = None
     csv_options: CsvOptions | None = None
+    engine: str = "duckdb"
 
     def __post_init__(self) -> None:
         eps = check_epsilon(self.epsilon)
+        check_engine(self.engine)
         if self.initial not in ESTIMATED_INITIALS:
             raise ValueError(f"initial must be one of {', '.join(ESTIMATED_INITIALS)}, got {self.initial!r}")
         if self.query not in QUERIES:
@@ -215,7 +221,7 @@ def _estimated(
     lengths to calibrate."""
     series = read_series(
         request.data, id_column=request.id_column, time_column=request.time_column,
-        state_column=request.state_column, csv_options=request.csv_options,
+        state_column=request.state_column, csv_options=request.csv_options, engine=request.engine,
     )  # fmt: skip
     if request.target not in series.states:
         raise ValueError(f"target state must be one of {list(series.states)}, got {request.target!r}")
@@ -293,7 +299,7 @@ def release_series(
     from ..report import check_report_path
     from ..tables.duckdb_engine import copy_arrow_to
 
-    source = resolve_source(request.data, "duckdb", request.csv_options)  # read once, below too
+    source = resolve_source(request.data, request.engine, request.csv_options)  # read once, below too
     out_path, rep_path = Path(output), report_path_for(Path(output))
     check_release_outputs(source, out_path, rep_path, force=force)  # inputs protected, before any work
     html_path = None if html_report is None else check_report_path(html_report, force=force)
