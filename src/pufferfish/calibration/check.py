@@ -302,12 +302,13 @@ def _joint_at_zero(p_i: JointPrior, p_j: JointPrior) -> tuple[float, float, str]
     each log within ``2u`` of the exact one (renormalised pmf), the difference ``u`` more."""
     if p_i.support.shape != p_j.support.shape or not np.array_equal(p_i.support, p_j.support):
         return math.inf, 0.0, "no noise (the supports differ)"
-    a, b = p_i.pmf, p_j.pmf
-    if ((a > 0) != (b > 0)).any():
+    a, b = p_i.log_pmf, p_j.log_pmf
+    assert a is not None and b is not None
+    if (np.isfinite(a) != np.isfinite(b)).any():
         return math.inf, 0.0, "no noise (a tuple has mass under one secret only)"
-    both = a > 0
-    value = float(np.abs(np.log(a[both]) - np.log(b[both])).max())
-    return value, 2.0**-53 * (5.0 + value), "no noise"
+    both = np.isfinite(a)
+    value = float(np.abs(a[both] - b[both]).max())
+    return value, 2.0**-53 * (5.0 + value) + p_i.log_error + p_j.log_error, "no noise"
 
 
 def _worst_over_sets(scenario: Scenario, scale: float) -> Check:

@@ -33,6 +33,12 @@ class JointPrior:
     counts : array_like of int, shape (n,), optional
         Integer row counts behind ``pmf`` (``pmf = counts / counts.sum()``), when known: the
         bottleneck plan is then computed on exact integers (:func:`~.plans.bottleneck_plan`).
+    log_pmf : array_like of float, shape (n,), optional
+        ``log P(X = support[k])`` when probabilities underflow float64 (the count priors of a
+        Markov chain); the exact check starts from it (:func:`from_log_pmf`). Default
+        ``log(pmf)``.
+    log_error : float
+        Bound (nats, >= 0) on the error of each entry of ``log_pmf``; the exact check adds it.
 
     Raises
     ------
@@ -49,6 +55,8 @@ class JointPrior:
     support: NDArray[np.float64]
     pmf: NDArray[np.float64]
     counts: NDArray[np.int64] | None = None
+    log_pmf: NDArray[np.float64] | None = None
+    log_error: float = 0.0
 
     def __post_init__(self) -> None:
         support = np.array(self.support, dtype=np.float64)
@@ -84,11 +92,52 @@ class JointPrior:
             if not np.allclose(counts / counts.sum(), pmf, rtol=1e-12, atol=0.0):
                 raise ValueError("counts must be proportional to pmf")
             counts.setflags(write=False)
-        for arr in (support, pmf):
+        if not (math.isfinite(self.log_error) and self.log_error >= 0):
+            raise ValueError(f"log_error must be finite and >= 0, got {self.log_error!r}")
+        if self.log_pmf is None:
+            with np.errstate(divide="ignore"):
+                log_pmf = np.log(pmf)
+        else:
+            log_pmf = np.array(self.log_pmf, dtype=np.float64).ravel()
+            if log_pmf.shape != pmf.shape or np.isnan(log_pmf).any() or (log_pmf == np.inf).any():
+                raise ValueError("log_pmf must be one log-probability (< inf) per tuple")
+            log_pmf = log_pmf[order]
+            log_pmf = log_pmf - float(np.logaddexp.reduce(log_pmf))
+        for arr in (support, pmf, log_pmf):
             arr.setflags(write=False)
         object.__setattr__(self, "support", support)
         object.__setattr__(self, "pmf", pmf)
         object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "log_pmf", log_pmf)
+        object.__setattr__(self, "log_error", float(self.log_error))
+
+    @classmethod
+    def from_log_pmf(cls, support: Any, log_pmf: Any, *, log_error: float = 0.0) -> JointPrior:
+        """A joint prior from log-probabilities (``-inf`` for zero mass), normalised.
+
+        Parameters
+        ----------
+        support : array_like of float, shape (n, d)
+        log_pmf : array_like of float, shape (n,)
+            Unnormalised; at least one finite entry.
+        log_error : float
+            Bound (nats) on the error of each entry.
+
+        Returns
+        -------
+        JointPrior
+            ``pmf = exp(log_pmf - logsumexp(log_pmf))``; :attr:`log_pmf` keeps the exact logs.
+
+        Raises
+        ------
+        ValueError
+            If ``log_pmf`` holds NaN or ``+inf`` or no finite entry.
+        """
+        lp = np.array(log_pmf, dtype=np.float64).ravel()
+        if np.isnan(lp).any() or (lp == np.inf).any() or not np.isfinite(lp).any():
+            raise ValueError("log_pmf must hold log-probabilities (no NaN or +inf), one of them finite")
+        lp = lp - float(np.logaddexp.reduce(lp))
+        return cls(support, np.exp(lp), log_pmf=lp, log_error=log_error)
 
     @classmethod
     def from_rows(cls, rows: Any, weights: Any = None) -> JointPrior:

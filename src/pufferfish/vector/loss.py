@@ -123,7 +123,8 @@ def product_laplace_loss(
     ``u = 2^-53``, ``K = max |v - x| / (b w_k)`` and ``M = K + max |T|`` (kernel: two roundings
     and the scale's; the addition; the shift, ``exp`` and the sum of ``|V_k|`` terms; the
     ``log`` and the final addition, each counted with a margin). The loss adds the two tensors'
-    bounds and ``u max |L|`` for the subtraction.
+    bounds, ``u max |L|`` for the subtraction, and the priors' own ``log_error`` (the starting
+    tensor is their ``log_pmf``, exact to that bound; the contraction is 1-Lipschitz).
     """
     if not prior_i.dimension == prior_j.dimension == metric.dimension:
         raise ValueError(
@@ -145,8 +146,8 @@ def product_laplace_loss(
     for prior in (prior_i, prior_j):
         t = np.full(shape, -np.inf)
         where = tuple(np.searchsorted(axes[k], prior.support[:, k]) for k in range(len(axes)))
-        with np.errstate(divide="ignore"):
-            t[where] = np.log(prior.pmf)
+        assert prior.log_pmf is not None
+        t[where] = prior.log_pmf
         err = 0.0
         for k, ax in enumerate(axes):
             log_kernel = -np.abs(ax[:, None] - ax[None, :]) / (float(scale) * metric.units[k])
@@ -161,7 +162,7 @@ def product_laplace_loss(
     return VectorLoss(
         scale=float(scale),
         loss=value,
-        error_bound=e_i + e_j + _U * value,
+        error_bound=e_i + e_j + _U * value + prior_i.log_error + prior_j.log_error,
         worst_vertex=tuple(float(axes[k][at[k]]) for k in range(len(axes))),
         larger="i" if ratio[at] >= 0 else "j",
         vertices=vertices,
