@@ -273,7 +273,7 @@ def test_a_mechanism_that_raises_on_an_input_is_a_row_not_the_end(monkeypatch) -
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(70, 120))
 def test_search_on_the_worst_pairs_finds_the_search_of_all_pairs(seed, n_pairs) -> None:
-    # many pairs (more than 4 x ACTIVE_PAIRS): the search runs on the worst pairs and checks all;
+    # many pairs (more than 2 x ACTIVE_PAIRS): the search runs on the worst pairs and checks all;
     # the answer equals the search of every pair (the smallest scale passing all of them)
     from pufferfish.calibration import search
 
@@ -281,7 +281,7 @@ def test_search_on_the_worst_pairs_finds_the_search_of_all_pairs(seed, n_pairs) 
     support = np.arange(12, dtype=float)
     conds = {f"s{j}": DiscretePrior(support, gen.dirichlet(np.full(12, 0.7))) for j in range(n_pairs + 1)}
     scenario = Scenario([(f"s{j}", f"s{j + 1}") for j in range(n_pairs)], [AdversaryPrior("rho", conds)])
-    assert n_pairs > 4 * search.ACTIVE_PAIRS
+    assert n_pairs > 2 * search.ACTIVE_PAIRS
     few = calibrate_optimal(scenario, 1.0)
     target = Target("optimal", search.OPTIMAL_SOURCE, "(eps, delta)-PP", "laplace", 1.0)
     every = search._search(scenario, target, None, float("inf"), 300.0)

@@ -185,8 +185,101 @@ def test_bad_models_name_the_argument() -> None:
         CountModel((chain,), 0, "1")
     with pytest.raises(ValueError, match=r"target must be one of the states \['0', '1'\], got 'z'"):
         CountModel((chain,), 10, "z")
-    with pytest.raises(ValueError, match="query must be one of count, frequency"):
-        CountModel((chain,), 10, "1", "histogram")
+    with pytest.raises(ValueError, match="query must be one of count, frequency, histogram, got 'median'"):
+        CountModel((chain,), 10, "1", "median")
+    three = MarkovChain([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]])
+    with pytest.raises(ValueError, match="'histogram' is available for two states, got 3"):
+        CountModel((three,), 10, "1", "histogram")
+    with pytest.raises(ValueError, match="checked up to length 1,000"):
+        CountModel((chain,), 1001, "1", "histogram")
+
+
+def test_histogram_of_a_binary_chain_against_a_direct_sum() -> None:
+    # each bar (visits to 0, visits to 1) gets Laplace(b); the loss is the sup over the vertices of
+    # the count grid (pufferfish.vector.loss), computed here directly from all 2^6 sequences
+    chain = MarkovChain([[0.8, 0.2], [0.35, 0.65]], [0.3, 0.7])
+    length = 6
+    model = CountModel((chain,), length, "1", "histogram")
+    names = ["group-dp", "gk16", "mqm-exact", "optimal"]
+    rows = {r.mechanism: r for r in compare(count_scenario(model), 1.0, names)}
+    assert "not a histogram" in rows["gk16"].reason  # type: ignore[union-attr]
+    count = _scales(CountModel((chain,), length, "1"), ["mqm-exact"])
+    assert rows["group-dp"].scale == 2 * length  # type: ignore[union-attr]
+    assert rows["mqm-exact"].scale == pytest.approx(2 * count["mqm-exact"], rel=1e-12)  # type: ignore[union-attr]
+    best = rows["optimal"]
+    assert isinstance(best, Calibration) and best.scale <= rows["mqm-exact"].scale  # type: ignore[union-attr]
+    joint = np.zeros((length, 2, length + 1))
+    for seq in itertools.product(range(2), repeat=length):
+        p = chain.initial_distribution[seq[0]] * np.prod(
+            [chain.transition[seq[t], seq[t + 1]] for t in range(5)]
+        )
+        for i, a in enumerate(seq):
+            joint[i, a, sum(seq)] += p
+    c = np.arange(length + 1.0)
+    u, v = np.meshgrid(c, c, indexing="ij")  # vertices: released visits to 0 and to 1
+
+    def loss(b: float) -> float:
+        kernel = np.exp(-(np.abs(u[..., None] - (length - c)) + np.abs(v[..., None] - c)) / b)
+        worst = 0.0
+        for i in range(length):
+            dens = [kernel @ (joint[i, a] / joint[i, a].sum()) for a in range(2)]
+            worst = max(worst, float(np.abs(np.log(dens[0]) - np.log(dens[1])).max()))
+        return worst
+
+    assert loss(best.scale) <= 1.0 + 1e-9 and loss(best.scale * 0.999) > 1.0
+    assert best.checked_loss == pytest.approx(loss(best.scale), rel=1e-9)
+
+
+def test_release_of_a_frequency_draws_t_times_its_scale_on_the_counts(tmp_path, monkeypatch) -> None:
+    # the calibrated scale of a frequency is in shares of T; its noise is drawn on the counts, so
+    # the counts must get T times it (a T-times-too-small noise was released before this test)
+    import pufferfish.markov.release as rel
+
+    drawn: list[float] = []
+    sampler = rel.add_laplace
+
+    def spy(values, scale, rng=None):
+        drawn.append(scale)
+        return sampler(values, scale, rng=rng)
+
+    monkeypatch.setattr(rel, "add_laplace", spy)
+    src = tmp_path / "activity.csv"
+    _activity_csv(src)
+    request = rel.SeriesRequest(
+        src, "person", "time", "activity", "run", 1.0, query="frequency", prior_set="none"
+    )
+    out = rel.release_series(request, tmp_path / "f.csv", rng=2)
+    assert sorted(out.scales) == [12, 13, 14] and len(drawn) == 3
+    for t, count_scale in zip(sorted(out.scales), drawn, strict=True):
+        calibrated, used = out.scales[t]
+        assert count_scale >= calibrated * t and count_scale == pytest.approx(calibrated * t, rel=1e-12)
+        assert used >= calibrated
+    assert (tmp_path / "f.csv").read_text().startswith("id,T,frequency_run\n")
+
+
+def test_cli_histogram_calibrate_and_release(tmp_path) -> None:
+    res = runner.invoke(app, ["markov", "calibrate", "--transition", "0.9,0.1;0.1,0.9", "--length", "40",
+                              "--epsilon", "1", "--query", "histogram", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = {r["mechanism"]: r for r in json.loads(res.stdout)["results"]}
+    assert rows["group-dp"]["scale"] == 80.0 and rows["optimal"]["checked_loss"] <= 1.0
+    src = tmp_path / "two.csv"
+    gen = np.random.default_rng(5)
+    lines = ["who,step,state"] + [f"w{n},{t},{'on' if gen.random() < 0.4 else 'off'}" for n in range(20)
+                                  for t in range(15)]  # fmt: skip
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "hist.csv"
+    res = runner.invoke(app, ["markov", "release", str(src), "--id", "who", "--time", "step", "--state",
+                              "state", "--target-state", "on", "--epsilon", "1", "--query", "histogram",
+                              "--prior-set", "none", "--output", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = out.read_text().splitlines()
+    assert text[0] == "id,T,count_off,count_on" and len(text) == 21
+    three = tmp_path / "three.csv"
+    three.write_text("i,t,s\n" + "".join(f"a,{t},{'xyz'[t % 3]}\n" for t in range(9)))
+    res = runner.invoke(app, ["markov", "calibrate", str(three), "--id", "i", "--time", "t", "--state", "s",
+                              "--target-state", "x", "--epsilon", "1", "--query", "histogram"])  # fmt: skip
+    assert res.exit_code == 1 and "available for two states, got 3" in res.output
 
 
 def test_cli_markov_calibrate_prints_every_mechanism_checked() -> None:
@@ -486,3 +579,20 @@ def test_mvad_example_of_the_docs() -> None:
     assert rows["optimal"]["scale"] == pytest.approx(24.1717, abs=5e-5)
     assert rows["optimal"]["checked_loss"] + rows["optimal"]["check_error_bound"] <= 1.0
     assert rows["optimal"]["pair"] == ["X[36]=HE", "X[36]=joblessness"]
+
+
+def test_histogram_audit_at_twice_the_scale_equals_the_count_audit() -> None:
+    # two bars with Laplace(2b) each are two noisy copies of the count; at the vertices u = v the
+    # product kernel is the count's Laplace(b) kernel and elsewhere smaller: the 2-D check
+    # (product contraction) and the 1-D check (prefix sums) agree on the same loss
+    from pufferfish.markov.audit import audit_scale
+
+    for chain in (_flip(0.1), MarkovChain([[0.7, 0.3], [0.45, 0.55]], [0.9, 0.1])):
+        for b in (0.8, 3.0):
+            count = audit_scale(CountModel((chain,), 30, "1"), b)
+            hist = audit_scale(CountModel((chain,), 30, "1", "histogram"), 2 * b)
+            assert hist.loss == pytest.approx(count.loss, rel=1e-9)
+            assert hist.worst.time in (count.worst.time, 29 - count.worst.time)
+            assert len(hist.worst.worst_y) == 2
+    with pytest.raises(ValueError, match="scale must be > 0 to audit a histogram"):
+        audit_scale(CountModel((_flip(0.1),), 5, "1", "histogram"), 0.0)

@@ -43,7 +43,9 @@ StateOpt = Annotated[
 TargetOpt = Annotated[
     str | None, typer.Option("--target-state", help="The state whose visits are counted (default: the last).")
 ]
-QueryOpt = Annotated[str, typer.Option("--query", help="count, or frequency (count / T).")]
+QueryOpt = Annotated[
+    str, typer.Option("--query", help="count, frequency (count / T), or histogram (two states).")
+]
 EngineOpt = Annotated[
     str, typer.Option("--engine", help="Who counts a DATA table's transitions: duckdb or spark.")
 ]
@@ -249,10 +251,11 @@ def _audit(
     for t, a in audits.items():
         w = a.worst
         which = "" if len(a.chains) == 1 else f", chain {w.chain!r}"
+        at = ", ".join(f"{y:g}" for y in w.worst_y)
         console.print(
             f"T = {t}: Laplace scale {a.scale:g} on the {query}: exact pufferfish loss {a.loss:.6g} nats "
             f"(rounding bound {a.error_bound:.2g}), worst at time {w.time}, states ({w.pair[0]}, "
-            f"{w.pair[1]}), released value {w.worst_y:g}{which}. A differentially private analysis would "
+            f"{w.pair[1]}), released value {at}{which}. A differentially private analysis would "
             f"state epsilon {a.epsilon_dp:.6g}. {a.note}."
             + "".join(f" epsilon {e:g}: {'satisfied' if a.satisfies(e) else 'NOT satisfied'}." for e in eps),
             soft_wrap=True, highlight=False, markup=False,

@@ -281,8 +281,20 @@ def _check_joint(scenario: Scenario, noise: str, scale: float, delta: float) -> 
             "joint priors (several columns) are checked for pure eps (delta = 0) with Laplace noise "
             f"only; got delta {delta!r} and {noise} noise"
         )
-    assert scenario.metric is not None
     worst: Check | None = None
+    for c in joint_pair_checks(scenario, scale):
+        if worst is None or c.upper > worst.upper:
+            worst = c
+    assert worst is not None
+    return worst
+
+
+def joint_pair_checks(scenario: Scenario, scale: float) -> list[Check]:
+    """The exact pure-eps loss of product Laplace noise of ``scale`` (>= 0) for every (prior,
+    pair) of joint priors (:func:`pufferfish.vector.product_laplace_loss`), in the order of
+    :meth:`~pufferfish.scenario.Scenario.iter_joint_pairs`."""
+    assert scenario.metric is not None
+    out = []
     for prior, pair, p_i, p_j in scenario.iter_joint_pairs():
         if scale == 0.0:
             value, error, where = _joint_at_zero(p_i, p_j)
@@ -290,11 +302,8 @@ def _check_joint(scenario: Scenario, noise: str, scale: float, delta: float) -> 
             vl = product_laplace_loss(p_i, p_j, scenario.metric, scale)
             value, error = vl.loss, vl.error_bound
             where = "y = (" + ", ".join(num(v) for v in vl.worst_vertex) + ")"
-        c = Check(value, error, prior.name, pair, where)
-        if worst is None or c.upper > worst.upper:
-            worst = c
-    assert worst is not None
-    return worst
+        out.append(Check(value, error, prior.name, pair, where))
+    return out
 
 
 def _joint_at_zero(p_i: JointPrior, p_j: JointPrior) -> tuple[float, float, str]:

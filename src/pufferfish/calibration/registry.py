@@ -104,6 +104,8 @@ def _markov_applies(which: str) -> AppliesFunction:
             return "needs a count on a Markov chain (pufferfish markov)"
         if which == "gk16" and model.chains[0].k != 2:
             return "GK16 is defined for binary chains only"
+        if which == "gk16" and model.query == "histogram":
+            return "GK16 is stated for a count (a sum), not a histogram"
         if which == "mqm-approx" and not all(c.stationary for c in model.chains):
             return "MQMApprox bounds the influence of a stationary chain (initial='stationary')"
         return None

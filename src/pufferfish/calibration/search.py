@@ -27,13 +27,13 @@ from scipy.optimize import brentq
 from ..divergence import GridTooFineError, MemoryLimitError
 from ..priors import GaussianMixturePrior
 from ..scenario import AdversaryPrior, Scenario
-from .check import Check, from_loss, measure
+from .check import Check, from_loss, joint_pair_checks, measure
 from .result import Calibration, PrivacyCheckError, RootFinding, TimeLimitError, num
 
 #: Relative steps by which a scale that fails its exact check is moved up before giving up.
 SAFETY_STEPS: tuple[float, ...] = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
 
-#: Pairs a search over many discrete pairs runs on before checking them all (:func:`_search_pairs`).
+#: Pairs a search over many pairs runs on before checking them all (:func:`_search_pairs`).
 ACTIVE_PAIRS = 16
 
 #: Source of the optimal mechanism.
@@ -387,31 +387,28 @@ def _search_pairs(
 ) -> Calibration:
     """:func:`_search` on the pairs that decide, then the check of every pair.
 
-    A scenario with more than ``4 ACTIVE_PAIRS`` pairs of discrete priors (pure eps, no prior
-    sets; e.g. the ``T`` times of a Markov chain) is searched on its :data:`ACTIVE_PAIRS` worst
-    pairs at the starting scale; the answer is checked on every pair, and the worst pairs that
-    fail there join the searched ones until one passes. Each pair's loss is non-increasing in
-    the scale (module docstring), so the smallest scale passing all pairs is the largest of the
-    pairs' own: a search on some pairs never ends above it, and the answer returned has passed
-    the exact check of every pair (it is :func:`verified` on the whole scenario). Other
-    scenarios go to :func:`_search` as they are.
+    A scenario with more than ``2 ACTIVE_PAIRS`` pairs of discrete or joint priors (pure eps
+    with Laplace noise, no prior sets; e.g. the ``T`` times of a Markov chain) is searched on its
+    :data:`ACTIVE_PAIRS` worst pairs at the starting scale; the answer is checked on every pair,
+    and the worst pairs that fail there join the searched ones until one passes. Each pair's
+    loss is non-increasing in the scale (module docstring), so the smallest scale passing all
+    pairs is the largest of the pairs' own: a search on some pairs never ends above it, and the
+    answer returned has passed the exact check of every pair (it is :func:`verified` on the
+    whole scenario). Other scenarios go to :func:`_search` as they are.
     """
     pairs = len(scenario.pairs) * len(scenario.priors)
-    if scenario.kind != "discrete" or scenario.robust or target.delta != 0.0 or pairs <= 4 * ACTIVE_PAIRS:
+    plain = scenario.kind in ("discrete", "joint") and not scenario.robust and target.noise == "laplace"
+    if not plain or target.delta != 0.0 or pairs <= 2 * ACTIVE_PAIRS:
         return _search(scenario, target, upper, deadline, time_limit)
     start = upper.scale if isinstance(upper, Calibration) else upper
     hi = start if start is not None and start > 0 else _spread(scenario) / target.epsilon
-    everywhere = measure(scenario, target.criterion, target.noise, hi, target.epsilon, 0.0)[0]
+    everywhere, uppers = _every_pair(scenario, target, hi)
     active: list[tuple[str, str]] = []
     bound = start
     found: Calibration | None = None
     while True:
-        assert everywhere.loss is not None
-        error = everywhere.loss.error_bound
-        ranked = sorted(everywhere.loss.pairs, key=lambda p: -p.loss)
-        fresh = [
-            p.pair for p in ranked if p.pair not in active and (not active or p.loss + error > target.epsilon)
-        ]
+        ranked = sorted(uppers, key=lambda item: -item[0])
+        fresh = [p for u, p in ranked if p not in active and (not active or u > target.epsilon)]
         if found is not None and (everywhere.passes(target.epsilon) or not fresh):
             # passes; or the pairs searched fail only by the rounding bound of all pairs, a little
             # larger than theirs: the safe-side ladder moves the scale up (by 1e-12 first)
@@ -421,8 +418,21 @@ def _search_pairs(
         active.extend(dict.fromkeys(fresh[:ACTIVE_PAIRS]))
         some = Scenario(tuple(active), scenario.priors, scenario.metric, scenario.model)
         found = _search(some, target, bound, deadline, time_limit)
-        everywhere = measure(scenario, target.criterion, target.noise, found.scale, target.epsilon, 0.0)[0]
+        everywhere, uppers = _every_pair(scenario, target, found.scale)
         bound = found.scale  # if it fails on some pair, the search of more pairs starts above it
+
+
+def _every_pair(
+    scenario: Scenario, target: Target, scale: float
+) -> tuple[Check, list[tuple[float, tuple[str, str]]]]:
+    """The exact pure-eps check at ``scale`` and each (prior, pair)'s ``loss + bound``."""
+    if scenario.kind == "joint":
+        checks = joint_pair_checks(scenario, scale)
+        return max(checks, key=lambda c: c.upper), [(c.upper, c.pair) for c in checks]
+    chk = measure(scenario, target.criterion, target.noise, scale, target.epsilon, 0.0)[0]
+    assert chk.loss is not None
+    error = chk.loss.error_bound
+    return chk, [(p.loss + error, p.pair) for p in chk.loss.pairs]
 
 
 def _search(

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..loss import PairLoss, privacy_loss
+from ..calibration.check import joint_pair_checks
+from ..loss import privacy_loss
 from ..scenario import Scenario
 from .counts import CountModel, count_scenario
 
@@ -48,15 +49,15 @@ class ChainLoss:
         ``i`` of the worst pair ``(X_i = a, X_i = b)``.
     pair : (str, str)
         The states ``a, b``.
-    worst_y : float
-        A released value attaining the loss (query units).
+    worst_y : tuple of float
+        A released value attaining the loss (query units; two bars for a histogram).
     """
 
     chain: str
     loss: float
     time: int
     pair: tuple[str, str]
-    worst_y: float
+    worst_y: tuple[float, ...]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -65,7 +66,7 @@ class ChainLoss:
             "loss": self.loss,
             "time": self.time,
             "pair": list(self.pair),
-            "worst_y": self.worst_y,
+            "worst_y": list(self.worst_y),
         }
 
 
@@ -155,12 +156,22 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
     scale = float(scale)
     if scenario is None:
         scenario = count_scenario(model)
-    loss = privacy_loss(scenario, scale)
-    per_chain: dict[str, PairLoss] = {}
-    for item in loss.pairs:
-        if item.prior not in per_chain or item.loss > per_chain[item.prior].loss:
-            per_chain[item.prior] = item
-    chains = tuple(_chain_loss(item) for item in per_chain.values())
+    per_chain: dict[str, ChainLoss] = {}
+    if scenario.kind == "joint":  # a histogram: product Laplace on the bars
+        if scale == 0.0:
+            raise ValueError("scale must be > 0 to audit a histogram, got 0.0")
+        checks = joint_pair_checks(scenario, scale)
+        items = [(c.prior, c.value, c.pair, _vertex(c.where)) for c in checks]
+        error_bound = max(c.error for c in checks)
+    else:
+        loss = privacy_loss(scenario, scale)
+        items = [(p.prior, p.loss, p.pair, (p.worst_y,)) for p in loss.pairs]
+        error_bound = loss.error_bound
+    for prior, value, pair, y in items:
+        if prior not in per_chain or value > per_chain[prior].loss:
+            time, states = time_and_states(pair)
+            per_chain[prior] = ChainLoss(prior, value, time, states, y)
+    chains = tuple(per_chain.values())
     worst = max(chains, key=lambda c: c.loss)
     first = model.chains[0]
     if model.interval is not None:
@@ -174,8 +185,8 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
         note = f"exact for the {'chain' if len(chains) == 1 else f'{len(chains)} chains'} given"
     return ScaleAudit(
         scale=scale,
-        loss=loss.loss,
-        error_bound=loss.error_bound,
+        loss=worst.loss,
+        error_bound=error_bound,
         worst=worst,
         chains=chains,
         epsilon_dp=model.sensitivity / scale if scale > 0 else math.inf,
@@ -184,9 +195,10 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
     )
 
 
-def _chain_loss(item: PairLoss) -> ChainLoss:
-    time, states = time_and_states(item.pair)
-    return ChainLoss(item.prior, item.loss, time, states, item.worst_y)
+def _vertex(where: str) -> tuple[float, ...]:
+    """``"y = (3, 7)"`` -> ``(3.0, 7.0)`` (the worst vertex of a joint check)."""
+    inside = where.split("(", 1)[1].rstrip(")") if "(" in where else ""
+    return tuple(float(x) for x in inside.split(",") if x.strip())
 
 
 def _finite(value: float) -> float | str:

@@ -13,8 +13,9 @@ future are independent (Markov property), so with the forward table
 
 Each table step costs O(k^2 T) and each node's convolution O(T^2): O(T^2 k^2 + T^3 k) in time
 (the cubic term is a direct convolution in C, about 5e9 products a second here; a binary chain
-at T = 10,000 calibrates in 138 s and 1.8 GiB, ``benchmarks/bench_markov.py``). Memory: the forward tables are kept every
-``sqrt(T)`` steps and recomputed a segment at a time on the way back (O(T^1.5 k)); the priors
+at T = 10,000 calibrates in 138 s and 1.8 GiB, ``benchmarks/bench_markov.py``). Memory: the
+forward tables are kept every ``sqrt(T)`` steps and recomputed a segment at a time on the way
+back (O(T^1.5 k)); the priors
 themselves take ``2 (T + 1)`` floats per time and state (their support array is shared). The
 issue asked O(T k) memory per node: that is the size of a node's prior, which the check needs.
 A time-reversible stationary chain (:attr:`~.chain.MarkovChain.time_reversible`) needs half the
@@ -46,10 +47,16 @@ from numpy.typing import NDArray
 
 from ..priors import DiscretePrior
 from ..scenario import AdversaryPrior, Scenario
+from ..vector import JointPrior, Metric
 from .chain import MarkovChain
 
-#: Queries on a chain: the number of visits to the target state, or their share of the length.
-QUERIES = ("count", "frequency")
+#: Queries on a chain: the number of visits to the target state, their share of the length, or
+#: the visits to every state (two states: each bar gets its own Laplace noise of one scale).
+QUERIES = ("count", "frequency", "histogram")
+
+#: Longest series whose histogram is checked: the product-Laplace check on the (T + 1)^2 grid
+#: costs about 2 (T + 1)^3 operations per pair (:func:`pufferfish.vector.product_laplace_loss`).
+HISTOGRAM_MAX_LENGTH = 1000
 
 #: The mechanisms compared on a chain by default: the Markov baselines and the additive ones.
 MARKOV_MECHANISMS = (
@@ -81,8 +88,12 @@ class CountModel:
         ``T >= 1``, the number of time steps.
     target : str
         The state whose visits are counted (a name of ``chains[0].states``).
-    query : {"count", "frequency"}
-        ``C`` (sensitivity 1) or ``C / T`` (sensitivity ``1 / T``).
+    query : {"count", "frequency", "histogram"}
+        ``C`` (sensitivity 1), ``C / T`` (sensitivity ``1 / T``), or the visits to each of the
+        two states of a binary chain (L1 sensitivity 2: one step moves one visit from a bar to
+        the other; each bar gets Laplace noise of the same scale, as Song et al. 2017 add
+        ``Lap(L sigma)`` to each coordinate of an L-Lipschitz query). A histogram on more than
+        two states needs priors on count vectors (about ``T^(k-1)`` atoms per time): refused.
     interval : (float, float), optional
         The class is every binary chain with ``P(0 -> 1)`` and ``P(1 -> 0)`` in this interval
         (an infinite class), and ``chains`` the chains of it that are checked
@@ -116,6 +127,16 @@ class CountModel:
             )
         if self.query not in QUERIES:
             raise ValueError(f"query must be one of {', '.join(QUERIES)}, got {self.query!r}")
+        if self.query == "histogram" and chains[0].k != 2:
+            raise ValueError(
+                f"query 'histogram' is available for two states, got {chains[0].k}: on more states it needs "
+                "priors on count vectors (about T^(k-1) atoms per time), not implemented"
+            )
+        if self.query == "histogram" and int(self.length) > HISTOGRAM_MAX_LENGTH:
+            raise ValueError(
+                f"query 'histogram' is checked up to length {HISTOGRAM_MAX_LENGTH:,} (its exact check costs "
+                f"about 2 (T + 1)^3 operations per pair), got {self.length!r}: release the count"
+            )
         if self.interval is not None:
             lo, hi = (float(x) for x in self.interval)
             if not (0.0 < lo <= hi < 1.0) or chains[0].k != 2:
@@ -134,8 +155,9 @@ class CountModel:
 
     @property
     def sensitivity(self) -> float:
-        """How much one ``X_t`` moves the query: 1 (count) or ``1/T`` (frequency)."""
-        return 1.0 if self.query == "count" else 1.0 / self.length
+        """How much one ``X_t`` moves the query (L1): 1 (count), ``1/T`` (frequency) or 2
+        (histogram)."""
+        return {"count": 1.0, "frequency": 1.0 / self.length, "histogram": 2.0}[self.query]
 
     @property
     def mirrored(self) -> bool:
@@ -307,13 +329,23 @@ def count_scenario(model: CountModel) -> Scenario:
     adversaries = []
     frequencies = np.arange(T + 1, dtype=np.float64) * scale  # one support shared by all priors
     frequencies.setflags(write=False)
+    counted = np.arange(T + 1, dtype=np.float64)
+    bars = np.column_stack(
+        [counted, T - counted] if names.index(model.target) == 0 else [T - counted, counted]
+    )
     for n, priors in enumerate(per_chain):
-        conds = {
-            secret_name(i, names[a]): p if scale == 1.0 else _rescaled(p, frequencies)
-            for (i, a), p in priors.items()
-        }
+        conds: dict[str, Any] = {}
+        for (i, a), p in priors.items():
+            if model.query == "histogram":  # the visits to each state, in the states' order
+                assert p.log_pmf is not None
+                conds[secret_name(i, names[a])] = JointPrior.from_log_pmf(
+                    bars, p.log_pmf, log_error=p.log_error
+                )
+            else:
+                conds[secret_name(i, names[a])] = p if scale == 1.0 else _rescaled(p, frequencies)
         adversaries.append(AdversaryPrior(f"chain {n}" if len(per_chain) > 1 else "chain", conds))
-    return Scenario(tuple(pairs), tuple(adversaries), model=model)
+    metric = Metric.ones(2) if model.query == "histogram" else None
+    return Scenario(tuple(pairs), tuple(adversaries), metric, model=model)
 
 
 def _rescaled(prior: DiscretePrior, support: NDArray[np.float64]) -> DiscretePrior:
@@ -390,7 +422,8 @@ def binding_priors(scenario: Scenario, results: tuple[Any, ...]) -> Binding | No
         return None
     rho = next(p for p in scenario.priors if p.name == best.prior)
     p_i, p_j = (rho.conditionals[s] for s in best.pair)
-    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    if not (isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)):
+        return None  # a histogram's priors are on pairs of bars: no 1-D figure
     return Binding(p_i, p_j, best.pair, best.prior, best.scale)
 
 

@@ -249,7 +249,8 @@ class SeriesRelease:
     output, report_path : pathlib.Path
     html_report : pathlib.Path or None
     scales : dict
-        ``T -> (calibrated scale, drawn scale)`` of the count's noise.
+        ``T -> (calibrated scale, drawn scale)``, both in the query's unit (a frequency's noise is
+        drawn on the count at ``T`` times the scale, rounded up; a histogram's on each bar).
     noise : dict
         The sampler's description.
     """
@@ -272,7 +273,9 @@ def release_series(
     rng: np.random.Generator | int | None = None,
     html_report: str | Path | None = None,
 ) -> SeriesRelease:
-    """Release ``id, T, <query>`` per id with the noise of ``mechanism`` for the id's length.
+    """Release ``id, T, <query>`` per id with the noise of ``mechanism`` for the id's length
+    (``count_<state>``, ``frequency_<state>``, or ``count_<state>`` for each state of a
+    histogram).
 
     Parameters
     ----------
@@ -319,32 +322,46 @@ def release_series(
                 f"mechanism {mechanism} cannot be used at T = {t}: {getattr(row, 'reason', row)}"
             )
         scales[t] = (row.scale, row.scale)
-    target = series.states.index(request.target)
-    counts = series.visits[:, target].astype(np.float64)
-    released = np.empty(counts.size)
+    histogram = request.query == "histogram"
+    bars = list(series.states) if histogram else [request.target]
+    released = {b: np.empty(series.lengths.size) for b in bars}
     noise: dict[str, Any] = {}
     gen, seed = insecure_generator(rng)  # one generator for every length (None: secure)
     for t, (scale, _) in scales.items():
         at = series.lengths == t
-        drawn = add_laplace(counts[at], scale, rng=gen)
-        # the exact sampler rounds the scale up to its grid (never down: the pure-eps loss is
-        # non-increasing in the scale, SPEC sec 2.1, and counts are on every grid 2^k, k <= 0)
-        used = exact_grid(scale)[2] if drawn.secure and scale > 0 else scale
-        assert used >= scale
-        scales[t] = (scale, used)
-        released[at] = drawn.values
-        noise = {"sampler": drawn.sampler, "secure": drawn.secure, "seed": seed}
-    column = f"{request.query}_{request.target}"
-    values = released / series.lengths if request.query == "frequency" else released
-    table = pa.table({"id": series.ids, "T": series.lengths, column: values})
+        # noise is drawn on the counts (integers: on every grid of the exact sampler). A frequency's
+        # scale is in shares of T: the count gets T times it, rounded up (C + Laplace(T s), then
+        # divided by T, is C / T + Laplace(s)); a histogram's bars each get the scale as it is.
+        count_scale = float(np.nextafter(scale * t, np.inf)) if request.query == "frequency" else scale
+        used_count = count_scale
+        for b in bars:
+            drawn = add_laplace(
+                series.visits[at, series.states.index(b)].astype(np.float64), count_scale, rng=gen
+            )
+            # the exact sampler rounds the scale up to its grid (never down: the pure-eps loss is
+            # non-increasing in the scale, SPEC sec 2.1)
+            used_count = exact_grid(count_scale)[2] if drawn.secure and count_scale > 0 else count_scale
+            assert used_count >= count_scale
+            released[b][at] = drawn.values
+            noise = {"sampler": drawn.sampler, "secure": drawn.secure, "seed": seed}
+        scales[t] = (scale, used_count / t if request.query == "frequency" else used_count)
+    if request.query == "frequency":
+        columns = {f"frequency_{request.target}": released[request.target] / series.lengths}
+    else:
+        columns = {f"count_{b}": released[b] for b in bars}
+    table = pa.table({"id": series.ids, "T": series.lengths, **columns})
+    what = {
+        "count": "visits + Laplace noise",
+        "frequency": "(visits + Laplace noise of T times the scale) / T",
+        "histogram": "each state's visits + its own Laplace noise of the scale",
+    }[request.query]
     report = {
         **calibration.to_dict(),
         "mechanism": mechanism,
         "scales": {str(t): {"calibrated": s, "drawn": d} for t, (s, d) in scales.items()},
         "noise": noise,
         "output": str(out_path),
-        "released": f"one row per id: id, T (its length), {column} = "
-        + ("(visits + Laplace noise) / T" if request.query == "frequency" else "visits + Laplace noise"),
+        "released": f"one row per id: id, T (its length), {', '.join(columns)} = {what}",
     }
     fmt = "parquet" if out_path.suffix.lower() in (".parquet", ".pq") else "csv"
     paths, kinds = [out_path, rep_path], ["output", "report"]
