@@ -596,3 +596,9 @@ def test_histogram_audit_at_twice_the_scale_equals_the_count_audit() -> None:
             assert len(hist.worst.worst_y) == 2
     with pytest.raises(ValueError, match="scale must be > 0 to audit a histogram"):
         audit_scale(CountModel((_flip(0.1),), 5, "1", "histogram"), 0.0)
+
+
+def test_histogram_optimum_of_the_reference_chain_is_twice_the_count() -> None:
+    # README and docs/markov.rst: f = 0.1, T = 100, eps 1: 17.2809 = 2 x 8.6404
+    got = _scales(CountModel((_flip(0.1),), 100, "1", "histogram"), ["optimal"])
+    assert got["optimal"] == pytest.approx(17.2809, abs=1e-4)
