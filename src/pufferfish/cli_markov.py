@@ -166,6 +166,11 @@ def markov_calibrate(
     if as_json:
         typer.echo(json.dumps(out, allow_nan=False))
         return
+    _print_chain(model, results, certified)
+
+
+def _print_chain(model: Any, results: Any, certified: list[str]) -> None:
+    """The text output of a calibration on ``--transition`` or ``--interval``."""
     console = Console()
     chain = model.chains[0]
     if chain.any_start:
