@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ._checks import check_epsilons
 from .cli_common import guard, parse_mechanisms, print_comparisons
+from .markov.audit import result_row
 from .markov.counts import MARKOV_MECHANISMS
 
 markov_app = typer.Typer(
@@ -160,7 +161,7 @@ def markov_calibrate(
     model = scenario.model
     certified = _certified(model)
     out = {"model": model.describe(), "certified_over_class": certified}
-    out["results"] = [r.to_dict() for r in results]
+    out["results"] = [result_row(r, model) for r in results]
     if report is not None:
         guard(lambda: _chain_report(scenario, results, mechanism, out, certified, report, force))
     if as_json:

@@ -203,3 +203,67 @@ def _vertex(where: str) -> tuple[float, ...]:
 
 def _finite(value: float) -> float | str:
     return value if math.isfinite(value) else "inf"
+
+
+#: Mechanisms whose scale holds for every chain of an interval class, or for every start.
+CERTIFIED_OVER = {"interval": ("mqm-approx", "group-dp"), "any start": ("mqm-exact", "group-dp")}
+
+
+def result_row(result: Any, model: CountModel, *, confidence_set: bool = False) -> dict[str, Any]:
+    """A comparison row as the ``--json`` of ``pufferfish markov calibrate`` prints it: the
+    calibration's own fields and ``worst`` (``{"time": i, "pair": [a, b]}``, the pair that decided
+    the scale), ``certified`` and ``note``.
+
+    Parameters
+    ----------
+    result : Calibration or Skipped
+        From :func:`~pufferfish.calibration.compare` on :func:`~.counts.count_scenario`.
+    model : CountModel
+    confidence_set : bool
+        The chains are those listed from a confidence set around an estimate
+        (:func:`~.estimate.confidence_chains`): only ``group-dp`` (any chain) is certified.
+
+    Returns
+    -------
+    dict
+        ``certified`` is true when the scale holds for the whole class the guarantee names: one
+        chain or a finite list (each checked exactly), or a mechanism certified over the infinite
+        class (:data:`CERTIFIED_OVER`, ``group-dp`` over a confidence set); otherwise false, and
+        ``note`` says on which chains it was checked.
+    """
+    row: dict[str, Any] = result.to_dict()
+    pair = getattr(result, "pair", None)
+    if pair is None:
+        return row | {"worst": None, "certified": False, "note": getattr(result, "reason", "")}
+    time, states = time_and_states(tuple(pair))
+    name = result.mechanism
+    if confidence_set:
+        certified = name == "group-dp"
+        note = (
+            "T / eps holds for any chain"
+            if certified
+            else (
+                f"checked on the {len(model.chains)} listed chains of the confidence set, NOT "
+                "certified over it"
+            )
+        )
+    elif model.interval is not None:
+        certified = name in CERTIFIED_OVER["interval"]
+        note = (
+            "certified over the interval class"
+            if certified
+            else (f"checked on the {len(model.chains)} chains of a grid of the class, NOT certified over it")
+        )
+    elif model.chains[0].any_start:
+        certified = name in CERTIFIED_OVER["any start"]
+        note = (
+            "certified for every start"
+            if certified
+            else (f"checked on {model.chains[0].k + 1} starts, NOT certified for every start")
+        )
+    else:
+        certified = True
+        note = (
+            f"checked exactly on the {'chain' if len(model.chains) == 1 else f'{len(model.chains)} chains'}"
+        )
+    return row | {"worst": {"time": time, "pair": list(states)}, "certified": certified, "note": note}

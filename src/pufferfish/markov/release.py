@@ -30,7 +30,7 @@ from ..tables.source import (
     report_path_for,
     resolve_source,
 )
-from .audit import ScaleAudit, audit_scale
+from .audit import ScaleAudit, audit_scale, result_row
 from .chain import MarkovChain
 from .counts import MARKOV_MECHANISMS, QUERIES, Binding, CountModel, binding_priors, count_scenario
 from .estimate import ESTIMATED_INITIALS, SeriesTable, confidence_chains, estimated_chain, read_series
@@ -150,7 +150,17 @@ class SeriesCalibration:
             "chain": self.chain.describe(),
             "prior_set": self.prior_set,
             "chains_checked": len(self.chains),
-            "results": {str(t): [x.to_dict() for x in rows] for t, rows in self.results.items()},
+            "results": {
+                str(t): [
+                    result_row(
+                        x,
+                        CountModel(self.chains, t, r.target, r.query),
+                        confidence_set=self.prior_set is not None,
+                    )
+                    for x in rows
+                ]
+                for t, rows in self.results.items()
+            },
         }
 
 
