@@ -18,6 +18,7 @@ from scipy.optimize import linprog
 from scipy.special import logsumexp
 
 from pufferfish.calibration import Skipped, calibrate, calibrate_optimal, compare
+from pufferfish.divergence import MemoryLimitError
 from pufferfish.loss import privacy_loss
 from pufferfish.priors import DiscretePrior
 from pufferfish.scenario import Scenario
@@ -158,23 +159,35 @@ def test_theorem_1_scale_of_each_plan_passes_the_check(seed: int, d: int, eps: f
         assert res.loss <= eps + res.error_bound
 
 
-def test_bad_input() -> None:
+def test_bad_input(monkeypatch) -> None:
     with pytest.raises(ValueError, match="units must be finite numbers > 0"):
         Metric((1.0, 0.0))
     with pytest.raises(ValueError, match="distinct tuples"):
         JointPrior(np.array([[0.0, 1.0], [0.0, 1.0]]), [0.5, 0.5])
     with pytest.raises(ValueError, match="pmf must sum to 1"):
         JointPrior(np.array([[0.0], [1.0]]), [0.5, 0.6])
-    rows = np.arange(MAX_TUPLES + 1, dtype=float)
-    with pytest.raises(ValueError, match="at most 5,000 distinct tuples .* bin the columns"):
-        JointPrior.from_rows(rows)
+    assert MAX_TUPLES == 10_000_000
+    big = JointPrior.from_rows(np.arange(6, dtype=float))
+    with monkeypatch.context() as patch:
+        patch.setattr("pufferfish.vector.joint.MAX_TUPLES", 5)
+        with pytest.raises(ValueError, match="at most 5 distinct tuples, got 6: bin the columns"):
+            JointPrior.from_rows(np.arange(6, dtype=float))
+    with monkeypatch.context() as patch:
+        patch.setattr("pufferfish.vector.plans.MAX_PLAN_ENTRIES", 35)
+        for plan, what in ((kantorovich_plan, "Kantorovich"), (bottleneck_plan, "W-infinity")):
+            with pytest.raises(
+                MemoryLimitError, match=f"not run: the {what} plan needs about .* GiB for 6 x 6"
+            ):
+                plan(big, big, Metric.ones(1))
     p_i, p_j = _random_pair(1, 2)
     with pytest.raises(ValueError, match="same dimension"):
         product_laplace_loss(p_i, p_j, Metric.ones(3), 1.0)
     with pytest.raises(ValueError, match="scale must be finite and > 0"):
         product_laplace_loss(p_i, p_j, Metric.ones(2), 0.0)
-    with pytest.raises(ValueError, match="vertices; checking it takes .* bin the columns"):
-        product_laplace_loss(p_i, p_j, Metric.ones(2), 1.0, max_work=10)
+    with pytest.raises(
+        MemoryLimitError, match="not run: the exact check needs about .* GiB .* bin the columns"
+    ):
+        product_laplace_loss(p_i, p_j, Metric.ones(2), 1.0, max_vertices=3)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,3 +306,20 @@ def test_identical_joint_priors_need_no_noise() -> None:
     q = JointPrior([[0, 1], [2, 3]], [0.3, 0.7])
     c = calibrate(Scenario.single(p, q), 0.5, "optimal")
     assert c.scale == 0.0 and c.noiseless and c.checked_loss == 0.0
+
+
+def test_l1_scale_by_sign_vectors_equals_every_distance() -> None:
+    # calibration.joint.l1_scale takes max_s (max_x s.x/w - min_x' s.x'/w) over sign vectors s;
+    # it must equal the largest of all n x m weighted L1 distances
+    from pufferfish.calibration.joint import l1_scale
+    from pufferfish.scenario import AdversaryPrior, Scenario
+
+    gen = np.random.default_rng(4)
+    for d in (1, 2, 3, 4):
+        for seed in range(5):
+            p_i, p_j = _random_pair(seed, d, n=12, spread=9)
+            units = gen.uniform(0.3, 3.0, size=d)
+            metric = Metric(tuple(units))
+            scenario = Scenario([("a", "b")], [AdversaryPrior("rho", {"a": p_i, "b": p_j})], metric)
+            every = float(metric.distances(p_i.support, p_j.support).max())
+            assert l1_scale(scenario, 2.0).scale == pytest.approx(every / 2.0, rel=1e-14)

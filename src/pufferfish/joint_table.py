@@ -167,7 +167,9 @@ def calibrate_joint_table(
     ValueError
         On a bad argument (including ``categorical``/``numeric`` naming a column twice or one
         that is not the secret, a public or the weight column), fewer than two columns, or more than
-        :data:`~pufferfish.vector.joint.MAX_TUPLES` distinct tuples for a secret (bin the columns).
+        :data:`~pufferfish.vector.joint.MAX_TUPLES` distinct tuples for a secret (bin the columns;
+        the transport plans answer "not run" well before, beyond
+        :data:`~pufferfish.vector.plans.MAX_PLAN_ENTRIES` entries).
     DataError
         If the table cannot be read, a column is unknown, or a secret of the pairs has no row.
     """

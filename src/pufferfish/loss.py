@@ -19,10 +19,9 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import check_scale
+from .laplace_sums import _EPS, laplace_log_sums
 from .priors import RELEASE_GRID, DiscretePrior, to_release_grid, union_support
 from .scenario import Scenario
-
-_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
@@ -136,77 +135,10 @@ def _log_density_and_errors(
     if not scale > 0 or not math.isfinite(scale):
         raise ValueError(f"scale must be finite and > 0, got {scale!r}")
     grid = np.asarray(points, dtype=np.float64)
-    logp = prior.log_on(grid)
-    left = _log_prefix_sums(grid, logp, scale)
-    right = _log_prefix_sums(-grid[::-1], logp[::-1], scale)[::-1]
-    # Strict right sums: R_{k+1} e^{-(x_{k+1} - x_k)/theta}; nothing to the right of the last point.
-    strict_right = np.full_like(right, -np.inf)
-    strict_right[:-1] = right[1:] - np.diff(grid) / scale
-    log_sum = np.logaddexp(left, strict_right)
+    log_sum, errors = laplace_log_sums(grid, prior.log_on(grid), scale)
     log_two_scale = math.log(2.0 * scale)
-    errors = _prefix_error(log_sum, grid.size) + 4 * _EPS * (abs(log_two_scale) + 1.0) + prior.log_error
+    errors = errors + 4 * _EPS * (abs(log_two_scale) + 1.0) + prior.log_error
     return log_sum - log_two_scale, errors
-
-
-def _log_prefix_sums(x: NDArray[np.float64], logp: NDArray[np.float64], scale: float) -> NDArray[np.float64]:
-    """``log sum_{l <= k} exp(logp_l - (x_k - x_l)/scale)`` for every k, by recursive doubling.
-
-    Parameters
-    ----------
-    x : numpy.ndarray, shape (N,)
-        Strictly increasing points.
-    logp : numpy.ndarray, shape (N,)
-        ``log p_l <= 0`` (``-inf`` allowed).
-    scale : float
-        ``theta > 0``.
-
-    Returns
-    -------
-    numpy.ndarray, shape (N,)
-
-    Notes
-    -----
-    The step ``l -> logaddexp(l - (x_k - x_{k-1})/theta, log p_k)`` is a map ``f_k``; maps of
-    adjacent ranges compose by ``(range a, range b) -> logaddexp(B_a - (x_b - x_a)/theta, B_b)``
-    with ``B`` the log-sum of a range and ``x_a, x_b`` the ranges' last points. Pairs are
-    composed level by level (each level halves the array), then the prefixes are filled back
-    down: the odd entries of a level are the prefixes of the level above, the even ones one step
-    from their left neighbour. Each output is a tree of at most ``2 ceil(log2 N) + 2`` such
-    operations whose operands are weighted by their share ``w <= 1`` of the output. An operation
-    with inputs ``a, b`` and output ``c`` rounds by at most ``eps (2|a| + 4|c| + 125)``; a
-    share ``w = e^{-t}`` of the output comes from an operand at least ``out - t`` and at most
-    ``log N`` (a log of at most ``N`` probabilities), so the weighted rounding of one level is at
-    most ``eps (6 (|S| + log N + 15) + 125)`` for the output log-sum ``S``. :func:`_prefix_error`
-    states this bound, with margin.
-    """
-    stack = []
-    xe, b = x, logp
-    while b.size > 1:
-        h = b.size // 2
-        stack.append((xe, b))
-        x_odd = xe[1 : 2 * h : 2]
-        b = np.logaddexp(b[0 : 2 * h : 2] - (x_odd - xe[0 : 2 * h : 2]) / scale, b[1 : 2 * h : 2])
-        xe = x_odd
-    prefix = b
-    while stack:
-        xe, b = stack.pop()
-        out = np.empty_like(b)
-        out[0] = b[0]
-        out[1::2] = prefix
-        if b.size > 2:
-            out[2::2] = np.logaddexp(out[1:-1:2] - (xe[2::2] - xe[1:-1:2]) / scale, b[2::2])
-        prefix = out
-    return prefix
-
-
-def _prefix_error(log_sum: NDArray[np.float64], n: int) -> NDArray[np.float64]:
-    """First-order rounding bound of each ``log(L_k + R_k)`` from :func:`_log_prefix_sums`.
-
-    ``(2 (2 ceil(log2 n) + 2) + 4)`` levels (left and right scans, plus their sum), each at most
-    ``eps (8 (|S_k| + log n + 15) + 200)`` (the bound of :func:`_log_prefix_sums` with margin).
-    """
-    depth = 2 * (2 * math.ceil(math.log2(max(n, 2))) + 2) + 4
-    return depth * _EPS * (8.0 * (np.abs(log_sum) + math.log(max(n, 2)) + 15.0) + 200.0)
 
 
 def pair_privacy_loss(

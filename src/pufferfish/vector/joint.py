@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-#: Largest number of distinct tuples of one joint prior (POT's exact ``emd`` is cubic).
-MAX_TUPLES = 5_000
+#: Largest number of distinct tuples of one joint prior (memory: a few floats per tuple and
+#: column; the transport plans have their own limit, :data:`pufferfish.vector.plans.MAX_PLAN_ENTRIES`).
+MAX_TUPLES = 10_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,8 +77,8 @@ class JointPrior:
             raise ValueError(f"pmf must sum to 1 (within 1e-9), got a sum of {total!r}")
         if support.shape[0] > MAX_TUPLES:
             raise ValueError(
-                f"a joint prior may have at most {MAX_TUPLES:,} distinct tuples (the exact transport "
-                f"plan is cubic in it), got {support.shape[0]:,}: bin the columns (fewer distinct values)"
+                f"a joint prior may have at most {MAX_TUPLES:,} distinct tuples, got {support.shape[0]:,}: "
+                "bin the columns (fewer distinct values)"
             )
         order = np.lexsort(support.T[::-1])
         support, pmf = support[order], pmf[order] / total

@@ -16,14 +16,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..divergence import MemoryLimitError
+from ..laplace_sums import laplace_log_sums
 from .joint import JointPrior, Metric
 
-#: Largest ``(grid vertices) x (sum of the axis lengths)`` of one check (the work of the
-#: separable contraction); beyond it :func:`product_laplace_loss` asks for binning.
-MAX_WORK = 2 * 10**9
+#: Largest number of vertices of the product grid one check evaluates (memory: about
+#: :data:`BYTES_PER_VERTEX` each, so about 1.6 GiB); beyond it :func:`product_laplace_loss` answers
+#: "not run" with the memory it would need.
+MAX_VERTICES = 2**24
 
-#: Entries of one ``(rows, V, X)`` block of the log-space contraction.
-_BLOCK = 4_000_000
+#: Peak bytes per grid vertex of one check (measured: the two tensors, the prefix sums' levels
+#: and the rounding bounds; ``benchmarks/bench_joint_mechanisms.py`` prints it).
+BYTES_PER_VERTEX = 100
 
 _U = 2.0**-53
 
@@ -71,7 +75,12 @@ def grid_axes(prior_i: JointPrior, prior_j: JointPrior) -> list[NDArray[np.float
 
 
 def product_laplace_loss(
-    prior_i: JointPrior, prior_j: JointPrior, metric: Metric, scale: float, *, max_work: int = MAX_WORK
+    prior_i: JointPrior,
+    prior_j: JointPrior,
+    metric: Metric,
+    scale: float,
+    *,
+    max_vertices: int = MAX_VERTICES,
 ) -> VectorLoss:
     """Exact pufferfish loss of ``X + N``, ``N_k ~ Laplace(scale w_k)`` independent, for a pair.
 
@@ -83,9 +92,9 @@ def product_laplace_loss(
         Units ``w_k`` (dimension ``d``).
     scale : float
         ``b``, finite and > 0.
-    max_work : int
-        Largest ``prod_k |V_k| * sum_k |V_k|`` accepted (default :data:`MAX_WORK`), ``|V_k|`` the
-        number of distinct values of coordinate ``k``.
+    max_vertices : int
+        Largest ``prod_k |V_k|`` accepted (default :data:`MAX_VERTICES`), ``|V_k|`` the number of
+        distinct values of coordinate ``k``.
 
     Returns
     -------
@@ -94,8 +103,10 @@ def product_laplace_loss(
     Raises
     ------
     ValueError
-        If the dimensions differ, ``scale`` is not finite and > 0, or the grid is beyond
-        ``max_work`` (the message gives the grid and suggests binning).
+        If the dimensions differ or ``scale`` is not finite and > 0.
+    pufferfish.divergence.MemoryLimitError
+        If the grid has more than ``max_vertices`` vertices ("not run: ... needs about N GiB",
+        before allocating; the message gives the grid and suggests binning).
 
     Notes
     -----
@@ -115,16 +126,17 @@ def product_laplace_loss(
 
     *Computation.* ``log f_s`` on the whole grid is a separable contraction: start from the
     tensor ``T = log P(. | s)`` on the grid (``-inf`` off the support) and, for each axis ``k``,
-    replace it by ``T'[..., v, ...] = logsumexp_x (T[..., x, ...] - |v - x| / (b w_k))``, in
-    blocks; the work is ``prod |V_k| * sum |V_k|`` instead of ``vertices x support``.
+    replace it by ``T'[..., v, ...] = logsumexp_x (T[..., x, ...] - |v - x| / (b w_k))``: a
+    Laplace sum along each line of axis ``k``, computed by left and right prefix sums in log
+    space (:func:`pufferfish.laplace_sums.laplace_log_sums`, the 1-D release density's own method) in
+    O(|V_k|) per line, so the work is ``d prod |V_k|`` (times ``log |V_k|`` passes) instead of
+    ``prod |V_k| sum |V_k|``.
 
-    *Rounding bound.* ``logsumexp`` is 1-Lipschitz in the max norm, so the error of ``T``
-    carries through each step, which adds at most ``u (4 K + 7 M + 2 |V_k| + 10)`` with
-    ``u = 2^-53``, ``K = max |v - x| / (b w_k)`` and ``M = K + max |T|`` (kernel: two roundings
-    and the scale's; the addition; the shift, ``exp`` and the sum of ``|V_k|`` terms; the
-    ``log`` and the final addition, each counted with a margin). The loss adds the two tensors'
-    bounds, ``u max |L|`` for the subtraction, and the priors' own ``log_error`` (the starting
-    tensor is their ``log_pmf``, exact to that bound; the contraction is 1-Lipschitz).
+    *Rounding bound.* The contraction is 1-Lipschitz in the max norm (a log-sum of the entries
+    shifted by fixed kernel values), so the error of ``T`` carries through each step, which adds
+    at most the largest bound of :func:`pufferfish.laplace_sums.laplace_log_sums` on that axis.
+    The loss adds the two tensors' bounds, ``u max |L|`` for the subtraction, and the priors' own
+    ``log_error`` (the starting tensor is their ``log_pmf``, exact to that bound).
     """
     if not prior_i.dimension == prior_j.dimension == metric.dimension:
         raise ValueError(
@@ -136,11 +148,11 @@ def product_laplace_loss(
     axes = grid_axes(prior_i, prior_j)
     shape = tuple(ax.size for ax in axes)
     vertices = math.prod(shape)
-    work = vertices * sum(shape)
-    if work > max_work:
-        raise ValueError(
-            f"the product grid has {' x '.join(map(str, shape))} = {vertices:,} vertices; checking it "
-            f"takes {work:,} operations, more than {max_work:,}: bin the columns (fewer distinct values)"
+    if vertices > max_vertices:
+        raise MemoryLimitError(
+            f"not run: the exact check needs about {vertices * BYTES_PER_VERTEX / 2**30:.1f} GiB for the "
+            f"product grid of {' x '.join(map(str, shape))} = {vertices:,} vertices (more than "
+            f"{max_vertices:,}): bin the columns (fewer distinct values)"
         )
     tensors = []
     for prior in (prior_i, prior_j):
@@ -150,9 +162,11 @@ def product_laplace_loss(
         t[where] = prior.log_pmf
         err = 0.0
         for k, ax in enumerate(axes):
-            log_kernel = -np.abs(ax[:, None] - ax[None, :]) / (float(scale) * metric.units[k])
-            t, step = _contract(t, log_kernel, k)
-            err += step
+            # along axis k: logsumexp_x (T[..., x, ...] - |v - x| / (b w_k)), O(|V_k|) per line
+            sums, bounds = laplace_log_sums(ax, np.moveaxis(t, k, -1), float(scale) * metric.units[k])
+            t = np.moveaxis(sums, -1, k)
+            finite = np.isfinite(sums)
+            err += float(bounds[finite].max()) if finite.any() else 0.0
         tensors.append((t, err))
     (t_i, e_i), (t_j, e_j) = tensors
     ratio = t_i - t_j
@@ -167,28 +181,3 @@ def product_laplace_loss(
         larger="i" if ratio[at] >= 0 else "j",
         vertices=vertices,
     )
-
-
-def _contract(
-    t: NDArray[np.float64], log_kernel: NDArray[np.float64], axis: int
-) -> tuple[NDArray[np.float64], float]:
-    """``T'[..., v, ...] = logsumexp_x (T[..., x, ...] + log_kernel[v, x])`` along ``axis``, and the
-    rounding this step adds (see :func:`product_laplace_loss`)."""
-    moved = np.moveaxis(t, axis, -1)
-    lead = moved.shape[:-1]
-    a = moved.reshape(-1, moved.shape[-1])
-    n_v, n_x = log_kernel.shape
-    out = np.empty((a.shape[0], n_v))
-    rows = max(1, _BLOCK // (n_v * n_x))
-    for start in range(0, a.shape[0], rows):
-        s = a[start : start + rows, None, :] + log_kernel[None, :, :]
-        top = s.max(axis=-1)
-        safe = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            total = np.exp(s - safe[..., None]).sum(axis=-1)
-            out[start : start + rows] = np.where(np.isfinite(top), safe + np.log(total), -np.inf)
-    finite = a[np.isfinite(a)]
-    k_max = float(np.abs(log_kernel).max())
-    m_max = k_max + (float(np.abs(finite).max()) if finite.size else 0.0)
-    step = _U * (4.0 * k_max + 7.0 * m_max + 2.0 * n_x + 10.0)
-    return np.moveaxis(out.reshape(*lead, n_v), -1, axis), step

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import maximum_flow
 
+from ..divergence import MemoryLimitError
 from .joint import JointPrior, Metric
 
 #: Reduced cost (relative to ``max d``) below which a pair counts as on the W1-optimal face.
@@ -32,6 +33,15 @@ FACE_TOL = 1e-9
 
 #: Largest total integer mass of the flow (scipy's maximum flow works in int32).
 FLOW_TOTAL_MAX = 2**31 - 1
+
+#: Largest ``n x m`` (distinct tuples of the two priors) a plan is computed for: the dense cost
+#: matrix, POT's plan and the flow graph take about :data:`PLAN_BYTES_PER_ENTRY` bytes per entry
+#: (measured at 2,000 x 2,000 tuples: 47 for Kantorovich, 89 for W-infinity); beyond it the plan answers "not
+#: run" with the memory it would need (issue 31: the W-infinity plan needed 23 GiB at 20,000).
+MAX_PLAN_ENTRIES = 25_000_000
+
+#: Peak bytes per entry of the ``n x m`` matrices of a plan (an upper estimate).
+PLAN_BYTES_PER_ENTRY = 96
 
 #: Total of the integer masses when the priors carry no counts (or their product is too large).
 FLOW_GRID = 2**30
@@ -79,11 +89,19 @@ class VectorPlan:
         return row, col
 
 
-def _check_pair(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -> None:
+def _check_pair(prior_i: JointPrior, prior_j: JointPrior, metric: Metric, what: str) -> None:
+    """Same dimensions, and a plan that fits in memory (refused before allocating)."""
     if not prior_i.dimension == prior_j.dimension == metric.dimension:
         raise ValueError(
             "prior_i, prior_j and metric must have the same dimension, got "
             f"{prior_i.dimension}, {prior_j.dimension} and {metric.dimension}"
+        )
+    entries = prior_i.size * prior_j.size
+    if entries > MAX_PLAN_ENTRIES:
+        raise MemoryLimitError(
+            f"not run: the {what} plan needs about {entries * PLAN_BYTES_PER_ENTRY / 2**30:.1f} GiB for "
+            f"{prior_i.size:,} x {prior_j.size:,} distinct tuples (dense cost and plan matrices): bin "
+            "the columns (fewer distinct values)"
         )
 
 
@@ -93,7 +111,7 @@ def kantorovich_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -
     Parameters
     ----------
     prior_i, prior_j : JointPrior
-        Same dimension ``d``; ``n`` and ``m`` tuples (``<= MAX_TUPLES``).
+        Same dimension ``d``; ``n`` and ``m`` tuples (``n m <= MAX_PLAN_ENTRIES``).
     metric : Metric
         The cost ``d(x, x') = sum_k |x_k - x'_k| / w_k``.
 
@@ -107,6 +125,8 @@ def kantorovich_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -
     ------
     ValueError
         If the dimensions differ.
+    pufferfish.divergence.MemoryLimitError
+        If ``n m > MAX_PLAN_ENTRIES`` ("not run: ... needs about N GiB", before allocating).
     RuntimeError
         If the network simplex stops before optimality (its warning is quoted).
 
@@ -130,7 +150,7 @@ def kantorovich_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -
     difference, and a 1-D case came out at 0.8 against 0.7.) If the integer flow cannot carry
     the masses on those pairs (masses rounded without counts), emd's plan is returned.
     """
-    _check_pair(prior_i, prior_j, metric)
+    _check_pair(prior_i, prior_j, metric, "Kantorovich")
     dist = metric.distances(prior_i.support, prior_j.support)
     n, m = dist.shape
     plan, log = ot.emd(prior_i.pmf, prior_j.pmf, dist, numItermax=max(100_000, 50 * n * m), log=True)
@@ -197,6 +217,8 @@ def bottleneck_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) ->
     ------
     ValueError
         If the dimensions differ.
+    pufferfish.divergence.MemoryLimitError
+        If ``n m > MAX_PLAN_ENTRIES`` ("not run: ... needs about N GiB", before allocating).
 
     Notes
     -----
@@ -215,7 +237,7 @@ def bottleneck_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) ->
     ``2^-30`` per tuple (:attr:`VectorPlan.exact_masses` is False). Mechanisms built on it are
     checked exactly either way.
     """
-    _check_pair(prior_i, prior_j, metric)
+    _check_pair(prior_i, prior_j, metric, "W-infinity")
     dist = metric.distances(prior_i.support, prior_j.support)
     found = _bottleneck(prior_i, prior_j, dist, np.ones(dist.shape, dtype=bool))
     assert found is not None  # every pair allowed: the product coupling is feasible
