@@ -129,7 +129,7 @@ def product_laplace_loss(
     replace it by ``T'[..., v, ...] = logsumexp_x (T[..., x, ...] - |v - x| / (b w_k))``: a
     Laplace sum along each line of axis ``k``, computed by left and right prefix sums in log
     space (:func:`pufferfish.laplace_sums.laplace_log_sums`, the 1-D release density's own method) in
-    O(|V_k|) per line, so the work is ``d prod |V_k|`` (times ``log |V_k|`` passes) instead of
+    ``O(|V_k|)`` per line, so the work is ``d prod |V_k|`` (times ``log |V_k|`` passes) instead of
     ``prod |V_k| sum |V_k|``.
 
     *Rounding bound.* The contraction is 1-Lipschitz in the max norm (a log-sum of the entries
