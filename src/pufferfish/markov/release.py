@@ -195,7 +195,10 @@ def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> st
     r = calibration.request
     model = CountModel(calibration.chains, longest, r.target, r.query)
     certified = (
-        [f"nothing over the whole {calibration.prior_set['confidence']:.0%} set: checked on its chains"]
+        [
+            f"group-dp over the whole {calibration.prior_set['confidence']:.0%} set (T / eps holds for any "
+            "chain); the other scales are checked on its listed chains, NOT certified over it"
+        ]
         if calibration.prior_set is not None
         else ["every mechanism, for the estimated chain (checked exactly)"]
     )
