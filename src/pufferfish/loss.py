@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from ._checks import check_scale
-from .laplace_sums import _EPS, laplace_log_sums
+from .laplace_sums import laplace_log_sums
 from .priors import RELEASE_GRID, DiscretePrior, to_release_grid, union_support
 from .scenario import Scenario
 
@@ -85,6 +85,9 @@ class PrivacyLoss:
 #: Unit roundoff of float64.
 _U = 2.0**-53
 
+#: Machine epsilon of float64 (``2 u``).
+_EPS = float(np.finfo(np.float64).eps)
+
 
 def laplace_log_density(
     prior: DiscretePrior, points: NDArray[np.float64], scale: float
@@ -122,7 +125,7 @@ def laplace_log_density(
     Every intermediate is the log of a partial sum, and every decay is taken from two grid points
     directly, never accumulated, so huge ``(x_N - x_1)/theta`` costs no precision and the rounding
     error grows with the depth ``log2 N`` of the composition, not with ``N``. See
-    :func:`_log_prefix_sums` for the bound.
+    :func:`pufferfish.laplace_sums.laplace_log_sums` for the bound.
     """
     log_density, errors = _log_density_and_errors(prior, points, scale)
     return log_density, float(errors.max())
