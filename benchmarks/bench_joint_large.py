@@ -11,6 +11,11 @@ process (through :data:`pufferfish.cli.app`) and prints its wall time and peak r
 * a synthetic table of 400,000 rows, two integer columns with 400 values each and a secret in
   {a, b} that shifts one column (about 10^5 distinct tuples per secret), ``--mechanism
   l1,optimal``.
+
+``--bytes`` also prints the peak bytes per grid vertex of one product-Laplace check (3,000 x
+3,000 vertices) and per ``n x m`` entry of each transport plan (2,000 x 2,000 tuples), each in a
+fresh process: the figures behind :data:`pufferfish.vector.loss.BYTES_PER_VERTEX` and
+:data:`pufferfish.vector.plans.PLAN_BYTES_PER_ENTRY`.
 """
 
 from __future__ import annotations
@@ -54,8 +59,44 @@ def synthetic(path: Path, rows: int = 400_000, values: int = 400) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+_BYTES = """
+import resource, sys, numpy as np
+from pufferfish.vector import JointPrior, Metric, bottleneck_plan, kantorovich_plan, product_laplace_loss
+what, n = sys.argv[1], int(sys.argv[2])
+gen = np.random.default_rng(0)
+def prior(values):
+    rows = np.column_stack([gen.integers(0, values, 40_000), gen.integers(0, values, 40_000)]).astype(float)
+    return JointPrior.from_rows(rows)
+if what == "check":
+    p, q = prior(n), prior(n)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    product_laplace_loss(p, q, Metric.ones(2), 30.0)
+    axes = [np.unique(np.r_[p.support[:, k], q.support[:, k]]) for k in (0, 1)]
+    units = axes[0].size * axes[1].size
+else:
+    p, q = prior(200), prior(200)
+    p = JointPrior(p.support[:n], p.pmf[:n] / p.pmf[:n].sum())
+    q = JointPrior(q.support[:n], q.pmf[:n] / q.pmf[:n].sum())
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    (kantorovich_plan if what == "kantorovich" else bottleneck_plan)(p, q, Metric.ones(2))
+    units = p.size * q.size
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024 / units)
+"""
+
+
+def bytes_per_unit() -> None:
+    for what, n, unit in (("check", 3000, "grid vertex"), ("kantorovich", 2000, "plan entry"),
+                          ("bottleneck", 2000, "plan entry")):  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", _BYTES, what, str(n)], capture_output=True, text=True, check=True
+        )
+        print(f"{what}: {float(done.stdout):.0f} bytes per {unit}")
+
+
 def main() -> None:
     print(machine())
+    if "--bytes" in sys.argv[1:]:
+        bytes_per_unit()
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "large.csv"
         synthetic(table)

@@ -113,8 +113,8 @@ def l1_scale(scenario: Scenario, epsilon: float, delta: float = 0.0, secret_weig
         best, at = -1.0, (0, 0)
         for signs in itertools.product((1.0, -1.0), repeat=metric.dimension - 1):
             s = np.array((1.0, *signs)) / np.array(metric.units)
-            for a, b in ((p_i.support @ s, p_j.support @ s), (-(p_i.support @ s), -(p_j.support @ s))):
-                r, c = int(np.argmax(a)), int(np.argmin(b))
+            a, b = p_i.support @ s, p_j.support @ s  # s: x from p_i high, x' low; -s: the reverse
+            for r, c in ((int(np.argmax(a)), int(np.argmin(b))), (int(np.argmin(a)), int(np.argmax(b)))):
                 value = float(metric.distances(p_i.support[r : r + 1], p_j.support[c : c + 1])[0, 0])
                 if value > best:
                     best, at = value, (r, c)

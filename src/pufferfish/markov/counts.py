@@ -15,11 +15,11 @@ Each table step costs O(k^2 T) and each node's convolution O(T^2): O(T^2 k^2 + T
 (the cubic term is a direct convolution in C, about 5e9 products a second here; a binary chain
 at T = 10,000 calibrates in 138 s and 1.8 GiB, ``benchmarks/bench_markov.py``). Memory: the
 forward tables are kept every ``sqrt(T)`` steps and recomputed a segment at a time on the way
-back (O(T^1.5 k)); the priors
-themselves take ``2 (T + 1)`` floats per time and state (their support array is shared). The
-issue asked O(T k) memory per node: that is the size of a node's prior, which the check needs.
-A time-reversible stationary chain (:attr:`~.chain.MarkovChain.time_reversible`) needs half the
-times: the count is symmetric in time. Every prior is a
+back (O(T^1.5 k)); the priors themselves take ``2 (T + 1)`` floats per time and state (their
+support array is shared). The issue asked O(T k) memory per node: that is the size of a node's
+prior, which the check needs. A time-reversible stationary chain
+(:attr:`~.chain.MarkovChain.time_reversible`) needs half the times: the count is symmetric in
+time. Every prior is a
 1-D :class:`~pufferfish.priors.DiscretePrior` on ``0..T`` (or ``0, 1/T, ..., 1``), so the existing
 mechanisms and the exact check of SPEC sec 2.1 apply unchanged (issue 30); the Markov quilt
 mechanisms read the chain from :attr:`pufferfish.scenario.Scenario.model`.

@@ -346,17 +346,16 @@ def release_series(
         # scale is in shares of T: the count gets T times it, rounded up (C + Laplace(T s), then
         # divided by T, is C / T + Laplace(s)); a histogram's bars each get the scale as it is.
         count_scale = float(np.nextafter(scale * t, np.inf)) if request.query == "frequency" else scale
-        used_count = count_scale
         for b in bars:
             drawn = add_laplace(
                 series.visits[at, series.states.index(b)].astype(np.float64), count_scale, rng=gen
             )
-            # the exact sampler rounds the scale up to its grid (never down: the pure-eps loss is
-            # non-increasing in the scale, SPEC sec 2.1)
-            used_count = exact_grid(count_scale)[2] if drawn.secure and count_scale > 0 else count_scale
-            assert used_count >= count_scale
             released[b][at] = drawn.values
             noise = {"sampler": drawn.sampler, "secure": drawn.secure, "seed": seed}
+        # the exact sampler rounds the scale up to its grid (never down: the pure-eps loss is
+        # non-increasing in the scale, SPEC sec 2.1); one scale for every bar of this length
+        used_count = exact_grid(count_scale)[2] if noise["secure"] and count_scale > 0 else count_scale
+        assert used_count >= count_scale
         scales[t] = (scale, used_count / t if request.query == "frequency" else used_count)
     if request.query == "frequency":
         columns = {f"frequency_{request.target}": released[request.target] / series.lengths}
@@ -382,7 +381,7 @@ def release_series(
         paths.append(html_path)
         kinds.append("HTML report")
     with atomic_outputs(paths, force=force, kinds=kinds) as temporaries:
-        copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=False)  # as table releases are
+        copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=False)  # as table releases
         temporaries[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         if html_path is not None:
             temporaries[2].write_text(series_report(calibration, report), encoding="utf-8")

@@ -25,8 +25,8 @@ from .joint import JointPrior, Metric
 #: "not run" with the memory it would need.
 MAX_VERTICES = 2**24
 
-#: Peak bytes per grid vertex of one check (measured: the two tensors, the prefix sums' levels
-#: and the rounding bounds; ``benchmarks/bench_joint_mechanisms.py`` prints it).
+#: Peak bytes per grid vertex of one check, an upper estimate (68 measured at 3,000 x 3,000
+#: vertices by ``python benchmarks/bench_joint_large.py --bytes``).
 BYTES_PER_VERTEX = 100
 
 _U = 2.0**-53

@@ -36,7 +36,8 @@ FLOW_TOTAL_MAX = 2**31 - 1
 
 #: Largest ``n x m`` (distinct tuples of the two priors) a plan is computed for: the dense cost
 #: matrix, POT's plan and the flow graph take about :data:`PLAN_BYTES_PER_ENTRY` bytes per entry
-#: (measured at 2,000 x 2,000 tuples: 47 for Kantorovich, 89 for W-infinity); beyond it the plan answers "not
+#: (47 for Kantorovich, 89 for W-infinity at 2,000 x 2,000 tuples, ``python
+#: benchmarks/bench_joint_large.py --bytes``); beyond it the plan answers "not
 #: run" with the memory it would need (issue 31: the W-infinity plan needed 23 GiB at 20,000).
 MAX_PLAN_ENTRIES = 25_000_000
 
