@@ -4,6 +4,7 @@ layer over :mod:`pufferfish.markov` and the registry's :func:`~pufferfish.calibr
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -19,6 +20,23 @@ markov_app = typer.Typer(
     help="Pufferfish privacy for a count on a Markov chain (a person's time series).",
     no_args_is_help=True,
 )
+
+
+@dataclass(frozen=True)
+class _ChainArgs:
+    """The options that name a chain on the command line (``--transition`` or ``--interval``,
+    with ``--length`` and friends), read by the calibration and by ``--scale`` alike; ``columns``
+    are ``--id, --time, --state``, which a chain given here must not have."""
+
+    transition: str | None
+    interval: str | None
+    grid: int
+    length: int | None
+    initial: str
+    states: str | None
+    target_state: str | None
+    query: str
+    columns: tuple[str | None, str | None, str | None]
 
 
 def _initial(text: str) -> Any:
@@ -130,13 +148,14 @@ def markov_calibrate(
     --length, or estimated from DATA (--id, --time, --state). The exact optimum on the count priors
     P(count | X_i = a), the Markov quilt mechanism (exact and approximate), GK16 and group
     differential privacy, each checked exactly. With --scale: the exact loss of a given scale."""
+    chain_args = _ChainArgs(transition, interval, grid, length, initial, states, target_state, query,
+                            (id_column, time_column, state_column))  # fmt: skip
     if scale is not None:
         if report is not None or mechanism != "all":
             guard(
                 lambda: _refuse("--scale audits a given scale: --mechanism and --report are for calibrations")
             )
-        _audit(data, scale, epsilon, transition, interval, grid, length, initial, states, target_state, query,
-               (id_column, time_column, state_column), prior_set, as_json, engine)  # fmt: skip
+        _audit(data, scale, epsilon, chain_args, prior_set, as_json, engine)
         return
     if data is None and engine != "duckdb":
         guard(lambda: _refuse("--engine reads a DATA table; --transition and --interval give the chain"))
@@ -154,10 +173,7 @@ def markov_calibrate(
         from .report import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
-    scenario, results = guard(
-        lambda: _calibrate_chain(epsilon, transition, interval, grid, length, initial, states, target_state,
-                                 query, mechanism, (id_column, time_column, state_column))
-    )  # fmt: skip
+    scenario, results = guard(lambda: _calibrate_chain(epsilon, chain_args, mechanism))
     model = scenario.model
     certified = _certified(model)
     out = {"model": model.describe(), "certified_over_class": certified}
@@ -207,15 +223,7 @@ def _audit(
     data: str | None,
     scale: float,
     epsilon: list[float] | None,
-    transition: str | None,
-    interval: str | None,
-    grid: int,
-    length: int | None,
-    initial: str,
-    states: str | None,
-    target_state: str | None,
-    query: str,
-    columns: tuple[str | None, str | None, str | None],
+    chain: _ChainArgs,
     prior_set: str,
     as_json: bool,
     engine: str = "duckdb",
@@ -228,18 +236,16 @@ def _audit(
         if data is not None:
             from .markov.release import audit_series
 
-            if transition is not None or states is not None or interval is not None:
+            if chain.transition is not None or chain.states is not None or chain.interval is not None:
                 raise ValueError(
                     "--transition, --states and --interval describe a chain; a DATA table's is estimated"
                 )
             budget = eps[0] if eps else 1.0  # the request's epsilon; an audit does not use it
-            request = _series_request(data, budget, length, initial, target_state, query, None, *columns,
-                                      prior_set, engine)  # fmt: skip
+            request = _series_request(data, budget, chain.length, chain.initial, chain.target_state,
+                                      chain.query, None, *chain.columns, prior_set, engine)  # fmt: skip
             estimate, audits = audit_series(request, scale)
             return estimate.to_dict() | {"results": None}, audits
-        model = _chain_model(
-            transition, interval, grid, length, initial, states, target_state, query, columns
-        )
+        model = _chain_model(chain)
         return {"model": model.describe()}, {model.length: audit_scale(model, scale)}
 
     head, audits = guard(run)
@@ -259,10 +265,10 @@ def _audit(
         which = "" if len(a.chains) == 1 else f", chain {w.chain!r}"
         at = ", ".join(f"{y:g}" for y in w.worst_y)
         console.print(
-            f"T = {t}: Laplace scale {a.scale:g} on the {query}: exact pufferfish loss {a.loss:.6g} nats "
-            f"(rounding bound {a.error_bound:.2g}), worst at time {w.time}, states ({w.pair[0]}, "
-            f"{w.pair[1]}), released value {at}{which}. A differentially private analysis would "
-            f"state epsilon {a.epsilon_dp:.6g}. {a.note}."
+            f"T = {t}: Laplace scale {a.scale:g} on the {chain.query}: exact pufferfish loss "
+            f"{a.loss:.6g} nats (rounding bound {a.error_bound:.2g}), worst at time {w.time}, states "
+            f"({w.pair[0]}, {w.pair[1]}), released value {at}{which}. A differentially private "
+            f"analysis would state epsilon {a.epsilon_dp:.6g}. {a.note}."
             + "".join(f" epsilon {e:g}: {'satisfied' if a.satisfies(e) else 'NOT satisfied'}." for e in eps),
             soft_wrap=True, highlight=False, markup=False,
         )  # fmt: skip
@@ -299,65 +305,38 @@ def _refuse(message: str) -> None:
     raise ValueError(message)
 
 
-def _calibrate_chain(
-    epsilon: list[float] | None,
-    transition: str | None,
-    interval: str | None,
-    grid: int,
-    length: int | None,
-    initial: str,
-    states: str | None,
-    target_state: str | None,
-    query: str,
-    mechanism: str,
-    data_columns: tuple[str | None, ...],
-) -> tuple[Any, Any]:
+def _calibrate_chain(epsilon: list[float] | None, chain: _ChainArgs, mechanism: str) -> tuple[Any, Any]:
     """The comparison on a given chain (``--transition``) or an interval class (``--interval``)."""
     from .calibration import compare
     from .markov import count_scenario
 
     eps = check_epsilons(epsilon or [])
     names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
-    model = _chain_model(
-        transition, interval, grid, length, initial, states, target_state, query, data_columns
-    )
-    scenario = count_scenario(model)
+    scenario = count_scenario(_chain_model(chain))
     return scenario, compare(scenario, eps, names)
 
 
-def _chain_model(
-    transition: str | None,
-    interval: str | None,
-    grid: int,
-    length: int | None,
-    initial: str,
-    states: str | None,
-    target_state: str | None,
-    query: str,
-    data_columns: tuple[str | None, ...],
-) -> Any:
+def _chain_model(a: _ChainArgs) -> Any:
     """The :class:`~.markov.CountModel` of ``--transition`` or ``--interval``."""
     from .markov import CountModel, MarkovChain
     from .markov.chain import binary_interval_chains
 
-    if (transition is None) == (interval is None) or length is None:
+    if (a.transition is None) == (a.interval is None) or a.length is None:
         raise ValueError(
             "give --transition (or --interval) and --length, or a DATA table with --id, --time, --state"
         )
-    if any(o is not None for o in data_columns):
+    if any(o is not None for o in a.columns):
         raise ValueError("--id, --time and --state read a DATA table; with --transition give none of them")
-    if interval is not None:
-        if initial != "stationary" or states is not None:
+    if a.interval is not None:
+        if a.initial != "stationary" or a.states is not None:
             raise ValueError("an --interval class starts stationary on the states 0,1")
-        low, high = _pair_of_floats(interval)
-        target = target_state if target_state is not None else "1"
-        chains = binary_interval_chains(low, high, grid)
-        model = CountModel(chains, length, target, query, interval=(low, high))
-    else:
-        chain = MarkovChain(transition, _initial(initial), None if states is None else states.split(","))
-        target = target_state if target_state is not None else chain.states[-1]
-        model = CountModel((chain,), length, target, query)
-    return model
+        low, high = _pair_of_floats(a.interval)
+        target = a.target_state if a.target_state is not None else "1"
+        chains = binary_interval_chains(low, high, a.grid)
+        return CountModel(chains, a.length, target, a.query, interval=(low, high))
+    chain = MarkovChain(a.transition, _initial(a.initial), None if a.states is None else a.states.split(","))
+    target = a.target_state if a.target_state is not None else chain.states[-1]
+    return CountModel((chain,), a.length, target, a.query)
 
 
 def _pair_of_floats(text: str) -> tuple[float, float]:
