@@ -157,7 +157,9 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     while f(lo) <= 0:
         lo -= 10.0
     root = brentq(f, lo, hi, xtol=1e-14, rtol=1e-15)
-    for step in (0.0, 1e-14, 1e-12, 1e-10, 1e-8):
+    # nudges to the passing side, no coarser than a decade apart: a jump from 1e-14 to 1e-12 made
+    # the same sigma computed in other units (a joint prior with unit w) differ by 1e-12
+    for step in (0.0, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8):
         if f(root + step) <= 0:
             return math.exp(root + step)
     return math.exp(hi)  # pragma: no cover
