@@ -150,6 +150,32 @@ class RandomizedResponseChannel:
         other = min(other, ONE // k)  # keep >= other: p >= 1/k
         return cls(k, ONE - (k - 1) * other, other)
 
+    @classmethod
+    def from_log_ratio(cls, k: int, rate: float) -> RandomizedResponseChannel:
+        """The channel on the grid whose log ratio ``log(keep / other)`` is at most ``rate``
+        (within the grid's rounding), as close to it as the grid allows: ``other = ceil(2^52 /
+        (e^rate + k - 1))``, ``keep`` the rest. Its exact ratio is :attr:`log_ratio`.
+
+        Raises
+        ------
+        ValueError
+            If ``k < 2`` or ``rate`` is not > 0.
+        """
+        if not (k >= 2 and rate > 0):
+            raise ValueError(f"k must be >= 2 and rate > 0, got k={k!r}, rate={rate!r}")
+        denominator = math.exp(rate) + (k - 1) if rate < 700.0 else math.inf
+        other = min(math.ceil(ONE / denominator), ONE // k)
+        return cls(k, ONE - (k - 1) * other, other)
+
+    @property
+    def log_ratio(self) -> float:
+        """``log(keep / other)``, rounded up (``inf`` when ``other = 0``): the largest log ratio
+        of two inputs' probabilities of one output."""
+        if self.other == 0:
+            return math.inf
+        value = math.log(self.keep) - math.log(self.other)  # each log within u of its value
+        return math.nextafter(value + 4.0 * 2.0**-53 * (math.log(ONE) + abs(value)), math.inf)
+
     @property
     def keep_probability(self) -> float:
         """``keep / 2^52`` (exact in float64)."""

@@ -273,13 +273,11 @@ def _one_column_options(
     prior_radius: float | None, utility: str | None, time_limit: float,
 ) -> dict[str, bool]:  # fmt: skip
     """Which options of one column were given, for :func:`~pufferfish.cli_joint.refuse` on
-    several columns (prior sets, fitted priors, a label order, a second table, mappings)."""
+    several columns (fitted priors, a label order, a second table, mappings)."""
     return {
-        "--prior-set": prior_set not in (None, "none"),
         "--prior": prior != "empirical",
         "--order": order is not None,
         "--priors-from": priors_from is not None,
-        "--prior-radius": prior_radius is not None,
         "--utility": utility is not None,
         "--time-limit": time_limit != TIME_LIMIT,
     }
@@ -338,6 +336,7 @@ def calibrate(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
             weight=weight, noise=noise.value, delta=delta, categorical=categorical, numeric=numeric,
             engine=engine, as_json=as_json, report=report, force=force, read=read,
+            prior_set=(prior_set, confidence, prior_radius),
         )  # fmt: skip
         return
     _will_write(report)
@@ -460,7 +459,7 @@ def release(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
             mechanism=mechanism or "optimal", weight=weight, rng_seed=rng_seed, force=force,
             workers=workers, engine=engine, report=report, as_json=as_json, categorical=categorical,
-            numeric=numeric, sampler=sampler, read=read,
+            numeric=numeric, sampler=sampler, read=read, prior_set=(prior_set, confidence, prior_radius),
         )  # fmt: skip
         return
 

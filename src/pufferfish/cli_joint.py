@@ -3,8 +3,8 @@
 
 :mod:`pufferfish.cli` parses the options and hands them here when ``--public`` names several
 columns; the library validates each value once. Options that have no meaning for a joint release
-(prior sets, fitted priors, a label order, a second table of priors, randomized mappings) are
-refused in one line rather than ignored.
+(fitted priors, a label order, a second table of priors, a mapping's utility) are refused in one
+line rather than ignored.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def refuse(options: Mapping[str, bool]) -> None:
         verb = "is" if len(given) == 1 else "are"
         fail(
             f"with several --public columns, {', '.join(given)} {verb} not supported (empirical joint "
-            "priors, guarantee for the point estimate)"
+            "priors, the product channel)"
         )
 
 
@@ -53,7 +53,7 @@ def joint_calibrate(
     data: str, *, secret: str, public: str, unit: list[str] | None, epsilon: list[float], pair: list[str],
     mechanism: str, weight: str | None, noise: str, delta: float, categorical: list[str] | None,
     numeric: list[str] | None, engine: str, as_json: bool, report: str | None, force: bool,
-    read: CsvOptions | None = None,
+    read: CsvOptions | None = None, prior_set: tuple[str | None, float, float | None] = (None, 0.95, None),
 ) -> None:  # fmt: skip
     """``calibrate`` on several public columns (:func:`pufferfish.joint_table.calibrate_joint_table`):
     the tables (or one JSON object) and, with ``report``, the HTML report at the first epsilon.
@@ -76,7 +76,7 @@ def joint_calibrate(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon, units=unit,
             mechanisms=parse_mechanisms(mechanism),
             weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
-            read=read,
+            read=read, prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2],
         )  # fmt: skip
 
     table = guard(run)
@@ -98,10 +98,20 @@ def print_joint_calibration(console: Console, table: Any, delta: float) -> None:
     delta : float
         Target delta of the comparison (shown in the tables' titles when > 0).
     """
-    from .joint_result import NO_PRIOR_SETS
+    from .joint_result import CHANNEL_TEXT
+    from .priorsets import prior_scope
 
-    units = ", ".join(f"{c} (unit {num(w)})" for c, w in zip(table.columns, table.units, strict=True))
-    console.print(f"columns released jointly: {units}; metric d(x, x') = sum_k |x_k - x'_k| / unit_k")
+    units = ", ".join(
+        f"{c} ({'categorical' if cat else 'numeric'}, unit {num(w)})"
+        for c, w, cat in zip(table.columns, table.units, table.categorical, strict=True)
+    )
+    console.print(
+        f"columns released jointly: {units}; metric d(x, x') = sum_k d_k(x_k, x'_k) / w_k "
+        "(|x_k - x'_k| on a numeric column, [x_k != x'_k] on a categorical one)",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
     console.print(
         f"rows: {table.rows_total} read, {table.rows_dropped} left out of the priors (a missing value)"
     )
@@ -109,7 +119,11 @@ def print_joint_calibration(console: Console, table: Any, delta: float) -> None:
     console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
     show_pair = len(table.scenario.pairs) > 1
     print_comparisons(console, table.comparison, delta, show_pair=show_pair)
-    console.print(f"Scale b adds Laplace(b unit_k) (Gaussian: sigma unit_k) to column k; {NO_PRIOR_SETS}.")
+    ps = table.prior_set()
+    scope = prior_scope(None if ps["kind"] == "none" else ps, "empirical joint")
+    if ps.get("requested") == "dkw":
+        scope += " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
+    console.print(f"The {CHANNEL_TEXT}. {scope}", soft_wrap=True, highlight=False, markup=False)
 
 
 def joint_release(
@@ -117,6 +131,7 @@ def joint_release(
     pair: list[str], mechanism: str, weight: str | None, rng_seed: int | None, force: bool,
     workers: int | None, engine: str, report: str | None, as_json: bool, categorical: list[str] | None,
     numeric: list[str] | None, sampler: str, read: CsvOptions | None = None,
+    prior_set: tuple[str | None, float, float | None] = (None, 0.95, None),
 ) -> None:  # fmt: skip
     """``release`` of several public columns (:func:`pufferfish.joint_table.release_joint`):
     product Laplace noise, one draw per column and row; the output, its JSON report and, with
@@ -142,6 +157,7 @@ def joint_release(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
             units=unit, mechanism=mechanism, weight=weight, rng=rng_seed, force=force, progress=progress,
             workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler, read=read,
+            prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2],
         )  # fmt: skip
 
     with progress_bar() as advance:
@@ -168,14 +184,26 @@ def print_joint_release(console: Console, result: Any) -> None:
         f"{result.rows_missing} with a missing value: that cell left missing, the others noised)"
     )
     c = result.chosen
-    drawn = ", ".join(f"{col} {b:.6g}" for col, b in result.drawn_scales.items())
+    drawn = ", ".join(_drawn_text(col, about) for col, about in rel["column_noise"].items())
     console.print(
-        f"mechanism: {c.mechanism}, Laplace scale b = {c.scale:.6g}, checked loss {c.checked_loss:.6g}; "
+        f"mechanism: {c.mechanism}, scale b = {c.scale:.6g}, checked loss {c.checked_loss:.6g}; "
         f"drawn per column: {drawn}" + (" (checked jointly again)" if rel["drawn_scales_checked"] else ""),
         soft_wrap=True,
         highlight=False,
+        markup=False,
     )
     console.print(f"guarantee: {rel['guarantee']}", soft_wrap=True, highlight=False)
     for col, about in rel["noise"]["columns"].items():
         console.print(f"noise on {col}: {about['sampler']}", soft_wrap=True, highlight=False)
     console.print(f"report: {result.report_path}")
+
+
+def _drawn_text(column: str, about: Mapping[str, Any]) -> str:
+    """``"age Laplace(2.5)"`` or ``"workclass randomized response, keep 0.61"``."""
+    if about["kind"] == "laplace":
+        return f"{column} Laplace({about['scale']:.6g})"
+    if about["kind"] == "randomized-response":
+        return (
+            f"{column} randomized response on {about['labels']} labels, keep {about['keep_probability']:.4g}"
+        )
+    return f"{column} as is (one label)"

@@ -12,8 +12,11 @@ from .calibration import Calibration, MappingCalibration, Skipped
 from .scenario import Scenario
 from .vector import JointPrior
 
-#: Why several columns have no prior sets (yet): the guarantee is for the point estimate.
-NO_PRIOR_SETS = "prior sets are not supported for several columns: the guarantee is for the point estimate"
+#: How the product channel treats each kind of column, in words (the CLI and the report).
+CHANNEL_TEXT = (
+    "scale b adds Laplace(b w_k) to a numeric column and draws a categorical column by a randomized "
+    "response of log ratio at most 1 / (b w_k), which keeps its labels"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,8 +58,15 @@ class JointTableCalibration:
         return {s: p for s, p in self.scenario.priors[0].conditionals.items() if isinstance(p, JointPrior)}
 
     def column_scales(self, scale: float) -> dict[str, float]:
-        """The noise scale on each column, ``scale w_k``."""
+        """The scale of each column's channel, ``scale w_k`` (a categorical column's randomized
+        response has log ratio at most ``1 / (scale w_k)``)."""
         return {c: scale * w for c, w in zip(self.columns, self.units, strict=True)}
+
+    def prior_set(self) -> dict[str, Any]:
+        """The prior sets' summary (:func:`pufferfish.priorsets.set_summary`): kind, confidence,
+        radius per secret, what was requested and the alphabet's size; kind ``none`` for the
+        point estimate."""
+        return self.scenario.priors[0].set_summary()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: inputs, columns and units, the priors' sizes, and one row per
@@ -83,6 +93,7 @@ class JointTableCalibration:
             "rows_total": self.rows_total,
             "rows_dropped": self.rows_dropped,
             "tuples": {s: p.size for s, p in self.priors().items()},
-            "prior_set": {"kind": "none", "reason": NO_PRIOR_SETS},
+            "prior_set": self.prior_set(),
+            "channel": CHANNEL_TEXT,
             "results": rows,
         }

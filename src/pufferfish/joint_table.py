@@ -1,17 +1,23 @@
-"""Several public columns of a table calibrated jointly (issue 17): ``--public a,b`` and
-``--unit col=w``.
+"""Several public columns of a table calibrated and released jointly (issues 17 and 31):
+``--public a,b`` and ``--unit col=w``.
 
 The joint prior of the tuple of public columns given each secret value is the empirical joint
 distribution on its distinct tuples (:class:`~pufferfish.vector.JointPrior`, counted by DuckDB,
-:func:`~pufferfish.tables.duckdb_engine.joint_aggregates`); a categorical column is coded
+:func:`~pufferfish.tables.joint_engine.joint_aggregates`); a categorical column is coded
 ``0, 1, ...`` in the sorted order of its labels, a numeric column is used as it is. The metric
-``d(x, x') = sum_k |x_k - x'_k| / w_k`` puts the columns on one scale (``w_k`` from ``--unit``,
-default 1), and every mechanism of the registry that applies to joint priors is compared
-(:func:`~pufferfish.calibration.run_comparison`): one check for the whole tuple, as pufferfish
-privacy does not compose in general (Kifer and Machanavajjhala 2014).
+``d(x, x') = sum_k d_k(x_k, x'_k) / w_k`` (absolute difference on a numeric column, Hamming on a
+categorical one) puts the columns on one scale: ``w_k`` from ``--unit``, by default the range of
+a numeric column and 1 for a categorical one, so that changing any one column across its whole
+range counts as one unit. The release is a product channel: ``Laplace(b w_k)`` on a numeric
+column, a randomized response of log ratio at most ``1 / (b w_k)`` on a categorical one, which
+keeps its labels. Every mechanism of the registry that applies to joint priors is compared
+(:func:`~pufferfish.calibration.run_comparison`) and exactly checked on the joint alphabet: one
+check for the whole tuple, as pufferfish privacy does not compose in general (Kifer and
+Machanavajjhala 2014).
 
-Prior sets are not supported for several columns (the worst case over sets of joint priors is
-not implemented); the guarantee is stated for the point estimate.
+Prior sets (``--prior-set``, default ``dkw``): the L1 ball around each secret's empirical joint
+distribution on the tuples of the pairs' groups (:mod:`pufferfish.vector.ball`), the worst case
+over the balls checked exactly.
 """
 
 from __future__ import annotations
@@ -38,15 +44,19 @@ from .calibration import (
 from .calibration import (
     check_pairs as check_scenario,
 )
+from .calibration.registry import JOINT_GAUSSIAN
 from .calibration.search import first_passing
+from .channels import ONE, RandomizedResponseChannel
 from .density import check_noise
 from .joint_result import JointTableCalibration
 from .noise import check_sampler, check_workers, sampler_grid
-from .priors import to_release_grid
+from .priors import RELEASE_EXPONENT, to_release_grid
+from .priorsets import check_prior_set
 from .scenario import AdversaryPrior, Scenario
 from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
 from .tables.estimate import check_kind_lists, check_pairs
 from .tables.model import label_codes
+from .tables.perturb import ReleasedColumn
 from .tables.source import (
     CsvOptions,
     DataError,
@@ -60,6 +70,7 @@ from .tables.source import (
     resolve_source,
 )
 from .vector import JointPrior, Metric
+from .vector.ball import joint_balls
 
 #: Why a joint release states its guarantee for the point estimate only.
 
@@ -82,8 +93,9 @@ def parse_columns(public: str | Sequence[str]) -> tuple[str, ...]:
 
 def parse_units(
     units: Mapping[str, float] | Iterable[str] | None, columns: Sequence[str]
-) -> tuple[float, ...]:
-    """The unit ``w_k`` of each column from ``{"col": w}`` or texts ``"col=w"`` (default 1).
+) -> tuple[float | None, ...]:
+    """The unit ``w_k`` of each column from ``{"col": w}`` or texts ``"col=w"`` (None where not
+    given: the default of :func:`default_units`).
 
     Raises
     ------
@@ -107,7 +119,30 @@ def parse_units(
             raise ValueError(f"unit names column {name!r}, which is not a public column {list(columns)}")
         if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0):
             raise ValueError(f"unit of {name!r} must be finite and > 0, got {w!r}")
-    return tuple(float(given.get(c, 1.0)) for c in columns)
+    return tuple(float(given[c]) if c in given else None for c in columns)
+
+
+def default_units(
+    given: Sequence[float | None], categorical: Sequence[bool], values: Sequence[Sequence[float]]
+) -> tuple[float, ...]:
+    """Each column's unit: as given, else 1 for a categorical column (a change of label) and the
+    range ``max - min`` of a numeric column's values (1 if the column is constant).
+
+    Parameters
+    ----------
+    given : sequence of float or None
+        :func:`parse_units`.
+    categorical : sequence of bool
+    values : sequence of sequences of float
+        The values of each column over the rows used (codes for a categorical one).
+    """
+    out = []
+    for w, cat, vals in zip(given, categorical, values, strict=True):
+        if w is None:
+            span = float(max(vals) - min(vals)) if (len(vals) and not cat) else 0.0
+            w = span if span > 0 and math.isfinite(span) else 1.0
+        out.append(float(w))
+    return tuple(out)
 
 
 def calibrate_joint_table(
@@ -125,6 +160,9 @@ def calibrate_joint_table(
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
     read: CsvOptions | None = None,
+    prior_set: str | None = None,
+    confidence: float = 0.95,
+    prior_radius: float | None = None,
 ) -> JointTableCalibration:
     """Estimate the joint priors of several public columns and compare every mechanism.
 
@@ -142,21 +180,30 @@ def calibrate_joint_table(
     epsilon : float or iterable of float
         Each finite and > 0.
     units : mapping or iterable of "col=w", optional
-        ``w_k > 0`` per column (default 1): the metric ``sum_k |x_k - x'_k| / w_k``.
+        ``w_k > 0`` per column: the metric ``sum_k d_k / w_k``. Default (:func:`default_units`):
+        the range of a numeric column, 1 for a categorical one.
     mechanisms : sequence of str, optional
         Names from the registry (default: every (eps, delta)-PP mechanism that applies).
     weight : str, optional
         Frequency-weight column (numbers >= 0).
-    noise : {"laplace", "gaussian"}
+    noise : {"laplace"}
+        Gaussian noise on several columns is refused (no exact check on the joint alphabet).
     delta : float
-        In [0, 1). Laplace scales are checked as pure eps (which implies every delta); Gaussian
-        scales on several columns are reported "not numerically checked".
+        In [0, 1). Laplace scales are checked as pure eps (which implies every delta).
     categorical, numeric : sequence of str
         Columns to read as labels or as numbers (default: by DuckDB's type).
     read : CsvOptions, optional
         How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
         names of a header-less file, missing-value markers, the delimiter, the encoding); default:
         a header row, the delimiter sniffed, UTF-8.
+    prior_set : {"dkw", "l1", "none"}, optional
+        Default ``dkw`` for pure eps (``none`` for ``delta > 0``). On several columns both ``dkw``
+        and ``l1`` are the L1 ball of :func:`pufferfish.vector.ball.joint_balls` around each
+        secret's joint prior, on the tuples of the pairs' groups.
+    confidence : float
+        In (0, 1): the confidence of the balls' radii.
+    prior_radius : float, optional
+        One L1 radius for every ball instead (>= 0).
 
     Returns
     -------
@@ -166,26 +213,33 @@ def calibrate_joint_table(
     ------
     ValueError
         On a bad argument (including ``categorical``/``numeric`` naming a column twice or one
-        that is not the secret, a public or the weight column), fewer than two columns, or more than
-        :data:`~pufferfish.vector.joint.MAX_TUPLES` distinct tuples for a secret (bin the columns;
-        the transport plans answer "not run" well before, beyond
+        that is not the secret, a public or the weight column), fewer than two columns, Gaussian
+        noise, or more than :data:`~pufferfish.vector.joint.MAX_TUPLES` distinct tuples for a
+        secret (bin the columns; the transport plans answer "not run" well before, beyond
         :data:`~pufferfish.vector.plans.MAX_PLAN_ENTRIES` entries).
     DataError
         If the table cannot be read, a column is unknown, or a secret of the pairs has no row.
     """
     columns = parse_columns(public)
     eps = check_epsilons([epsilon] if isinstance(epsilon, (int, float)) else list(epsilon))
+    noise, delta = check_noise(noise), check_delta(delta)
+    if noise != "laplace":
+        raise ValueError(JOINT_GAUSSIAN)
+    sets = check_prior_set(
+        prior_set, confidence, prior_radius, prior_model=("empirical", None), delta=delta, noise=noise
+    )
     source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb", read)
     return _calibrate(
         source, secret, columns, check_pairs(pairs), eps, parse_units(units, columns),
-        check_mechanisms(mechanisms), weight, check_noise(noise), check_delta(delta), categorical, numeric,
+        check_mechanisms(mechanisms), weight, delta, categorical, numeric, sets,
     )  # fmt: skip
 
 
 def _calibrate(
     source: TableSource, secret: str, columns: tuple[str, ...], pair_list: list[tuple[str, str]],
-    eps: Sequence[float], w: tuple[float, ...], mechs: tuple[Mechanism, ...] | None, weight: str | None,
-    noise: str, delta: float, categorical: Sequence[str], numeric: Sequence[str],
+    eps: Sequence[float], given_units: tuple[float | None, ...], mechs: tuple[Mechanism, ...] | None,
+    weight: str | None, delta: float, categorical: Sequence[str], numeric: Sequence[str],
+    sets: tuple[str, float, float | None],
 ) -> JointTableCalibration:  # fmt: skip
     """:func:`calibrate_joint_table` on arguments already validated (each once, at the edge)."""
     from .tables.joint_engine import joint_aggregates
@@ -197,26 +251,35 @@ def _calibrate(
     kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
     agg = joint_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in agg.labels]
-    rows: dict[str, tuple[list[list[float]], list[float]]] = {}
-    for s, values, n in agg.counts:  # numbers on the release grid, as every released value
+    rows: dict[str, tuple[list[list[float]], list[float], list[float]]] = {}
+    for s, values, n, n2 in agg.counts:  # numbers on the release grid, as every released value
         tup = [
             codes[k][v] if agg.categorical[k] else float(to_release_grid(float(v)))
             for k, v in enumerate(values)
         ]
-        xs, ws = rows.setdefault(s, ([], []))
+        xs, ws, w2 = rows.setdefault(s, ([], [], []))
         xs.append(tup)
         ws.append(n)
-    secrets = [s for pair in pair_list for s in pair]
-    missing = [s for s in dict.fromkeys(secrets) if s not in rows]
+        w2.append(n2)
+    secrets = list(dict.fromkeys(s for pair in pair_list for s in pair))
+    missing = [s for s in secrets if s not in rows]
     if missing:
         raise DataError(
             f"secret value(s) {missing} of the pairs have no row with every public column present"
         )
-    conditionals = {
-        s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in dict.fromkeys(secrets)
-    }
-    scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals),), Metric(w))
-    comparison = run_comparison(scenario, eps, mechs, delta=delta, noise=noise)
+    conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
+    every = [r for xs, _, _ in rows.values() for r in xs]
+    w = default_units(given_units, agg.categorical, list(zip(*every, strict=True)))
+    metric = Metric(
+        w, tuple(len(labs) if cat else 0 for labs, cat in zip(agg.labels, agg.categorical, strict=True))
+    )
+    kind, confidence, radius = sets
+    balls = None
+    if kind != "none":
+        sizes = {s: sum(rows[s][1]) ** 2 / sum(rows[s][2]) for s in secrets}  # Kish (rows unweighted)
+        balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
+    scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals, balls),), metric)
+    comparison = run_comparison(scenario, eps, mechs, delta=delta, noise="laplace")
     inputs = {
         "data": str(source.data) if source.path is not None else type(source.data).__name__,
         "secret": secret,
@@ -224,9 +287,12 @@ def _calibrate(
         "units": list(w),
         "pairs": [list(p) for p in pair_list],
         "epsilons": list(eps),
-        "noise": noise,
+        "noise": "laplace",
         "delta": delta,
         "weight": weight,
+        "prior_set": kind,
+        "confidence": confidence if radius is None else None,
+        "prior_radius": radius,
     }
     return JointTableCalibration(
         inputs,
@@ -254,9 +320,10 @@ class JointReleaseResult:
     table : JointTableCalibration
     chosen : Calibration
         The mechanism whose scale ``b`` was used (Laplace, numerically checked).
-    drawn_scales : mapping of str to float
-        The Laplace scale drawn on each column (``b w_k``, rounded up to the sampler's grid),
-        checked again jointly.
+    drawn_scales : mapping of str to float or None
+        The Laplace scale drawn on each numeric column (``b w_k``, rounded up to the sampler's
+        grid), ``1 / log ratio`` of the randomized response drawn on a categorical one (None for
+        a column of one label), checked again jointly.
     rows_released, rows_missing : int
         Rows with every column present (each got noise), and rows with a missing value in some
         column (that cell left missing, the others noised).
@@ -267,50 +334,85 @@ class JointReleaseResult:
     report: Mapping[str, Any]
     table: JointTableCalibration
     chosen: Calibration
-    drawn_scales: Mapping[str, float]
+    drawn_scales: Mapping[str, float | None]
     rows_released: int
     rows_missing: int
 
 
+def column_draws(table: JointTableCalibration, scale: float, sampler: str | None) -> list[ReleasedColumn]:
+    """How each column is drawn at the scale ``b``: numeric column ``k`` gets ``Laplace(b w_k)``
+    (rounded up to the secure sampler's grid, :func:`pufferfish.noise.sampler_grid`, unless
+    ``sampler`` is None: a seeded NumPy draw); a categorical column of ``m >= 2`` labels gets the
+    randomized response of log ratio at most ``1 / (b w_k)`` on the dyadic grid
+    (:meth:`~pufferfish.channels.RandomizedResponseChannel.from_log_ratio`), its labels kept; one
+    label is released as it is. :attr:`ReleasedColumn.scale` is the drawn Laplace scale, or
+    ``1 / log ratio`` of the drawn response (the scale of the metric's channel it is)."""
+    out = []
+    for c, cat, labels, w in zip(table.columns, table.categorical, table.labels, table.units, strict=True):
+        if cat:
+            codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)
+            channel = None
+            drawn = math.inf
+            if len(labels) >= 2 and scale > 0:
+                channel = RandomizedResponseChannel.from_log_ratio(len(labels), 1.0 / (scale * w))
+                drawn = 1.0 / channel.log_ratio
+            elif len(labels) >= 2:
+                channel = RandomizedResponseChannel(len(labels), ONE, 0)
+                drawn = 0.0
+            out.append(ReleasedColumn(c, True, codes_for, drawn, channel, tuple(labels)))
+        else:
+            b = scale * w
+            drawn = b if sampler is None or b == 0.0 else sampler_grid(b, "laplace", sampler)[2]
+            out.append(ReleasedColumn(c, False, None, drawn))
+    return out
+
+
 def drawn_scales_check(
     table: JointTableCalibration, chosen: Calibration, rng: Any, sampler: str
-) -> dict[str, float]:
-    """The Laplace scale each column is drawn with, checked jointly: ``{column: scale}``.
+) -> list[ReleasedColumn]:
+    """Each column's draw (:func:`column_draws`), checked jointly.
 
-    The secure sampler draws column ``k`` at ``b w_k`` rounded up to its grid
-    (:func:`pufferfish.noise.sampler_grid`); a seeded ``rng`` draws ``b w_k``. The exact
-    product-Laplace loss at those per-column scales (the metric with units = the drawn scales,
-    scale 1), on the priors with each column rounded to its sampler's grid as the release rounds
-    it (:meth:`pufferfish.scenario.Scenario.on_grid`; values move only for scales from ``2^11`` on,
-    by at most ``2^-41`` of the scale), must pass eps. Raising one column's scale is
-    post-processing on that column (``Laplace(b') = Laplace(b) * (mixture)``, SPEC sec 2.1), but
-    moving the values is not, so a tight scale may fail at its grid: ``b`` is then raised by the
-    release's ladder (:data:`pufferfish.table_release.GRID_SAFETY_STEPS`, a relative 2^-30 first)
-    until the check passes. Pure eps needs no grid term: at grid points the pmf ratio is the
-    density ratio.
+    The secure sampler draws numeric column ``k`` at ``b w_k`` rounded up to its grid and a
+    categorical one by a randomized response on the dyadic grid; a seeded ``rng`` draws ``b w_k``
+    exactly (and is not checked again: experiments only). The exact loss of the product channel
+    at the drawn parameters (the metric with units = the drawn scales, scale 1), on the priors
+    with each numeric column rounded to its sampler's grid as the release rounds it
+    (:meth:`pufferfish.scenario.Scenario.on_grid`; values move only for scales from ``2^11`` on, by
+    at most ``2^-41`` of the scale; label codes never move), must pass eps, over the prior sets
+    when there are some. Raising one column's scale is post-processing on that column
+    (``Laplace(b') = Laplace(b) * (mixture)``, SPEC sec 2.1; a weaker randomized response is the
+    stronger one followed by another), but moving the values is not, so a tight scale may fail
+    at its grid: ``b`` is then raised by the release's ladder
+    (:data:`pufferfish.table_release.GRID_SAFETY_STEPS`, a relative 2^-30 first) until the check
+    passes. Pure eps needs no grid term: at grid points the pmf ratio is the density ratio.
 
     Raises
     ------
     PrivacyCheckError
         If no step of the ladder passes the check (a bug).
     """
-    exact = table.column_scales(chosen.scale)
     if rng is not None or chosen.scale == 0.0:
-        return exact
+        return column_draws(table, chosen.scale, None)
     tried: list[str] = []
-    found: dict[str, float] = {}
+    found: list[ReleasedColumn] = []
+    metric = table.scenario.metric
+    assert metric is not None
 
     def passes_at(b: float) -> bool:
-        grids = {c: sampler_grid(scale, "laplace", sampler) for c, scale in table.column_scales(b).items()}
-        drawn = {c: grid[2] for c, grid in grids.items()}
-        # what is released: each column rounded to its sampler's grid (priors.to_grid), then noise
-        at = Scenario(table.scenario.pairs, table.scenario.priors, Metric(tuple(drawn.values())))
-        chk = check_scenario(
-            at.on_grid([grid[0] for grid in grids.values()]), "laplace", 1.0, chosen.epsilon, 0.0
+        draws = column_draws(table, b, sampler)
+        units = tuple(d.scale if math.isfinite(d.scale) and d.scale > 0 else 1.0 for d in draws)
+        exponents = [
+            RELEASE_EXPONENT if d.categorical else sampler_grid(b * w, "laplace", sampler)[0]
+            for d, w in zip(draws, table.units, strict=True)
+        ]
+        # what is released: each numeric column rounded to its sampler's grid (priors.to_grid)
+        at = Scenario(table.scenario.pairs, table.scenario.priors, metric.with_units(units))
+        chk = check_scenario(at.on_grid(exponents), "laplace", 1.0, chosen.epsilon, 0.0)
+        tried.append(
+            f"{dict(zip(table.columns, units, strict=True))}: loss {chk.value!r} (+ {chk.error:.3g})"
         )
-        tried.append(f"{drawn}: loss {chk.value!r} (+ {chk.error:.3g})")
         if chk.passes(chosen.epsilon):
-            found.update(drawn)
+            found[:] = draws
             return True
         return False
 
@@ -342,17 +444,23 @@ def release_joint(
     numeric: Sequence[str] = (),
     sampler: str = "exact",
     read: CsvOptions | None = None,
+    prior_set: str | None = None,
+    confidence: float = 0.95,
+    prior_radius: float | None = None,
 ) -> JointReleaseResult:
-    """Release several public columns jointly with product Laplace noise (issue 17).
+    """Release several public columns jointly with the product channel (issues 17, 31).
 
-    Every row gets one independent draw per column, ``Laplace(b w_k)`` on column ``k``, with ``b``
-    the chosen mechanism's scale on the joint priors (:func:`calibrate_joint_table`); a
-    categorical column is released as its code plus noise. Other columns reach the output as
-    written; missing stays missing. The table is streamed by DuckDB in batches.
+    Every row gets one independent draw per column, with ``b`` the chosen mechanism's scale on
+    the joint priors (:func:`calibrate_joint_table`): ``Laplace(b w_k)`` on a numeric column, a
+    randomized response of log ratio at most ``1 / (b w_k)`` on a categorical one, which comes
+    back as its labels (:func:`column_draws`). Other columns reach the output as written;
+    missing stays missing. The table is streamed by DuckDB in batches.
 
     Parameters
     ----------
-    data, secret, public, pairs, units, weight, categorical, numeric, read :
+    data, secret, public, pairs, units, weight, categorical, numeric, read : see below
+        As :func:`calibrate_joint_table`.
+    prior_set, confidence, prior_radius : see below
         As :func:`calibrate_joint_table`.
     epsilon : float
         Finite and > 0 (pure eps).
@@ -360,7 +468,8 @@ def release_joint(
         ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``; the JSON report is written beside it.
     mechanism : str
         A Laplace mechanism with a numerical check on joint priors: ``optimal`` (default),
-        ``relaxed``, ``wasserstein-inf``, ``kantorovich`` or ``l1``.
+        ``relaxed``, ``wasserstein-inf``, ``kantorovich`` or ``l1`` (under prior sets ``optimal``
+        or ``l1``, the ones valid for every prior of a set).
     rng : numpy.random.Generator, int or None
         ``None``: the secure sampler (``sampler``); a seed: NumPy's, insecure (experiments).
     force : bool
@@ -393,7 +502,7 @@ def release_joint(
     the guarantee only if their tuple's distribution is the estimated one (as a missing value
     is itself released).
     """
-    from .tables.duckdb_engine import ReleasedColumn, stream_release
+    from .tables.duckdb_engine import stream_release
 
     (eps,) = check_epsilons([epsilon])
     m = lookup(mechanism)
@@ -411,24 +520,19 @@ def release_joint(
     source = resolve_source(data, "duckdb", read)
     check_release_outputs(source, out_path, rep_path, force=force)
     cols = parse_columns(public)
+    sets = check_prior_set(
+        prior_set, confidence, prior_radius, prior_model=("empirical", None), delta=0.0, noise="laplace"
+    )
     mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else (m,)
     table = _calibrate(
         source, secret, cols, check_pairs(pairs), [eps], parse_units(units, cols), mechs, weight,
-        "laplace", 0.0, categorical, numeric,
+        0.0, categorical, numeric, sets,
     )  # fmt: skip
     chosen = next(c for c in table.comparison if c.mechanism == m.name)
     if not isinstance(chosen, Calibration):
         raise ValueError(f"mechanism {m.name} cannot be used here: {getattr(chosen, 'reason', '')}")
-    drawn = drawn_scales_check(table, chosen, rng, sampler)
-    columns = [
-        ReleasedColumn(
-            c,
-            cat,
-            partial(label_codes, known=labels, codes=range(len(labels)), column=c) if cat else None,
-            drawn[c],
-        )
-        for c, cat, labels in zip(table.columns, table.categorical, table.labels, strict=True)
-    ]
+    columns = drawn_scales_check(table, chosen, rng, sampler)
+    drawn = {c.name: c.scale if math.isfinite(c.scale) else None for c in columns}
     text_copy = source.path is not None and not is_parquet(source.path)
     with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
         about, released, missing = stream_release(
@@ -437,7 +541,9 @@ def release_joint(
             gzip=out_path.name.lower().endswith(".gz"), sampler=sampler, columns=columns,
             rows_total=table.rows_total,
         )  # fmt: skip
-        report = _release_report(table, chosen, drawn, about, (released, missing), out_path, rng is not None)
+        report = _release_report(
+            table, chosen, columns, about, (released, missing), out_path, rng is not None
+        )
         tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
 
@@ -445,7 +551,7 @@ def release_joint(
 def _release_report(
     table: JointTableCalibration,
     chosen: Calibration,
-    drawn: Mapping[str, float],
+    columns: Sequence[ReleasedColumn],
     about: Mapping[str, Any],
     rows: tuple[int, int],
     out_path: Path,
@@ -453,6 +559,7 @@ def _release_report(
 ) -> dict[str, Any]:
     """The JSON report of :func:`release_joint`: the calibration and a ``release`` section."""
     report = table.to_dict()
+    drawn = {c.name: c.scale if math.isfinite(c.scale) else None for c in columns}
     report["release"] = {
         "output": str(out_path),
         "mechanism": chosen.mechanism,
@@ -461,7 +568,8 @@ def _release_report(
         "checked_loss": chosen.checked_loss,
         "guarantee": chosen.guarantee(),
         "column_scales": table.column_scales(chosen.scale),
-        "drawn_scales": dict(drawn),
+        "drawn_scales": drawn,
+        "column_noise": {c.name: column_noise(c) for c in columns},
         "drawn_scales_checked": chosen.scale > 0.0 and not insecure,
         "noise": dict(about),
         "insecure": insecure,
@@ -469,6 +577,23 @@ def _release_report(
         "rows_with_a_missing_value": rows[1],
     }
     return report
+
+
+def column_noise(column: ReleasedColumn) -> dict[str, Any]:
+    """JSON-ready description of how one column was drawn: ``{"kind": "laplace", "scale"}``, or
+    ``{"kind": "randomized-response", "labels", "log_ratio", "keep_probability"}``, or ``{"kind":
+    "none"}`` for a column of one label."""
+    if not column.categorical:
+        return {"kind": "laplace", "scale": column.scale}
+    if column.channel is None:
+        return {"kind": "none", "labels": len(column.labels), "reason": "one label"}
+    ratio = column.channel.log_ratio
+    return {
+        "kind": "randomized-response",
+        "labels": column.channel.k,
+        "log_ratio": ratio if math.isfinite(ratio) else None,
+        "keep_probability": column.channel.keep_probability,
+    }
 
 
 def write_joint_report(

@@ -544,17 +544,22 @@ def check_prior_set(
     return kind, conf, radius
 
 
-def set_summary(sets: Mapping[str, PriorSet] | None) -> dict[str, Any]:
+def set_summary(sets: Mapping[str, Any] | None) -> dict[str, Any]:
     """``{"kind", "confidence", "radius": {secret: radius}}`` of one adversary's prior sets, the
-    form results and reports carry (kind ``"none"``, no radius, for ``None``: the estimates)."""
+    form results and reports carry (kind ``"none"``, no radius, for ``None``: the estimates).
+    Sets on a joint alphabet (:class:`pufferfish.vector.ball.JointBall`) add ``"requested"``
+    (``dkw`` asked for on several columns is the L1 ball) and ``"alphabet"`` (its tuples)."""
     if sets is None:
         return {"kind": "none", "confidence": None, "radius": {}}
     first = next(iter(sets.values()))
-    return {
+    out = {
         "kind": first.kind,
         "confidence": first.confidence,
         "radius": {secret: ps.radius for secret, ps in sets.items()},
     }
+    if hasattr(first, "requested"):
+        out.update(requested=first.requested, alphabet=int(first.alphabet.shape[0]))
+    return out
 
 
 def set_label(prior_set: Mapping[str, Any] | None) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 
 from .priors import RELEASE_EXPONENT, DiscretePrior, GaussianMixturePrior, Prior, on_grid, to_grid
 from .priorsets import PriorSet, check_sets, set_summary
+from .vector.ball import check_balls
 from .vector.joint import JointPrior, Metric
 
 #: A conditional distribution of one public value or of a tuple of public columns.
@@ -36,10 +37,12 @@ class AdversaryPrior:
     conditionals : mapping of str to DiscretePrior, GaussianMixturePrior or JointPrior
         ``conditionals[s] = P_{X|S}(. | s, rho)`` for every secret ``s`` this prior speaks of;
         all of one kind (joint priors: all of one dimension).
-    sets : mapping of str to PriorSet, optional
-        A confidence set around each (discrete) conditional, all of one kind on one alphabet
-        (:mod:`pufferfish.priorsets`): the adversary may hold any prior in them, and every check
-        takes the worst case over them. ``None``: the conditionals themselves.
+    sets : mapping of str to PriorSet or JointBall, optional
+        A confidence set around each conditional, all of one kind on one alphabet: a
+        :class:`~pufferfish.priorsets.PriorSet` around a discrete prior, a
+        :class:`~pufferfish.vector.ball.JointBall` around a joint one. The adversary may hold any
+        prior in them, and every check takes the worst case over them. ``None``: the
+        conditionals themselves.
 
     Raises
     ------
@@ -56,7 +59,7 @@ class AdversaryPrior:
 
     name: str
     conditionals: Mapping[str, AnyPrior]
-    sets: Mapping[str, PriorSet] | None = None
+    sets: Mapping[str, Any] | None = None  # PriorSet (one column) or JointBall (several)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -65,9 +68,12 @@ class AdversaryPrior:
         if not conds:
             raise ValueError("conditionals must name at least one secret, got none")
         if self.sets is not None:
-            if not all(isinstance(p, DiscretePrior) for p in conds.values()):
-                raise TypeError("sets need discrete conditionals (DiscretePrior)")
-            object.__setattr__(self, "sets", MappingProxyType(check_sets(self.sets, conds)))
+            if all(isinstance(p, JointPrior) for p in conds.values()):
+                object.__setattr__(self, "sets", MappingProxyType(check_balls(self.sets, conds)))
+            elif not all(isinstance(p, DiscretePrior) for p in conds.values()):
+                raise TypeError("sets need discrete (DiscretePrior) or joint (JointPrior) conditionals")
+            else:
+                object.__setattr__(self, "sets", MappingProxyType(check_sets(self.sets, conds)))
         for secret, prior in conds.items():
             if not isinstance(prior, (DiscretePrior, GaussianMixturePrior, JointPrior)):
                 raise TypeError(
@@ -278,7 +284,9 @@ class Scenario:
         for adversary in self.priors:
             conditionals = {s: _prior_on_grid(p, ks) for s, p in adversary.conditionals.items()}
             sets = None
-            if adversary.sets is not None:
+            if adversary.sets is not None and self.kind == "joint":
+                sets = {s: ps.on_grid(tuple(int(k) for k in ks)) for s, ps in adversary.sets.items()}
+            elif adversary.sets is not None:
                 sets = {s: _set_on_grid(ps, int(ks[0])) for s, ps in adversary.sets.items()}
             priors.append(AdversaryPrior(adversary.name, conditionals, sets))
         return Scenario(self.pairs, tuple(priors), self.metric, self.model)

@@ -10,9 +10,10 @@ pure eps, Laplace      discrete      exact loss, :func:`~pufferfish.loss.privacy
                                      (SPEC 2.1)
 pure eps, Laplace      mixtures      certified ``sup |log ratio|``,                      eps
                                      :func:`~pufferfish.divergence.privacy_loss_sup`
-pure eps, Laplace      joint         exact loss of product Laplace noise over the        eps
-                                     product grid's vertices,
-                                     :func:`~pufferfish.vector.product_laplace_loss`
+pure eps, Laplace      joint         exact loss of the product channel (Laplace,         eps
+                                     randomized response) over the product grid's
+                                     vertices, :func:`~pufferfish.vector.product_laplace_loss`;
+                                     over L1 balls :func:`~pufferfish.vector.ball.ball_loss`
 (eps, delta), delta>0  any           hockey-stick divergence, both directions            delta
                                      (:func:`~pufferfish.divergence.hockey_stick`;
                                      closed form for two Gaussians with Gaussian noise)
@@ -46,6 +47,7 @@ from ..priors import DiscretePrior, GaussianMixturePrior, union_support
 from ..robust_loss import worst_case_loss
 from ..scenario import Scenario
 from ..vector import JointPrior, product_laplace_loss
+from ..vector.ball import ball_loss
 from .result import num
 
 
@@ -296,6 +298,15 @@ def joint_pair_checks(scenario: Scenario, scale: float) -> list[Check]:
     assert scenario.metric is not None
     out = []
     for prior, pair, p_i, p_j in scenario.iter_joint_pairs():
+        if prior.sets is not None:  # the worst case over the L1 balls (issue 31)
+            summary = prior.set_summary()
+            if scale == 0.0:
+                out.append(Check(math.inf, 0.0, prior.name, pair, "no noise", prior_set=summary))
+                continue
+            bl = ball_loss(prior.sets[pair[0]], prior.sets[pair[1]], scenario.metric, scale)
+            where = "y = (" + ", ".join(num(v) for v in bl.worst_vertex) + "), worst case over the L1 balls"
+            out.append(Check(bl.loss, bl.error_bound, prior.name, pair, where, prior_set=summary))
+            continue
         if scale == 0.0:
             value, error, where = _joint_at_zero(p_i, p_j)
         else:

@@ -37,7 +37,9 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from ..divergence import MemoryLimitError
 from ..priors import DiscretePrior
 from ..scenario import Scenario
 from ..transport import kantorovich_plan as monotone_plan
@@ -46,9 +48,6 @@ from .discrete import RootTally, relaxed_plan_scale
 from .gaussian import analytic_gaussian_sigma
 from .result import num as _num
 from .search import Proposal, worst_pair
-
-#: Rows of one block of the all-pairs distance maximum of :func:`l1_scale`.
-_BLOCK_ROWS = 1_024
 
 PLAN_KINDS = ("kantorovich", "bottleneck")
 """The two plans: W1-optimal (of smallest largest distance) and W-infinity (bottleneck)."""
@@ -73,7 +72,7 @@ def joint_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric, kind: s
     """
     if kind not in PLAN_KINDS:
         raise ValueError(f"kind must be one of {PLAN_KINDS}, got {kind!r}")
-    if metric.dimension == 1:
+    if metric.dimension == 1 and not metric.categorical[0]:
         a, b = prior_i.support[:, 0], prior_j.support[:, 0]
         plan = monotone_plan(DiscretePrior(a, prior_i.pmf), DiscretePrior(b, prior_j.pmf))
         source = np.searchsorted(a, plan.source)
@@ -101,28 +100,100 @@ def l1_scale(scenario: Scenario, epsilon: float, delta: float = 0.0, secret_weig
 
     Seed 001 eq (26) with the alphabet of a pair taken as its two supports (the product coupling
     is a coupling, so seed 002 Thm 1 covers it). In 1-D: ``max(max X_j - min X_i, max X_i -
-    min X_j)``, today's ``l1``.
+    min X_j)``, today's ``l1``. Under prior sets (:class:`~pufferfish.priorsets.JointBall`) the
+    alphabet of every prior in the balls is the union of the pair's supports: both points run
+    over it.
     """
     metric = _metric(scenario)
 
     def value_of(p_i: JointPrior, p_j: JointPrior) -> tuple[float, str]:
-        # d(x, x') = sum_k |x_k - x'_k| / w_k = max over signs s of sum_k s_k (x_k - x'_k) / w_k,
-        # so the largest distance is max_s (max_x s.x/w - min_x' s.x'/w): 2^(d-1) sign vectors (s
-        # and -s give the same pairs swapped), O(n + m) each, instead of n m distances. The pair
-        # found is measured again by the metric itself (the float every other path computes).
-        best, at = -1.0, (0, 0)
-        for signs in itertools.product((1.0, -1.0), repeat=metric.dimension - 1):
-            s = np.array((1.0, *signs)) / np.array(metric.units)
-            a, b = p_i.support @ s, p_j.support @ s  # s: x from p_i high, x' low; -s: the reverse
-            for r, c in ((int(np.argmax(a)), int(np.argmin(b))), (int(np.argmin(a)), int(np.argmax(b)))):
-                value = float(metric.distances(p_i.support[r : r + 1], p_j.support[c : c + 1])[0, 0])
-                if value > best:
-                    best, at = value, (r, c)
-        x = ", ".join(_num(v) for v in p_i.support[at[0]])
-        y = ", ".join(_num(v) for v in p_j.support[at[1]])
+        a, b = p_i.support, p_j.support
+        if scenario.robust:
+            a = b = np.unique(np.concatenate([a, b]), axis=0)
+        r, c = farthest_pair(a, b, metric)
+        best = float(metric.distances(a[r : r + 1], b[c : c + 1])[0, 0])
+        x = ", ".join(_num(v) for v in a[r])
+        y = ", ".join(_num(v) for v in b[c])
         return best / epsilon, f"support extremes ({x}) -> ({y}) (distance {_num(best)})"
 
     return worst_pair(scenario.iter_joint_pairs(), value_of)
+
+
+#: Largest (groups of ``a``) x (groups of ``b``) x (sign vectors) of :func:`farthest_pair`.
+MAX_GROUP_PAIRS = 50_000_000
+
+
+def farthest_pair(a: NDArray[np.float64], b: NDArray[np.float64], metric: Metric) -> tuple[int, int]:
+    """Rows ``(r, c)`` of ``a`` (n, d) and ``b`` (m, d) with the largest ``d(a_r, b_c)``.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray, shapes (n, d) and (m, d)
+        Points (categorical coordinates are label codes).
+    metric : Metric
+
+    Returns
+    -------
+    (int, int)
+
+    Raises
+    ------
+    pufferfish.divergence.MemoryLimitError
+        If the categorical sub-tuples are so many that (groups of ``a``) x (groups of ``b``) x
+        (sign vectors) exceeds :data:`MAX_GROUP_PAIRS` ("not run").
+
+    Notes
+    -----
+    On the numeric columns ``sum_k |x_k - x'_k| / w_k = max`` over sign vectors ``s`` of ``s.(x -
+    x') / w``, so for fixed categorical parts the largest distance is ``max_s (max_x s.x/w -
+    min_x' s.x'/w)``: ``2^(d-1)`` sign vectors (``s`` and ``-s`` give the same pairs swapped),
+    linear in the points. The categorical columns add ``[c != c'] / w_k``, which depends only on
+    the categorical sub-tuples: the points are grouped by them, each group keeps its extremes per
+    sign vector, and every pair of groups is compared (the Hamming distance of the two
+    sub-tuples plus the best sign vector's numeric gap).
+    """
+    cat = np.array(metric.categorical)
+    units = np.array(metric.units)
+    num = np.flatnonzero(~cat)
+    signs = [np.array((1.0, *t)) for t in itertools.product((1.0, -1.0), repeat=max(num.size - 1, 0))]
+    s_mat = np.array([sv / units[num] for sv in signs]).T if num.size else np.zeros((0, 1))
+    keys_a, inv_a = np.unique(a[:, cat], axis=0, return_inverse=True)
+    keys_b, inv_b = np.unique(b[:, cat], axis=0, return_inverse=True)
+    inv_a, inv_b = inv_a.ravel(), inv_b.ravel()
+    work = keys_a.shape[0] * keys_b.shape[0] * s_mat.shape[1]
+    if work > MAX_GROUP_PAIRS:
+        raise MemoryLimitError(
+            f"not run: the l1 distance compares {keys_a.shape[0]:,} x {keys_b.shape[0]:,} categorical "
+            f"sub-tuples over {s_mat.shape[1]} sign vectors ({work:,} > {MAX_GROUP_PAIRS:,}): merge labels"
+        )
+    proj_a, proj_b = a[:, num] @ s_mat, b[:, num] @ s_mat  # (n, S), (m, S)
+    hi_a, lo_a = _group_extremes(proj_a, inv_a, keys_a.shape[0])
+    hi_b, lo_b = _group_extremes(proj_b, inv_b, keys_b.shape[0])
+    hamming = (
+        Metric(tuple(units[cat]), tuple(metric.categories[k] for k in np.flatnonzero(cat)))
+        if cat.any()
+        else None
+    )
+    ham = hamming.distances(keys_a, keys_b) if hamming is not None else np.zeros((1, 1))
+    forward = hi_a[:, None, :] - lo_b[None, :, :]  # a high, b low
+    backward = hi_b[None, :, :] - lo_a[:, None, :]
+    total = ham[:, :, None] + np.maximum(forward, backward)
+    g, h, k = np.unravel_index(int(np.argmax(total)), total.shape)
+    in_a, in_b = np.flatnonzero(inv_a == g), np.flatnonzero(inv_b == h)
+    if forward[g, h, k] >= backward[g, h, k]:
+        return int(in_a[np.argmax(proj_a[in_a, k])]), int(in_b[np.argmin(proj_b[in_b, k])])
+    return int(in_a[np.argmin(proj_a[in_a, k])]), int(in_b[np.argmax(proj_b[in_b, k])])
+
+
+def _group_extremes(
+    proj: NDArray[np.float64], group: NDArray[np.intp], groups: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per group and column of ``proj`` (n, S): the largest and the smallest value, (groups, S)."""
+    hi = np.full((groups, proj.shape[1]), -np.inf)
+    lo = np.full((groups, proj.shape[1]), np.inf)
+    np.maximum.at(hi, group, proj)
+    np.minimum.at(lo, group, proj)
+    return hi, lo
 
 
 def _plan_scale(scenario: Scenario, epsilon: float, kind: str, what: str) -> Proposal:

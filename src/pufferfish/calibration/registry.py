@@ -290,12 +290,34 @@ def not_applicable(
     m = mechanism if isinstance(mechanism, Mechanism) else lookup(mechanism)
     if m.noise is not None and m.noise != noise:
         return f"adds {m.noise} noise, not {noise}"
+    if scenario.kind == "joint":
+        reason = _joint_rule(scenario, m, noise)
+        if reason is not None:
+            return reason
     if scenario.robust:
         if not m.robust:
             return "not valid for a prior set (its theorem holds for the point estimate only)"
         if noise != "laplace" or delta != 0.0:
             return "under a prior set only pure eps with Laplace noise is checked exactly"
     return m.applies(scenario, noise, delta, epsilon)
+
+
+#: Why Gaussian noise is refused on several columns (issue 31).
+JOINT_GAUSSIAN = (
+    "Gaussian noise on several columns has no exact (eps, delta) check on the joint alphabet: "
+    "use Laplace noise (the product channel, checked exactly)"
+)
+
+
+def _joint_rule(scenario: Scenario, m: Mechanism, noise: str) -> str | None:
+    """Why a mechanism does not apply to joint priors (several columns), or ``None``: Gaussian
+    noise has no exact check there (:data:`JOINT_GAUSSIAN`), and an eps-MI scale read from the
+    columns' variances has no meaning for a categorical column (Hamming metric)."""
+    if noise == "gaussian":
+        return JOINT_GAUSSIAN
+    if m.criterion == "eps-MI PP" and scenario.metric is not None and any(scenario.metric.categorical):
+        return "eps-MI on several columns reads numeric variances: not for a categorical column"
+    return None
 
 
 #: Seconds each mechanism of a comparison may take (the optimal search, the mapping LP) before

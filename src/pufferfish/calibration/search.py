@@ -582,6 +582,7 @@ def _spread(scenario: Scenario) -> float:
         units = np.array(scenario.metric.units)
         for _, _, q_i, q_j in scenario.iter_joint_pairs():
             per = np.abs(q_i.mean - q_j.mean) + np.sqrt(q_i.variance) + np.sqrt(q_j.variance)
+            per[np.array(scenario.metric.categorical)] = 1.0  # Hamming: at most 1 per column
             out = max(out, float((per / units).sum()))
         return out if out > 0 else 1.0
     for _, _, p_i, p_j in scenario.iter_prior_pairs():

@@ -17,19 +17,17 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from ..noise import add_gaussian, add_laplace, insecure_generator, sample_mapping
-from ..priors import to_release_grid
+from ..noise import insecure_generator
 from .model import EstimatedPriors, TableAggregates, check_columns
+from .perturb import ReleasedColumn, column_perturber, mapper, perturb_batch
 from .source import (
     TEMP_MARK,
     DataError,
@@ -490,29 +488,6 @@ def estimate_class_counts(
     return out
 
 
-@dataclass(frozen=True)
-class ReleasedColumn:
-    """A column a release replaces by its value (or code) plus noise.
-
-    Attributes
-    ----------
-    name : str
-        The column.
-    categorical : bool
-        Read as labels and coded by ``codes_for``; else read as numbers.
-    codes_for : callable or None
-        ``codes_for(labels) -> codes`` (``nan`` for missing), e.g.
-        :meth:`~pufferfish.tables.model.EstimatedPriors.codes_for`; ``None`` for numbers.
-    scale : float
-        Its Laplace scale or Gaussian sigma (>= 0).
-    """
-
-    name: str
-    categorical: bool
-    codes_for: Callable[[Any], NDArray[np.float64]] | None
-    scale: float
-
-
 def stream_release(
     source: TableSource,
     target: Path,
@@ -575,9 +550,10 @@ def stream_release(
         (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
         keeps labels (text), a numeric one gets values of the alphabet.
     columns : sequence of ReleasedColumn, optional
-        Several columns released jointly (issue 17), each with its own scale, instead of
-        ``public`` and ``scale``: one independent draw per column and row; a missing value stays
-        missing; a row counts as released when every column is present (else as missing).
+        Several columns released jointly (issues 17, 31), each with its own scale or randomized
+        response, instead of ``public`` and ``scale``: one independent draw per column and row; a
+        missing value stays missing; a row counts as released when every column is present
+        (else as missing).
 
     Raises
     ------
@@ -604,19 +580,19 @@ def stream_release(
         fields = [f for f in reader.schema if f.name not in values]
         idx = [[f.name for f in fields].index(n) for n in names]
         as_labels = mapping is not None and estimated is not None and estimated.categorical
-        for i, n in zip(idx, names, strict=True):
-            fields[i] = pa.field(n, pa.string() if as_labels else pa.float64())
+        for i, c in zip(idx, columns, strict=True):
+            fields[i] = pa.field(c.name, pa.string() if as_labels else c.arrow_type())
         schema = pa.schema(fields)
         perturbs = [
-            _mapper(mapping, estimated)
+            mapper(mapping, estimated)
             if mapping is not None and estimated is not None
-            else _adder(noise, c.scale, workers, sampler)
+            else column_perturber(c, noise, workers, sampler)
             for c in columns
         ]
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:
-                cols, every = _perturb_batch(batch, columns, values, idx, perturbs, gen, described)
+                cols, every = perturb_batch(batch, columns, values, idx, perturbs, gen, described)
                 counts["released"] += int(every.sum())
                 counts["missing"] += int((~every).sum())
                 yield pa.RecordBatch.from_arrays(cols, schema=schema)
@@ -633,10 +609,6 @@ def stream_release(
     if seed is not None:
         out["seed"] = seed
     return out, counts["released"], counts["missing"]
-
-
-Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
-"""``perturb(codes, present, gen) -> (released column, sampler description)`` of one batch."""
 
 
 def _release_reader(
@@ -663,87 +635,6 @@ def _release_reader(
         return to_reader(batch_rows), dialect
     except duckdb.Error as exc:
         raise read_error(exc, "the table") from None
-
-
-def _perturb_batch(
-    batch: pa.RecordBatch,
-    columns: Sequence[ReleasedColumn],
-    values: Sequence[str],
-    idx: Sequence[int],
-    perturbs: Sequence[Perturb],
-    gen: Any,
-    described: dict[str, Any],
-) -> tuple[list[pa.Array], NDArray[np.bool_]]:
-    """One batch with each released column replaced (its value column ``values[k]`` dropped):
-    ``(columns, rows with every released column present)``; each batch's sampler descriptions go
-    into ``described`` (the same but for a mapping's running counts)."""
-    cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
-    every = np.ones(batch.num_rows, dtype=bool)
-    for k, c in enumerate(columns):
-        value = batch.column(batch.schema.get_field_index(values[k]))
-        if c.codes_for is not None:
-            codes = c.codes_for(value)
-        else:
-            codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
-            codes[np.asarray(value.is_null())] = np.nan
-        present = ~np.isnan(codes)
-        every &= present
-        cols[idx[k]], about = perturbs[k](codes, present, gen)
-        described[c.name] = about  # the last batch's: a mapping's counts are the running totals
-    return cols, every
-
-
-def _adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
-    """Additive noise on the present codes or values; missing stays missing."""
-    adder = add_laplace if noise == "laplace" else add_gaussian
-
-    def perturb(
-        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
-    ) -> tuple[pa.Array, dict[str, Any]]:
-        noisy = adder(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
-        released = np.full(codes.shape, np.nan)
-        released[present] = noisy.values
-        return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()
-
-    return perturb
-
-
-def _mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
-    """``perturb(codes, present, gen) -> (released column, sampler description)`` for a mapping:
-    positions in the alphabet, a draw of :func:`~pufferfish.noise.sample_mapping`, and the labels
-    (categorical) or values (numeric) at the drawn positions. The description's ``counts`` are
-    the released rows per value of the alphabet, in the input and in the output, so far."""
-    support = np.asarray(mapping.support, dtype=np.float64)
-    labels = dict((float(code), label) for label, code in estimated.mapping)
-    out_values = (
-        pa.array([labels.get(float(v)) for v in support], type=pa.string())
-        if estimated.categorical
-        else pa.array(support, type=pa.float64())
-    )
-
-    names = [labels.get(float(v)) for v in support] if estimated.categorical else support.tolist()
-    rows_in = np.zeros(support.size, dtype=np.int64)  # released rows per value, in and out
-    rows_out = np.zeros(support.size, dtype=np.int64)
-
-    def perturb(
-        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
-    ) -> tuple[pa.Array, dict[str, Any]]:
-        nonlocal rows_in, rows_out
-        values = to_release_grid(codes[present])
-        pos = np.minimum(np.searchsorted(support, values), support.size - 1)
-        if values.size and not np.array_equal(support[pos], values):
-            bad = values[support[pos] != values][0]
-            raise DataError(f"public value {bad!r} is not in the alphabet of the mapping")
-        drawn = sample_mapping(pos, mapping.channel, rng=gen)
-        index = np.full(codes.shape, -1, dtype=np.int64)
-        index[present] = drawn.indices
-        taken = pc.take(out_values, pa.array(index, mask=~present))
-        rows_in += np.bincount(pos, minlength=support.size)
-        rows_out += np.bincount(drawn.indices, minlength=support.size)
-        counts = {"values": names, "input": rows_in.tolist(), "output": rows_out.tolist()}
-        return taken, {**drawn.describe(), "counts": counts}  # the counts so far
-
-    return perturb
 
 
 def _value_sql(

@@ -31,15 +31,16 @@ class JointAggregates:
         Per column: read as labels (coded ``0, 1, ...`` in sorted order) or as numbers.
     labels : tuple of list of str
         Per categorical column its sorted labels over the whole table (empty for numeric ones).
-    counts : list of (str, tuple, float)
-        ``(secret value, tuple of values or labels, summed weight)`` for every group.
+    counts : list of (str, tuple, float, float)
+        ``(secret value, tuple of values or labels, summed weight, summed squared weight)`` for
+        every group (the squares give Kish's effective size of a weighted group).
     """
 
     rows_total: int
     rows_dropped: int
     categorical: tuple[bool, ...]
     labels: tuple[list[str], ...]
-    counts: list[tuple[str, tuple[Any, ...], float]]
+    counts: list[tuple[str, tuple[Any, ...], float, float]]
 
 
 def joint_aggregates(
@@ -125,10 +126,11 @@ def joint_aggregates(
             )
             keys = ", ".join(str(k + 2) for k in range(len(columns)))
             rows = con.execute(
-                f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, sum({w_expr}) FROM t "
+                f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, sum({w_expr}), "
+                f"sum(({w_expr}) ^ 2) FROM t "
                 f"WHERE {valid} GROUP BY 1, {keys}"
             ).fetchall()
         except duckdb.Error as exc:
             raise read_error(exc, "the table") from None
-    counts = [(str(r[0]), tuple(r[1:-1]), float(r[-1])) for r in rows]
+    counts = [(str(r[0]), tuple(r[1:-2]), float(r[-2]), float(r[-1])) for r in rows]
     return JointAggregates(int(total), int(dropped), categorical, labels, counts)

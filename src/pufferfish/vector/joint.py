@@ -202,28 +202,50 @@ class JointPrior:
 
 @dataclass(frozen=True)
 class Metric:
-    """The weighted L1 metric ``d(x, x') = sum_k |x_k - x'_k| / w_k`` on ``R^d``.
+    """The weighted metric ``d(x, x') = sum_k d_k(x_k, x'_k) / w_k`` on tuples of ``d`` columns.
+
+    ``d_k`` is ``|x_k - x'_k|`` on a numeric column and the Hamming distance ``[x_k != x'_k]`` on
+    a categorical one (its values are the codes ``0, ..., m_k - 1`` of ``m_k`` labels).
 
     Parameters
     ----------
     units : sequence of float, length d
         ``w_k > 0``, finite: the amount of column ``k`` that counts as one unit of distance
-        (``--unit col=w``; default 1). Product Laplace noise of scale ``b`` in this metric adds
-        ``Laplace(b w_k)`` to column ``k``.
+        (``--unit col=w``; a table's default is the range of a numeric column and 1 for a
+        categorical one). Noise of scale ``b`` in this metric adds ``Laplace(b w_k)`` to a numeric
+        column and a randomized response with log ratio at most ``1 / (b w_k)`` to a categorical
+        one (:func:`pufferfish.vector.product_laplace_loss`).
+    categories : sequence of int, length d, optional
+        ``m_k >= 1``, the number of labels of a categorical column, or 0 for a numeric one.
+        Default: every column numeric.
 
     Raises
     ------
     ValueError
-        If ``units`` is empty or holds a value that is not finite and > 0.
+        If ``units`` is empty or holds a value that is not finite and > 0, or ``categories`` is
+        not ``d`` integers >= 0.
+
+    Notes
+    -----
+    Both channels have noise density ``exp(-d_k(y_k, x_k) / (b w_k))`` up to a constant that
+    does not depend on ``x_k`` (the Laplace density on the line; on ``m_k`` labels the
+    randomized response keeping a label with probability ``e^a / (e^a + m_k - 1)``, ``a = 1 /
+    (b w_k)``), so for every output ``y`` the likelihood ratio of two inputs is at most
+    ``exp(d(x, x') / b)``: seed 002 Thm 1 and Thm 2 hold in this metric.
     """
 
     units: tuple[float, ...]
+    categories: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         units = tuple(float(w) for w in self.units)
         if not units or not all(math.isfinite(w) and w > 0 for w in units):
             raise ValueError(f"units must be finite numbers > 0, got {self.units!r}")
+        cats = tuple(self.categories) or (0,) * len(units)
+        if len(cats) != len(units) or not all(isinstance(m, (int, np.integer)) and m >= 0 for m in cats):
+            raise ValueError(f"categories must be {len(units)} integers >= 0, got {self.categories!r}")
         object.__setattr__(self, "units", units)
+        object.__setattr__(self, "categories", tuple(int(m) for m in cats))
 
     @classmethod
     def ones(cls, d: int) -> Metric:
@@ -235,15 +257,27 @@ class Metric:
         """``d``."""
         return len(self.units)
 
+    @property
+    def categorical(self) -> tuple[bool, ...]:
+        """Per column: Hamming (categorical) or absolute difference (numeric)."""
+        return tuple(m > 0 for m in self.categories)
+
+    def with_units(self, units: tuple[float, ...]) -> Metric:
+        """The same columns with other units."""
+        return Metric(units, self.categories)
+
     def distances(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         """``d(a_r, b_c)`` for every row ``r`` of ``a`` (n, d) and ``c`` of ``b`` (m, d): shape (n, m).
 
-        Each column difference is divided by its unit and the ``d`` terms are added in column
+        Each column's distance is divided by its unit and the ``d`` terms are added in column
         order (so the same pair gives the same float wherever it is computed).
         """
         if a.shape[1] != self.dimension or b.shape[1] != self.dimension:
             raise ValueError(f"points must have {self.dimension} columns, got {a.shape[1]} and {b.shape[1]}")
         out = np.zeros((a.shape[0], b.shape[0]))
-        for k, w in enumerate(self.units):
-            out += np.abs(a[:, k, None] - b[None, :, k]) / w
+        for k, (w, cat) in enumerate(zip(self.units, self.categorical, strict=True)):
+            if cat:
+                out += (a[:, k, None] != b[None, :, k]) / w
+            else:
+                out += np.abs(a[:, k, None] - b[None, :, k]) / w
         return out

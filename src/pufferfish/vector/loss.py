@@ -1,11 +1,14 @@
-"""Exact privacy loss of product Laplace noise on a tuple, from the vertices of the product grid
-(issue 17; SPEC sec 2.1 in d dimensions).
+"""Exact privacy loss of a product channel on a tuple, from the vertices of the product grid
+(issues 17 and 31; SPEC sec 2.1 in d dimensions).
 
-The release is ``Y = X + N`` with ``N_k ~ Laplace(b w_k)`` independent, i.e. noise density
-``~ exp(-d(z) / b)`` for the metric ``d(z) = sum_k |z_k| / w_k`` of :class:`~.joint.Metric`
-(seed 002 sec 3.3, Thm 1 with this ``d``). Its pufferfish loss for a pair of secrets is
-``sup_y |log f_i(y) - log f_j(y)|`` with ``f_s(y) = sum_x P(x | s) prod_k exp(-|y_k - x_k| /
-(b w_k))`` (the normalising constants cancel).
+The release draws each column independently: ``Y_k = X_k + Laplace(b w_k)`` on a numeric column,
+and on a categorical column of ``m_k`` labels a randomized response that keeps the label with
+probability ``e^a / (e^a + m_k - 1)``, ``a = 1 / (b w_k)``, and else releases one of the other
+labels uniformly. Both have noise density ``~ exp(-d_k(y_k, x_k) / (b w_k))`` for the metric
+``d`` of :class:`~.joint.Metric` (absolute difference or Hamming), with a normalising constant
+that does not depend on ``x_k`` (seed 002 sec 3.3, Thm 1 with this ``d``). The pufferfish loss of
+a pair of secrets is ``sup_y |log f_i(y) - log f_j(y)|`` with ``f_s(y) = sum_x P(x | s) prod_k
+exp(-d_k(y_k, x_k) / (b w_k))`` (the constants cancel).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from numpy.typing import NDArray
 from ..divergence import MemoryLimitError
 from ..laplace_sums import laplace_log_sums
 from .joint import JointPrior, Metric
+
+_EPS = float(np.finfo(np.float64).eps)
 
 #: Largest number of vertices of the product grid one check evaluates (memory: about
 #: :data:`BYTES_PER_VERTEX` each, so about 1.6 GiB); beyond it :func:`product_laplace_loss` answers
@@ -66,12 +71,77 @@ class VectorLoss:
         return self.loss + self.error_bound <= epsilon
 
 
-def grid_axes(prior_i: JointPrior, prior_j: JointPrior) -> list[NDArray[np.float64]]:
-    """The sorted distinct values of each coordinate over both supports: the product grid."""
-    return [
-        np.unique(np.concatenate([prior_i.support[:, k], prior_j.support[:, k]]))
-        for k in range(prior_i.dimension)
-    ]
+def grid_axes(
+    prior_i: JointPrior, prior_j: JointPrior, metric: Metric | None = None
+) -> list[NDArray[np.float64]]:
+    """The values of each coordinate the supremum is taken over: the product grid.
+
+    A numeric column: the sorted distinct values over both supports. A categorical column of
+    ``m_k`` labels (``metric.categories``): every code ``0, ..., m_k - 1``, as every label can be
+    released.
+
+    Raises
+    ------
+    ValueError
+        If a categorical coordinate of a support is not a code ``0, ..., m_k - 1``.
+    """
+    axes = []
+    for k in range(prior_i.dimension):
+        values = np.unique(np.concatenate([prior_i.support[:, k], prior_j.support[:, k]]))
+        m = 0 if metric is None else metric.categories[k]
+        if m:
+            if values[0] < 0 or values[-1] > m - 1 or not np.all(values == np.round(values)):
+                raise ValueError(
+                    f"column {k} is categorical with {m} labels: its values must be codes 0..{m - 1}"
+                )
+            values = np.arange(m, dtype=np.float64)
+        axes.append(values)
+    return axes
+
+
+def response_log_sums(
+    logp: NDArray[np.float64], rate: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``log sum_l exp(logp[..., l] - rate [v != l])`` for every label ``v``, along the last axis,
+    with a rounding bound for each entry: one categorical axis of the product channel.
+
+    Parameters
+    ----------
+    logp : numpy.ndarray, shape (..., m)
+        Logs of non-negative weights (``-inf`` allowed), one line per leading index.
+    rate : float
+        ``a > 0``: the randomized response's largest log ratio.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The log-sums, shape (..., m), and their rounding bounds.
+
+    Notes
+    -----
+    ``sum_l p_l e^{-a [v != l]} = e^{-a} S + (1 - e^{-a}) p_v`` with ``S = sum_l p_l``, so
+    ``out_v = logaddexp(L - a, c + logp_v)``, ``L = log S``, ``c = log1p(-e^{-a})``: O(m) per
+    line. Rounding: ``L`` by ``max + log(sum exp(. - max))`` is within ``eps (m + 4 |L| + 8)``
+    (each exponential's argument error ``eps t`` weighs ``e^{-t}``, at most ``eps / e``; the sum
+    of ``m`` terms ``m eps`` relative); each operand of the last ``logaddexp`` adds ``eps`` times
+    its magnitude, and ``logaddexp`` itself at most ``eps (2 |x| + 4 |out| + 125)``. The bound
+    below doubles these terms.
+    """
+    m = logp.shape[-1]
+    a = float(rate)
+    c = math.log1p(-math.exp(-a))
+    peak = np.max(logp, axis=-1, keepdims=True)
+    safe = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(divide="ignore"):
+        total = safe + np.log(np.sum(np.exp(logp - safe), axis=-1, keepdims=True))
+    out = np.logaddexp(total - a, c + logp)
+    with np.errstate(invalid="ignore"):
+        mag = (
+            np.where(np.isfinite(out), np.abs(out), 0.0)
+            + np.where(np.isfinite(total), np.abs(total), 0.0)
+            + np.where(np.isfinite(logp), np.abs(logp), 0.0)
+        )
+    return out, 2.0 * _EPS * (m + 8.0 * mag + 4.0 * (a + abs(c)) + 200.0)
 
 
 def product_laplace_loss(
@@ -82,14 +152,15 @@ def product_laplace_loss(
     *,
     max_vertices: int = MAX_VERTICES,
 ) -> VectorLoss:
-    """Exact pufferfish loss of ``X + N``, ``N_k ~ Laplace(scale w_k)`` independent, for a pair.
+    """Exact pufferfish loss of the product channel of ``scale`` (Laplace ``scale w_k`` on a numeric
+    column, randomized response of log ratio ``1 / (scale w_k)`` on a categorical one) for a pair.
 
     Parameters
     ----------
     prior_i, prior_j : JointPrior
         ``P(. | s_i)`` and ``P(. | s_j)``, same dimension ``d``.
     metric : Metric
-        Units ``w_k`` (dimension ``d``).
+        Units ``w_k`` and which columns are categorical (dimension ``d``).
     scale : float
         ``b``, finite and > 0.
     max_vertices : int
@@ -103,7 +174,8 @@ def product_laplace_loss(
     Raises
     ------
     ValueError
-        If the dimensions differ or ``scale`` is not finite and > 0.
+        If the dimensions differ, ``scale`` is not finite and > 0, or a categorical coordinate is
+        not a label code.
     pufferfish.divergence.MemoryLimitError
         If the grid has more than ``max_vertices`` vertices ("not run: ... needs about N GiB",
         before allocating; the message gives the grid and suggests binning).
@@ -122,7 +194,8 @@ def product_laplace_loss(
     ``x_k <= y_k``, so ``f_s = A_s e^{-y_k / beta}`` and ``L`` does not depend on ``y_k``
     (likewise below the first). So moving ``y_1``, then ``y_2``, ..., then ``y_d`` to a suitable
     value of its axis never decreases ``|L|``, and ``sup_{R^d} |L| = max`` over the product grid
-    ``V_1 x ... x V_d``.
+    ``V_1 x ... x V_d``. A categorical coordinate takes finitely many values, all of them in
+    ``V_k`` (every label code), so the maximum over them is exact.
 
     *Computation.* ``log f_s`` on the whole grid is a separable contraction: start from the
     tensor ``T = log P(. | s)`` on the grid (``-inf`` off the support) and, for each axis ``k``,
@@ -130,7 +203,10 @@ def product_laplace_loss(
     Laplace sum along each line of axis ``k``, computed by left and right prefix sums in log
     space (:func:`pufferfish.laplace_sums.laplace_log_sums`, the 1-D release density's own method) in
     ``O(|V_k|)`` per line, so the work is ``d prod |V_k|`` (times ``log |V_k|`` passes) instead of
-    ``prod |V_k| sum |V_k|``.
+    ``prod |V_k| sum |V_k|``. A categorical axis is :func:`response_log_sums` (O(``m_k``) per line),
+    at the rate ``a = 1 / (b w_k)`` raised by 4 ulps: a larger rate is a less noisy response, and
+    a response of smaller rate is the larger one followed by another response (post-processing),
+    so rounding the rate up never lowers the loss computed.
 
     *Rounding bound.* The contraction is 1-Lipschitz in the max norm (a log-sum of the entries
     shifted by fixed kernel values), so the error of ``T`` carries through each step, which adds
@@ -145,7 +221,7 @@ def product_laplace_loss(
         )
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be finite and > 0, got {scale!r}")
-    axes = grid_axes(prior_i, prior_j)
+    axes = grid_axes(prior_i, prior_j, metric)
     shape = tuple(ax.size for ax in axes)
     vertices = math.prod(shape)
     if vertices > max_vertices:
@@ -162,8 +238,13 @@ def product_laplace_loss(
         t[where] = prior.log_pmf
         err = 0.0
         for k, ax in enumerate(axes):
-            # along axis k: logsumexp_x (T[..., x, ...] - |v - x| / (b w_k)), O(|V_k|) per line
-            sums, bounds = laplace_log_sums(ax, np.moveaxis(t, k, -1), float(scale) * metric.units[k])
+            # along axis k: logsumexp_x (T[..., x, ...] - d_k(v, x) / (b w_k)), O(|V_k|) per line
+            line = np.moveaxis(t, k, -1)
+            if metric.categories[k]:
+                rate = (1.0 / (float(scale) * metric.units[k])) * (1.0 + 4.0 * _U)
+                sums, bounds = response_log_sums(line, rate)
+            else:
+                sums, bounds = laplace_log_sums(ax, line, float(scale) * metric.units[k])
             t = np.moveaxis(sums, -1, k)
             finite = np.isfinite(sums)
             err += float(bounds[finite].max()) if finite.any() else 0.0

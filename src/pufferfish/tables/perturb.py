@@ -1,0 +1,190 @@
+"""What a release does to one batch of rows, whatever engine streams them: each released column's
+values replaced by a noisy value (additive noise), a value of a mapping's alphabet, or a label of a
+randomized response (issue 31), missing values left missing.
+
+The engines (:mod:`.duckdb_engine`, :mod:`.spark_engine`) read and write; the functions here
+build one :data:`Perturb` per column and apply them to Arrow record batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from numpy.typing import NDArray
+
+from ..channels import RandomizedResponseChannel
+from ..noise import add_gaussian, add_laplace, sample_mapping
+from ..priors import to_release_grid
+from .model import EstimatedPriors
+from .source import DataError
+
+Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
+"""``perturb(codes, present, gen) -> (released column, sampler description)`` of one batch."""
+
+
+@dataclass(frozen=True)
+class ReleasedColumn:
+    """A column a release replaces: by its value plus noise, or (categorical, with a ``channel``)
+    by a label drawn by a randomized response.
+
+    Attributes
+    ----------
+    name : str
+        The column.
+    categorical : bool
+        Read as labels and coded by ``codes_for``; else read as numbers.
+    codes_for : callable or None
+        ``codes_for(labels) -> codes`` (``nan`` for missing), e.g.
+        :meth:`~pufferfish.tables.model.EstimatedPriors.codes_for`; ``None`` for numbers.
+    scale : float
+        Its Laplace scale or Gaussian sigma (>= 0); unused with a ``channel``.
+    channel : RandomizedResponseChannel, optional
+        Release the label of code ``c`` as the label of the code this channel draws
+        (:func:`pufferfish.noise.sample_mapping`): the column keeps its labels.
+    labels : tuple of str
+        The label of each code ``0, ..., k - 1`` of a column released as labels (with a
+        ``channel``, or one label alone, released as it is); empty for a column released as
+        numbers.
+    """
+
+    name: str
+    categorical: bool
+    codes_for: Callable[[Any], NDArray[np.float64]] | None
+    scale: float
+    channel: RandomizedResponseChannel | None = None
+    labels: tuple[str, ...] = ()
+
+    @property
+    def as_labels(self) -> bool:
+        """Whether the released column holds labels (text) rather than numbers."""
+        return bool(self.labels)
+
+    def arrow_type(self) -> pa.DataType:
+        """The released column's Arrow type: text for labels, else float64."""
+        return pa.string() if self.as_labels else pa.float64()
+
+
+def column_perturber(column: ReleasedColumn, noise: str, workers: int, sampler: str) -> Perturb:
+    """The :data:`Perturb` of one released column: :func:`responder` with a channel, else
+    :func:`adder`."""
+    if column.labels:
+        return responder(column.channel, column.labels)
+    return adder(noise, column.scale, workers, sampler)
+
+
+def adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
+    """Additive noise on the present codes or values; missing stays missing."""
+    add = add_laplace if noise == "laplace" else add_gaussian
+
+    def perturb(
+        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
+    ) -> tuple[pa.Array, dict[str, Any]]:
+        noisy = add(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
+        released = np.full(codes.shape, np.nan)
+        released[present] = noisy.values
+        return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()
+
+    return perturb
+
+
+def responder(channel: RandomizedResponseChannel | None, labels: Sequence[str]) -> Perturb:
+    """A randomized response on the codes ``0, ..., k - 1`` released as the labels ``labels``
+    (:func:`pufferfish.noise.sample_mapping`: exact integer sampling from OS randomness, or a
+    seeded NumPy generator); missing stays missing. Without a channel, one label released as
+    it is (a column with one label tells nothing).
+
+    Raises
+    ------
+    ValueError
+        If ``labels`` does not name the channel's ``k`` codes (one label without a channel).
+    """
+    k = 1 if channel is None else channel.k
+    if len(labels) != k:
+        raise ValueError(f"labels must name the channel's {k} codes, got {len(labels)}")
+    out_values = pa.array(list(labels), type=pa.string())
+
+    def perturb(
+        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
+    ) -> tuple[pa.Array, dict[str, Any]]:
+        index = np.full(codes.shape, -1, dtype=np.int64)
+        if channel is None:
+            index[present] = 0
+            about: dict[str, Any] = {"sampler": "none: the column has one label", "secure": True}
+        else:
+            drawn = sample_mapping(codes[present].astype(np.int64), channel, rng=gen)
+            index[present] = drawn.indices
+            about = {**drawn.describe(), "channel": channel.describe()}
+        return pc.take(out_values, pa.array(index, mask=~present)), about
+
+    return perturb
+
+
+def mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
+    """``perturb(codes, present, gen) -> (released column, sampler description)`` for a mapping:
+    positions in the alphabet, a draw of :func:`~pufferfish.noise.sample_mapping`, and the labels
+    (categorical) or values (numeric) at the drawn positions. The description's ``counts`` are
+    the released rows per value of the alphabet, in the input and in the output, so far."""
+    support = np.asarray(mapping.support, dtype=np.float64)
+    labels = dict((float(code), label) for label, code in estimated.mapping)
+    out_values = (
+        pa.array([labels.get(float(v)) for v in support], type=pa.string())
+        if estimated.categorical
+        else pa.array(support, type=pa.float64())
+    )
+
+    names = [labels.get(float(v)) for v in support] if estimated.categorical else support.tolist()
+    rows_in = np.zeros(support.size, dtype=np.int64)  # released rows per value, in and out
+    rows_out = np.zeros(support.size, dtype=np.int64)
+
+    def perturb(
+        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
+    ) -> tuple[pa.Array, dict[str, Any]]:
+        nonlocal rows_in, rows_out
+        values = to_release_grid(codes[present])
+        pos = np.minimum(np.searchsorted(support, values), support.size - 1)
+        if values.size and not np.array_equal(support[pos], values):
+            bad = values[support[pos] != values][0]
+            raise DataError(f"public value {bad!r} is not in the alphabet of the mapping")
+        drawn = sample_mapping(pos, mapping.channel, rng=gen)
+        index = np.full(codes.shape, -1, dtype=np.int64)
+        index[present] = drawn.indices
+        taken = pc.take(out_values, pa.array(index, mask=~present))
+        rows_in += np.bincount(pos, minlength=support.size)
+        rows_out += np.bincount(drawn.indices, minlength=support.size)
+        counts = {"values": names, "input": rows_in.tolist(), "output": rows_out.tolist()}
+        return taken, {**drawn.describe(), "counts": counts}  # the counts so far
+
+    return perturb
+
+
+def perturb_batch(
+    batch: pa.RecordBatch,
+    columns: Sequence[ReleasedColumn],
+    values: Sequence[str],
+    idx: Sequence[int],
+    perturbs: Sequence[Perturb],
+    gen: Any,
+    described: dict[str, Any],
+) -> tuple[list[pa.Array], NDArray[np.bool_]]:
+    """One batch with each released column replaced (its value column ``values[k]`` dropped):
+    ``(columns, rows with every released column present)``; each batch's sampler descriptions go
+    into ``described`` (the same but for a mapping's running counts)."""
+    cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
+    every = np.ones(batch.num_rows, dtype=bool)
+    for k, c in enumerate(columns):
+        value = batch.column(batch.schema.get_field_index(values[k]))
+        if c.codes_for is not None:
+            codes = c.codes_for(value)
+        else:
+            codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+            codes[np.asarray(value.is_null())] = np.nan
+        present = ~np.isnan(codes)
+        every &= present
+        cols[idx[k]], about = perturbs[k](codes, present, gen)
+        described[c.name] = about  # the last batch's: a mapping's counts are the running totals
+    return cols, every
