@@ -1,6 +1,7 @@
-"""Several public columns of a table calibrated jointly (issue 17): the DuckDB joint priors,
+"""Several public columns of a table calibrated jointly (issues 17, 31): the DuckDB joint priors,
 ``pufferfish calibrate --public a,b --unit col=w`` on Adult and on a small CSV, its JSON rows
-(``columns``, ``units``, ``column_scales``), and bad input."""
+(``columns``, ``units``, ``column_scales``), categorical columns released as labels, and bad
+input. The prior sets on the joint alphabet are tested in tests/test_joint_sets.py."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ def test_adult_age_hours_given_sex_reference_figures() -> None:
     """The done-when figures (benchmarks/results/joint_tables.md): every Laplace scale passes the
     exact check, wasserstein-inf <= kantorovich, optimal the smallest."""
     t = calibrate_joint_table(
-        "adult", secret="sex", public="age,hours-per-week", pairs=["Male,Female"], epsilon=[0.5, 1.0]
-    )
+        "adult", secret="sex", public="age,hours-per-week", pairs=["Male,Female"], epsilon=[0.5, 1.0],
+        units=["age=1", "hours-per-week=1"], prior_set="none",
+    )  # fmt: skip
     assert {s: p.size for s, p in t.priors().items()} == {"Male": 2472, "Female": 2025}
     assert t.rows_total == 48842 and t.rows_dropped == 0
     got = {(c.epsilon, c.mechanism): c for c in t.comparison if isinstance(c, Calibration)}
@@ -59,13 +61,21 @@ def test_units_scale_the_noise_per_column_and_categorical_columns_are_coded(tmp_
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
     t = calibrate_joint_table(
-        path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1000"]
-    )
+        path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1000"],
+        prior_set="none",
+    )  # fmt: skip
     assert t.units == (1000.0, 1.0) and t.categorical == (False, True)
     assert t.labels[1] == ["high", "low", "mid"] and t.rows_dropped == 1
+    assert t.scenario.metric is not None and t.scenario.metric.categories == (0, 3)
     unit1 = calibrate_joint_table(
-        path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0
+        path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1"],
+        prior_set="none",
+    )  # fmt: skip
+    default = calibrate_joint_table(
+        path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, prior_set="none"
     )
+    span = float(frame["income"].max() - frame["income"].min())
+    assert default.units == (span, 1.0)  # a numeric column's range, 1 for a categorical one
     k1000 = next(c for c in t.comparison if c.mechanism == "kantorovich")
     k1 = next(c for c in unit1.comparison if c.mechanism == "kantorovich")
     assert isinstance(k1000, Calibration) and isinstance(k1, Calibration)
@@ -79,12 +89,12 @@ def test_cli_calibrate_several_columns_json_and_table() -> None:
     res = runner.invoke(
         app,
         ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,hours-per-week",
-         "--epsilon", "1", "--unit", "hours-per-week=2", "--json"],
+         "--epsilon", "1", "--unit", "hours-per-week=2", "--unit", "age=1", "--prior-set", "none", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["columns"] == ["age", "hours-per-week"] and out["units"] == [1.0, 2.0]
-    assert out["prior_set"]["kind"] == "none" and "not supported" in out["prior_set"]["reason"]
+    assert out["prior_set"]["kind"] == "none"
     rows = {r["mechanism"]: r for r in out["results"]}
     assert rows["wasserstein-inf"]["scale"] <= rows["kantorovich"]["scale"]
     assert rows["optimal"]["scale"] < rows["relaxed"]["scale"]
@@ -94,8 +104,8 @@ def test_cli_calibrate_several_columns_json_and_table() -> None:
         ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,hours-per-week",
          "--epsilon", "0.5", "--noise", "gaussian", "--delta", "1e-6", "--mechanism", "analytic-gaussian"],
     )  # fmt: skip
-    assert res.exit_code == 0, res.output
-    assert "not numerically checked: analytic-gaussian rests on" in res.output
+    assert res.exit_code == 1 and "Gaussian noise on several columns has no exact" in res.output
+    assert len(res.output.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(
@@ -104,7 +114,7 @@ def test_cli_calibrate_several_columns_json_and_table() -> None:
         (["--unit", "age=0"], "unit of 'age' must be finite and > 0"),
         (["--unit", "fnlwgt=2"], "not a public column"),
         (["--unit", "age"], "unit must be 'column=w'"),
-        (["--prior-set", "dkw"], "not supported"),
+        (["--order", "a,b"], "--order is not supported"),
         (["--categorical", "age", "--numeric", "age"], "cannot be both categorical and numeric"),
         (["--numeric", "sex"], "it cannot be numeric"),
         (["--categorical", "race"], "may name the secret, public or weight column, got 'race'"),
@@ -129,7 +139,7 @@ def test_too_many_tuples_and_bad_columns() -> None:
     # they would need (issue 31; l1 and optimal run, benchmarks/bench_joint_mechanisms.py --large)
     t = calibrate_joint_table(
         "adult", secret="sex", public="fnlwgt,age", pairs=["Male,Female"], epsilon=1.0,
-        mechanisms=["kantorovich", "wasserstein-inf"],
+        mechanisms=["kantorovich", "wasserstein-inf"], prior_set="none",
     )  # fmt: skip
     for row, what in zip(t.comparison, ("Kantorovich", "W-infinity"), strict=True):
         assert isinstance(row, Skipped)
@@ -168,28 +178,33 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     before = src.read_bytes()
     out = tmp_path / "out.csv"
     r = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out,
-                      units={"x": 2.0})  # fmt: skip
+                      units={"x": 2.0}, prior_set="none")  # fmt: skip
     assert src.read_bytes() == before
     got = pd.read_csv(out, dtype={"id": str})
     assert list(got.columns) == list(frame.columns) and (got["id"] == frame["id"]).all()
     assert (got["group"] == frame["group"]).all()
-    assert np.isnan(got.loc[5, "x"]) and not np.isnan(got.loc[5, "level"])
+    assert np.isnan(got.loc[5, "x"]) and got.loc[5, "level"] in ("low", "mid", "high")
     assert r.rows_released == n - 1 and r.rows_missing == 1
-    assert r.drawn_scales["x"] >= 2.0 * r.chosen.scale and r.drawn_scales["level"] >= r.chosen.scale
+    assert r.drawn_scales["x"] >= 2.0 * r.chosen.scale
     assert r.drawn_scales["x"] == pytest.approx(2.0 * r.chosen.scale, rel=1e-9)
+    # the response's log ratio is at most 1 / b (unit 1), within the 2^-52 grid
+    level = r.report["release"]["column_noise"]["level"]
+    assert level["kind"] == "randomized-response" and level["labels"] == 3
+    assert level["log_ratio"] <= (1.0 / r.chosen.scale) * (1 + 1e-9)
     rel = r.report["release"]
     assert rel["noise"]["columns"]["x"]["secure"] and rel["checked_loss"] <= 1.0
     assert json.loads((tmp_path / "out.report.json").read_text())["columns"] == ["x", "level"]
-    codes = got["level"].to_numpy()
-    assert np.isfinite(codes).all() and not np.isin(codes, [0.0, 1.0, 2.0]).all()  # codes + noise
+    assert got["level"].isin(["low", "mid", "high"]).all()  # labels, not codes plus noise
+    assert (got["level"] != frame["level"]).any()  # the response moved some
     with pytest.raises(Exception, match="exists"):
         release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out)
     with pytest.raises(ValueError, match="no numerical check"):
         release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
                       output=tmp_path / "g.csv", mechanism="analytic-gaussian")  # fmt: skip
     seeded = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
-                           output=tmp_path / "s.parquet", rng=3)  # fmt: skip
-    assert seeded.report["release"]["insecure"] and seeded.drawn_scales["x"] == seeded.chosen.scale
+                           output=tmp_path / "s.parquet", rng=3, prior_set="none")  # fmt: skip
+    assert seeded.report["release"]["insecure"]
+    assert seeded.drawn_scales["x"] == seeded.chosen.scale * seeded.table.units[0]  # unit: x's range
 
 
 def _keys(page: str) -> dict[str, str]:
@@ -207,7 +222,8 @@ def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> No
     output, its JSON report and the HTML report (joint priors, plans, per-column noise)."""
     out, page_path = tmp_path / "rel.csv", tmp_path / "rel.html"
     args = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,hours-per-week",
-            "--epsilon", "1", "--output", str(out), "--report", str(page_path)]  # fmt: skip
+            "--epsilon", "1", "--output", str(out), "--report", str(page_path), "--unit", "age=1",
+            "--unit", "hours-per-week=1", "--prior-set", "none"]  # fmt: skip
     res = runner.invoke(app, [*args, "--json"])
     assert res.exit_code == 0, res.output
     payload = json.loads(res.output)
@@ -242,6 +258,7 @@ def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> No
     ("extra", "message"),
     [
         (["--noise", "gaussian"], "--noise gaussian is not supported"),
+        (["--utility", "hamming"], "--utility is not supported"),
         (["--delta", "1e-6"], "--delta is not supported"),
         (["--prior", "gmm"], "--prior is not supported"),
         (["--mechanism", "analytic-gaussian"], "no numerical check on several columns"),
@@ -276,7 +293,7 @@ def test_cli_calibrate_report_of_three_columns(tmp_path) -> None:
     res = runner.invoke(
         app,
         ["calibrate", str(src), "--secret", "g", "--pair", "u,v", "--public", "a,b,c", "--unit", "b=2",
-         "--epsilon", "1", "--epsilon", "2", "--report", str(page_path), "--json"],
+         "--epsilon", "1", "--epsilon", "2", "--report", str(page_path), "--prior-set", "none", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     payload = json.loads(res.output)

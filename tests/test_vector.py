@@ -264,25 +264,29 @@ def test_relaxed_on_both_plans_each_passes() -> None:
     assert calibrate(sc, 1.0, "kantorovich").scale == 4.0
 
 
-def test_gaussian_and_mi_on_joint_priors_are_never_called_checked() -> None:
+def test_gaussian_on_several_columns_is_refused_and_mi_is_never_called_checked() -> None:
+    """Issue 31: Gaussian noise on d >= 2 columns has no exact check on the joint alphabet, so it
+    is refused with one line; eps-MI (Laplace) is returned but never called checked."""
     p_i, p_j = _random_pair(7, 2)
     sc = Scenario.single(p_i, p_j)
     for m, delta in (("kantorovich-gaussian", 1e-5), ("analytic-gaussian", 1e-5), ("mi-gaussian", 0.0)):
-        c = calibrate(sc, 0.5, m, delta=delta)
-        assert not c.numerically_checked and c.not_checked
-        assert c.checked_loss is None and c.checked_delta is None and c.checked_information is None
-        assert "NOT numerically checked" in c.guarantee()
-        assert c.to_dict()["numerically_checked"] is False
+        with pytest.raises(ValueError, match="Gaussian noise on several columns has no exact"):
+            calibrate(sc, 0.5, m, delta=delta)
     c = calibrate(sc, 0.5, "mi-laplace")
-    assert not c.numerically_checked
+    assert not c.numerically_checked and c.not_checked
+    assert c.checked_loss is None and c.checked_information is None
+    assert "NOT numerically checked" in c.guarantee() and c.to_dict()["numerically_checked"] is False
     out = compare(
         sc, 0.5, ["mi-gaussian-entropy", "optimal", "monge", "optimal-mapping"], delta=1e-5, noise="gaussian"
     )
     reasons = {o.mechanism: o.reason for o in out if isinstance(o, Skipped)}
     assert set(reasons) == {"mi-gaussian-entropy", "optimal", "monge", "optimal-mapping"}
-    assert "not implemented" in reasons["optimal"]
-    with pytest.raises(ValueError, match="not implemented"):
+    assert "Gaussian noise on several columns" in reasons["optimal"]
+    with pytest.raises(ValueError, match="Gaussian noise on several columns"):
         calibrate_optimal(sc, 0.5, delta=1e-5, noise="gaussian")
+    cat = Scenario.single(p_i, p_j, metric=Metric((1.0, 1.0), (0, 5)))  # a categorical column
+    with pytest.raises(ValueError, match="reads numeric variances"):
+        calibrate(cat, 0.5, "mi-laplace")
 
 
 def test_joint_scenario_bad_input() -> None:

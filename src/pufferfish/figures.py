@@ -227,14 +227,15 @@ def joint_report_figures(
         One of the table's epsilons: the figures' target.
     output : str or pathlib.Path, optional
         A release's output: its released columns are binned per secret
-        (:func:`pufferfish.tables.histograms.column_histograms`).
+        (:func:`pufferfish.tables.histograms.column_histograms`; a categorical column's labels
+        counted, :func:`~pufferfish.tables.histograms.label_histograms`).
 
     Returns
     -------
     JointReportFigures
     """
     from .calibration.joint import joint_plan
-    from .tables.histograms import column_histograms
+    from .tables.histograms import column_histograms, label_histograms
 
     comparison = tuple(c for c in table.comparison if c.epsilon == epsilon)
     pair = table.scenario.pairs[0]
@@ -253,7 +254,12 @@ def joint_report_figures(
     if output is not None:
         secret = str(table.inputs["secret"])
         released = tuple(
-            (c, column_histograms(output, secret_column=secret, column=c, secrets=list(priors)))
-            for c in table.columns
+            (
+                c,
+                label_histograms(output, secret_column=secret, column=c, labels=labels, secrets=list(priors))
+                if cat
+                else column_histograms(output, secret_column=secret, column=c, secrets=list(priors)),
+            )
+            for c, cat, labels in zip(table.columns, table.categorical, table.labels, strict=True)
         )
     return JointReportFigures(epsilon, comparison, pair, plans, loss_scales, loss_values, released)

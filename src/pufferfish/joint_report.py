@@ -31,6 +31,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from .calibration import Calibration, MappingCalibration, Skipped
+from .priorsets import prior_scope
 from .report import cell, figure_html, fmt, html_page, svg_text, table_html
 
 if TYPE_CHECKING:
@@ -130,7 +131,11 @@ def _inputs(payload: dict[str, Any], table: JointTableCalibration) -> list[str]:
                 f"codes-{c}",
             )
         )
-    parts.append(f'<p class="note">Priors: {html.escape(payload["prior_set"]["reason"])}.</p>')
+    ps = payload["prior_set"]
+    scope = prior_scope(None if ps["kind"] == "none" else ps, "empirical joint")
+    if ps.get("requested") == "dkw":
+        scope += " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
+    parts.append(f'<p class="note">Priors: {html.escape(scope)} {html.escape(payload["channel"])}.</p>')
     return parts
 
 
@@ -197,20 +202,28 @@ def _release(release: dict[str, Any], table: JointTableCalibration) -> list[str]
     for c, w in zip(table.columns, table.units, strict=True):
         drawn = release["drawn_scales"][c]
         about = release["noise"]["columns"][c]
+        noise = release["column_noise"][c]
+        if noise["kind"] == "laplace":
+            how = f"Laplace, sd {fmt(math.sqrt(2.0) * drawn)}"
+        elif noise["kind"] == "randomized-response":
+            how = (
+                f"randomized response on {noise['labels']} labels, keep {fmt(noise['keep_probability'])}, "
+                f"log ratio {fmt(noise['log_ratio'])}"
+            )
+        else:
+            how = "released as it is (one label)"
         rows.append(
             [
                 cell(c),
                 cell(fmt(w)),
                 cell(fmt(release["column_scales"][c]), f"column_scale:{c}"),
                 cell(fmt(drawn), f"drawn_scale:{c}"),
-                cell(fmt(math.sqrt(2.0) * drawn), f"noise_sd:{c}"),
+                cell(how, f"noise:{c}"),
                 cell(about["sampler"]),
             ]
         )
     parts.append(
-        table_html(
-            ["column", "unit w_k", "b w_k", "drawn scale", "noise sd", "sampler"], rows, "column-noise"
-        )
+        table_html(["column", "unit w_k", "b w_k", "drawn scale", "noise", "sampler"], rows, "column-noise")
     )
     checked = (
         "checked jointly again (exact loss at the drawn scales)" if release["drawn_scales_checked"] else ""
@@ -223,12 +236,13 @@ def _release(release: dict[str, Any], table: JointTableCalibration) -> list[str]
     drawn_how = (
         "The seeded sampler draws b w_k as it is"
         if release.get("insecure")
-        else "The drawn scale is b w_k rounded up to the sampler's grid, and each column's values are "
-        f"rounded to that grid first ({html.escape(rounding)}); the check is on the priors rounded "
-        "the same way"
+        else "The drawn scale of a numeric column is b w_k rounded up to the sampler's grid, and its "
+        f"values are rounded to that grid first ({html.escape(rounding)}); a categorical column's "
+        "randomized response has probabilities on the 2^-52 grid with log ratio at most 1 / (b w_k) "
+        "(its drawn scale is 1 / log ratio); the check is on the drawn channels and the rounded priors"
     )
     parts.append(
-        f'<p class="note">Each row gets one independent Laplace draw per column. {drawn_how}'
+        f'<p class="note">Each row gets one independent draw per column. {drawn_how}'
         f"{'; ' + checked if checked else ''}. Guarantee: {html.escape(release['guarantee'])}</p>"
     )
     if release.get("insecure"):

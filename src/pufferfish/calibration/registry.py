@@ -310,10 +310,10 @@ JOINT_GAUSSIAN = (
 
 
 def _joint_rule(scenario: Scenario, m: Mechanism, noise: str) -> str | None:
-    """Why a mechanism does not apply to joint priors (several columns), or ``None``: Gaussian
-    noise has no exact check there (:data:`JOINT_GAUSSIAN`), and an eps-MI scale read from the
+    """Why a mechanism does not apply to joint priors, or ``None``: Gaussian noise on ``d >= 2``
+    columns has no exact check (:data:`JOINT_GAUSSIAN`), and an eps-MI scale read from the
     columns' variances has no meaning for a categorical column (Hamming metric)."""
-    if noise == "gaussian":
+    if noise == "gaussian" and scenario.metric is not None and scenario.metric.dimension > 1:
         return JOINT_GAUSSIAN
     if m.criterion == "eps-MI PP" and scenario.metric is not None and any(scenario.metric.categorical):
         return "eps-MI on several columns reads numeric variances: not for a categorical column"

@@ -61,7 +61,7 @@ def released_histograms(
     if labels:
         s_col, v_col = quote_identifier(estimated.secret_column), quote_identifier(estimated.public_column)
         return _label_histograms(
-            _output_source(output, estimated.secret_column), estimated, secrets, s_col, v_col
+            _output_source(output, estimated.secret_column), estimated.mapping, secrets, s_col, v_col
         )
     return column_histograms(
         output,
@@ -130,12 +130,39 @@ def column_histograms(
     return tuple(ReleasedHistogram(secret=s, edges=edges, counts=counts[s]) for s in secrets)
 
 
+def label_histograms(
+    output: str | Path, *, secret_column: str, column: str, labels: Sequence[str], secrets: Sequence[str]
+) -> tuple[ReleasedHistogram, ...]:
+    """Count the labels of one categorical column of a release's output per secret value.
+
+    Parameters
+    ----------
+    output : str or pathlib.Path
+        As :func:`released_histograms`.
+    secret_column, column : str
+        The secret column and the released column.
+    labels : sequence of str
+        The column's labels; label ``k`` is counted in the bin ``[k - 0.5, k + 0.5)``.
+    secrets : sequence of str
+        The secret values, in the order returned.
+
+    Returns
+    -------
+    tuple of ReleasedHistogram
+    """
+    source = _output_source(output, secret_column)
+    mapping = [(lab, float(k)) for k, lab in enumerate(labels)]
+    return _label_histograms(
+        source, mapping, list(secrets), quote_identifier(secret_column), quote_identifier(column)
+    )
+
+
 def _label_histograms(
-    source: str, estimated: EstimatedPriors, secrets: list[str], s_col: str, v_col: str
+    source: str, mapping: Sequence[tuple[str, float]], secrets: list[str], s_col: str, v_col: str
 ) -> tuple[ReleasedHistogram, ...]:
     """Released labels counted per secret, one bin per code of the mapping."""
-    code = {label: c for label, c in estimated.mapping}
-    k = len(estimated.mapping)
+    code = {label: int(c) for label, c in mapping}
+    k = len(mapping)
     edges = np.arange(k + 1, dtype=np.float64) - 0.5
     with connect() as con:
         rows = con.execute(
