@@ -263,7 +263,6 @@ def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> No
         (["--prior", "gmm"], "--prior is not supported"),
         (["--mechanism", "analytic-gaussian"], "no numerical check on several columns"),
         (["--epsilon", "2"], "release takes one --epsilon"),
-        (["--engine", "spark"], "--engine duckdb only"),
     ],
 )
 def test_cli_release_of_several_columns_bad_input(tmp_path, extra: list[str], message: str) -> None:

@@ -266,3 +266,47 @@ def test_spark_counts_a_table_of_series_as_duckdb_does(tmp_path: Path, spark: An
               "--engine", "spark"],
     )  # fmt: skip
     assert refused.exit_code == 1 and "--engine reads a DATA table" in refused.output
+
+
+def test_spark_several_columns_equal_duckdb_and_release_labels(
+    spark: Any, adult_parquet: Path, tmp_path: Path
+) -> None:
+    """Issue 31: several columns with Spark, from Parquet and a Spark DataFrame: the same joint
+    priors, units, prior sets and scales as DuckDB; the release writes the categorical column as
+    its labels and the numeric one as numbers, every other column unchanged."""
+    import pandas as pd
+
+    from pufferfish.joint_table import calibrate_joint_table, release_joint
+
+    args = dict(secret="sex", public="workclass,age", pairs=["Male,Female"], epsilon=1.0,
+                mechanisms=["l1", "optimal"])  # fmt: skip
+    duck = calibrate_joint_table(adult_parquet, **args)  # type: ignore[arg-type]
+    for data in (adult_parquet, spark.read.parquet(str(adult_parquet))):
+        sp = calibrate_joint_table(data, engine="spark", spark=spark, **args)  # type: ignore[arg-type]
+        assert sp.units == duck.units and sp.labels == duck.labels and sp.categorical == duck.categorical
+        for s, p in duck.priors().items():
+            q = sp.priors()[s]
+            assert np.array_equal(p.support, q.support) and np.allclose(p.pmf, q.pmf, rtol=1e-12)
+        assert sp.prior_set() == duck.prior_set()
+        for a, b in zip(duck.comparison, sp.comparison, strict=True):
+            assert a.scale == b.scale  # type: ignore[union-attr]
+    out = tmp_path / "joint.parquet"
+    r = release_joint(adult_parquet, secret="sex", public="workclass,age", pairs=["Male,Female"], epsilon=1.0,
+                      output=out, engine="spark", spark=spark)  # fmt: skip
+    got = spark.read.parquet(str(out)).toPandas()
+    orig = pd.read_parquet(adult_parquet)
+    assert len(got) == len(orig) == r.rows_released + r.rows_missing
+    assert got["workclass"].dropna().isin(r.table.labels[0]).all()  # labels, not codes
+    assert got["workclass"].isna().sum() == orig["workclass"].isna().sum()
+    assert got["age"].dtype == np.float64 and not got["age"].isin(range(17, 91)).all()
+    assert sorted(got["fnlwgt"]) == sorted(orig["fnlwgt"])
+    rel = r.report["release"]
+    assert rel["noise"]["columns"]["age"]["engine"] == "spark" and rel["noise"]["columns"]["age"]["secure"]
+    assert rel["column_noise"]["workclass"]["kind"] == "randomized-response" and rel["drawn_scales_checked"]
+    res = CliRunner().invoke(
+        app,
+        ["release", str(adult_parquet), "--secret", "sex", "--pair", "Male,Female", "--public", "workclass,age",
+         "--epsilon", "1", "--output", str(tmp_path / "cli.csv"), "--engine", "spark", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["inputs"]["engine"] == "spark"

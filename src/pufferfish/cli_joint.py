@@ -66,9 +66,6 @@ def joint_calibrate(
     from .joint_table import calibrate_joint_table, write_joint_report
     from .report import check_report_path
 
-    if engine != "duckdb":
-        fail("several --public columns are calibrated with --engine duckdb only")
-
     def run() -> Any:
         if report is not None:
             check_report_path(report, force=force)
@@ -77,6 +74,7 @@ def joint_calibrate(
             mechanisms=parse_mechanisms(mechanism),
             weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
             read=read, prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2],
+            engine=engine,
         )  # fmt: skip
 
     table = guard(run)
@@ -145,9 +143,6 @@ def joint_release(
     from .joint_table import release_joint, write_joint_report
     from .report import check_report_path
 
-    if engine != "duckdb":
-        fail("several --public columns are released with --engine duckdb only")
-
     def run(progress: Any) -> Any:
         if report is not None:
             check_report_path(report, force=force)
@@ -157,7 +152,7 @@ def joint_release(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
             units=unit, mechanism=mechanism, weight=weight, rng=rng_seed, force=force, progress=progress,
             workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler, read=read,
-            prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2],
+            prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2], engine=engine,
         )  # fmt: skip
 
     with progress_bar() as advance:

@@ -55,24 +55,24 @@ from .priorsets import check_prior_set
 from .scenario import AdversaryPrior, Scenario
 from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
 from .tables.estimate import check_kind_lists, check_pairs
-from .tables.model import label_codes
+from .tables.model import JointAggregates, label_codes
 from .tables.perturb import ReleasedColumn
 from .tables.source import (
     CsvOptions,
     DataError,
     TableSource,
     atomic_outputs,
+    check_engine,
     check_markers_and_pairs,
     check_release_outputs,
     is_parquet,
     output_format,
     report_path_for,
     resolve_source,
+    write_text,
 )
 from .vector import JointPrior, Metric
 from .vector.ball import joint_balls
-
-#: Why a joint release states its guarantee for the point estimate only.
 
 
 def parse_columns(public: str | Sequence[str]) -> tuple[str, ...]:
@@ -145,6 +145,51 @@ def default_units(
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class JointRequest:
+    """A calibration of several columns, validated once at the edge: what
+    :func:`calibrate_joint_table` and :func:`release_joint` hand down to the estimation, the
+    calibration and the release.
+
+    Attributes
+    ----------
+    source : TableSource
+        The table, resolved for ``engine``.
+    secret : str
+    columns : tuple of str
+        Two or more distinct public columns.
+    pairs : list of (str, str)
+    epsilons : sequence of float
+    units : tuple of float or None
+        Per column, as given (:func:`parse_units`); None takes :func:`default_units`.
+    mechanisms : tuple of Mechanism or None
+        None: every mechanism that applies.
+    weight : str or None
+    delta : float
+    categorical, numeric : tuple of str
+        Columns read as labels or as numbers.
+    prior_set : (str, float, float or None)
+        ``(kind, confidence, radius)`` of :func:`pufferfish.priorsets.check_prior_set`.
+    engine : {"duckdb", "spark"}
+    spark : pyspark.sql.SparkSession or None
+    """
+
+    source: TableSource
+    secret: str
+    columns: tuple[str, ...]
+    pairs: list[tuple[str, str]]
+    epsilons: Sequence[float]
+    units: tuple[float | None, ...]
+    mechanisms: tuple[Mechanism, ...] | None
+    weight: str | None
+    delta: float
+    categorical: tuple[str, ...]
+    numeric: tuple[str, ...]
+    prior_set: tuple[str, float, float | None]
+    engine: str = "duckdb"
+    spark: Any = None
+
+
 def calibrate_joint_table(
     data: Any,
     *,
@@ -163,6 +208,8 @@ def calibrate_joint_table(
     prior_set: str | None = None,
     confidence: float = 0.95,
     prior_radius: float | None = None,
+    engine: str = "duckdb",
+    spark: Any = None,
 ) -> JointTableCalibration:
     """Estimate the joint priors of several public columns and compare every mechanism.
 
@@ -204,6 +251,12 @@ def calibrate_joint_table(
         In (0, 1): the confidence of the balls' radii.
     prior_radius : float, optional
         One L1 radius for every ball instead (>= 0).
+    engine : {"duckdb", "spark"}
+        Who counts the joint priors: DuckDB (embedded, default) or Spark
+        (:func:`pufferfish.tables.spark_engine.joint_aggregates`; ``data`` may then be a Spark
+        DataFrame or a folder). Only the counts reach Python.
+    spark : pyspark.sql.SparkSession, optional
+        The session of ``engine="spark"`` (default: the active one, else a local one).
 
     Returns
     -------
@@ -228,28 +281,39 @@ def calibrate_joint_table(
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=("empirical", None), delta=delta, noise=noise
     )
-    source = data if isinstance(data, TableSource) else resolve_source(data, "duckdb", read)
-    return _calibrate(
+    engine = check_engine(engine)
+    source = data if isinstance(data, TableSource) else resolve_source(data, engine, read)
+    request = JointRequest(
         source, secret, columns, check_pairs(pairs), eps, parse_units(units, columns),
-        check_mechanisms(mechanisms), weight, delta, categorical, numeric, sets,
+        check_mechanisms(mechanisms), weight, delta, tuple(categorical), tuple(numeric), sets, engine, spark,
     )  # fmt: skip
+    return _calibrate(request)
 
 
-def _calibrate(
-    source: TableSource, secret: str, columns: tuple[str, ...], pair_list: list[tuple[str, str]],
-    eps: Sequence[float], given_units: tuple[float | None, ...], mechs: tuple[Mechanism, ...] | None,
-    weight: str | None, delta: float, categorical: Sequence[str], numeric: Sequence[str],
-    sets: tuple[str, float, float | None],
-) -> JointTableCalibration:  # fmt: skip
-    """:func:`calibrate_joint_table` on arguments already validated (each once, at the edge)."""
+def _aggregates(request: JointRequest) -> JointAggregates:
+    """The joint priors' counts from the request's engine (only aggregates reach Python)."""
+    kinds = {c: "categorical" for c in request.categorical} | {c: "numeric" for c in request.numeric}
+    args = dict(secret=request.secret, columns=request.columns, weight=request.weight, kinds=kinds)
+    if request.engine == "spark":
+        from .tables.spark_engine import joint_aggregates as spark_aggregates
+
+        return spark_aggregates(request.source, spark=request.spark, **args)  # type: ignore[arg-type]
     from .tables.joint_engine import joint_aggregates
 
+    return joint_aggregates(request.source, **args)  # type: ignore[arg-type]
+
+
+def _calibrate(request: JointRequest) -> JointTableCalibration:
+    """:func:`calibrate_joint_table` on a validated request (each argument checked once, at the
+    edge)."""
+    source, secret, columns, pair_list = request.source, request.secret, request.columns, request.pairs
     if len(columns) < 2:
         raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
-    check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
+    check_kind_lists(
+        request.categorical, request.numeric, secret=secret, public=columns, weight=request.weight
+    )
     check_markers_and_pairs(source, pair_list)
-    kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
-    agg = joint_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
+    agg = _aggregates(request)
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in agg.labels]
     rows: dict[str, tuple[list[list[float]], list[float], list[float]]] = {}
     for s, values, n, n2 in agg.counts:  # numbers on the release grid, as every released value
@@ -269,27 +333,30 @@ def _calibrate(
         )
     conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
     every = [r for xs, _, _ in rows.values() for r in xs]
-    w = default_units(given_units, agg.categorical, list(zip(*every, strict=True)))
+    w = default_units(request.units, agg.categorical, list(zip(*every, strict=True)))
     metric = Metric(
         w, tuple(len(labs) if cat else 0 for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     )
-    kind, confidence, radius = sets
+    kind, confidence, radius = request.prior_set
     balls = None
     if kind != "none":
         sizes = {s: sum(rows[s][1]) ** 2 / sum(rows[s][2]) for s in secrets}  # Kish (rows unweighted)
         balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
     scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals, balls),), metric)
-    comparison = run_comparison(scenario, eps, mechs, delta=delta, noise="laplace")
+    comparison = run_comparison(
+        scenario, request.epsilons, request.mechanisms, delta=request.delta, noise="laplace"
+    )
     inputs = {
         "data": str(source.data) if source.path is not None else type(source.data).__name__,
         "secret": secret,
         "columns": list(columns),
         "units": list(w),
         "pairs": [list(p) for p in pair_list],
-        "epsilons": list(eps),
+        "epsilons": list(request.epsilons),
         "noise": "laplace",
-        "delta": delta,
-        "weight": weight,
+        "delta": request.delta,
+        "weight": request.weight,
+        "engine": request.engine,
         "prior_set": kind,
         "confidence": confidence if radius is None else None,
         "prior_radius": radius,
@@ -447,6 +514,8 @@ def release_joint(
     prior_set: str | None = None,
     confidence: float = 0.95,
     prior_radius: float | None = None,
+    engine: str = "duckdb",
+    spark: Any = None,
 ) -> JointReleaseResult:
     """Release several public columns jointly with the product channel (issues 17, 31).
 
@@ -460,8 +529,10 @@ def release_joint(
     ----------
     data, secret, public, pairs, units, weight, categorical, numeric, read : see below
         As :func:`calibrate_joint_table`.
-    prior_set, confidence, prior_radius : see below
-        As :func:`calibrate_joint_table`.
+    prior_set, confidence, prior_radius, engine, spark : see below
+        As :func:`calibrate_joint_table`. With ``engine="spark"`` Spark also writes the release
+        (a folder of part files, :func:`pufferfish.tables.spark_engine.release_table`), each
+        partition with its own secure sampler; ``rng`` must then be an int seed or None.
     epsilon : float
         Finite and > 0 (pure eps).
     output : str or pathlib.Path
@@ -517,23 +588,39 @@ def release_joint(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    source = resolve_source(data, "duckdb", read)
+    engine = check_engine(engine)
+    if engine == "spark" and isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
+    source = resolve_source(data, engine, read)
     check_release_outputs(source, out_path, rep_path, force=force)
     cols = parse_columns(public)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=("empirical", None), delta=0.0, noise="laplace"
     )
     mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else (m,)
-    table = _calibrate(
-        source, secret, cols, check_pairs(pairs), [eps], parse_units(units, cols), mechs, weight,
-        0.0, categorical, numeric, sets,
+    request = JointRequest(
+        source, secret, cols, check_pairs(pairs), [eps], parse_units(units, cols), mechs, weight, 0.0,
+        tuple(categorical), tuple(numeric), sets, engine, spark,
     )  # fmt: skip
+    table = _calibrate(request)
     chosen = next(c for c in table.comparison if c.mechanism == m.name)
     if not isinstance(chosen, Calibration):
         raise ValueError(f"mechanism {m.name} cannot be used here: {getattr(chosen, 'reason', '')}")
     columns = drawn_scales_check(table, chosen, rng, sampler)
     drawn = {c.name: c.scale if math.isfinite(c.scale) else None for c in columns}
     text_copy = source.path is not None and not is_parquet(source.path)
+    if engine == "spark":  # Spark writes and commits the output folder itself
+        from .tables.spark_engine import release_table
+
+        about, released, missing = release_table(
+            source, out_path, fmt, columns=columns, noise="laplace", rng=None if rng is None else int(rng),  # type: ignore[arg-type]
+            force=force, text_copy=text_copy, spark=spark, sampler=sampler,
+        )  # fmt: skip
+        report = _release_report(
+            table, chosen, columns, about, (released, missing), out_path, rng is not None
+        )
+        write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force, kind="report")
+        return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
     with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
         about, released, missing = stream_release(
             source, tmp, fmt, public=table.columns[0], estimated=None, scale=chosen.scale, noise="laplace",

@@ -523,15 +523,18 @@ def _write_release(
     text_copy = source.path is not None and not is_parquet(source.path)
     if engine == "spark":
         assert isinstance(chosen, Calibration)  # release() refuses a mapping with Spark
+        from .tables.perturb import ReleasedColumn
         from .tables.spark_engine import release_table
 
+        est = table.released_table
+        column = ReleasedColumn(
+            est.public_column, est.categorical, est.codes_for if est.categorical else None, scale
+        )
         return release_table(
             source,
             out_path,
             fmt,
-            public=table.released_table.public_column,
-            estimated=table.released_table,
-            scale=scale,
+            columns=(column,),
             noise=chosen.noise,
             rng=None if rng is None else int(rng),  # type: ignore[arg-type]
             force=force,

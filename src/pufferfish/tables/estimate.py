@@ -10,7 +10,7 @@ engines give the same priors on the same data.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 from .._checks import short_repr
 from ..priors import DiscretePrior, to_release_grid
 from ..scenario import AdversaryPrior, Scenario
-from .model import EstimatedPriors, SecretGroup, TableAggregates
+from .model import EstimatedPriors, SecretGroup, TableAggregates, check_row_counts
 from .source import CsvOptions, DataError, TableSource, check_engine, check_markers_and_pairs, resolve_source
 
 
@@ -308,36 +308,6 @@ def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]
 #: Largest magnitude of a numeric public value: variances and squared distances of the
 #: calibrators stay far from float64 overflow (1.8e308).
 PUBLIC_MAX = 1e100
-
-
-def check_row_counts(
-    rows_total: int, weight: str | None, negative_weights: int, non_finite: Mapping[str, int]
-) -> None:
-    """Refuse a table without rows, negative or NaN weights, or non-finite public numbers.
-
-    Parameters
-    ----------
-    rows_total : int
-        Rows of the table.
-    weight : str or None
-        The weight column's name.
-    negative_weights : int
-        Rows whose weight is < 0 or NaN.
-    non_finite : mapping of str to int
-        Per numeric public column, its rows holding inf or NaN.
-
-    Raises
-    ------
-    DataError
-        Naming the column, the rule and how many rows break it.
-    """
-    if rows_total == 0:
-        raise DataError("the table has no rows (a header only)")
-    if negative_weights:
-        raise DataError(f"weight column {weight!r} must be >= 0 and not NaN; {negative_weights} rows are not")
-    for column, n in non_finite.items():
-        if n:
-            raise DataError(f"public column {column!r} must hold finite numbers; {n} rows do not")
 
 
 def priors_from_aggregates(

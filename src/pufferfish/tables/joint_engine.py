@@ -7,40 +7,12 @@ engine reads one column (:mod:`pufferfish.tables.duckdb_engine`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import duckdb
 
 from .duckdb_engine import check_numbers, connect, is_numeric_type, open_table, read_error
-from .estimate import check_row_counts
-from .model import check_columns
+from .model import JointAggregates, check_columns, check_row_counts
 from .source import TableSource, quote_identifier
-
-
-@dataclass(frozen=True)
-class JointAggregates:
-    """Counts of the tuples of several public columns per secret value (issue 17).
-
-    Attributes
-    ----------
-    rows_total, rows_dropped : int
-        Rows of the table, and rows left out of the priors (a missing secret, public value or
-        weight).
-    categorical : tuple of bool
-        Per column: read as labels (coded ``0, 1, ...`` in sorted order) or as numbers.
-    labels : tuple of list of str
-        Per categorical column its sorted labels over the whole table (empty for numeric ones).
-    counts : list of (str, tuple, float, float)
-        ``(secret value, tuple of values or labels, summed weight, summed squared weight)`` for
-        every group (the squares give Kish's effective size of a weighted group).
-    """
-
-    rows_total: int
-    rows_dropped: int
-    categorical: tuple[bool, ...]
-    labels: tuple[list[str], ...]
-    counts: list[tuple[str, tuple[Any, ...], float, float]]
 
 
 def joint_aggregates(

@@ -8,7 +8,7 @@ imports them: no cycle.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -235,3 +235,58 @@ class TableAggregates:
     secret_values: set[str]
     counts: list[tuple[str, Any, int, float, float]]
     hint: str | None = None
+
+
+@dataclass(frozen=True)
+class JointAggregates:
+    """Counts of the tuples of several public columns per secret value (issue 17).
+
+    Attributes
+    ----------
+    rows_total, rows_dropped : int
+        Rows of the table, and rows left out of the priors (a missing secret, public value or
+        weight).
+    categorical : tuple of bool
+        Per column: read as labels (coded ``0, 1, ...`` in sorted order) or as numbers.
+    labels : tuple of list of str
+        Per categorical column its sorted labels over the whole table (empty for numeric ones).
+    counts : list of (str, tuple, float, float)
+        ``(secret value, tuple of values or labels, summed weight, summed squared weight)`` for
+        every group (the squares give Kish's effective size of a weighted group).
+    """
+
+    rows_total: int
+    rows_dropped: int
+    categorical: tuple[bool, ...]
+    labels: tuple[list[str], ...]
+    counts: list[tuple[str, tuple[Any, ...], float, float]]
+
+
+def check_row_counts(
+    rows_total: int, weight: str | None, negative_weights: int, non_finite: Mapping[str, int]
+) -> None:
+    """Refuse a table without rows, negative or NaN weights, or non-finite public numbers.
+
+    Parameters
+    ----------
+    rows_total : int
+        Rows of the table.
+    weight : str or None
+        The weight column's name.
+    negative_weights : int
+        Rows whose weight is < 0 or NaN.
+    non_finite : mapping of str to int
+        Per numeric public column, its rows holding inf or NaN.
+
+    Raises
+    ------
+    DataError
+        Naming the column, the rule and how many rows break it.
+    """
+    if rows_total == 0:
+        raise DataError("the table has no rows (a header only)")
+    if negative_weights:
+        raise DataError(f"weight column {weight!r} must be >= 0 and not NaN; {negative_weights} rows are not")
+    for column, n in non_finite.items():
+        if n:
+            raise DataError(f"public column {column!r} must hold finite numbers; {n} rows do not")

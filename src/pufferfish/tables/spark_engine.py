@@ -12,7 +12,7 @@ sampler, and Spark writes the result. ``pyspark`` is an optional extra
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..noise import add_gaussian, add_laplace
-from .model import EstimatedPriors, TableAggregates, check_columns
+from .model import JointAggregates, TableAggregates, check_columns, check_row_counts
+from .perturb import ReleasedColumn, column_perturber
 from .source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).
@@ -246,50 +246,158 @@ def table_aggregates(
     )
 
 
+def joint_aggregates(
+    source: TableSource,
+    *,
+    secret: str,
+    columns: Sequence[str],
+    weight: str | None,
+    kinds: Mapping[str, str] | None = None,
+    spark: Any = None,
+) -> JointAggregates:
+    """``GROUP BY secret, columns`` of a table by Spark: the joint priors' counts (issue 31), the
+    aggregates :func:`pufferfish.tables.joint_engine.joint_aggregates` computes with DuckDB.
+
+    Parameters
+    ----------
+    source : TableSource
+        See :func:`read_table`.
+    secret : str
+    columns : sequence of str
+        The public columns (distinct, each a column of the table).
+    weight : str, optional
+        Frequency-weight column (numeric, >= 0).
+    kinds : mapping of str to {"categorical", "numeric"}, optional
+        How to read a column; default numeric if Spark infers a numeric type.
+    spark : pyspark.sql.SparkSession, optional
+
+    Returns
+    -------
+    JointAggregates
+
+    Raises
+    ------
+    DataError
+        If Spark cannot read the table or it has no rows, a column is unknown, a weight is
+        negative or NaN, or a numeric public column holds a non-number or a non-finite value.
+
+    Notes
+    -----
+    Three Spark jobs: row counts (all, dropped, bad weights, non-finite values per numeric
+    column), the distinct labels of each categorical column, and the grouped weight sums. Only
+    these aggregates reach the driver.
+    """
+    kinds = dict(kinds or {})
+    session = spark_session(spark)
+    F = _pyspark().functions
+    df = read_table(session, source)
+    for col in columns:
+        check_columns(df.columns, secret=secret, public=col, weight=weight)
+    types = dict(df.dtypes)
+    inferred = {c: types[c].startswith(_SPARK_NUMERIC) for c in columns}
+    categorical = tuple(
+        kinds.get(c) == "categorical" or (kinds.get(c) is None and not inferred[c]) for c in columns
+    )
+    if source.kind != "spark-dataframe":  # labels as written: text columns read as text
+        text = [secret] + [c for c, cat in zip(columns, categorical, strict=True) if cat or not inferred[c]]
+        df = read_table(session, source, text_columns=text)
+    s_col = F.col(f"`{secret}`")
+    cols = [F.col(f"`{c}`") for c in columns]
+    exprs = [c.cast("string" if cat else "double") for c, cat in zip(cols, categorical, strict=True)]
+    w_expr = F.col(f"`{weight}`").cast("double") if weight else F.lit(1.0)
+    valid = s_col.isNotNull()
+    for c in cols:
+        valid = valid & c.isNotNull()
+    if weight:
+        valid = valid & F.col(f"`{weight}`").isNotNull()
+    numeric = [k for k, cat in enumerate(categorical) if not cat]
+    try:
+        for k in numeric:
+            if not inferred[columns[k]]:  # --numeric on a column Spark reads as text
+                bad = df.where(cols[k].isNotNull() & cols[k].cast("double").isNull()).select(cols[k]).first()
+                if bad is not None:
+                    raise DataError(
+                        f"public column {columns[k]!r} is read as numeric but holds {bad[0]!r}, not a number"
+                    )
+        non_finite = [
+            F.count(F.when(cols[k].isNotNull() & (F.isnan(exprs[k]) | (F.abs(exprs[k]) == float("inf"))), 1))
+            for k in numeric
+        ]
+        total, dropped, negative, *bad_counts = df.agg(
+            F.count(F.lit(1)),
+            F.count(F.when(~valid, 1)),
+            F.count(F.when((w_expr < 0) | F.isnan(w_expr), 1)),
+            *non_finite,
+        ).first()
+        check_row_counts(
+            int(total),
+            weight,
+            int(negative),
+            {columns[k]: int(n) for k, n in zip(numeric, bad_counts, strict=True)},
+        )
+        labels = tuple(
+            sorted(r[0] for r in df.where(c.isNotNull()).select(e.alias("v")).distinct().collect())
+            if cat
+            else []
+            for c, e, cat in zip(cols, exprs, categorical, strict=True)
+        )
+        names = [f"v{k}" for k in range(len(columns))]
+        rows = (
+            df.where(valid)
+            .groupBy(
+                s_col.cast("string").alias("s"), *[e.alias(n) for e, n in zip(exprs, names, strict=True)]
+            )
+            .agg(F.sum(w_expr).alias("w"), F.sum(w_expr * w_expr).alias("w2"))
+            .collect()
+        )
+    except DataError:
+        raise
+    except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
+        raise DataError(f"cannot read the table with Spark: {first_line(exc)}") from None
+    counts = [(str(r["s"]), tuple(r[n] for n in names), float(r["w"]), float(r["w2"])) for r in rows]
+    return JointAggregates(int(total), int(dropped), categorical, labels, counts)
+
+
 def _perturb_partition(
     batches: Iterator[pa.RecordBatch],
     *,
-    public: str,
-    estimated: EstimatedPriors,
-    scale: float,
+    columns: Sequence[ReleasedColumn],
     noise: str,
     seed: int | None,
     empty_is_missing: bool,
     sampler: str = "exact",
 ) -> Iterator[pa.RecordBatch]:
-    """One partition of the Spark release: ``code + noise`` in the public column, on the executor.
+    """One partition of the Spark release, on the executor: each released column replaced by
+    :func:`pufferfish.tables.perturb.column_perturber` (value plus noise, or a label drawn by a
+    randomized response), missing left missing.
 
-    ``empty_is_missing``: the public column is the CSV text (:func:`read_table` with
-    ``all_text``), where an empty string is a missing value.
+    ``empty_is_missing``: the columns are the CSV text (:func:`read_table` with ``all_text``),
+    where an empty string is a missing value.
 
-    The partition has its own sampler: the secure one (:func:`pufferfish.noise.add_laplace`,
-    every random bit from the executor's OS randomness, nothing shipped from the driver), or with
-    ``seed`` a NumPy generator seeded by ``(seed, partition id)``.
+    The partition has its own sampler: the secure one (every random bit from the executor's OS
+    randomness, nothing shipped from the driver), or with ``seed`` a NumPy generator seeded by
+    ``(seed, partition id)``.
     """
     from pyspark import TaskContext
 
     ctx = TaskContext.get()
     part = ctx.partitionId() if ctx is not None else 0
     gen = None if seed is None else np.random.default_rng([seed, part])
-    adder = add_laplace if noise == "laplace" else add_gaussian
+    perturbs = [column_perturber(c, noise, 1, sampler) for c in columns]  # one partition per core
     for batch in batches:
-        k = batch.schema.get_field_index(public)
-        value = batch.column(k)
-        if empty_is_missing:  # "" is missing, as when the priors were estimated
-            value = pc.if_else(pc.equal(value, ""), pa.scalar(None, pa.string()), value)
-        if estimated.categorical:
-            codes = estimated.codes_for(value.cast(pa.string()))
-        else:
-            codes = value.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
-            codes[np.asarray(value.is_null())] = np.nan
-        present = ~np.isnan(codes)
-        released = np.full(codes.shape, np.nan)
-        # One worker: Spark already runs one partition per core.
-        released[present] = adder(codes[present], scale, rng=gen, workers=1, sampler=sampler).values
-        cols = list(batch.columns)
-        cols[k] = pa.array(released, type=pa.float64(), mask=~present)
-        fields = list(batch.schema)
-        fields[k] = pa.field(public, pa.float64())
+        cols, fields = list(batch.columns), list(batch.schema)
+        for c, perturb in zip(columns, perturbs, strict=True):
+            k = batch.schema.get_field_index(c.name)
+            value = batch.column(k)
+            if empty_is_missing:  # "" is missing, as when the priors were estimated
+                value = pc.if_else(pc.equal(value, ""), pa.scalar(None, pa.string()), value)
+            if c.codes_for is not None:
+                codes = c.codes_for(value.cast(pa.string()))
+            else:
+                codes = value.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+                codes[np.asarray(value.is_null())] = np.nan
+            cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
+            fields[k] = pa.field(c.name, c.arrow_type())
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
@@ -298,9 +406,7 @@ def release_table(
     output: Path,
     fmt: str,
     *,
-    public: str,
-    estimated: EstimatedPriors,
-    scale: float,
+    columns: Sequence[ReleasedColumn],
     noise: str,
     rng: int | None,
     force: bool,
@@ -318,12 +424,9 @@ def release_table(
         Output folder (Spark writes a folder of part files), Parquet or CSV by ``fmt``.
     fmt : {"csv", "parquet"}
         Output format; ``.csv.gz`` names write gzip-compressed parts.
-    public : str
-        The released column.
-    estimated : EstimatedPriors
-        Priors and label-to-code mapping.
-    scale : float
-        Laplace scale or Gaussian sigma.
+    columns : sequence of ReleasedColumn
+        The released columns (one for a column's release; several released jointly, issue 31),
+        each with its scale or randomized response.
     noise : {"laplace", "gaussian"}
     rng : int or None
         ``None``: the secure sampler in every partition. An int: NumPy generators seeded by
@@ -339,6 +442,8 @@ def release_table(
     Returns
     -------
     (dict, int, int)
+        The description of the sampler (of each column, under ``"columns"``, for several), the
+        rows with every released column present, and the others.
 
     Raises
     ------
@@ -349,30 +454,23 @@ def release_table(
     session = spark_session(spark)
     F = _pyspark().functions
     types = _pyspark().types
-    df = read_table(
-        session, source, all_text=text_copy, text_columns=[public] if estimated.categorical else []
+    text = [c.name for c in columns if c.categorical]
+    df = read_table(session, source, all_text=text_copy, text_columns=text)
+    kinds = {c.name: types.StringType() if c.as_labels else types.DoubleType() for c in columns}
+    schema = types.StructType(
+        [types.StructField(f.name, kinds[f.name], True) if f.name in kinds else f for f in df.schema.fields]
     )
-    fields = [
-        types.StructField(f.name, types.DoubleType(), True) if f.name == public else f
-        for f in df.schema.fields
-    ]
-    schema = types.StructType(fields)
 
     def perturb(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return _perturb_partition(
-            batches,
-            public=public,
-            estimated=estimated,
-            scale=scale,
-            noise=noise,
-            seed=seed,
-            empty_is_missing=text_copy,
-            sampler=sampler,
+            batches, columns=columns, noise=noise, seed=seed, empty_is_missing=text_copy, sampler=sampler
         )
 
     try:
-        column = F.col(f"`{public}`")
-        absent = column.isNull() | (column == "") if text_copy else column.isNull()
+        absent = F.lit(False)
+        for c in columns:
+            column = F.col(f"`{c.name}`")
+            absent = absent | (column.isNull() | (column == "") if text_copy else column.isNull())
         missing = int(df.agg(F.count(F.when(absent, 1))).first()[0])
         total = int(df.count())
         out = df.mapInArrow(perturb, schema).write.mode("overwrite" if force else "errorifexists")
@@ -383,17 +481,13 @@ def release_table(
             out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(output))
     except Exception as exc:
         raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
-    probe = (add_laplace if noise == "laplace" else add_gaussian)(
-        np.zeros(1), scale, rng=seed, workers=1, sampler=sampler
-    )
-    described = probe.describe()
-    described.update(
-        {
-            "engine": "spark",
-            "workers": "one sampler per partition",
-            "seed": seed,
-        }
-    )
-    if seed is not None:
-        described["sampler"] += "; seeded per partition by (seed, partition id)"
-    return described, total - missing, missing
+    gen = None if seed is None else np.random.default_rng(seed)
+    described = {}
+    for c in columns:  # the samplers' descriptions, from one draw on the driver (discarded)
+        about = column_perturber(c, noise, 1, sampler)(np.zeros(1), np.ones(1, dtype=bool), gen)[1]
+        about.update({"engine": "spark", "workers": "one sampler per partition", "seed": seed})
+        if seed is not None:
+            about["sampler"] += "; seeded per partition by (seed, partition id)"
+        described[c.name] = about
+    out_about = described[columns[0].name] if len(columns) == 1 else {"columns": described}
+    return out_about, total - missing, missing
