@@ -10,7 +10,12 @@ process (through :data:`pufferfish.cli.app`) and prints its wall time and peak r
   tuples), every default mechanism;
 * a synthetic table of 400,000 rows, two integer columns with 400 values each and a secret in
   {a, b} that shifts one column (about 10^5 distinct tuples per secret), ``--mechanism
-  l1,optimal``.
+  l1,optimal``;
+* Adult with a categorical column (``workclass,age``, ``workclass,occupation,age``) under the
+  default prior set (the L1 balls, :mod:`pufferfish.vector.ball`).
+
+The large cases run on the point estimate (``--prior-set none``); with the default set they answer
+"not run" (the worst case over the balls evaluates every grid vertex against every tuple).
 
 ``--bytes`` also prints the peak bytes per grid vertex of one product-Laplace check (3,000 x
 3,000 vertices) and per ``n x m`` entry of each transport plan (2,000 x 2,000 tuples), each in a
@@ -101,11 +106,21 @@ def main() -> None:
         table = Path(tmp) / "large.csv"
         synthetic(table)
         cases = [
-            ("adult fnlwgt,age (all)", ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female",
-                                        "--public", "fnlwgt,age", "--epsilon", "1", "--json"]),
-            ("synthetic x,y (l1,optimal)", ["calibrate", str(table), "--secret", "s", "--pair", "a,b",
-                                            "--public", "x,y", "--epsilon", "1", "--mechanism", "l1,optimal",
-                                            "--json"]),
+            ("adult fnlwgt,age (all, point estimate, units 1)",
+             ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "fnlwgt,age",
+              "--epsilon", "1", "--prior-set", "none", "--unit", "fnlwgt=1", "--unit", "age=1", "--json"]),
+            ("adult fnlwgt,age (defaults: dkw set, units = ranges)",
+             ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "fnlwgt,age",
+              "--epsilon", "1", "--json"]),
+            ("synthetic x,y (l1,optimal, point estimate)",
+             ["calibrate", str(table), "--secret", "s", "--pair", "a,b", "--public", "x,y", "--epsilon", "1",
+              "--mechanism", "l1,optimal", "--prior-set", "none", "--json"]),
+            ("adult workclass,age (defaults: dkw set)",
+             ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "workclass,age",
+              "--epsilon", "1", "--json"]),
+            ("adult workclass,occupation,age (defaults: dkw set)",
+             ["calibrate", "adult", "--secret", "sex", "--pair", "Male,Female", "--public",
+              "workclass,occupation,age", "--epsilon", "1", "--json"]),
         ]  # fmt: skip
         for name, args in cases:
             seconds, peak, out = run(args)
