@@ -276,7 +276,8 @@ def test_joint_release_validates_each_value_once(tmp_path) -> None:
     out = tmp_path / "w.csv"
     counts = _walk(
         ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age,race",
-         "--epsilon", "1", "--output", str(out), "--rng-seed", "1", "--mechanism", "kantorovich"]
+         "--epsilon", "1", "--output", str(out), "--rng-seed", "1", "--mechanism", "kantorovich",
+         "--prior-set", "none"]
     )  # fmt: skip
     assert counts == {
         "check_epsilons": 1,

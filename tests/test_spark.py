@@ -305,8 +305,8 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
     assert rel["column_noise"]["workclass"]["kind"] == "randomized-response" and rel["drawn_scales_checked"]
     res = CliRunner().invoke(
         app,
-        ["release", str(adult_parquet), "--secret", "sex", "--pair", "Male,Female", "--public", "workclass,age",
-         "--epsilon", "1", "--output", str(tmp_path / "cli.csv"), "--engine", "spark", "--json"],
+        ["release", str(adult_parquet), "--secret", "sex", "--pair", "Male,Female", "--public",
+         "workclass,age", "--epsilon", "1", "--output", str(tmp_path / "cli.csv"), "--engine", "spark", "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["inputs"]["engine"] == "spark"

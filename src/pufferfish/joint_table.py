@@ -39,6 +39,7 @@ from .calibration import (
     PrivacyCheckError,
     check_mechanisms,
     lookup,
+    not_applicable,
     run_comparison,
 )
 from .calibration import (
@@ -62,7 +63,6 @@ from .tables.source import (
     DataError,
     TableSource,
     atomic_outputs,
-    check_engine,
     check_markers_and_pairs,
     check_release_outputs,
     is_parquet,
@@ -281,8 +281,8 @@ def calibrate_joint_table(
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=("empirical", None), delta=delta, noise=noise
     )
-    engine = check_engine(engine)
-    source = data if isinstance(data, TableSource) else resolve_source(data, engine, read)
+    source = data if isinstance(data, TableSource) else resolve_source(data, engine, read)  # checks engine
+    engine = "spark" if source.kind == "spark-dataframe" else engine
     request = JointRequest(
         source, secret, columns, check_pairs(pairs), eps, parse_units(units, columns),
         check_mechanisms(mechanisms), weight, delta, tuple(categorical), tuple(numeric), sets, engine, spark,
@@ -573,8 +573,6 @@ def release_joint(
     the guarantee only if their tuple's distribution is the estimated one (as a missing value
     is itself released).
     """
-    from .tables.duckdb_engine import stream_release
-
     (eps,) = check_epsilons([epsilon])
     m = lookup(mechanism)
     if (m.noise != "laplace" and m.name != "optimal") or m.criterion != "(eps, delta)-PP" or m.mapping:
@@ -588,10 +586,9 @@ def release_joint(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    engine = check_engine(engine)
+    source = resolve_source(data, engine, read)  # checks engine
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
-    source = resolve_source(data, engine, read)
     check_release_outputs(source, out_path, rep_path, force=force)
     cols = parse_columns(public)
     sets = check_prior_set(
@@ -603,36 +600,74 @@ def release_joint(
         tuple(categorical), tuple(numeric), sets, engine, spark,
     )  # fmt: skip
     table = _calibrate(request)
-    chosen = next(c for c in table.comparison if c.mechanism == m.name)
+    chosen = next((c for c in table.comparison if c.mechanism == m.name), None)
     if not isinstance(chosen, Calibration):
-        raise ValueError(f"mechanism {m.name} cannot be used here: {getattr(chosen, 'reason', '')}")
+        reason = getattr(chosen, "reason", None) or not_applicable(table.scenario, m, "laplace", 0.0, eps)
+        raise ValueError(f"mechanism {m.name} cannot be used here: {reason}")
     columns = drawn_scales_check(table, chosen, rng, sampler)
+    target = _Target(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler)
+    (released, missing), report = _write(request, table, chosen, columns, rng, target)
     drawn = {c.name: c.scale if math.isfinite(c.scale) else None for c in columns}
+    return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where and how a joint release is written (validated at the edge)."""
+
+    output: Path
+    report: Path
+    fmt: str
+    force: bool
+    batch_rows: int
+    progress: Callable[[int, int], None] | None
+    workers: int
+    sampler: str
+
+
+def _write(
+    request: JointRequest,
+    table: JointTableCalibration,
+    chosen: Calibration,
+    columns: Sequence[ReleasedColumn],
+    rng: Any,
+    target: _Target,
+) -> tuple[tuple[int, int], dict[str, Any]]:
+    """Write the release and its JSON report by the request's engine: ``((released, missing),
+    report)``. DuckDB streams into temporary files published together; Spark writes and
+    commits its output folder itself, then the report is written."""
+    source = request.source
     text_copy = source.path is not None and not is_parquet(source.path)
-    if engine == "spark":  # Spark writes and commits the output folder itself
+    if request.engine == "spark":
         from .tables.spark_engine import release_table
 
         about, released, missing = release_table(
-            source, out_path, fmt, columns=columns, noise="laplace", rng=None if rng is None else int(rng),  # type: ignore[arg-type]
-            force=force, text_copy=text_copy, spark=spark, sampler=sampler,
+            source, target.output, target.fmt, columns=columns, noise="laplace",
+            rng=None if rng is None else int(rng), force=target.force, text_copy=text_copy,
+            spark=request.spark, sampler=target.sampler,
         )  # fmt: skip
         report = _release_report(
-            table, chosen, columns, about, (released, missing), out_path, rng is not None
+            table, chosen, columns, about, (released, missing), target.output, rng is not None
         )
-        write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", rep_path, force=force, kind="report")
-        return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
-    with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
+        text = json.dumps(report, indent=2, allow_nan=False) + "\n"
+        write_text(text, target.report, force=target.force, kind="report")
+        return (released, missing), report
+    from .tables.duckdb_engine import stream_release
+
+    outputs = [target.output, target.report]
+    with atomic_outputs(outputs, force=target.force, kinds=["output", "report"]) as (tmp, tmp_rep):
         about, released, missing = stream_release(
-            source, tmp, fmt, public=table.columns[0], estimated=None, scale=chosen.scale, noise="laplace",
-            rng=rng, text_copy=text_copy, batch_rows=batch_rows, progress=progress, workers=n_workers,
-            gzip=out_path.name.lower().endswith(".gz"), sampler=sampler, columns=columns,
+            source, tmp, target.fmt, public=table.columns[0], estimated=None, scale=chosen.scale,
+            noise="laplace", rng=rng, text_copy=text_copy, batch_rows=target.batch_rows,
+            progress=target.progress, workers=target.workers,
+            gzip=target.output.name.lower().endswith(".gz"), sampler=target.sampler, columns=columns,
             rows_total=table.rows_total,
         )  # fmt: skip
         report = _release_report(
-            table, chosen, columns, about, (released, missing), out_path, rng is not None
+            table, chosen, columns, about, (released, missing), target.output, rng is not None
         )
         tmp_rep.write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    return JointReleaseResult(out_path, rep_path, report, table, chosen, drawn, released, missing)
+    return (released, missing), report
 
 
 def _release_report(

@@ -550,10 +550,9 @@ def stream_release(
         (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
         keeps labels (text), a numeric one gets values of the alphabet.
     columns : sequence of ReleasedColumn, optional
-        Several columns released jointly (issues 17, 31), each with its own scale or randomized
-        response, instead of ``public`` and ``scale``: one independent draw per column and row; a
-        missing value stays missing; a row counts as released when every column is present
-        (else as missing).
+        Several columns released jointly (issues 17, 31) instead of ``public`` and ``scale``: one
+        independent draw per column and row; a row counts as released when every column is
+        present.
 
     Raises
     ------
