@@ -248,3 +248,42 @@ def test_mixed_release_of_adult_keeps_labels_with_the_default_dkw_set(tmp_path) 
     ages = pd.to_numeric(got["age"])
     assert ages.notna().all() and not ages.isin(range(17, 91)).all()  # numbers with noise
     assert "randomized response on 8 labels" in page.read_text()
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), eps=st.floats(0.2, 2.0), labels=st.sampled_from([2, 3, 5]))
+def test_mechanisms_with_a_categorical_column_pass_the_exact_check_and_are_ordered(
+    seed: int, eps: float, labels: int
+) -> None:
+    """Property (the house's): with a Hamming column every Laplace mechanism's scale passes the
+    exact check of the product channel (computed here again), optimal <= relaxed <=
+    wasserstein-inf <= kantorovich <= l1; under L1 balls l1 and optimal pass the worst case, and
+    optimal at the point estimate is never above optimal over the balls."""
+    from pufferfish import Scenario
+    from pufferfish.calibration import calibrate
+    from pufferfish.scenario import AdversaryPrior
+
+    gen = np.random.default_rng(seed)
+    p_i, p_j = _prior(gen, 5, labels, 6), _prior(gen, 4, labels, 6)
+    metric = Metric((1.0, float(gen.uniform(1.0, 6.0))), (labels, 0))
+    sc = Scenario.single(p_i, p_j, metric=metric)
+    scales = {}
+    for m in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal"):
+        c = calibrate(sc, eps, m)
+        loss = product_laplace_loss(p_i, p_j, metric, c.scale)
+        assert c.numerically_checked and loss.loss + loss.error_bound <= eps, m
+        scales[m] = c.scale
+    slack = 1 + 1e-9
+    assert scales["optimal"] <= scales["relaxed"] * slack
+    assert scales["relaxed"] <= scales["wasserstein-inf"] * slack
+    assert scales["wasserstein-inf"] <= scales["kantorovich"] * slack
+    assert scales["kantorovich"] <= scales["l1"] * slack
+    balls = joint_balls({"s_i": p_i, "s_j": p_j}, {"s_i": 80.0, "s_j": 120.0})
+    robust = Scenario((("s_i", "s_j"),), (AdversaryPrior("rho", {"s_i": p_i, "s_j": p_j}, balls),), metric)
+    for m in ("l1", "optimal"):
+        c = calibrate(robust, eps, m)
+        worst = ball_loss(balls["s_i"], balls["s_j"], metric, c.scale)
+        assert worst.loss + worst.error_bound <= eps, m
+        assert c.prior_set is not None and c.prior_set["kind"] == "l1"
+        if m == "optimal":
+            assert scales["optimal"] <= c.scale * slack

@@ -306,7 +306,8 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
     res = CliRunner().invoke(
         app,
         ["release", str(adult_parquet), "--secret", "sex", "--pair", "Male,Female", "--public",
-         "workclass,age", "--epsilon", "1", "--output", str(tmp_path / "cli.csv"), "--engine", "spark", "--json"],
+         "workclass,age", "--epsilon", "1", "--output", str(tmp_path / "cli.csv"), "--engine", "spark",
+         "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["inputs"]["engine"] == "spark"
