@@ -484,9 +484,6 @@ def test_release_keeps_other_columns_and_numeric_alphabet(tmp_path) -> None:
     assert [r["note"] for r in rows] == [r["note"] for r in orig]
     assert {r["score"] for r in rows} <= {"1.0", "2.0", "3.0", "4.0", ""}
     assert [r["score"] == "" for r in rows] == [r["score"] == "" for r in orig]
-    with pytest.raises(ValueError, match="released by the duckdb engine only"):
-        release(src, secret="group", public="score", pairs=["a,b"], epsilon=1.0, output=tmp_path / "p.csv",
-                mechanism="optimal-mapping", engine="spark")  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -122,7 +122,7 @@ def test_spark_release_matches_duckdb_release(spark: Any, adult_parquet: Path, t
     args = dict(secret="marital-status", public="workclass", pairs=PAIR, epsilon=0.5)
     ref = release(adult_parquet, output=tmp_path / "duck.parquet", mechanism="optimal", **args)
     out = tmp_path / "spark.parquet"
-    res = release(adult_parquet, output=out, engine="spark", spark=spark, **args)
+    res = release(adult_parquet, output=out, engine="spark", spark=spark, mechanism="optimal", **args)
     assert res.chosen.scale == ref.chosen.scale
     assert res.rows_released == ref.rows_released and res.rows_missing_public == ref.rows_missing_public
     assert res.noise["engine"] == "spark" and res.noise["secure"] is True
@@ -142,7 +142,7 @@ def test_spark_release_matches_duckdb_release(spark: Any, adult_parquet: Path, t
     report = json.loads(res.report_path.read_text())
     assert report["noise"]["engine"] == "spark"
     with pytest.raises(Exception, match="exists"):
-        release(adult_parquet, output=out, engine="spark", spark=spark, **args)
+        release(adult_parquet, output=out, engine="spark", spark=spark, mechanism="optimal", **args)
 
 
 def test_spark_seeded_release_is_reproducible(spark: Any, adult_parquet: Path, tmp_path: Path) -> None:
@@ -311,3 +311,27 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["inputs"]["engine"] == "spark"
+
+
+def test_spark_releases_a_mapping_of_a_categorical_column(
+    spark: Any, adult_parquet: Path, tmp_path: Path
+) -> None:
+    """Issue 31: the randomized mappings with Spark (one column): the default release of a
+    categorical column is optimal-mapping, labels in and out, with the rows per label counted as
+    the DuckDB engine counts them."""
+    import pandas as pd
+
+    args = dict(secret="marital-status", public="workclass", pairs=PAIR, epsilon=1.0)
+    duck = release(adult_parquet, output=tmp_path / "d.parquet", rng=5, **args)  # type: ignore[arg-type]
+    sp = release(adult_parquet, output=tmp_path / "s.parquet", engine="spark", spark=spark, **args)  # type: ignore[arg-type]
+    assert sp.chosen.mechanism == duck.chosen.mechanism == "optimal-mapping"
+    assert sp.chosen.expected_accuracy == duck.chosen.expected_accuracy  # type: ignore[union-attr]
+    counts, duck_counts = sp.noise["counts"], duck.noise["counts"]
+    assert counts["values"] == duck_counts["values"] and counts["input"] == duck_counts["input"]
+    assert sum(counts["output"]) == sum(counts["input"]) and sp.noise["secure"]
+    got = spark.read.parquet(str(tmp_path / "s.parquet")).toPandas()
+    orig = pd.read_parquet(adult_parquet)
+    assert got["workclass"].dropna().isin(counts["values"]).all()
+    assert got["workclass"].isna().sum() == orig["workclass"].isna().sum()
+    for label, n in zip(counts["values"], counts["output"], strict=True):
+        assert int((got["workclass"] == label).sum()) == n

@@ -284,20 +284,16 @@ def release(
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others)
 
-    mechanisms, spark_default = _mechanisms_to_run(chosen_mechanism, engine, compare)
+    mechanisms = _mechanisms_to_run(chosen_mechanism, compare)
     table = calibrate_table_steps(
         source, secret=secret, public=public, pairs=pair_list, epsilons=(eps,), mechanisms=mechanisms,
         order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise_used, delta=delta,
         fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
         utility=None if utility is None else check_utility(utility),
-        default_set=chosen_mechanism is None and not spark_default,
+        default_set=chosen_mechanism is None,
         point_row=compare, time_limit=check_time_limit(time_limit),
     )  # fmt: skip
     picked, fallback = _pick(table.comparison, chosen_mechanism)
-    if spark_default and table.estimated.categorical:
-        fallback = "optimal used (noise on the codes): the spark engine releases no mapping; duckdb does"
-    if engine == "spark" and isinstance(picked, MappingCalibration):
-        raise ValueError(f"mechanism {picked.mechanism} (a mapping) is released by the duckdb engine only")
     inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": sampler}
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
     scale = sampler_scale(table, picked, rng, sampler)
@@ -394,12 +390,10 @@ def sampler_scale(
 
 def _check_sampling(engine: str, rng: Any, mechanism: Mechanism | None, sampler: str) -> None:
     """A known sampler, and what the Spark engine cannot do: share one Generator across
-    partitions, release a mapping."""
+    partitions."""
     check_sampler(sampler)
     if engine == "spark" and isinstance(rng, np.random.Generator):
         raise TypeError("rng must be an int seed or None with engine 'spark', got a Generator")
-    if engine == "spark" and mechanism is not None and mechanism.mapping:
-        raise ValueError(f"mechanism {mechanism.name} (a mapping) is released by the duckdb engine only")
 
 
 #: The randomized mappings, the default release of a categorical column, in order of preference
@@ -407,19 +401,13 @@ def _check_sampling(engine: str, rng: Any, mechanism: Mechanism | None, sampler:
 _MAPPINGS = tuple(m for m in REGISTRY.values() if m.mapping)
 
 
-def _mechanisms_to_run(
-    chosen: Mechanism | None, engine: str, compare: bool
-) -> tuple[tuple[Mechanism, ...], bool]:
-    """``(mechanisms to calibrate, Spark's default)``: the named one (every one with ``compare``);
-    by default the additive optimum and the mappings, of which the column's kind keeps one set
-    (:func:`~pufferfish.pipeline.releases_labels`); with Spark, which releases no mapping, the
-    additive optimum (its set with ``compare``)."""
+def _mechanisms_to_run(chosen: Mechanism | None, compare: bool) -> tuple[Mechanism, ...]:
+    """The mechanisms to calibrate: the named one (every one with ``compare``); by default the
+    additive optimum and the mappings, of which the column's kind keeps one set
+    (:func:`~pufferfish.pipeline.releases_labels`), with either engine."""
     if chosen is not None:
-        return (tuple(REGISTRY.values()) if compare else (chosen,)), False
-    if engine == "spark":
-        additive = tuple(m for m in REGISTRY.values() if not m.mapping)
-        return (additive if compare else (REGISTRY["optimal"],)), True
-    return (tuple(REGISTRY.values()) if compare else (REGISTRY["optimal"], *_MAPPINGS)), False
+        return tuple(REGISTRY.values()) if compare else (chosen,)
+    return tuple(REGISTRY.values()) if compare else (REGISTRY["optimal"], *_MAPPINGS)
 
 
 def _pick(
@@ -522,20 +510,21 @@ def _write_release(
     """
     text_copy = source.path is not None and not is_parquet(source.path)
     if engine == "spark":
-        assert isinstance(chosen, Calibration)  # release() refuses a mapping with Spark
         from .tables.perturb import ReleasedColumn
         from .tables.spark_engine import release_table
 
         est = table.released_table
+        mapping = chosen if isinstance(chosen, MappingCalibration) else None
+        codes_for = est.codes_for if est.categorical else None
         column = ReleasedColumn(
-            est.public_column, est.categorical, est.codes_for if est.categorical else None, scale
+            est.public_column, est.categorical, codes_for, scale, mapping=mapping, estimated=est
         )
         return release_table(
             source,
             out_path,
             fmt,
             columns=(column,),
-            noise=chosen.noise,
+            noise="laplace" if isinstance(chosen, MappingCalibration) else chosen.noise,
             rng=None if rng is None else int(rng),  # type: ignore[arg-type]
             force=force,
             text_copy=text_copy,

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from ..noise import insecure_generator
 from .model import EstimatedPriors, TableAggregates, check_columns
-from .perturb import ReleasedColumn, column_perturber, mapper, perturb_batch
+from .perturb import ReleasedColumn, column_perturber, perturb_batch
 from .source import (
     TEMP_MARK,
     DataError,
@@ -570,7 +570,10 @@ def stream_release(
     if not columns:
         assert estimated is not None
         codes_for = estimated.codes_for if estimated.categorical else None
-        columns = (ReleasedColumn(public, estimated.categorical, codes_for, scale),)
+        column = ReleasedColumn(
+            public, estimated.categorical, codes_for, scale, mapping=mapping, estimated=estimated
+        )
+        columns = (column,)
     names = [c.name for c in columns]
     values = [f"{_VALUE}{k}" for k in range(len(columns))]
 
@@ -578,16 +581,10 @@ def stream_release(
         reader, dialect = _release_reader(con, source, fmt, columns, values, text_copy, batch_rows)
         fields = [f for f in reader.schema if f.name not in values]
         idx = [[f.name for f in fields].index(n) for n in names]
-        as_labels = mapping is not None and estimated is not None and estimated.categorical
         for i, c in zip(idx, columns, strict=True):
-            fields[i] = pa.field(c.name, pa.string() if as_labels else c.arrow_type())
+            fields[i] = pa.field(c.name, c.arrow_type())
         schema = pa.schema(fields)
-        perturbs = [
-            mapper(mapping, estimated)
-            if mapping is not None and estimated is not None
-            else column_perturber(c, noise, workers, sampler)
-            for c in columns
-        ]
+        perturbs = [column_perturber(c, noise, workers, sampler) for c in columns]
 
         def batches() -> Iterator[pa.RecordBatch]:
             for batch in reader:

@@ -50,6 +50,11 @@ class ReleasedColumn:
         The label of each code ``0, ..., k - 1`` of a column released as labels (with a
         ``channel``, or one label alone, released as it is); empty for a column released as
         numbers.
+    mapping : MappingCalibration, optional
+        Release each value as a value of this checked mapping's alphabet (:func:`mapper`): a
+        categorical column keeps its labels, a numeric one gets values of the alphabet.
+    estimated : EstimatedPriors, optional
+        With ``mapping``: the column's label-to-code mapping.
     """
 
     name: str
@@ -58,10 +63,14 @@ class ReleasedColumn:
     scale: float
     channel: RandomizedResponseChannel | None = None
     labels: tuple[str, ...] = ()
+    mapping: Any = None
+    estimated: EstimatedPriors | None = None
 
     @property
     def as_labels(self) -> bool:
         """Whether the released column holds labels (text) rather than numbers."""
+        if self.mapping is not None:
+            return self.categorical
         return bool(self.labels)
 
     def arrow_type(self) -> pa.DataType:
@@ -70,8 +79,11 @@ class ReleasedColumn:
 
 
 def column_perturber(column: ReleasedColumn, noise: str, workers: int, sampler: str) -> Perturb:
-    """The :data:`Perturb` of one released column: :func:`responder` with a channel, else
-    :func:`adder`."""
+    """The :data:`Perturb` of one released column: :func:`mapper` with a mapping,
+    :func:`responder` with labels, else :func:`adder`."""
+    if column.mapping is not None:
+        assert column.estimated is not None, "a mapping's column carries its estimate"
+        return mapper(column.mapping, column.estimated)
     if column.labels:
         return responder(column.channel, column.labels)
     return adder(noise, column.scale, workers, sampler)

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..priors import to_release_grid
 from .model import JointAggregates, TableAggregates, check_columns, check_row_counts
 from .perturb import ReleasedColumn, column_perturber
 from .source import DataError, TableSource, first_line, is_parquet
@@ -158,7 +159,8 @@ def table_aggregates(
     secret, public, weight :
         Columns, as :func:`pufferfish.tables.estimate.estimate_priors`.
     pairs : sequence of (str, str)
-        Checked pairs; only their secrets' groups are counted.
+        Checked pairs (every secret's group is counted, as by the DuckDB engine: the released
+        rows' distribution weighs the mappings' expected accuracy).
     spark : pyspark.sql.SparkSession, optional
         Session (default: :func:`spark_session`).
     public_kind : {"categorical", "numeric"}, optional
@@ -179,7 +181,7 @@ def table_aggregates(
     -----
     Four Spark jobs: row counts (all, dropped, bad weights, non-finite public values), the
     distinct public values, the distinct secret values, and the grouped counts and weight sums of
-    the pairs' secret values. Only these aggregates reach the driver.
+    every secret value. Only these aggregates reach the driver.
     """
     session = spark_session(spark)
     F = _pyspark().functions
@@ -222,9 +224,8 @@ def table_aggregates(
             r[0]
             for r in df.where(s_col.isNotNull()).select(s_col.cast("string").alias("s")).distinct().collect()
         }
-        wanted = sorted({v for pair in pairs for v in pair})
-        counts = (
-            df.where(valid & s_col.cast("string").isin(wanted))
+        counts = (  # every secret's group, as DuckDB counts them (the released rows' distribution)
+            df.where(valid)
             .groupBy(s_col.cast("string").alias("s"), p_expr.alias("v"))
             .agg(F.count(F.lit(1)).alias("n"), F.sum(w_expr).alias("w"), F.sum(w_expr * w_expr).alias("w2"))
             .collect()
@@ -484,10 +485,44 @@ def release_table(
     gen = None if seed is None else np.random.default_rng(seed)
     described = {}
     for c in columns:  # the samplers' descriptions, from one draw on the driver (discarded)
-        about = column_perturber(c, noise, 1, sampler)(np.zeros(1), np.ones(1, dtype=bool), gen)[1]
+        probe = np.zeros(1) if c.mapping is None else np.asarray(c.mapping.support[:1], dtype=np.float64)
+        about = column_perturber(c, noise, 1, sampler)(probe, np.ones(1, dtype=bool), gen)[1]
         about.update({"engine": "spark", "workers": "one sampler per partition", "seed": seed})
+        if c.mapping is not None:  # released rows per value of the alphabet, counted by Spark
+            about["counts"] = _mapping_counts(session, df, output, fmt, c, text_copy)
         if seed is not None:
             about["sampler"] += "; seeded per partition by (seed, partition id)"
         described[c.name] = about
     out_about = described[columns[0].name] if len(columns) == 1 else {"columns": described}
     return out_about, total - missing, missing
+
+
+def _mapping_counts(
+    session: Any, df: Any, output: Path, fmt: str, column: ReleasedColumn, text_copy: bool
+) -> dict[str, Any]:
+    """``{"values", "input", "output"}``: the rows per value of a mapping's alphabet in the table
+    and in the written release, by two Spark aggregations (the DuckDB engine counts them while it
+    streams)."""
+    F = _pyspark().functions
+    est = column.estimated
+    assert est is not None and column.mapping is not None
+    support = np.asarray(column.mapping.support, dtype=np.float64)
+    labels = {float(code): label for label, code in est.mapping}
+    names = [labels.get(float(v)) for v in support] if est.categorical else support.tolist()
+    position = {name: k for k, name in enumerate(names)}
+    cast = "string" if est.categorical else "double"
+
+    def counts(frame: Any) -> list[int]:
+        col = F.col(f"`{column.name}`")
+        present = col.isNotNull() & (col != "") if text_copy or est.categorical else col.isNotNull()
+        out = [0] * len(names)
+        for row in frame.where(present).groupBy(col.cast(cast).alias("v")).count().collect():
+            value = row["v"] if est.categorical else float(to_release_grid(float(row["v"])))
+            if value in position:
+                out[position[value]] += int(row["count"])
+        return out
+
+    written = (
+        session.read.parquet(str(output)) if fmt == "parquet" else session.read.csv(str(output), **CSV_READ)
+    )
+    return {"values": names, "input": counts(df), "output": counts(written)}
