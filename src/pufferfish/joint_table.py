@@ -3,7 +3,7 @@
 
 The joint prior of the tuple of public columns given each secret value is the empirical joint
 distribution on its distinct tuples (:class:`~pufferfish.vector.JointPrior`, counted by DuckDB,
-:func:`~pufferfish.tables.joint_engine.joint_aggregates`); a categorical column is coded
+:func:`~pufferfish.tables.duckdb_engine.joint_aggregates`); a categorical column is coded
 ``0, 1, ...`` in the sorted order of its labels, a numeric column is used as it is. The metric
 ``d(x, x') = sum_k d_k(x_k, x'_k) / w_k`` (absolute difference on a numeric column, Hamming on a
 categorical one) puts the columns on one scale: ``w_k`` from ``--unit``, by default the range of
@@ -298,7 +298,7 @@ def _aggregates(request: JointRequest) -> JointAggregates:
         from .tables.spark_engine import joint_aggregates as spark_aggregates
 
         return spark_aggregates(request.source, spark=request.spark, **args)  # type: ignore[arg-type]
-    from .tables.joint_engine import joint_aggregates
+    from .tables.duckdb_engine import joint_aggregates
 
     return joint_aggregates(request.source, **args)  # type: ignore[arg-type]
 

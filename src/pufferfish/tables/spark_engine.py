@@ -257,7 +257,7 @@ def joint_aggregates(
     spark: Any = None,
 ) -> JointAggregates:
     """``GROUP BY secret, columns`` of a table by Spark: the joint priors' counts (issue 31), the
-    aggregates :func:`pufferfish.tables.joint_engine.joint_aggregates` computes with DuckDB.
+    aggregates :func:`pufferfish.tables.duckdb_engine.joint_aggregates` computes with DuckDB.
 
     Parameters
     ----------
