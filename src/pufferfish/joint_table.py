@@ -35,7 +35,6 @@ import numpy as np
 from ._checks import check_delta, check_epsilons
 from .calibration import (
     Calibration,
-    Mechanism,
     PrivacyCheckError,
     check_mechanisms,
     lookup,
@@ -53,6 +52,7 @@ from .joint_result import JointTableCalibration
 from .noise import check_sampler, check_workers, sampler_grid
 from .priors import RELEASE_EXPONENT, to_release_grid
 from .priorsets import check_prior_set
+from .request import TableRequest
 from .scenario import AdversaryPrior, Scenario
 from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
 from .tables.estimate import check_kind_lists, check_pairs
@@ -143,51 +143,6 @@ def default_units(
             w = span if span > 0 and math.isfinite(span) else 1.0
         out.append(float(w))
     return tuple(out)
-
-
-@dataclass(frozen=True)
-class JointRequest:
-    """A calibration of several columns, validated once at the edge: what
-    :func:`calibrate_joint_table` and :func:`release_joint` hand down to the estimation, the
-    calibration and the release.
-
-    Attributes
-    ----------
-    source : TableSource
-        The table, resolved for ``engine``.
-    secret : str
-    columns : tuple of str
-        Two or more distinct public columns.
-    pairs : list of (str, str)
-    epsilons : sequence of float
-    units : tuple of float or None
-        Per column, as given (:func:`parse_units`); None takes :func:`default_units`.
-    mechanisms : tuple of Mechanism or None
-        None: every mechanism that applies.
-    weight : str or None
-    delta : float
-    categorical, numeric : tuple of str
-        Columns read as labels or as numbers.
-    prior_set : (str, float, float or None)
-        ``(kind, confidence, radius)`` of :func:`pufferfish.priorsets.check_prior_set`.
-    engine : {"duckdb", "spark"}
-    spark : pyspark.sql.SparkSession or None
-    """
-
-    source: TableSource
-    secret: str
-    columns: tuple[str, ...]
-    pairs: list[tuple[str, str]]
-    epsilons: Sequence[float]
-    units: tuple[float | None, ...]
-    mechanisms: tuple[Mechanism, ...] | None
-    weight: str | None
-    delta: float
-    categorical: tuple[str, ...]
-    numeric: tuple[str, ...]
-    prior_set: tuple[str, float, float | None]
-    engine: str = "duckdb"
-    spark: Any = None
 
 
 def calibrate_joint_table(
@@ -283,14 +238,15 @@ def calibrate_joint_table(
     )
     source = data if isinstance(data, TableSource) else resolve_source(data, engine, read)  # checks engine
     engine = "spark" if source.kind == "spark-dataframe" else engine
-    request = JointRequest(
-        source, secret, columns, check_pairs(pairs), eps, parse_units(units, columns),
-        check_mechanisms(mechanisms), weight, delta, tuple(categorical), tuple(numeric), sets, engine, spark,
+    request = TableRequest(
+        source, secret, columns, check_pairs(pairs), tuple(eps), check_mechanisms(mechanisms), weight=weight,
+        delta=delta, categorical=tuple(categorical), numeric=tuple(numeric), prior_set=sets, engine=engine,
+        spark=spark, units=parse_units(units, columns),
     )  # fmt: skip
     return _calibrate(request)
 
 
-def _aggregates(request: JointRequest) -> JointAggregates:
+def _aggregates(request: TableRequest) -> JointAggregates:
     """The joint priors' counts from the request's engine (only aggregates reach Python)."""
     kinds = {c: "categorical" for c in request.categorical} | {c: "numeric" for c in request.numeric}
     args = dict(secret=request.secret, columns=request.columns, weight=request.weight, kinds=kinds)
@@ -303,7 +259,7 @@ def _aggregates(request: JointRequest) -> JointAggregates:
     return joint_aggregates(request.source, **args)  # type: ignore[arg-type]
 
 
-def _calibrate(request: JointRequest) -> JointTableCalibration:
+def _calibrate(request: TableRequest) -> JointTableCalibration:
     """:func:`calibrate_joint_table` on a validated request (each argument checked once, at the
     edge)."""
     source, secret, columns, pair_list = request.source, request.secret, request.columns, request.pairs
@@ -595,9 +551,10 @@ def release_joint(
         prior_set, confidence, prior_radius, prior_model=("empirical", None), delta=0.0, noise="laplace"
     )
     mechs = None if m.name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal") else (m,)
-    request = JointRequest(
-        source, secret, cols, check_pairs(pairs), [eps], parse_units(units, cols), mechs, weight, 0.0,
-        tuple(categorical), tuple(numeric), sets, engine, spark,
+    request = TableRequest(
+        source, secret, cols, check_pairs(pairs), (eps,), mechs, weight=weight,
+        categorical=tuple(categorical), numeric=tuple(numeric), prior_set=sets, engine=engine, spark=spark,
+        units=parse_units(units, cols),
     )  # fmt: skip
     table = _calibrate(request)
     chosen = next((c for c in table.comparison if c.mechanism == m.name), None)
@@ -626,7 +583,7 @@ class _Target:
 
 
 def _write(
-    request: JointRequest,
+    request: TableRequest,
     table: JointTableCalibration,
     chosen: Calibration,
     columns: Sequence[ReleasedColumn],

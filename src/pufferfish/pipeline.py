@@ -35,7 +35,6 @@ from .calibration import (
     TIME_LIMIT,
     Calibration,
     MappingCalibration,
-    Mechanism,
     Skipped,
     Utility,
     check_mechanisms,
@@ -46,6 +45,7 @@ from .calibration.mapping import additive_utility, check_utility
 from .density import check_noise
 from .fit import FittedPriors, fit_priors, parse_prior_model
 from .priorsets import check_prior_set
+from .request import TableRequest
 from .scenario import Scenario
 from .tables.estimate import (
     EstimatedPriors,
@@ -57,11 +57,10 @@ from .tables.estimate import (
 )
 from .tables.source import (
     CsvOptions,
-    TableSource,
     resolve_source,
 )
 
-__all__ = ["TableCalibration", "calibrate_table", "calibrate_table_steps", "column_kinds", "report_dict"]
+__all__ = ["TableCalibration", "calibrate_request", "calibrate_table", "column_kinds", "report_dict"]
 
 
 @dataclass(frozen=True)
@@ -237,13 +236,15 @@ def calibrate_table(
     )
     source = resolve_source(data, engine, read)  # validates the engine; the table is resolved once
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
-    return calibrate_table_steps(
-        source, secret=secret, public=public, pairs=pair_list, epsilons=epsilons, mechanisms=mechs,
-        order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise, delta=delta,
-        fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets,
-        priors_source=priors_source, utility=None if utility is None else check_utility(utility),
-        default_set=mechanisms is None, time_limit=check_time_limit(time_limit),
+    request = TableRequest(
+        source, secret, (public,), pair_list, epsilons, mechs, weight=weight, delta=delta, noise=noise,
+        categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=engine, spark=spark, prior=prior,
+        prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
+        public_kind=kinds[2], priors_source=priors_source,
+        utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
+        time_limit=check_time_limit(time_limit),
     )  # fmt: skip
+    return calibrate_request(request)
 
 
 def column_kinds(
@@ -254,57 +255,39 @@ def column_kinds(
     return cats, nums, check_column_kinds(cats, nums, secret=secret, public=public, weight=weight)
 
 
-def calibrate_table_steps(
-    source: TableSource,
-    *,
-    secret: str,
-    public: str,
-    pairs: list[tuple[str, str]],
-    epsilons: tuple[float, ...],
-    mechanisms: tuple[Mechanism, ...],
-    order: Sequence[str] | None,
-    weight: str | None,
-    prior: str,
-    prior_model: tuple[str, int | None],
-    noise: str,
-    delta: float,
-    fit_seed: int,
-    engine: str,
-    spark: Any,
-    kinds: tuple[tuple[str, ...], tuple[str, ...], str | None] = ((), (), None),
-    sets: tuple[str, float, float | None] = ("none", 0.95, None),
-    priors_source: TableSource | None = None,
-    utility: str | None = None,
-    default_set: bool = False,
-    point_row: bool = True,
-    time_limit: float = TIME_LIMIT,
-) -> TableCalibration:
-    """:func:`calibrate_table` on validated arguments and a resolved source (``default_set``:
-    the mechanisms are the default set, narrowed to the column's: :func:`releases_labels`;
-    ``point_row``: under a prior set, add the best mechanism at the point estimate beside it)."""
-    model, n_components = prior_model
+def calibrate_request(request: TableRequest) -> TableCalibration:
+    """:func:`calibrate_table` on a validated request of one column (each argument checked once,
+    at the edge): estimate, fit, calibrate and check (``request.default_set``: the mechanisms are
+    the default set, narrowed to the column's: :func:`releases_labels`; ``request.point_row``:
+    under a prior set, add the best mechanism at the point estimate beside it)."""
+    r = request
+    public, epsilons, noise, delta, order = r.public, r.epsilons, r.noise, r.delta, r.order
+    assert r.mechanisms is not None, "a one-column request names its mechanisms"
+    mechanisms = r.mechanisms
+    model, n_components = r.prior_model
     how = dict(
-        secret=secret, public=public, pairs=pairs, order=order, weight=weight, engine=engine, spark=spark
-    )
+        secret=r.secret, public=public, pairs=r.pairs, order=order, weight=r.weight, engine=r.engine,
+        spark=r.spark,
+    )  # fmt: skip
     data: EstimatedPriors | None = None
-    if priors_source is None:
-        estimated = estimate_from_source(source, **how, public_kind=kinds[2])
+    if r.priors_source is None:
+        estimated = estimate_from_source(r.source, **how, public_kind=r.public_kind)
     else:  # the priors from another table, with the codes of both
-        data, estimated = estimate_two_sources(source, priors_source, **how, public_kind=kinds[2])
+        data, estimated = estimate_two_sources(r.source, r.priors_source, **how, public_kind=r.public_kind)
     fitted = None
     if model != "empirical":
-        fitted = fit_priors(estimated, model, n_components=n_components, rng=fit_seed)
+        fitted = fit_priors(estimated, model, n_components=n_components, rng=r.fit_seed)
     point = estimated
-    kind, confidence, radius = sets
+    kind, confidence, radius = r.prior_set
     estimated = with_prior_sets(
         point, kind, confidence=confidence, radius=radius, full_alphabet=order is not None
     )
     scenario = estimated.scenario if fitted is None else fitted.scenario
     released = point if data is None else data
-    if default_set:
+    if r.default_set:
         mappings = releases_labels(released, model, noise, delta)
         mechanisms = tuple(m for m in mechanisms if m.mapping == mappings)
-    util = _utility(released, point, utility)
+    util = _utility(released, point, r.utility)
     comparison = run_comparison(
         scenario,
         epsilons,
@@ -313,12 +296,12 @@ def calibrate_table_steps(
         noise=noise,
         secret_weights=estimated.secret_weights,
         utility=util,
-        time_limit=time_limit,
+        time_limit=r.time_limit,
     )
     best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
-    if point_row and kind != "none" and best is not None:  # the price of the uncertainty
+    if r.point_row and kind != "none" and best is not None:  # the price of the uncertainty
         at_point = run_comparison(
-            point.scenario, epsilons, (best,), delta=delta, noise=noise, utility=util, time_limit=time_limit
+            point.scenario, epsilons, (best,), delta=delta, noise=noise, utility=util, time_limit=r.time_limit
         )
         comparison = tuple(
             r
@@ -328,24 +311,24 @@ def calibrate_table_steps(
     comparison = tuple(_with_utility(c, util) for c in comparison)
     inputs = {
         "data": estimated.source,
-        "secret": secret,
+        "secret": r.secret,
         "public": public,
         "pairs": [list(p) for p in estimated.scenario.pairs],
         "epsilon": epsilons[0] if len(epsilons) == 1 else list(epsilons),
         "delta": delta,
-        "prior": prior,
+        "prior": r.prior,
         "noise": noise,
         "mechanism": "all" if len(mechanisms) == len(MECHANISMS) else [m.name for m in mechanisms],
         "order": list(order) if order is not None else None,
-        "weight": weight,
+        "weight": r.weight,
         "prior_set": kind,
         "confidence": confidence if kind != "none" else None,
         "prior_radius": radius,
-        "priors_from": None if priors_source is None else priors_source.description,
+        "priors_from": None if r.priors_source is None else r.priors_source.description,
         "utility": None if util is None else util.kind,
     }
-    if kinds[0] or kinds[1]:  # the type overrides, when given
-        inputs.update({"categorical": list(kinds[0]), "numeric": list(kinds[1])})
+    if r.categorical or r.numeric:  # the type overrides, when given
+        inputs.update({"categorical": list(r.categorical), "numeric": list(r.numeric)})
     return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data, util)
 
 

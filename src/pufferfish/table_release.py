@@ -35,9 +35,10 @@ from .calibration.search import first_passing
 from .density import check_noise
 from .fit import FittedPriors, parse_prior_model
 from .noise import check_sampler, check_workers, discretisation_delta, moved_centres_term, sampler_grid
-from .pipeline import TableCalibration, calibrate_table_steps, column_kinds, report_dict
+from .pipeline import TableCalibration, calibrate_request, column_kinds, report_dict
 from .priors import RELEASE_EXPONENT
 from .priorsets import check_prior_set
+from .request import TableRequest
 from .tables.estimate import EstimatedPriors, check_pairs
 from .tables.source import (
     CsvOptions,
@@ -284,15 +285,15 @@ def release(
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others)
 
-    mechanisms = _mechanisms_to_run(chosen_mechanism, compare)
-    table = calibrate_table_steps(
-        source, secret=secret, public=public, pairs=pair_list, epsilons=(eps,), mechanisms=mechanisms,
-        order=order, weight=weight, prior=prior, prior_model=prior_model, noise=noise_used, delta=delta,
-        fit_seed=fit_seed, engine=engine, spark=spark, kinds=kinds, sets=sets, priors_source=priors_source,
-        utility=None if utility is None else check_utility(utility),
-        default_set=chosen_mechanism is None,
+    request = TableRequest(
+        source, secret, (public,), pair_list, (eps,), _mechanisms_to_run(chosen_mechanism, compare),
+        weight=weight, delta=delta, noise=noise_used, categorical=kinds[0], numeric=kinds[1], prior_set=sets,
+        engine=engine, spark=spark, prior=prior, prior_model=prior_model, fit_seed=fit_seed,
+        order=None if order is None else tuple(order), public_kind=kinds[2], priors_source=priors_source,
+        utility=None if utility is None else check_utility(utility), default_set=chosen_mechanism is None,
         point_row=compare, time_limit=check_time_limit(time_limit),
     )  # fmt: skip
+    table = calibrate_request(request)
     picked, fallback = _pick(table.comparison, chosen_mechanism)
     inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": sampler}
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
