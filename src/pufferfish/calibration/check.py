@@ -11,9 +11,11 @@ pure eps, Laplace      discrete      exact loss, :func:`~pufferfish.loss.privacy
 pure eps, Laplace      mixtures      certified ``sup |log ratio|``,                      eps
                                      :func:`~pufferfish.divergence.privacy_loss_sup`
 pure eps, Laplace      joint         exact loss of the product channel (Laplace,         eps
-                                     randomized response) over the product grid's
-                                     vertices, :func:`~pufferfish.vector.product_laplace_loss`;
-                                     over L1 balls :func:`~pufferfish.vector.ball.ball_loss`
+                                     randomized response) at the product grid's
+                                     vertices,
+                                     :func:`~pufferfish.vector.product_laplace_loss`;
+                                     over L1 balls,
+                                     :func:`~pufferfish.vector.ball.ball_loss`
 (eps, delta), delta>0  any           hockey-stick divergence, both directions            delta
                                      (:func:`~pufferfish.divergence.hockey_stick`;
                                      closed form for two Gaussians with Gaussian noise)
