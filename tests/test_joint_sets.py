@@ -287,3 +287,24 @@ def test_mechanisms_with_a_categorical_column_pass_the_exact_check_and_are_order
         assert c.prior_set is not None and c.prior_set["kind"] == "l1"
         if m == "optimal":
             assert scales["optimal"] <= c.scale * slack
+
+
+def test_a_categorical_column_of_one_label_is_released_as_it_is(tmp_path) -> None:
+    """A column with one label tells nothing: it is written back as its label, the JSON says so
+    (no drawn scale), and the numeric column gets its Laplace noise."""
+    from pufferfish.joint_table import release_joint
+
+    gen = np.random.default_rng(8)
+    n = 200
+    frame = pd.DataFrame({"g": gen.choice(["u", "v"], size=n), "x": gen.integers(0, 5, size=n), "c": "only"})
+    frame.loc[frame["g"] == "v", "x"] += 2  # x depends on the secret: it needs noise
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    out = tmp_path / "o.csv"
+    r = release_joint(src, secret="g", public="x,c", pairs=["u,v"], epsilon=1.0, output=out, prior_set="none")
+    rel = r.report["release"]
+    assert rel["column_noise"]["c"] == {"kind": "none", "labels": 1, "reason": "one label"}
+    assert rel["drawn_scales"]["c"] is None and rel["column_noise"]["x"]["kind"] == "laplace"
+    got = pd.read_csv(out)
+    assert (got["c"] == "only").all() and not got["x"].isin(range(7)).all() and r.chosen.scale > 0
+    json.loads(r.report_path.read_text())  # strict JSON (no inf)
