@@ -32,6 +32,43 @@ from ._checks import as_float_vector
 PMF_SUM_TOLERANCE = 1e-9
 
 
+def normalised_log_pmf(
+    log_pmf: Any, pmf: NDArray[np.float64], log_error: Any
+) -> tuple[NDArray[np.float64], float]:
+    """The log-probabilities of a prior, normalised, and their error bound, checked.
+
+    Parameters
+    ----------
+    log_pmf : array_like of float, shape (n,), or None
+        Logs of the probabilities (``-inf`` for zero mass), in the order of ``pmf``; None takes
+        ``log(pmf)``.
+    pmf : numpy.ndarray, shape (n,)
+        The probabilities (already checked).
+    log_error : float
+        Bound (nats) on the error of each entry of ``log_pmf``, finite and >= 0.
+
+    Returns
+    -------
+    (numpy.ndarray, float)
+        ``log_pmf - logsumexp(log_pmf)`` (or ``log(pmf)``), and ``log_error`` as a float.
+
+    Raises
+    ------
+    ValueError
+        If ``log_error`` is not finite and >= 0, or ``log_pmf`` is not one log-probability
+        (NaN and ``+inf`` refused) per entry of ``pmf``.
+    """
+    if not (isinstance(log_error, (int, float)) and math.isfinite(log_error) and log_error >= 0):
+        raise ValueError(f"log_error must be finite and >= 0, got {log_error!r}")
+    if log_pmf is None:
+        with np.errstate(divide="ignore"):
+            return np.log(pmf), float(log_error)
+    lp = np.array(log_pmf, dtype=np.float64)
+    if lp.shape != pmf.shape or np.isnan(lp).any() or (lp == np.inf).any():
+        raise ValueError(f"log_pmf must be one log-probability (< inf) per entry of pmf ({pmf.size})")
+    return lp - float(logsumexp(lp)), float(log_error)
+
+
 @dataclass(frozen=True, eq=False)
 class DiscretePrior:
     """A probability distribution on a finite, strictly increasing set of real values.
@@ -104,22 +141,13 @@ class DiscretePrior:
         if abs(total - 1.0) > PMF_SUM_TOLERANCE:
             raise ValueError(f"pmf must sum to 1 (within 1e-9), got a sum of {total!r}")
         pmf = pmf / total
-        if not (math.isfinite(self.log_error) and self.log_error >= 0):
-            raise ValueError(f"log_error must be finite and >= 0, got {self.log_error!r}")
-        if self.log_pmf is None:
-            with np.errstate(divide="ignore"):
-                log_pmf = np.log(pmf)
-        else:
-            log_pmf = np.array(self.log_pmf, dtype=np.float64)
-            if log_pmf.shape != support.shape or np.isnan(log_pmf).any() or (log_pmf == np.inf).any():
-                raise ValueError("log_pmf must be a vector of log-probabilities (< inf) as long as support")
-            log_pmf = log_pmf - float(logsumexp(log_pmf))
+        log_pmf, log_error = normalised_log_pmf(self.log_pmf, pmf, self.log_error)
         for arr in (support, pmf, log_pmf):
             arr.setflags(write=False)
         object.__setattr__(self, "support", support)
         object.__setattr__(self, "pmf", pmf)
         object.__setattr__(self, "log_pmf", log_pmf)
-        object.__setattr__(self, "log_error", float(self.log_error))
+        object.__setattr__(self, "log_error", log_error)
 
     @classmethod
     def point(cls, value: float) -> DiscretePrior:

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..priors import normalised_log_pmf
+
 #: Largest number of distinct tuples of one joint prior (memory: a few floats per tuple and
 #: column; the transport plans have their own limit, :data:`pufferfish.vector.plans.MAX_PLAN_ENTRIES`).
 MAX_TUPLES = 10_000_000
@@ -93,24 +95,17 @@ class JointPrior:
             if not np.allclose(counts / counts.sum(), pmf, rtol=1e-12, atol=0.0):
                 raise ValueError("counts must be proportional to pmf")
             counts.setflags(write=False)
-        if not (math.isfinite(self.log_error) and self.log_error >= 0):
-            raise ValueError(f"log_error must be finite and >= 0, got {self.log_error!r}")
-        if self.log_pmf is None:
-            with np.errstate(divide="ignore"):
-                log_pmf = np.log(pmf)
-        else:
-            log_pmf = np.array(self.log_pmf, dtype=np.float64).ravel()
-            if log_pmf.shape != pmf.shape or np.isnan(log_pmf).any() or (log_pmf == np.inf).any():
-                raise ValueError("log_pmf must be one log-probability (< inf) per tuple")
-            log_pmf = log_pmf[order]
-            log_pmf = log_pmf - float(np.logaddexp.reduce(log_pmf))
+        raw = None if self.log_pmf is None else np.array(self.log_pmf, dtype=np.float64).ravel()
+        if raw is not None and raw.shape == pmf.shape:
+            raw = raw[order]
+        log_pmf, log_error = normalised_log_pmf(raw, pmf, self.log_error)
         for arr in (support, pmf, log_pmf):
             arr.setflags(write=False)
         object.__setattr__(self, "support", support)
         object.__setattr__(self, "pmf", pmf)
         object.__setattr__(self, "counts", counts)
         object.__setattr__(self, "log_pmf", log_pmf)
-        object.__setattr__(self, "log_error", float(self.log_error))
+        object.__setattr__(self, "log_error", log_error)
 
     @classmethod
     def from_log_pmf(cls, support: Any, log_pmf: Any, *, log_error: float = 0.0) -> JointPrior:
