@@ -269,9 +269,8 @@ def _print_tables(
 
 
 def _one_column_options(
-    prior_set: str | None, prior: str, order: str | None, priors_from: str | None,
-    prior_radius: float | None, utility: str | None, time_limit: float,
-) -> dict[str, bool]:  # fmt: skip
+    prior: str, order: str | None, priors_from: str | None, utility: str | None
+) -> dict[str, bool]:
     """Which options of one column were given, for :func:`~pufferfish.cli_joint.refuse` on
     several columns (fitted priors, a label order, a second table, mappings)."""
     return {
@@ -279,7 +278,6 @@ def _one_column_options(
         "--order": order is not None,
         "--priors-from": priors_from is not None,
         "--utility": utility is not None,
-        "--time-limit": time_limit != TIME_LIMIT,
     }
 
 
@@ -330,13 +328,13 @@ def calibrate(
 
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
     if "," in public or unit:
-        refuse(_one_column_options(prior_set, prior, order, priors_from, prior_radius, utility, time_limit))
+        refuse(_one_column_options(prior, order, priors_from, utility))
         _will_write(report)
         joint_calibrate(
             data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
             weight=weight, noise=noise.value, delta=delta, categorical=categorical, numeric=numeric,
             engine=engine, as_json=as_json, report=report, force=force, read=read,
-            prior_set=(prior_set, confidence, prior_radius),
+            prior_set=(prior_set, confidence, prior_radius), time_limit=time_limit,
         )  # fmt: skip
         return
     _will_write(report)
@@ -450,7 +448,7 @@ def release(
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
 
     if "," in public or unit:
-        given = _one_column_options(prior_set, prior, order, priors_from, prior_radius, utility, time_limit)
+        given = _one_column_options(prior, order, priors_from, utility)
         refuse(
             given
             | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0, "--compare": compare}
@@ -460,6 +458,7 @@ def release(
             mechanism=mechanism or "optimal", weight=weight, rng_seed=rng_seed, force=force,
             workers=workers, engine=engine, report=report, as_json=as_json, categorical=categorical,
             numeric=numeric, sampler=sampler, read=read, prior_set=(prior_set, confidence, prior_radius),
+            time_limit=time_limit,
         )  # fmt: skip
         return
 

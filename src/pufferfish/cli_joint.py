@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
+from .calibration import TIME_LIMIT
 from .cli_common import (
     fail,
     guard,
@@ -54,6 +55,7 @@ def joint_calibrate(
     mechanism: str, weight: str | None, noise: str, delta: float, categorical: list[str] | None,
     numeric: list[str] | None, engine: str, as_json: bool, report: str | None, force: bool,
     read: CsvOptions | None = None, prior_set: tuple[str | None, float, float | None] = (None, 0.95, None),
+    time_limit: float = TIME_LIMIT,
 ) -> None:  # fmt: skip
     """``calibrate`` on several public columns (:func:`pufferfish.joint_table.calibrate_joint_table`):
     the tables (or one JSON object) and, with ``report``, the HTML report at the first epsilon.
@@ -74,7 +76,7 @@ def joint_calibrate(
             mechanisms=parse_mechanisms(mechanism),
             weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
             read=read, prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2],
-            engine=engine,
+            engine=engine, time_limit=time_limit,
         )  # fmt: skip
 
     table = guard(run)
@@ -129,7 +131,7 @@ def joint_release(
     pair: list[str], mechanism: str, weight: str | None, rng_seed: int | None, force: bool,
     workers: int | None, engine: str, report: str | None, as_json: bool, categorical: list[str] | None,
     numeric: list[str] | None, sampler: str, read: CsvOptions | None = None,
-    prior_set: tuple[str | None, float, float | None] = (None, 0.95, None),
+    prior_set: tuple[str | None, float, float | None] = (None, 0.95, None), time_limit: float = TIME_LIMIT,
 ) -> None:  # fmt: skip
     """``release`` of several public columns (:func:`pufferfish.joint_table.release_joint`):
     product Laplace noise, one draw per column and row; the output, its JSON report and, with
@@ -153,6 +155,7 @@ def joint_release(
             units=unit, mechanism=mechanism, weight=weight, rng=rng_seed, force=force, progress=progress,
             workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler, read=read,
             prior_set=prior_set[0], confidence=prior_set[1], prior_radius=prior_set[2], engine=engine,
+            time_limit=time_limit,
         )  # fmt: skip
 
     with progress_bar() as advance:

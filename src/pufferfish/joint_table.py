@@ -34,9 +34,11 @@ import numpy as np
 
 from ._checks import check_delta, check_epsilons
 from .calibration import (
+    TIME_LIMIT,
     Calibration,
     PrivacyCheckError,
     check_mechanisms,
+    check_time_limit,
     lookup,
     not_applicable,
     run_comparison,
@@ -165,6 +167,7 @@ def calibrate_joint_table(
     prior_radius: float | None = None,
     engine: str = "duckdb",
     spark: Any = None,
+    time_limit: float = TIME_LIMIT,
 ) -> JointTableCalibration:
     """Estimate the joint priors of several public columns and compare every mechanism.
 
@@ -212,6 +215,10 @@ def calibrate_joint_table(
         DataFrame or a folder). Only the counts reach Python.
     spark : pyspark.sql.SparkSession, optional
         The session of ``engine="spark"`` (default: the active one, else a local one).
+    time_limit : float
+        Seconds of each mechanism (the optimal search), default
+        :data:`~pufferfish.calibration.TIME_LIMIT`; one that does not finish gets a row ``did
+        not finish: ...``.
 
     Returns
     -------
@@ -241,7 +248,7 @@ def calibrate_joint_table(
     request = TableRequest(
         source, secret, columns, check_pairs(pairs), tuple(eps), check_mechanisms(mechanisms), weight=weight,
         delta=delta, categorical=tuple(categorical), numeric=tuple(numeric), prior_set=sets, engine=engine,
-        spark=spark, units=parse_units(units, columns),
+        spark=spark, units=parse_units(units, columns), time_limit=check_time_limit(time_limit),
     )  # fmt: skip
     return _calibrate(request)
 
@@ -300,8 +307,9 @@ def _calibrate(request: TableRequest) -> JointTableCalibration:
         balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
     scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals, balls),), metric)
     comparison = run_comparison(
-        scenario, request.epsilons, request.mechanisms, delta=request.delta, noise="laplace"
-    )
+        scenario, request.epsilons, request.mechanisms, delta=request.delta, noise="laplace",
+        time_limit=request.time_limit,
+    )  # fmt: skip
     inputs = {
         "data": str(source.data) if source.path is not None else type(source.data).__name__,
         "secret": secret,
@@ -472,6 +480,7 @@ def release_joint(
     prior_radius: float | None = None,
     engine: str = "duckdb",
     spark: Any = None,
+    time_limit: float = TIME_LIMIT,
 ) -> JointReleaseResult:
     """Release several public columns jointly with the product channel (issues 17, 31).
 
@@ -485,7 +494,7 @@ def release_joint(
     ----------
     data, secret, public, pairs, units, weight, categorical, numeric, read : see below
         As :func:`calibrate_joint_table`.
-    prior_set, confidence, prior_radius, engine, spark : see below
+    prior_set, confidence, prior_radius, engine, spark, time_limit : see below
         As :func:`calibrate_joint_table`. With ``engine="spark"`` Spark also writes the release
         (a folder of part files, :func:`pufferfish.tables.spark_engine.release_table`), each
         partition with its own secure sampler; ``rng`` must then be an int seed or None.
@@ -554,7 +563,7 @@ def release_joint(
     request = TableRequest(
         source, secret, cols, check_pairs(pairs), (eps,), mechs, weight=weight,
         categorical=tuple(categorical), numeric=tuple(numeric), prior_set=sets, engine=engine, spark=spark,
-        units=parse_units(units, cols),
+        units=parse_units(units, cols), time_limit=check_time_limit(time_limit),
     )  # fmt: skip
     table = _calibrate(request)
     chosen = next((c for c in table.comparison if c.mechanism == m.name), None)
