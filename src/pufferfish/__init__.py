@@ -15,7 +15,7 @@ Main entry points: :class:`DiscretePrior`, :class:`Scenario`, :func:`kantorovich
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names for type checkers; at run time they load on first use
-    from .calibration import (
+    from pufferfish.calibration import (
         MECHANISMS,
         REGISTRY,
         Calibration,
@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
         calibrate_optimal,
         compare,
     )
-    from .loss import PairLoss, PrivacyLoss, laplace_log_density, pair_privacy_loss, privacy_loss
-    from .multiuser import (
+    from pufferfish.loss import PairLoss, PrivacyLoss, laplace_log_density, pair_privacy_loss, privacy_loss
+    from pufferfish.multiuser import (
         MULTIUSER_MECHANISMS,
         PAIR_SETS,
         MultiUserCalibration,
@@ -46,12 +46,17 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
         release_sum,
         sum_distribution,
     )
-    from .noise import NoisyValues, add_laplace
-    from .priors import DiscretePrior, union_support
-    from .priorsets import PriorSet, dkw_radius, l1_radius
-    from .robust_loss import SetLoss, worst_case_loss
-    from .scenario import AdversaryPrior, Scenario
-    from .transport import TransportPlan, kantorovich_plan, marginal_error_bound, max_displacement_from_cdfs
+    from pufferfish.noise import NoisyValues, add_laplace
+    from pufferfish.priors import DiscretePrior, union_support
+    from pufferfish.priorsets import PriorSet, dkw_radius, l1_radius
+    from pufferfish.robust_loss import SetLoss, worst_case_loss
+    from pufferfish.scenario import AdversaryPrior, Scenario
+    from pufferfish.transport import (
+        TransportPlan,
+        kantorovich_plan,
+        marginal_error_bound,
+        max_displacement_from_cdfs,
+    )
 
 __all__ = [
     "MECHANISMS",

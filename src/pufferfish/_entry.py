@@ -26,7 +26,7 @@ def main() -> None:
         received.append(signum)
 
     previous = {sig: signal.signal(sig, record) for sig in (signal.SIGINT, signal.SIGTERM)}
-    from .cli import main as cli_main
+    from pufferfish.cli import main as cli_main
 
     for sig, handler in previous.items():
         signal.signal(sig, handler)

@@ -20,10 +20,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ._checks import check_epsilons, short_text
-from .calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
-from .channels import DENSE_MAX_K
-from .cli_common import (
+from pufferfish._checks import check_epsilons, short_text
+from pufferfish.calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
+from pufferfish.channels import DENSE_MAX_K
+from pufferfish.cli_common import (
     checked_text,
     guard,
     head_and_tail,
@@ -36,13 +36,13 @@ from .cli_common import (
     publish,
     require_pairs,
 )
-from .cli_joint import joint_calibrate, joint_release, refuse
-from .cli_markov import markov_app
-from .fit import FittedPriors
-from .priors import DiscretePrior, GaussianMixturePrior
-from .priorsets import prior_scope
-from .tables.estimate import EstimatedPriors
-from .tables.source import check_csv_options
+from pufferfish.cli_joint import joint_calibrate, joint_release, refuse
+from pufferfish.cli_markov import markov_app
+from pufferfish.fit import FittedPriors
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior
+from pufferfish.priorsets import prior_scope
+from pufferfish.tables.estimate import EstimatedPriors
+from pufferfish.tables.source import check_csv_options
 
 app = typer.Typer(
     name="pufferfish",
@@ -322,9 +322,9 @@ def calibrate(
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
-    from .pipeline import calibrate_table, report_dict
-    from .report import check_report_path
-    from .table_release import write_html_report
+    from pufferfish.pipeline import calibrate_table, report_dict
+    from pufferfish.report import check_report_path
+    from pufferfish.table_release import write_html_report
 
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
     if "," in public or unit:
@@ -439,10 +439,10 @@ def release(
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version; with
     --public a,b, several columns released jointly with product Laplace noise."""
-    from .report import check_report_path
-    from .table_release import release as do_release
-    from .table_release import write_html_report
-    from .tables.source import report_path_for
+    from pufferfish.report import check_report_path
+    from pufferfish.table_release import release as do_release
+    from pufferfish.table_release import write_html_report
+    from pufferfish.tables.source import report_path_for
 
     _will_write(output, report_path_for(Path(output)), report)
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
@@ -560,7 +560,7 @@ def multiuser(
     as_json: JsonOpt = False,
 ) -> None:
     """Laplace scales for a summation query over the users of SYSTEM (seed 000)."""
-    from .multiuser import MultiUserSystem, calibrate_system, check_pair_set, compare_user
+    from pufferfish.multiuser import MultiUserSystem, calibrate_system, check_pair_set, compare_user
 
     def run() -> list[Any]:
         sys_ = MultiUserSystem.from_json(system)
@@ -625,7 +625,7 @@ def multiuser_release(
     as_json: JsonOpt = False,
 ) -> None:
     """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
-    from .multiuser import MultiUserSystem, release_sum
+    from pufferfish.multiuser import MultiUserSystem, release_sum
 
     def run() -> Any:
         sys_ = MultiUserSystem.from_json(system)
@@ -660,7 +660,7 @@ def reproduce(
 ) -> None:
     """Regenerate the seed papers' tables and figures (and Song et al.'s Markov grid) with an index
     of printed vs our values."""
-    from .reproduce import reproduce as do_reproduce
+    from pufferfish.reproduce import reproduce as do_reproduce
 
     if what is not None and paper is not None and what != paper:
         guard(lambda: _refuse_both(what, paper))

@@ -14,8 +14,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ._checks import short_text
-from .calibration import (
+from pufferfish._checks import short_text
+from pufferfish.calibration import (
     Calibration,
     MappingCalibration,
     MemoryLimitError,
@@ -23,7 +23,7 @@ from .calibration import (
     Skipped,
     TimeLimitError,
 )
-from .priorsets import set_label
+from pufferfish.priorsets import set_label
 
 T = TypeVar("T")
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from rich.console import Console
 
-from .calibration import TIME_LIMIT
-from .cli_common import (
+from pufferfish.calibration import TIME_LIMIT
+from pufferfish.cli_common import (
     fail,
     guard,
     num,
@@ -25,7 +25,7 @@ from .cli_common import (
     publish,
     require_pairs,
 )
-from .tables.source import CsvOptions
+from pufferfish.tables.source import CsvOptions
 
 
 def refuse(options: Mapping[str, bool]) -> None:
@@ -65,8 +65,8 @@ def joint_calibrate(
     typer.Exit
         On bad input (code 1, one line on standard error).
     """
-    from .joint_table import calibrate_joint_table, write_joint_report
-    from .report import check_report_path
+    from pufferfish.joint_table import calibrate_joint_table, write_joint_report
+    from pufferfish.report import check_report_path
 
     def run() -> Any:
         if report is not None:
@@ -98,8 +98,8 @@ def print_joint_calibration(console: Console, table: Any, delta: float) -> None:
     delta : float
         Target delta of the comparison (shown in the tables' titles when > 0).
     """
-    from .joint_result import CHANNEL_TEXT
-    from .priorsets import prior_scope
+    from pufferfish.joint_result import CHANNEL_TEXT
+    from pufferfish.priorsets import prior_scope
 
     units = ", ".join(
         f"{c} ({'categorical' if cat else 'numeric'}, unit {num(w)})"
@@ -142,8 +142,8 @@ def joint_release(
     typer.Exit
         On bad input (code 1, one line on standard error).
     """
-    from .joint_table import release_joint, write_joint_report
-    from .report import check_report_path
+    from pufferfish.joint_table import release_joint, write_joint_report
+    from pufferfish.report import check_report_path
 
     def run(progress: Any) -> Any:
         if report is not None:

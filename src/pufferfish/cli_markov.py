@@ -10,10 +10,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ._checks import check_epsilons
-from .cli_common import guard, parse_mechanisms, print_comparisons
-from .markov.audit import result_row
-from .markov.counts import MARKOV_MECHANISMS
+from pufferfish._checks import check_epsilons
+from pufferfish.cli_common import guard, parse_mechanisms, print_comparisons
+from pufferfish.markov.audit import result_row
+from pufferfish.markov.counts import MARKOV_MECHANISMS
 
 markov_app = typer.Typer(
     name="markov",
@@ -170,7 +170,7 @@ def markov_calibrate(
         )  # fmt: skip
         return
     if report is not None:
-        from .report import check_report_path
+        from pufferfish.report import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
     scenario, results = guard(lambda: _calibrate_chain(epsilon, chain_args, mechanism))
@@ -229,12 +229,12 @@ def _audit(
     engine: str = "duckdb",
 ) -> None:
     """``markov calibrate --scale B``: the exact loss of ``Laplace(B)`` (:mod:`.markov.audit`)."""
-    from .markov.audit import audit_scale
+    from pufferfish.markov.audit import audit_scale
 
     def run() -> tuple[Any, dict[int, Any]]:
         eps = check_epsilons(epsilon) if epsilon else []
         if data is not None:
-            from .markov.release import audit_series
+            from pufferfish.markov.release import audit_series
 
             if chain.transition is not None or chain.states is not None or chain.interval is not None:
                 raise ValueError(
@@ -282,10 +282,10 @@ def _chain_report(
     same mechanisms at the lengths of :func:`~.markov.report.length_ladder` for the figure."""
     from dataclasses import replace
 
-    from .calibration import compare
-    from .markov import count_scenario
-    from .markov.counts import binding_priors
-    from .markov.report import length_ladder, markov_report_html, write_markov_report
+    from pufferfish.calibration import compare
+    from pufferfish.markov import count_scenario
+    from pufferfish.markov.counts import binding_priors
+    from pufferfish.markov.report import length_ladder, markov_report_html, write_markov_report
 
     model = scenario.model
     eps = results[0].epsilon
@@ -307,8 +307,8 @@ def _refuse(message: str) -> None:
 
 def _calibrate_chain(epsilon: list[float] | None, chain: _ChainArgs, mechanism: str) -> tuple[Any, Any]:
     """The comparison on a given chain (``--transition``) or an interval class (``--interval``)."""
-    from .calibration import compare
-    from .markov import count_scenario
+    from pufferfish.calibration import compare
+    from pufferfish.markov import count_scenario
 
     eps = check_epsilons(epsilon or [])
     names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
@@ -318,8 +318,8 @@ def _calibrate_chain(epsilon: list[float] | None, chain: _ChainArgs, mechanism: 
 
 def _chain_model(a: _ChainArgs) -> Any:
     """The :class:`~.markov.CountModel` of ``--transition`` or ``--interval``."""
-    from .markov import CountModel, MarkovChain
-    from .markov.chain import binary_interval_chains
+    from pufferfish.markov import CountModel, MarkovChain
+    from pufferfish.markov.chain import binary_interval_chains
 
     if (a.transition is None) == (a.interval is None) or a.length is None:
         raise ValueError(
@@ -370,7 +370,7 @@ def _series_request(
     prior_set: str,
     engine: str = "duckdb",
 ) -> Any:
-    from .markov.release import SeriesRequest
+    from pufferfish.markov.release import SeriesRequest
 
     if id_column is None or time_column is None or state_column is None:
         raise ValueError("a DATA table needs --id, --time and --state")
@@ -401,7 +401,7 @@ def _calibrate_data(
     force: bool = False,
     engine: str = "duckdb",
 ) -> None:
-    from .markov.release import calibrate_series, series_report
+    from pufferfish.markov.release import calibrate_series, series_report
 
     def run() -> Any:
         if transition is not None or states is not None:
@@ -418,12 +418,12 @@ def _calibrate_data(
         return calibrate_series(request)
 
     if report is not None:
-        from .report import check_report_path
+        from pufferfish.report import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
     result = guard(run)
     if report is not None:
-        from .markov.report import write_markov_report
+        from pufferfish.markov.report import write_markov_report
 
         guard(lambda: write_markov_report(series_report(result, result.to_dict()), report, force=force))
     if as_json:
@@ -486,7 +486,7 @@ def markov_release(
 ) -> None:
     """Release each id's count of visits to --target-state with Laplace noise of --mechanism's
     scale for its length, calibrated on the chain estimated from DATA and checked exactly."""
-    from .markov.release import release_series
+    from pufferfish.markov.release import release_series
 
     def run() -> Any:
         request = _series_request(data, epsilon, None, initial, target_state, query, (mechanism,), id_column,

@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import erfcx, log_ndtr, logsumexp, ndtr, ndtri
 
-from ._checks import check_scale
-from .priors import DiscretePrior, GaussianMixturePrior, Prior
+from pufferfish._checks import check_scale
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Prior
 
 #: Noise distributions.
 NOISES: tuple[str, ...] = ("laplace", "gaussian")

@@ -39,9 +39,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from .density import TAIL_MASS, ReleaseDensity, U, kernel_halves, tail_upper
-from .laplace_information import applies as _atoms_apply
-from .laplace_information import intervals_to_split, laplace_atoms_information
+from pufferfish.density import TAIL_MASS, ReleaseDensity, U, kernel_halves, tail_upper
+from pufferfish.laplace_information import applies as _atoms_apply
+from pufferfish.laplace_information import intervals_to_split, laplace_atoms_information
 
 _MAX_LEVELS = 60
 _MAX_OPEN = 1_000_000

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .calibration import REGISTRY, Calibration, MappingCalibration, Skipped, run_comparison
-from .calibration import check_pairs as check_privacy
-from .calibration.mapping import additive_utility
-from .priors import DiscretePrior
-from .transport import TransportPlan, kantorovich_plan
+from pufferfish.calibration import REGISTRY, Calibration, MappingCalibration, Skipped, run_comparison
+from pufferfish.calibration import check_pairs as check_privacy
+from pufferfish.calibration.mapping import additive_utility
+from pufferfish.priors import DiscretePrior
+from pufferfish.transport import TransportPlan, kantorovich_plan
 
 if TYPE_CHECKING:
-    from .joint_result import JointTableCalibration
-    from .pipeline import TableCalibration
+    from pufferfish.joint_result import JointTableCalibration
+    from pufferfish.pipeline import TableCalibration
 
 
 @dataclass(frozen=True)
@@ -234,8 +234,8 @@ def joint_report_figures(
     -------
     JointReportFigures
     """
-    from .calibration.joint import joint_plan
-    from .tables.histograms import column_histograms, label_histograms
+    from pufferfish.calibration.joint import joint_plan
+    from pufferfish.tables.histograms import column_histograms, label_histograms
 
     comparison = tuple(c for c in table.comparison if c.epsilon == epsilon)
     pair = table.scenario.pairs[0]

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .priors import DiscretePrior, GaussianMixturePrior, Prior
-from .scenario import AdversaryPrior, Scenario
-from .tables.estimate import EstimatedPriors
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Prior
+from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.tables.estimate import EstimatedPriors
 
 #: Prior models a table can be summarised by.
 PRIOR_MODELS: tuple[str, ...] = ("empirical", "gaussian", "gmm")

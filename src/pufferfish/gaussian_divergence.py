@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from .density import FAR_TAIL, U, normal_tail
-from .divergence import DeltaBound
+from pufferfish.density import FAR_TAIL, U, normal_tail
+from pufferfish.divergence import DeltaBound
 
 # ---------------------------------------------------------------------------------------------
 # Two Gaussian releases: the hockey-stick divergence in closed form, with a derived error bound

@@ -30,14 +30,14 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from .calibration import Calibration, MappingCalibration, Skipped
-from .priorsets import prior_scope
-from .report import cell, figure_html, fmt, html_page, svg_text, table_html
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.priorsets import prior_scope
+from pufferfish.report import cell, figure_html, fmt, html_page, svg_text, table_html
 
 if TYPE_CHECKING:
-    from .figures import JointReportFigures
-    from .joint_result import JointTableCalibration
-    from .vector import JointPrior
+    from pufferfish.figures import JointReportFigures
+    from pufferfish.joint_result import JointTableCalibration
+    from pufferfish.vector import JointPrior
 
 #: Figures of every joint report (``id`` of the ``<figure>``), in page order; a release adds
 #: ``fig-release``.

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .calibration import Calibration, MappingCalibration, Skipped
-from .scenario import Scenario
-from .vector import JointPrior
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.scenario import Scenario
+from pufferfish.vector import JointPrior
 
 #: How the product channel treats each kind of column, in words (the CLI and the report).
 CHANNEL_TEXT = (

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilons
-from .calibration import (
+from pufferfish._checks import check_delta, check_epsilons
+from pufferfish.calibration import (
     TIME_LIMIT,
     Calibration,
     PrivacyCheckError,
@@ -43,24 +43,22 @@ from .calibration import (
     not_applicable,
     run_comparison,
 )
-from .calibration import (
-    check_pairs as check_scenario,
-)
-from .calibration.registry import JOINT_GAUSSIAN
-from .calibration.search import first_passing
-from .channels import ONE, RandomizedResponseChannel
-from .density import check_noise
-from .joint_result import JointTableCalibration
-from .noise import check_sampler, check_workers, sampler_grid
-from .priors import RELEASE_EXPONENT, to_release_grid
-from .priorsets import check_prior_set
-from .request import TableRequest
-from .scenario import AdversaryPrior, Scenario
-from .table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
-from .tables.estimate import check_kind_lists, check_pairs
-from .tables.model import JointAggregates, label_codes
-from .tables.perturb import ReleasedColumn
-from .tables.source import (
+from pufferfish.calibration import check_pairs as check_scenario
+from pufferfish.calibration.registry import JOINT_GAUSSIAN
+from pufferfish.calibration.search import first_passing
+from pufferfish.channels import ONE, RandomizedResponseChannel
+from pufferfish.density import check_noise
+from pufferfish.joint_result import JointTableCalibration
+from pufferfish.noise import check_sampler, check_workers, sampler_grid
+from pufferfish.priors import RELEASE_EXPONENT, to_release_grid
+from pufferfish.priorsets import check_prior_set
+from pufferfish.request import TableRequest
+from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.table_release import DEFAULT_BATCH_ROWS, GRID_SAFETY_STEPS, check_batch_rows
+from pufferfish.tables.estimate import check_kind_lists, check_pairs
+from pufferfish.tables.model import JointAggregates, label_codes
+from pufferfish.tables.perturb import ReleasedColumn
+from pufferfish.tables.source import (
     CsvOptions,
     DataError,
     TableSource,
@@ -73,8 +71,8 @@ from .tables.source import (
     resolve_source,
     write_text,
 )
-from .vector import JointPrior, Metric
-from .vector.ball import joint_balls
+from pufferfish.vector import JointPrior, Metric
+from pufferfish.vector.ball import joint_balls
 
 
 def parse_columns(public: str | Sequence[str]) -> tuple[str, ...]:
@@ -258,10 +256,10 @@ def _aggregates(request: TableRequest) -> JointAggregates:
     kinds = {c: "categorical" for c in request.categorical} | {c: "numeric" for c in request.numeric}
     args = dict(secret=request.secret, columns=request.columns, weight=request.weight, kinds=kinds)
     if request.engine == "spark":
-        from .tables.spark_engine import joint_aggregates as spark_aggregates
+        from pufferfish.tables.spark_engine import joint_aggregates as spark_aggregates
 
         return spark_aggregates(request.source, spark=request.spark, **args)  # type: ignore[arg-type]
-    from .tables.duckdb_engine import joint_aggregates
+    from pufferfish.tables.duckdb_engine import joint_aggregates
 
     return joint_aggregates(request.source, **args)  # type: ignore[arg-type]
 
@@ -605,7 +603,7 @@ def _write(
     source = request.source
     text_copy = source.path is not None and not is_parquet(source.path)
     if request.engine == "spark":
-        from .tables.spark_engine import release_table
+        from pufferfish.tables.spark_engine import release_table
 
         about, released, missing = release_table(
             source, target.output, target.fmt, columns=columns, noise="laplace",
@@ -618,7 +616,7 @@ def _write(
         text = json.dumps(report, indent=2, allow_nan=False) + "\n"
         write_text(text, target.report, force=target.force, kind="report")
         return (released, missing), report
-    from .tables.duckdb_engine import stream_release
+    from pufferfish.tables.duckdb_engine import stream_release
 
     outputs = [target.output, target.report]
     with atomic_outputs(outputs, force=target.force, kinds=["output", "report"]) as (tmp, tmp_rep):
@@ -716,10 +714,10 @@ def write_joint_report(
     OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
-    from .figures import joint_report_figures
-    from .joint_report import build_joint_report
-    from .report import check_report_path
-    from .tables.source import write_text
+    from pufferfish.figures import joint_report_figures
+    from pufferfish.joint_report import build_joint_report
+    from pufferfish.report import check_report_path
+    from pufferfish.tables.source import write_text
 
     out = check_report_path(path, force=force)
     if isinstance(result, JointReleaseResult):

@@ -18,10 +18,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from ._checks import check_scale
-from .laplace_sums import laplace_log_sums
-from .priors import RELEASE_GRID, DiscretePrior, to_release_grid, union_support
-from .scenario import Scenario
+from pufferfish._checks import check_scale
+from pufferfish.laplace_sums import laplace_log_sums
+from pufferfish.priors import RELEASE_GRID, DiscretePrior, to_release_grid, union_support
+from pufferfish.scenario import Scenario
 
 
 @dataclass(frozen=True)

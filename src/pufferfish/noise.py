@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import as_float_vector, check_scale
-from .channels import MAPPING_BITS, DenseChannel, RandomizedResponseChannel
-from .priors import RELEASE_EXPONENT, to_grid, to_release_grid
+from pufferfish._checks import as_float_vector, check_scale
+from pufferfish.channels import MAPPING_BITS, DenseChannel, RandomizedResponseChannel
+from pufferfish.priors import RELEASE_EXPONENT, to_grid, to_release_grid
 
 #: Granularity exponent offset: the noise grid is ``2^(floor(log2(scale)) - 40)`` at every scale.
 _GRID_BELOW_SCALE = 40
@@ -532,7 +532,7 @@ def _in_chunks(
 def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussian: bool) -> NoisyValues:
     """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)
     or discrete Gaussian (:func:`gaussian_grid`)."""
-    from .discrete_noise import discrete_gaussian, discrete_laplace
+    from pufferfish.discrete_noise import discrete_gaussian, discrete_laplace
 
     k, grid_units, rounded = sampler_grid(scale, "gaussian" if gaussian else "laplace", "exact")
     units = int(grid_units)  # an integer for the exact sampler

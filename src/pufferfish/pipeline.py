@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilons
-from .calibration import (
+from pufferfish._checks import check_delta, check_epsilons
+from pufferfish.calibration import (
     MECHANISMS,
     REGISTRY,
     TIME_LIMIT,
@@ -41,13 +41,13 @@ from .calibration import (
     check_time_limit,
     run_comparison,
 )
-from .calibration.mapping import additive_utility, check_utility
-from .density import check_noise
-from .fit import FittedPriors, fit_priors, parse_prior_model
-from .priorsets import check_prior_set
-from .request import TableRequest
-from .scenario import Scenario
-from .tables.estimate import (
+from pufferfish.calibration.mapping import additive_utility, check_utility
+from pufferfish.density import check_noise
+from pufferfish.fit import FittedPriors, fit_priors, parse_prior_model
+from pufferfish.priorsets import check_prior_set
+from pufferfish.request import TableRequest
+from pufferfish.scenario import Scenario
+from pufferfish.tables.estimate import (
     EstimatedPriors,
     check_column_kinds,
     check_pairs,
@@ -55,10 +55,7 @@ from .tables.estimate import (
     estimate_two_sources,
     with_prior_sets,
 )
-from .tables.source import (
-    CsvOptions,
-    resolve_source,
-)
+from pufferfish.tables.source import CsvOptions, resolve_source
 
 __all__ = ["TableCalibration", "calibrate_request", "calibrate_table", "column_kinds", "report_dict"]
 

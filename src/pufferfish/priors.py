@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from ._checks import as_float_vector
+from pufferfish._checks import as_float_vector
 
 #: Largest allowed ``|sum(pmf) - 1|`` before renormalising a probability vector.
 PMF_SUM_TOLERANCE = 1e-9

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from ._checks import short_text
+from pufferfish._checks import short_text
 
 PRIOR_SET_KINDS = ("dkw", "l1", "none")
 

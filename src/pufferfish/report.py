@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .calibration import Calibration, MappingCalibration, Skipped
-from .fit import FittedPriors
-from .priors import DiscretePrior, GaussianMixturePrior
-from .priorsets import set_label
-from .tables.estimate import EstimatedPriors
-from .tables.source import check_output_path
-from .transport import TransportPlan
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.fit import FittedPriors
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior
+from pufferfish.priorsets import set_label
+from pufferfish.tables.estimate import EstimatedPriors
+from pufferfish.tables.source import check_output_path
+from pufferfish.transport import TransportPlan
 
 if TYPE_CHECKING:
-    from .figures import ReportFigures
-    from .tables.histograms import ReleasedHistogram
+    from pufferfish.figures import ReportFigures
+    from pufferfish.tables.histograms import ReleasedHistogram
 
 #: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
 #: ``fig-release``, and a comparison with randomized mappings :data:`MAPPING_FIGURES`.
@@ -112,7 +112,7 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
             ax.legend(fontsize=7)
         sets = estimated.scenario.priors[0].sets
         if sets is not None:  # the range of P(x) over the secret's prior set, at each point
-            from .robust_loss import extremes
+            from pufferfish.robust_loss import extremes
 
             ps = sets[s]
             ext = extremes(ps, 0.0)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .calibration import TIME_LIMIT, Mechanism
-from .tables.source import TableSource
+from pufferfish.calibration import TIME_LIMIT, Mechanism
+from pufferfish.tables.source import TableSource
 
 
 @dataclass(frozen=True)

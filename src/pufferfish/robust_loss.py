@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import check_scale
-from .priorsets import PriorSet, dkw_band
+from pufferfish._checks import check_scale
+from pufferfish.priorsets import PriorSet, dkw_band
 
 
 @dataclass(frozen=True)

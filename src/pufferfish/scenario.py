@@ -17,10 +17,10 @@ from typing import Any, Union
 
 import numpy as np
 
-from .priors import RELEASE_EXPONENT, DiscretePrior, GaussianMixturePrior, Prior, on_grid, to_grid
-from .priorsets import PriorSet, check_sets, set_summary
-from .vector.ball import check_balls
-from .vector.joint import JointPrior, Metric
+from pufferfish.priors import RELEASE_EXPONENT, DiscretePrior, GaussianMixturePrior, Prior, on_grid, to_grid
+from pufferfish.priorsets import PriorSet, check_sets, set_summary
+from pufferfish.vector.ball import check_balls
+from pufferfish.vector.joint import JointPrior, Metric
 
 #: A conditional distribution of one public value or of a tuple of public columns.
 AnyPrior = Union[DiscretePrior, GaussianMixturePrior, JointPrior]  # noqa: UP007

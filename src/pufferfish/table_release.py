@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_delta, check_epsilons
-from .calibration import (
+from pufferfish._checks import check_delta, check_epsilons
+from pufferfish.calibration import (
     REGISTRY,
     TIME_LIMIT,
     Calibration,
@@ -29,18 +29,24 @@ from .calibration import (
     check_time_limit,
     lookup,
 )
-from .calibration.check import measure, passes
-from .calibration.mapping import check_utility
-from .calibration.search import first_passing
-from .density import check_noise
-from .fit import FittedPriors, parse_prior_model
-from .noise import check_sampler, check_workers, discretisation_delta, moved_centres_term, sampler_grid
-from .pipeline import TableCalibration, calibrate_request, column_kinds, report_dict
-from .priors import RELEASE_EXPONENT
-from .priorsets import check_prior_set
-from .request import TableRequest
-from .tables.estimate import EstimatedPriors, check_pairs
-from .tables.source import (
+from pufferfish.calibration.check import measure, passes
+from pufferfish.calibration.mapping import check_utility
+from pufferfish.calibration.search import first_passing
+from pufferfish.density import check_noise
+from pufferfish.fit import FittedPriors, parse_prior_model
+from pufferfish.noise import (
+    check_sampler,
+    check_workers,
+    discretisation_delta,
+    moved_centres_term,
+    sampler_grid,
+)
+from pufferfish.pipeline import TableCalibration, calibrate_request, column_kinds, report_dict
+from pufferfish.priors import RELEASE_EXPONENT
+from pufferfish.priorsets import check_prior_set
+from pufferfish.request import TableRequest
+from pufferfish.tables.estimate import EstimatedPriors, check_pairs
+from pufferfish.tables.source import (
     CsvOptions,
     OutputExistsError,
     TableSource,
@@ -511,8 +517,8 @@ def _write_release(
     """
     text_copy = source.path is not None and not is_parquet(source.path)
     if engine == "spark":
-        from .tables.perturb import ReleasedColumn
-        from .tables.spark_engine import release_table
+        from pufferfish.tables.perturb import ReleasedColumn
+        from pufferfish.tables.spark_engine import release_table
 
         est = table.released_table
         mapping = chosen if isinstance(chosen, MappingCalibration) else None
@@ -532,7 +538,7 @@ def _write_release(
             spark=spark,
             sampler=sampler,
         )
-    from .tables.duckdb_engine import stream_release
+    from pufferfish.tables.duckdb_engine import stream_release
 
     return stream_release(
         source,
@@ -584,9 +590,9 @@ def write_html_report(
     OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
-    from .figures import report_figures
-    from .report import build_report, check_report_path
-    from .tables.histograms import released_histograms
+    from pufferfish.figures import report_figures
+    from pufferfish.report import build_report, check_report_path
+    from pufferfish.tables.histograms import released_histograms
 
     out = check_report_path(path, force=force)
     if isinstance(result, ReleaseResult):

@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import NDArray
 
-from .priors import DiscretePrior
+from pufferfish.priors import DiscretePrior
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,9 +16,8 @@ module                  what it holds
 ======================  ===================================================================
 """
 
-from ..divergence import MemoryLimitError
-from .check import Check, check_information, check_pairs, passes
-from .gaussian import (
+from pufferfish.calibration.check import Check, check_information, check_pairs, passes
+from pufferfish.calibration.gaussian import (
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
     component_transport,
@@ -28,9 +27,9 @@ from .gaussian import (
     summation_scenario,
     tau_star,
 )
-from .information import approximate_from_mi, mi_from_approximate, mi_from_pure
-from .mapping import UTILITIES, Utility, mapping_loss, optimal_matrix
-from .registry import (
+from pufferfish.calibration.information import approximate_from_mi, mi_from_approximate, mi_from_pure
+from pufferfish.calibration.mapping import UTILITIES, Utility, mapping_loss, optimal_matrix
+from pufferfish.calibration.registry import (
     MAPPING_MECHANISMS,
     MECHANISMS,
     REGISTRY,
@@ -47,7 +46,7 @@ from .registry import (
     not_applicable,
     run_comparison,
 )
-from .result import (
+from pufferfish.calibration.result import (
     CRITERIA,
     Calibration,
     MappingCalibration,
@@ -56,7 +55,8 @@ from .result import (
     Skipped,
     TimeLimitError,
 )
-from .search import SAFETY_STEPS, Proposal, Target, smallest_passing, verified
+from pufferfish.calibration.search import SAFETY_STEPS, Proposal, Target, smallest_passing, verified
+from pufferfish.divergence import MemoryLimitError
 
 __all__ = [
     "CRITERIA",

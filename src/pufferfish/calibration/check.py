@@ -41,16 +41,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from ..density import release_density
-from ..divergence import hockey_stick, mutual_information, privacy_loss_sup
-from ..gaussian_divergence import gaussian_delta_bound
-from ..loss import PrivacyLoss, privacy_loss
-from ..priors import DiscretePrior, GaussianMixturePrior, union_support
-from ..robust_loss import worst_case_loss
-from ..scenario import Scenario
-from ..vector import JointPrior, product_laplace_loss
-from ..vector.ball import ball_loss
-from .result import num
+from pufferfish.calibration.result import num
+from pufferfish.density import release_density
+from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
+from pufferfish.gaussian_divergence import gaussian_delta_bound
+from pufferfish.loss import PrivacyLoss, privacy_loss
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior, union_support
+from pufferfish.robust_loss import worst_case_loss
+from pufferfish.scenario import Scenario
+from pufferfish.vector import JointPrior, product_laplace_loss
+from pufferfish.vector.ball import ball_loss
 
 
 def passes(value: float, bound: float, target: float) -> bool:

@@ -29,11 +29,11 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from ..scenario import Scenario
-from ..transport import kantorovich_plan
-from .result import RootFinding
-from .result import num as _num
-from .search import Proposal
+from pufferfish.calibration.result import RootFinding
+from pufferfish.calibration.result import num as _num
+from pufferfish.calibration.search import Proposal
+from pufferfish.scenario import Scenario
+from pufferfish.transport import kantorovich_plan
 
 # ---------------------------------------------------------------------------------------------
 # l1 and Kantorovich

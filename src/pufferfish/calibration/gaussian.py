@@ -32,13 +32,13 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import lambertw, log_ndtr, ndtri
 
-from .._checks import check_epsilon
-from ..gaussian_divergence import gaussian_delta_bound
-from ..priors import DiscretePrior, GaussianMixturePrior, Prior
-from ..scenario import AdversaryPrior, Scenario
-from ..transport import kantorovich_plan
-from .result import num as _num
-from .search import Proposal, worst_pair
+from pufferfish._checks import check_epsilon
+from pufferfish.calibration.result import num as _num
+from pufferfish.calibration.search import Proposal, worst_pair
+from pufferfish.gaussian_divergence import gaussian_delta_bound
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Prior
+from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.transport import kantorovich_plan
 
 # ---------------------------------------------------------------------------------------------
 # tau*(delta) of seed 003

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_delta, check_epsilon
-from ..priors import GaussianMixturePrior
-from ..scenario import Scenario
-from .check import secret_weights_for
-from .result import num as _num
-from .search import Proposal
+from pufferfish._checks import check_delta, check_epsilon
+from pufferfish.calibration.check import secret_weights_for
+from pufferfish.calibration.result import num as _num
+from pufferfish.calibration.search import Proposal
+from pufferfish.priors import GaussianMixturePrior
+from pufferfish.scenario import Scenario
 
 
 def _total_variances(

@@ -39,15 +39,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..divergence import MemoryLimitError
-from ..priors import DiscretePrior
-from ..scenario import Scenario
-from ..transport import kantorovich_plan as monotone_plan
-from ..vector import JointPrior, Metric, VectorPlan, bottleneck_plan, kantorovich_plan
-from .discrete import RootTally, relaxed_plan_scale
-from .gaussian import analytic_gaussian_sigma
-from .result import num as _num
-from .search import Proposal, worst_pair
+from pufferfish.calibration.discrete import RootTally, relaxed_plan_scale
+from pufferfish.calibration.gaussian import analytic_gaussian_sigma
+from pufferfish.calibration.result import num as _num
+from pufferfish.calibration.search import Proposal, worst_pair
+from pufferfish.divergence import MemoryLimitError
+from pufferfish.priors import DiscretePrior
+from pufferfish.scenario import Scenario
+from pufferfish.transport import kantorovich_plan as monotone_plan
+from pufferfish.vector import JointPrior, Metric, VectorPlan, bottleneck_plan, kantorovich_plan
 
 PLAN_KINDS = ("kantorovich", "bottleneck")
 """The two plans: W1-optimal (of smallest largest distance) and W-infinity (bottleneck)."""

@@ -40,13 +40,13 @@ from scipy import sparse
 from scipy.optimize import brentq, linprog
 from scipy.stats import laplace, norm
 
-from ..channels import DenseChannel, RandomizedResponseChannel
-from ..priors import DiscretePrior, union_support
-from ..priorsets import PriorSet, dkw_pieces, set_summary
-from ..scenario import Scenario
-from .deadline import LP_IN_PROCESS, linprog_within
-from .mapping_check import MappingLoss, mapping_loss, on_alphabet
-from .result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
+from pufferfish.calibration.deadline import LP_IN_PROCESS, linprog_within
+from pufferfish.calibration.mapping_check import MappingLoss, mapping_loss, on_alphabet
+from pufferfish.calibration.result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
+from pufferfish.channels import DenseChannel, RandomizedResponseChannel
+from pufferfish.priors import DiscretePrior, union_support
+from pufferfish.priorsets import PriorSet, dkw_pieces, set_summary
+from pufferfish.scenario import Scenario
 
 #: Utilities of a mapping: expected accuracy (maximised), the same keeping every value's share of
 #: the released rows (``shares``, the default for labels: rare labels are not collapsed into

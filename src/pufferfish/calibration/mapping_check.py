@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..channels import MAPPING_BITS as GRID_BITS
-from ..channels import DenseChannel, RandomizedResponseChannel
-from ..priorsets import PriorSet, log_value, point_mass_extremes, set_extremes
-from ..scenario import Scenario
+from pufferfish.channels import MAPPING_BITS as GRID_BITS
+from pufferfish.channels import DenseChannel, RandomizedResponseChannel
+from pufferfish.priorsets import PriorSet, log_value, point_mass_extremes, set_extremes
+from pufferfish.scenario import Scenario
 
 _U = 2.0**-53
 

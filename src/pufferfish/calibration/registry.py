@@ -18,17 +18,36 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_delta, check_epsilon, check_epsilons
-from ..density import check_noise
-from ..divergence import MemoryLimitError
-from ..markov.counts import CountModel
-from ..markov.quilts import model_sigma
-from ..scenario import Scenario
-from . import discrete, gaussian, information, joint
-from .check import uncheckable
-from .mapping import Utility, check_alphabet, default_utility, mapping_calibration, scenario_support
-from .result import Calibration, MappingCalibration, PrivacyCheckError, Skipped, TimeLimitError
-from .search import OPTIMAL_SOURCE, Proposal, Target, smallest_passing, unverified, verified
+from pufferfish._checks import check_delta, check_epsilon, check_epsilons
+from pufferfish.calibration import discrete, gaussian, information, joint
+from pufferfish.calibration.check import uncheckable
+from pufferfish.calibration.mapping import (
+    Utility,
+    check_alphabet,
+    default_utility,
+    mapping_calibration,
+    scenario_support,
+)
+from pufferfish.calibration.result import (
+    Calibration,
+    MappingCalibration,
+    PrivacyCheckError,
+    Skipped,
+    TimeLimitError,
+)
+from pufferfish.calibration.search import (
+    OPTIMAL_SOURCE,
+    Proposal,
+    Target,
+    smallest_passing,
+    unverified,
+    verified,
+)
+from pufferfish.density import check_noise
+from pufferfish.divergence import MemoryLimitError
+from pufferfish.markov.counts import CountModel
+from pufferfish.markov.quilts import model_sigma
+from pufferfish.scenario import Scenario
 
 ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
 """``scale(scenario, epsilon, delta, secret_weights) -> Proposal`` (no check)."""

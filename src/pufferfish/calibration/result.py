@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..channels import DENSE_MAX_K
-from ..loss import PrivacyLoss
-from ..priorsets import prior_scope, set_summary
+from pufferfish.channels import DENSE_MAX_K
+from pufferfish.loss import PrivacyLoss
+from pufferfish.priorsets import prior_scope, set_summary
 
 #: Privacy criteria: pufferfish (eps, delta)-indistinguishability (delta = 0 is pure eps) and
 #: eps-mutual-information pufferfish privacy (seed 004 Def 3).

@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ..divergence import GridTooFineError, MemoryLimitError
-from ..priors import GaussianMixturePrior
-from ..scenario import AdversaryPrior, Scenario
-from .check import Check, from_loss, joint_pair_checks, measure
-from .result import Calibration, PrivacyCheckError, RootFinding, TimeLimitError, num
+from pufferfish.calibration.check import Check, from_loss, joint_pair_checks, measure
+from pufferfish.calibration.result import Calibration, PrivacyCheckError, RootFinding, TimeLimitError, num
+from pufferfish.divergence import GridTooFineError, MemoryLimitError
+from pufferfish.priors import GaussianMixturePrior
+from pufferfish.scenario import AdversaryPrior, Scenario
 
 #: Relative steps by which a scale that fails its exact check is moved up before giving up.
 SAFETY_STEPS: tuple[float, ...] = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)

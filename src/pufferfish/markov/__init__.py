@@ -10,8 +10,8 @@ secrets, released through a count of visits to a state.
   the approximate max-influence, group differential privacy and GK16, the baselines.
 """
 
-from .chain import MarkovChain, parse_matrix, stationary_distribution
-from .counts import QUERIES, CountModel, count_priors, count_scenario, secret_name
+from pufferfish.markov.chain import MarkovChain, parse_matrix, stationary_distribution
+from pufferfish.markov.counts import QUERIES, CountModel, count_priors, count_scenario, secret_name
 
 __all__ = [
     "QUERIES",

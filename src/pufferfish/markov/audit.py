@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..calibration.check import joint_pair_checks
-from ..loss import privacy_loss
-from ..scenario import Scenario
-from .counts import CountModel, count_scenario
+from pufferfish.calibration.check import joint_pair_checks
+from pufferfish.loss import privacy_loss
+from pufferfish.markov.counts import CountModel, count_scenario
+from pufferfish.scenario import Scenario
 
 _SECRET = re.compile(r"X\[(\d+)\]=(.*)", re.DOTALL)
 

@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..priors import DiscretePrior
-from ..scenario import AdversaryPrior, Scenario
-from ..vector import JointPrior, Metric
-from .chain import MarkovChain
+from pufferfish.markov.chain import MarkovChain
+from pufferfish.priors import DiscretePrior
+from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.vector import JointPrior, Metric
 
 #: Queries on a chain: the number of visits to the target state, their share of the length, or
 #: the visits to every state (two states: each bar gets its own Laplace noise of one scale).

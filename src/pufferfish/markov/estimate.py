@@ -30,9 +30,16 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from ..tables.duckdb_engine import connect, open_table, read_error
-from ..tables.source import CsvOptions, DataError, TableSource, first_line, quote_identifier, resolve_source
-from .chain import MarkovChain
+from pufferfish.markov.chain import MarkovChain
+from pufferfish.tables.duckdb_engine import connect, open_table, read_error
+from pufferfish.tables.source import (
+    CsvOptions,
+    DataError,
+    TableSource,
+    first_line,
+    quote_identifier,
+    resolve_source,
+)
 
 #: Starting distributions of an estimated chain.
 ESTIMATED_INITIALS = ("stationary", "empirical")
@@ -152,7 +159,7 @@ def read_series(
 
 def _read_series_spark(source: TableSource, names: list[str], spark: Any) -> SeriesTable:
     """:func:`read_series` with Spark SQL (the same queries, on temporary views)."""
-    from ..tables.spark_engine import read_table, spark_session
+    from pufferfish.tables.spark_engine import read_table, spark_session
 
     session = spark_session(spark)
     frame = read_table(session, source, text_columns=[names[2]])

@@ -45,8 +45,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import solve_banded
 
-from .chain import MarkovChain, interval_class_bounds
-from .counts import CountModel
+from pufferfish.markov.chain import MarkovChain, interval_class_bounds
+from pufferfish.markov.counts import CountModel
 
 #: Largest distance from a node to its quilt's nodes that the MQM search tries.
 QUILT_REACH = 400

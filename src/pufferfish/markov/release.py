@@ -19,10 +19,27 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_epsilon
-from ..calibration import Calibration, MappingCalibration, Skipped, compare
-from ..noise import add_laplace, exact_grid, insecure_generator
-from ..tables.source import (
+from pufferfish._checks import check_epsilon
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
+from pufferfish.markov.audit import ScaleAudit, audit_scale, result_row
+from pufferfish.markov.chain import MarkovChain
+from pufferfish.markov.counts import (
+    MARKOV_MECHANISMS,
+    QUERIES,
+    Binding,
+    CountModel,
+    binding_priors,
+    count_scenario,
+)
+from pufferfish.markov.estimate import (
+    ESTIMATED_INITIALS,
+    SeriesTable,
+    confidence_chains,
+    estimated_chain,
+    read_series,
+)
+from pufferfish.noise import add_laplace, exact_grid, insecure_generator
+from pufferfish.tables.source import (
     CsvOptions,
     atomic_outputs,
     check_engine,
@@ -30,10 +47,6 @@ from ..tables.source import (
     report_path_for,
     resolve_source,
 )
-from .audit import ScaleAudit, audit_scale, result_row
-from .chain import MarkovChain
-from .counts import MARKOV_MECHANISMS, QUERIES, Binding, CountModel, binding_priors, count_scenario
-from .estimate import ESTIMATED_INITIALS, SeriesTable, confidence_chains, estimated_chain, read_series
 
 #: Prior sets of an estimated chain: the confidence set (default) or the estimate alone.
 PRIOR_SETS = ("l1-rows", "none")
@@ -189,7 +202,7 @@ def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> st
     """The HTML report of a table's calibration (or release): the longest length's model and
     mechanisms, the scales against ``T`` over the lengths calibrated, the binding count priors
     (:func:`~.report.markov_report_html`)."""
-    from .report import markov_report_html
+    from pufferfish.markov.report import markov_report_html
 
     longest = max(calibration.results)
     r = calibration.request
@@ -312,8 +325,8 @@ def release_series(
     """
     import pyarrow as pa
 
-    from ..report import check_report_path
-    from ..tables.duckdb_engine import copy_arrow_to
+    from pufferfish.report import check_report_path
+    from pufferfish.tables.duckdb_engine import copy_arrow_to
 
     source = resolve_source(request.data, request.engine, request.csv_options)  # read once, below too
     out_path, rep_path = Path(output), report_path_for(Path(output))

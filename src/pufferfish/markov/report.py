@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..calibration import Calibration, MappingCalibration, Skipped
-from ..priors import DiscretePrior
-from ..report import cell, figure_html, fmt, html_page, svg_text, table_html
-from ..tables.source import write_text
-from .counts import Binding, CountModel
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.markov.counts import Binding, CountModel
+from pufferfish.priors import DiscretePrior
+from pufferfish.report import cell, figure_html, fmt, html_page, svg_text, table_html
+from pufferfish.tables.source import write_text
 
 Result = Calibration | MappingCalibration | Skipped
 

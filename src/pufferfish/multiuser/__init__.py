@@ -11,7 +11,7 @@ module                      what it holds
 ==========================  ==============================================================
 """
 
-from .calibrate_system import (
+from pufferfish.multiuser.calibrate_system import (
     MultiUserCalibration,
     SumRelease,
     SystemCalibration,
@@ -20,8 +20,8 @@ from .calibrate_system import (
     compare_user,
     release_sum,
 )
-from .convolution import MAX_ATOMS, sum_distribution
-from .system import (
+from pufferfish.multiuser.convolution import MAX_ATOMS, sum_distribution
+from pufferfish.multiuser.system import (
     PAIR_SETS,
     SYSTEM_PRIOR,
     MultiUserSystem,
@@ -34,7 +34,7 @@ from .system import (
     query_priors,
     secret_names,
 )
-from .theorems import (
+from pufferfish.multiuser.theorems import (
     GENERAL,
     MULTIUSER_MECHANISMS,
     SOURCES,

@@ -19,15 +19,13 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from .._checks import check_epsilon, check_epsilons
-from ..calibration.check import from_loss, passes
-from ..calibration.registry import calibrate, calibrate_optimal
-from ..calibration.result import Calibration, PrivacyCheckError, Skipped, TimeLimitError
-from ..calibration.search import Proposal, Target, first_passing, verified
-from ..loss import PrivacyLoss, own_pair_losses, padded, privacy_loss
-from ..priors import RELEASE_EXPONENT, DiscretePrior
-from ..scenario import Scenario
-from .system import (
+from pufferfish._checks import check_epsilon, check_epsilons
+from pufferfish.calibration.check import from_loss, passes
+from pufferfish.calibration.registry import calibrate, calibrate_optimal
+from pufferfish.calibration.result import Calibration, PrivacyCheckError, Skipped, TimeLimitError
+from pufferfish.calibration.search import Proposal, Target, first_passing, verified
+from pufferfish.loss import PrivacyLoss, own_pair_losses, padded, privacy_loss
+from pufferfish.multiuser.system import (
     SYSTEM_PRIOR,
     MultiUserSystem,
     User,
@@ -38,7 +36,9 @@ from .system import (
     pair_scenario,
     secret_names,
 )
-from .theorems import GENERAL, THEOREMS, check_mechanism, not_applicable
+from pufferfish.multiuser.theorems import GENERAL, THEOREMS, check_mechanism, not_applicable
+from pufferfish.priors import RELEASE_EXPONENT, DiscretePrior
+from pufferfish.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -583,7 +583,7 @@ def release_sum(
     PrivacyCheckError
         If the scale fails the exact check.
     """
-    from ..noise import add_laplace, exact_grid, moved_centres_term
+    from pufferfish.noise import add_laplace, exact_grid, moved_centres_term
 
     try:
         x = float(value)

@@ -24,7 +24,7 @@ import scipy.fft
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from ..priors import DiscretePrior, to_release_grid
+from pufferfish.priors import DiscretePrior, to_release_grid
 
 _EPS = float(np.finfo(np.float64).eps)
 #: Largest number of atoms of an exact sum of users off a common lattice.

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_float_vector, short_repr
-from ..priors import DiscretePrior
-from ..scenario import AdversaryPrior, Scenario
-from .convolution import sum_distribution
+from pufferfish._checks import as_float_vector, short_repr
+from pufferfish.multiuser.convolution import sum_distribution
+from pufferfish.priors import DiscretePrior
+from pufferfish.scenario import AdversaryPrior, Scenario
 
 #: The discriminative pair sets of seed 000 sec 4.
 PAIR_SETS: tuple[str, ...] = ("ab", "a-bot", "P-bot", "P-Q")
@@ -362,7 +362,7 @@ class MultiUserSystem:
         ValueError
             If a column is missing, a label has no code, or a requested class has no rows.
         """
-        from ..tables.duckdb_engine import estimate_class_counts
+        from pufferfish.tables.duckdb_engine import estimate_class_counts
 
         counts = estimate_class_counts(data, value=value, by=user_by, codes=codes)
         names = sorted(counts) if users is None else list(users)

@@ -32,12 +32,12 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from .._checks import check_epsilon
-from ..calibration.registry import list_table
-from ..calibration.result import RootFinding
-from ..priors import DiscretePrior
-from ..transport import max_displacement_from_cdfs
-from .system import PAIR_SETS, User, check_fit, check_pair_set
+from pufferfish._checks import check_epsilon
+from pufferfish.calibration.registry import list_table
+from pufferfish.calibration.result import RootFinding
+from pufferfish.multiuser.system import PAIR_SETS, User, check_fit, check_pair_set
+from pufferfish.priors import DiscretePrior
+from pufferfish.transport import max_displacement_from_cdfs
 
 # ---------------------------------------------------------------------------------------------
 # Results before the check

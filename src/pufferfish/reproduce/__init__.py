@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..priors import DiscretePrior
-from ..scenario import Scenario
-from .seed000 import (
+from pufferfish.priors import DiscretePrior
+from pufferfish.reproduce.seed000 import (
     EPSILON_GRID,
     MARRIED_CODES,
     ScaleCurves,
@@ -30,7 +29,7 @@ from .seed000 import (
     seed000_fig9a,
     write_curves,
 )
-from .seed003 import (
+from pufferfish.reproduce.seed003 import (
     Seed003Adult,
     Seed003Fig2,
     Seed003Fig2Row,
@@ -40,13 +39,14 @@ from .seed003 import (
     write_seed003_adult,
     write_seed003_fig2,
 )
-from .song2017 import (
+from pufferfish.reproduce.song2017 import (
     GRID_PROBABILITIES,
     MATLAB_FIGURES,
     MarkovGrid,
     song2017_grid,
     write_song2017_grid,
 )
+from pufferfish.scenario import Scenario
 
 # ---------------------------------------------------------------------------------------------
 # `pufferfish reproduce`: every seed paper's computable tables and figures, with an index
@@ -171,8 +171,8 @@ def _prior(support: list[float], pmf: list[float]) -> DiscretePrior:
 
 
 def _seed001(out: Path) -> tuple[list[PaperValue], list[Path]]:
-    from ..calibration import calibrate
-    from ..tables import estimate_priors
+    from pufferfish.calibration import calibrate
+    from pufferfish.tables import estimate_priors
 
     sims = {
         "Simulation (Figure 2b)": Scenario.single(_prior([0, 1], [0.52, 0.48]), _prior([0, 1], [0.5, 0.5])),
@@ -234,7 +234,7 @@ def _seed001(out: Path) -> tuple[list[PaperValue], list[Path]]:
 
 
 def _seed000(out: Path) -> tuple[list[PaperValue], list[Path]]:
-    from ..transport import kantorovich_plan
+    from pufferfish.transport import kantorovich_plan
 
     p = _prior([1, 2, 3, 4, 5], [0.2, 0.225, 0.5, 0.075, 0.0])
     q = _prior([1, 2, 3, 4, 5], [0.0, 0.075, 0.5, 0.225, 0.2])
@@ -277,10 +277,10 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
     """Seed 002 Fig 3 (priors and plan) and Fig 4 (Laplace variance vs eps, Thm 1 and Thm 2)."""
     from matplotlib.figure import Figure
 
-    from ..calibration import calibrate
-    from ..report import plan_figure, priors_figure
-    from ..tables import estimate_priors
-    from ..transport import kantorovich_plan
+    from pufferfish.calibration import calibrate
+    from pufferfish.report import plan_figure, priors_figure
+    from pufferfish.tables import estimate_priors
+    from pufferfish.transport import kantorovich_plan
 
     est = estimate_priors(
         "adult",
@@ -352,7 +352,7 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
 
 
 def _seed002(out: Path) -> tuple[list[PaperValue], list[Path]]:
-    from ..transport import kantorovich_plan
+    from pufferfish.transport import kantorovich_plan
 
     p = _prior([0, 1, 2, 3], [1 / 3, 1 / 6, 1 / 3, 1 / 6])
     q = _prior([0, 1, 2, 3], [1 / 4, 1 / 4, 1 / 6, 1 / 3])

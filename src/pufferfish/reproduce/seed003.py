@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..priors import DiscretePrior, GaussianMixturePrior
-from ..scenario import Scenario
+from pufferfish.priors import DiscretePrior, GaussianMixturePrior
+from pufferfish.scenario import Scenario
 
 # ---------------------------------------------------------------------------------------------
 # Seed 003 sec V (Fig 3): education-num given race Black vs Asian-Pac-Islander, three-component GMMs
@@ -68,9 +68,9 @@ def seed003_adult(
     -------
     Seed003Adult
     """
-    from ..calibration import calibrate, calibrate_optimal
-    from ..fit import fit_priors
-    from ..tables import estimate_priors
+    from pufferfish.calibration import calibrate, calibrate_optimal
+    from pufferfish.fit import fit_priors
+    from pufferfish.tables import estimate_priors
 
     est = estimate_priors(
         "adult", secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
@@ -111,7 +111,7 @@ def write_seed003_adult(res: Seed003Adult, folder: str | Path, *, rng_seed: int 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..tables import dataset_path, estimate_priors
+    from pufferfish.tables import dataset_path, estimate_priors
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -275,9 +275,9 @@ def seed003_fig2(
     (:func:`identical_users_pair_limit`; 1.366 for ``sigma^2 = 1``), because the variances of the
     pair differ by ``sigma^2`` whatever K, so the statement holds only with the delta > 0 of eq (11).
     """
-    from ..calibration import calibrate_optimal, corollary1_identical_scale, summation_scenario
-    from ..density import release_density
-    from ..divergence import hockey_stick
+    from pufferfish.calibration import calibrate_optimal, corollary1_identical_scale, summation_scenario
+    from pufferfish.density import release_density
+    from pufferfish.divergence import hockey_stick
 
     rows = []
     pure_by_users: dict[tuple[float, int], float] = {}

@@ -97,8 +97,8 @@ def song2017_grid(
     -------
     MarkovGrid
     """
-    from ..calibration import Calibration, compare
-    from ..markov import CountModel, MarkovChain, count_scenario
+    from pufferfish.calibration import Calibration, compare
+    from pufferfish.markov import CountModel, MarkovChain, count_scenario
 
     rows = []
     for p0 in probabilities:

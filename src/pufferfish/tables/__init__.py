@@ -10,7 +10,7 @@ The engines are imported when first used: ``from pufferfish.tables import resolv
 neither DuckDB nor Spark.
 """
 
-from .estimate import (
+from pufferfish.tables.estimate import (
     EstimatedPriors,
     SecretGroup,
     TableAggregates,
@@ -21,7 +21,7 @@ from .estimate import (
     priors_from_aggregates,
     with_prior_sets,
 )
-from .source import (
+from pufferfish.tables.source import (
     ENGINES,
     SHIPPED_DATASETS,
     DataError,

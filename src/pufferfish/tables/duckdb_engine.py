@@ -26,10 +26,16 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from ..noise import insecure_generator
-from .model import EstimatedPriors, JointAggregates, TableAggregates, check_columns, check_row_counts
-from .perturb import ReleasedColumn, column_perturber, perturb_batch
-from .source import (
+from pufferfish.noise import insecure_generator
+from pufferfish.tables.model import (
+    EstimatedPriors,
+    JointAggregates,
+    TableAggregates,
+    check_columns,
+    check_row_counts,
+)
+from pufferfish.tables.perturb import ReleasedColumn, column_perturber, perturb_batch
+from pufferfish.tables.source import (
     TEMP_MARK,
     DataError,
     TableSource,

@@ -16,11 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import short_repr
-from ..priors import DiscretePrior, to_release_grid
-from ..scenario import AdversaryPrior, Scenario
-from .model import EstimatedPriors, SecretGroup, TableAggregates, check_row_counts
-from .source import CsvOptions, DataError, TableSource, check_engine, check_markers_and_pairs, resolve_source
+from pufferfish._checks import short_repr
+from pufferfish.priors import DiscretePrior, to_release_grid
+from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.tables.model import EstimatedPriors, SecretGroup, TableAggregates, check_row_counts
+from pufferfish.tables.source import (
+    CsvOptions,
+    DataError,
+    TableSource,
+    check_engine,
+    check_markers_and_pairs,
+    resolve_source,
+)
 
 
 def parse_pair(text: str) -> tuple[str, str]:
@@ -281,7 +288,7 @@ def _aggregates(
 ) -> TableAggregates:
     """The engine's :class:`TableAggregates` of ``source``."""
     if engine == "spark":
-        from .spark_engine import table_aggregates as spark_aggregates
+        from pufferfish.tables.spark_engine import table_aggregates as spark_aggregates
 
         return spark_aggregates(
             source,
@@ -292,7 +299,7 @@ def _aggregates(
             spark=spark,
             public_kind=public_kind,
         )
-    from .duckdb_engine import table_aggregates
+    from pufferfish.tables.duckdb_engine import table_aggregates
 
     return table_aggregates(source, secret=secret, public=public, weight=weight, public_kind=public_kind)
 
@@ -476,7 +483,7 @@ def with_prior_sets(
     with ``n`` the group's rows, or Kish's effective size ``(sum w)^2 / sum w^2`` with a weight
     column (:attr:`SecretGroup.effective_size`).
     """
-    from ..priorsets import PriorSet, check_prior_set, dkw_radius, l1_radius, mass_on
+    from pufferfish.priorsets import PriorSet, check_prior_set, dkw_radius, l1_radius, mass_on
 
     kind, conf, radius = check_prior_set(
         kind, confidence, radius, prior_model=("empirical", None), delta=0.0, noise="laplace"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .duckdb_engine import connect
-from .estimate import EstimatedPriors
-from .source import quote_identifier
+from pufferfish.tables.duckdb_engine import connect
+from pufferfish.tables.estimate import EstimatedPriors
+from pufferfish.tables.source import quote_identifier
 
 
 @dataclass(frozen=True)

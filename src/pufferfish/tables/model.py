@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..scenario import Scenario
-from .source import DataError
+from pufferfish.scenario import Scenario
+from pufferfish.tables.source import DataError
 
 
 @dataclass(frozen=True)

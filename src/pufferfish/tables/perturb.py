@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from ..channels import RandomizedResponseChannel
-from ..noise import add_gaussian, add_laplace, sample_mapping
-from ..priors import to_release_grid
-from .model import EstimatedPriors
-from .source import DataError
+from pufferfish.channels import RandomizedResponseChannel
+from pufferfish.noise import add_gaussian, add_laplace, sample_mapping
+from pufferfish.priors import to_release_grid
+from pufferfish.tables.model import EstimatedPriors
+from pufferfish.tables.source import DataError
 
 Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
 """``perturb(codes, present, gen) -> (released column, sampler description)`` of one batch."""

@@ -20,10 +20,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..priors import to_release_grid
-from .model import JointAggregates, TableAggregates, check_columns, check_row_counts
-from .perturb import ReleasedColumn, column_perturber
-from .source import DataError, TableSource, first_line, is_parquet
+from pufferfish.priors import to_release_grid
+from pufferfish.tables.model import JointAggregates, TableAggregates, check_columns, check_row_counts
+from pufferfish.tables.perturb import ReleasedColumn, column_perturber
+from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).
 _SPARK_NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")

@@ -19,9 +19,9 @@ module                 what it holds
 =====================  ======================================================================
 """
 
-from .joint import JointPrior, Metric
-from .loss import VectorLoss, product_laplace_loss
-from .plans import VectorPlan, bottleneck_plan, kantorovich_plan
+from pufferfish.vector.joint import JointPrior, Metric
+from pufferfish.vector.loss import VectorLoss, product_laplace_loss
+from pufferfish.vector.plans import VectorPlan, bottleneck_plan, kantorovich_plan
 
 __all__ = [
     "JointPrior",

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..divergence import MemoryLimitError
-from ..priors import to_grid
-from ..priorsets import l1_radius
-from .joint import JointPrior, Metric
-from .loss import grid_axes
+from pufferfish.divergence import MemoryLimitError
+from pufferfish.priors import to_grid
+from pufferfish.priorsets import l1_radius
+from pufferfish.vector.joint import JointPrior, Metric
+from pufferfish.vector.loss import grid_axes
 
 #: Largest (grid vertices) x (alphabet tuples) one worst case over two balls evaluates; each
 #: entry is sorted once per check (about 0.1 microsecond of work per entry and log), so a check

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..priors import normalised_log_pmf
+from pufferfish.priors import normalised_log_pmf
 
 #: Largest number of distinct tuples of one joint prior (memory: a few floats per tuple and
 #: column; the transport plans have their own limit, :data:`pufferfish.vector.plans.MAX_PLAN_ENTRIES`).

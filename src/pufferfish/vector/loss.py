@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..divergence import MemoryLimitError
-from ..laplace_sums import laplace_log_sums
-from .joint import JointPrior, Metric
+from pufferfish.divergence import MemoryLimitError
+from pufferfish.laplace_sums import laplace_log_sums
+from pufferfish.vector.joint import JointPrior, Metric
 
 _EPS = float(np.finfo(np.float64).eps)
 

@@ -25,8 +25,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import maximum_flow
 
-from ..divergence import MemoryLimitError
-from .joint import JointPrior, Metric
+from pufferfish.divergence import MemoryLimitError
+from pufferfish.vector.joint import JointPrior, Metric
 
 #: Reduced cost (relative to ``max d``) below which a pair counts as on the W1-optimal face.
 FACE_TOL = 1e-9
