@@ -17,11 +17,11 @@ import math
 from _timing import machine, median_seconds
 
 from pufferfish.calibration import calibrate_optimal, summation_scenario
-from pufferfish.density import release_density
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
-from pufferfish.fit import fit_priors
-from pufferfish.scenario import Scenario
+from pufferfish.loss.density import release_density
+from pufferfish.loss.divergence import hockey_stick, mutual_information, privacy_loss_sup
+from pufferfish.priors.scenario import Scenario
 from pufferfish.tables import estimate_priors
+from pufferfish.tables.fit import fit_priors
 
 
 def _one_pair(scenario: Scenario) -> tuple[Scenario, object, object]:

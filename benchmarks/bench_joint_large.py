@@ -3,7 +3,7 @@
 transport plans answer "not run: needs N GiB" instead of an out-of-memory kill).
 
 Run: ``python benchmarks/bench_joint_large.py``. Each case runs the command line in a fresh
-process (through :data:`pufferfish.cli.app`) and prints its wall time and peak resident memory
+process (through :data:`pufferfish.cli.app.app`) and prints its wall time and peak resident memory
 (``ru_maxrss`` of the child). Cases:
 
 * the shipped Adult table, ``--public fnlwgt,age``, secret ``sex`` (27,239 and 14,630 distinct
@@ -12,15 +12,15 @@ process (through :data:`pufferfish.cli.app`) and prints its wall time and peak r
   {a, b} that shifts one column (about 10^5 distinct tuples per secret), ``--mechanism
   l1,optimal``;
 * Adult with a categorical column (``workclass,age``, ``workclass,occupation,age``) under the
-  default prior set (the L1 balls, :mod:`pufferfish.vector.ball`).
+  default prior set (the L1 balls, :mod:`pufferfish.priors.balls`).
 
 The large cases run on the point estimate (``--prior-set none``); with the default set they answer
 "not run" (the worst case over the balls evaluates every grid vertex against every tuple).
 
 ``--bytes`` also prints the peak bytes per grid vertex of one product-Laplace check (3,000 x
 3,000 vertices) and per ``n x m`` entry of each transport plan (2,000 x 2,000 tuples), each in a
-fresh process: the figures behind :data:`pufferfish.vector.loss.BYTES_PER_VERTEX` and
-:data:`pufferfish.vector.plans.PLAN_BYTES_PER_ENTRY`.
+fresh process: the figures behind :data:`pufferfish.loss.product.BYTES_PER_VERTEX` and
+:data:`pufferfish.transport.plans.PLAN_BYTES_PER_ENTRY`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from _timing import machine
 
 _CHILD = """
 import resource, sys
-from pufferfish.cli import app
+from pufferfish.cli.app import app
 try:
     app(sys.argv[1:], standalone_mode=False)
 finally:
@@ -66,7 +66,9 @@ def synthetic(path: Path, rows: int = 400_000, values: int = 400) -> None:
 
 _BYTES = """
 import resource, sys, numpy as np
-from pufferfish.vector import JointPrior, Metric, bottleneck_plan, kantorovich_plan, product_laplace_loss
+from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.transport.plans import bottleneck_plan, kantorovich_plan
+from pufferfish.loss.product import product_laplace_loss
 what, n = sys.argv[1], int(sys.argv[2])
 gen = np.random.default_rng(0)
 def prior(values):

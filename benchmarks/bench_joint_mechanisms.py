@@ -22,7 +22,7 @@ from bench_vector import synthetic
 from pufferfish import Scenario
 from pufferfish.calibration import calibrate
 from pufferfish.calibration.joint import joint_plan
-from pufferfish.vector import Metric
+from pufferfish.priors.joint import Metric
 
 #: Target epsilon.
 EPSILON = 0.5

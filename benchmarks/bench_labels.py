@@ -4,7 +4,7 @@ labels (issue 34: 202 s and 18.3 GB before), and the memory of the dense mapping
 Run: ``python benchmarks/bench_labels.py [LABELS] [ROWS] [--repeats N]`` (default 10,000 labels,
 200,000 rows, 3 repeats). Writes a CSV into a temporary folder: a secret ``s`` in {A, B} and a
 label ``v`` (``L00000`` ...; every label appears, B's labels shifted by 0..49). Each command runs
-in a fresh process (``python -m pufferfish.cli``-like entry through :data:`pufferfish.cli.app`);
+in a fresh process (``python -m pufferfish.cli.app``-like entry through :data:`pufferfish.cli.app.app`);
 the script prints the median wall time and the largest peak resident memory of that process
 (``resource.getrusage(RUSAGE_CHILDREN)`` of a child that runs only that command). Targets: calibrate
 (every mechanism that runs) <= 30 s and <= 2 GiB; release <= 15 s and <= 1 GiB.
@@ -28,7 +28,7 @@ from _timing import machine
 
 _CHILD = """
 import resource, sys
-from pufferfish.cli import app
+from pufferfish.cli.app import app
 try:
     app(sys.argv[1:], standalone_mode=False)
 finally:
@@ -37,8 +37,8 @@ finally:
 
 _DENSE = """
 import resource, sys, numpy as np
-from pufferfish.priors import DiscretePrior
-from pufferfish.scenario import Scenario
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.scenario import Scenario
 from pufferfish.calibration import calibrate_mapping
 k, mech = int(sys.argv[1]), sys.argv[2]
 gen = np.random.default_rng(0)

@@ -22,8 +22,8 @@ import numpy as np
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import Utility, calibrate_mapping
 from pufferfish.calibration.mapping import dyadic_weights
-from pufferfish.noise import sample_mapping
-from pufferfish.priorsets import PriorSet
+from pufferfish.noise.samplers import sample_mapping
+from pufferfish.priors.sets import PriorSet
 
 
 def scenario(k: int, sets: bool, seed: int = 0, kind: str = "accuracy") -> tuple[Scenario, Utility]:

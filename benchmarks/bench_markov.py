@@ -1,7 +1,7 @@
 """Time and peak memory of `pufferfish markov calibrate --mechanism optimal` (issue 30).
 
 Run: ``python benchmarks/bench_markov.py [--repeats N] [--long]``. Each case runs the command line
-in a fresh process (through :data:`pufferfish.cli.app`) and prints the median wall time over
+in a fresh process (through :data:`pufferfish.cli.app.app`) and prints the median wall time over
 ``--repeats`` runs (default 1) and the largest peak resident memory of those processes
 (``ru_maxrss`` of the child). Cases:
 
@@ -29,7 +29,7 @@ from _timing import machine
 
 _CHILD = """
 import resource, sys
-from pufferfish.cli import app
+from pufferfish.cli.app import app
 try:
     app(sys.argv[1:], standalone_mode=False)
 finally:

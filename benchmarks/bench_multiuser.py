@@ -20,7 +20,7 @@ import numpy as np
 from _timing import machine
 
 from pufferfish.multiuser import MultiUserSystem, User, calibrate_system
-from pufferfish.priors import DiscretePrior
+from pufferfish.priors.distributions import DiscretePrior
 
 
 def peak_mib() -> float:

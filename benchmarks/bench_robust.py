@@ -17,8 +17,8 @@ from _timing import machine, median_seconds
 
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import calibrate
-from pufferfish.priorsets import PriorSet, dkw_radius, l1_radius
-from pufferfish.robust_loss import worst_case_loss
+from pufferfish.loss.robust import worst_case_loss
+from pufferfish.priors.sets import PriorSet, dkw_radius, l1_radius
 from pufferfish.tables import estimate_priors
 from pufferfish.tables.estimate import with_prior_sets
 

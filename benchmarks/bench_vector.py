@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 from _timing import machine
 
+from pufferfish.loss.product import product_laplace_loss
+from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.tables.source import dataset_path
-from pufferfish.vector import JointPrior, Metric, bottleneck_plan, kantorovich_plan, product_laplace_loss
+from pufferfish.transport.plans import bottleneck_plan, kantorovich_plan
 
 
 def synthetic(n: int, seed: int, shift: int) -> JointPrior:

@@ -20,7 +20,7 @@ from pathlib import Path
 from sklearn.datasets import load_diabetes
 
 from pufferfish.calibration import Calibration, Skipped
-from pufferfish.joint_table import calibrate_joint_table
+from pufferfish.pipeline.joint import calibrate_joint_table
 
 OUT = Path(__file__).parent / "results" / "joint_tables.md"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from pufferfish.calibration import MECHANISMS, MappingCalibration, Skipped
-from pufferfish.pipeline import calibrate_table
+from pufferfish.pipeline.calibrate import calibrate_table
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """Robust optimal scales (issue 15) on two real tables besides Adult, shipped with scikit-learn.
 
 Run: ``python benchmarks/robust_tables.py``. Writes each table to a temporary CSV and runs
-:func:`pufferfish.pipeline.calibrate_table` with ``prior_set`` none / dkw / l1 (confidence 0.95)
+:func:`pufferfish.pipeline.calibrate.calibrate_table` with ``prior_set`` none / dkw / l1 (confidence 0.95)
 at eps = 0.5 and 1, printing the optimal Laplace scale, the set radii and the time:
 
 * the diabetes study of Efron et al. (2004) (``sklearn.datasets.load_diabetes(scaled=False)``,
@@ -20,7 +20,7 @@ from pathlib import Path
 from sklearn.datasets import load_breast_cancer, load_diabetes
 
 from pufferfish.calibration import Calibration
-from pufferfish.pipeline import calibrate_table
+from pufferfish.pipeline.calibrate import calibrate_table
 
 CASES = (
     ("diabetes", "sex", ("1.0", "2.0"), "age"),

@@ -30,7 +30,7 @@ def _table(folder: Path, rows: int) -> None:
 def _start(folder: Path) -> subprocess.Popen[str]:
     args = ["release", "big.csv", "--secret", "s", "--pair", "1,2", "--public", "x", "--epsilon", "1"]
     return subprocess.Popen(
-        [sys.executable, "-m", "pufferfish.cli", *args, "--output", "out.csv", "--force"],
+        [sys.executable, "-m", "pufferfish.cli.app", *args, "--output", "out.csv", "--force"],
         cwd=folder,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

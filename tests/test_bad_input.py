@@ -1,6 +1,6 @@
 """A sweep of bad input through the console entry point and the Python API (issue 14).
 
-Every case runs ``pufferfish.cli.main`` (what the ``pufferfish`` script runs) in a folder of
+Every case runs ``pufferfish.cli.app.main`` (what the ``pufferfish`` script runs) in a folder of
 small files, and checks: a non-zero exit, exactly one line on stderr that starts with
 ``error:`` and says what is wrong, no traceback, and every file of the folder byte for byte as
 before (nothing written, nothing overwritten, no partial output).
@@ -20,7 +20,7 @@ import duckdb
 import pytest
 
 from pufferfish import DiscretePrior
-from pufferfish.cli import main
+from pufferfish.cli.app import main
 from pufferfish.tables.source import OutputExistsError, atomic_outputs
 
 FILES: dict[str, str | bytes] = {
@@ -353,7 +353,7 @@ def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signa
     before = _snapshot(tmp_path)
     args = ["release", "big.csv", "--secret", "s", "--pair", "1,2", "--public", "x", "--epsilon", "1"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pufferfish.cli", *args, "--output", "out.csv", "--force"],
+        [sys.executable, "-m", "pufferfish.cli.app", *args, "--output", "out.csv", "--force"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -488,7 +488,7 @@ def test_a_negative_seed_names_the_option(tmp_path: Path, monkeypatch, capsys) -
         main()
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and "'--rng-seed'" in err[0] and "equal to 0" in err[0]
-    from pufferfish.table_release import release
+    from pufferfish.pipeline.release import release
 
     with pytest.raises(ValueError, match=r"rng seed \(--rng-seed\) must be >= 0, got -3"):
         release("ok.csv", secret="s", public="x", pairs=["a,b"], epsilon=1.0, output="o.csv", rng=-3)

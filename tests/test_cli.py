@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pufferfish import dataset_path, release
-from pufferfish.cli import app
+from pufferfish.cli.app import app
 
 ADULT = [
     "adult",
@@ -146,7 +146,11 @@ def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
 
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pufferfish.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "pufferfish.cli.app", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
     )
 
 

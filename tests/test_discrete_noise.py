@@ -19,7 +19,7 @@ import pytest
 from scipy.stats import binomtest, chisquare, ks_2samp, kstest, laplace, norm
 
 from pufferfish.calibration.check import measure
-from pufferfish.discrete_noise import (
+from pufferfish.noise.discrete import (
     GAMMA_VECTOR,
     SCREEN_MARGIN,
     T_MAX,
@@ -34,8 +34,14 @@ from pufferfish.discrete_noise import (
     screened_parameter,
     uniform_below,
 )
-from pufferfish.noise import add_gaussian, add_laplace, discretisation_delta, exact_grid, gaussian_grid
-from pufferfish.table_release import release, sampler_scale
+from pufferfish.noise.samplers import (
+    add_gaussian,
+    add_laplace,
+    discretisation_delta,
+    exact_grid,
+    gaussian_grid,
+)
+from pufferfish.pipeline.release import release, sampler_scale
 
 
 def _source(seed: int):
@@ -241,7 +247,7 @@ def test_discretisation_delta_bounds_the_grid(noise: str) -> None:
 def test_secure_gaussian_release_checks_the_drawn_sigma(tmp_path) -> None:
     """A secure (eps, delta) Gaussian release of Adult's education-num: the exact sampler draws a
     sigma at least the chosen one, on its grid, and that sigma passes the check with the grid's
-    delta term added (:func:`pufferfish.table_release.sampler_scale`)."""
+    delta term added (:func:`pufferfish.pipeline.release.sampler_scale`)."""
     dest = tmp_path / "rel.csv"
     res = release(
         "adult", secret="race", public="education-num", pairs=["Black,Asian-Pac-Islander"], epsilon=0.5,
@@ -333,7 +339,7 @@ def test_grid_of_a_drawn_scale_is_its_own() -> None:
 
 
 def test_values_move_to_a_coarse_grid_only_above_scale_1024() -> None:
-    from pufferfish.priors import to_grid, to_release_grid
+    from pufferfish.priors.distributions import to_grid, to_release_grid
 
     x = np.array([0.1, 1 / 3, 2.0**-30, 1e12 + 0.25, -7.0])
     fine = add_laplace(x, 1000.0).values  # grid 2^-31: the release grid's points do not move
@@ -371,7 +377,7 @@ def test_release_check_sees_the_rounded_priors() -> None:
     """At a scale with grid 2^k, two support points 2^(k-2) apart merge in what is released: the
     release's check is on the merged priors (Scenario.on_grid), prior sets pushed with them."""
     from pufferfish import DiscretePrior, Scenario
-    from pufferfish.priorsets import PriorSet
+    from pufferfish.priors.sets import PriorSet
 
     k = exact_grid(1e5)[0]
     near = 2.0 ** (k - 2)
@@ -384,7 +390,7 @@ def test_release_check_sees_the_rounded_priors() -> None:
     assert a.pmf.tolist() == pytest.approx([0.75, 0.25]) and b.pmf.tolist() == pytest.approx([0.75, 0.25])
     assert sc.on_grid(-30) is sc and sc.on_grid(-40) is sc
     ps = PriorSet("l1", np.array([0.0, near, 10.0]), np.array([0.5, 0.25, 0.25]), 0.1)
-    from pufferfish.scenario import _set_on_grid
+    from pufferfish.priors.scenario import _set_on_grid
 
     pushed = _set_on_grid(ps, k)
     assert pushed.alphabet.tolist() == [0.0, 10.0] and pushed.center.tolist() == pytest.approx([0.75, 0.25])

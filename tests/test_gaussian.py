@@ -29,13 +29,13 @@ from pufferfish.calibration import (
     summation_scenario,
     tau_star,
 )
-from pufferfish.cli import app
-from pufferfish.density import release_density
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
-from pufferfish.fit import fit_priors
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior
-from pufferfish.scenario import Scenario
+from pufferfish.cli.app import app
+from pufferfish.loss.density import release_density
+from pufferfish.loss.divergence import hockey_stick, mutual_information, privacy_loss_sup
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
+from pufferfish.priors.scenario import Scenario
 from pufferfish.tables import estimate_priors
+from pufferfish.tables.fit import fit_priors
 
 G = GaussianMixturePrior
 

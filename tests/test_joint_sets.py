@@ -17,13 +17,15 @@ from scipy.stats import chisquare
 from typer.testing import CliRunner
 
 from pufferfish.calibration.joint import farthest_pair
-from pufferfish.channels import RandomizedResponseChannel
-from pufferfish.cli import app
-from pufferfish.joint_table import calibrate_joint_table
-from pufferfish.priorsets import l1_radius
+from pufferfish.cli.app import app
+from pufferfish.loss.balls import ball_loss
+from pufferfish.loss.product import product_laplace_loss
+from pufferfish.noise.channels import RandomizedResponseChannel
+from pufferfish.pipeline.joint import calibrate_joint_table
+from pufferfish.priors.balls import joint_balls
+from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.priors.sets import l1_radius
 from pufferfish.tables.perturb import responder
-from pufferfish.vector import JointPrior, Metric, product_laplace_loss
-from pufferfish.vector.ball import ball_loss, joint_balls
 
 runner = CliRunner()
 
@@ -261,7 +263,7 @@ def test_mechanisms_with_a_categorical_column_pass_the_exact_check_and_are_order
     optimal at the point estimate is never above optimal over the balls."""
     from pufferfish import Scenario
     from pufferfish.calibration import calibrate
-    from pufferfish.scenario import AdversaryPrior
+    from pufferfish.priors.scenario import AdversaryPrior
 
     gen = np.random.default_rng(seed)
     p_i, p_j = _prior(gen, 5, labels, 6), _prior(gen, 4, labels, 6)
@@ -292,7 +294,7 @@ def test_mechanisms_with_a_categorical_column_pass_the_exact_check_and_are_order
 def test_a_categorical_column_of_one_label_is_released_as_it_is(tmp_path) -> None:
     """A column with one label tells nothing: it is written back as its label, the JSON says so
     (no drawn scale), and the numeric column gets its Laplace noise."""
-    from pufferfish.joint_table import release_joint
+    from pufferfish.pipeline.joint import release_joint
 
     gen = np.random.default_rng(8)
     n = 200

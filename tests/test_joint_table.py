@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from pufferfish.calibration import Calibration, Skipped
-from pufferfish.cli import app
-from pufferfish.joint_report import JOINT_FIGURES
-from pufferfish.joint_table import calibrate_joint_table, parse_units, release_joint
-from pufferfish.vector import product_laplace_loss
+from pufferfish.cli.app import app
+from pufferfish.loss.product import product_laplace_loss
+from pufferfish.pipeline.joint import calibrate_joint_table, parse_units, release_joint
+from pufferfish.pipeline.joint_report import JOINT_FIGURES
 
 runner = CliRunner()
 

@@ -77,7 +77,7 @@ def test_log_density_error_is_within_its_bound(n: int, scale: float, spread: flo
 
     Random gaps (some far beyond the scale) and probabilities spread over ``e^-spread``.
     """
-    from pufferfish.loss import _log_density_and_errors
+    from pufferfish.loss.exact import _log_density_and_errors
 
     rng = np.random.default_rng(seed)
     gaps = rng.exponential(scale, n) * np.exp(rng.uniform(-5, 8, n))

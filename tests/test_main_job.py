@@ -20,9 +20,9 @@ from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import REGISTRY, Skipped, TimeLimitError, run_comparison
 from pufferfish.calibration import mapping as mapping_module
 from pufferfish.calibration.mapping import Utility, mapping_calibration, mapping_loss, optimal_matrix
-from pufferfish.cli import app
-from pufferfish.cli_common import print_table
-from pufferfish.table_release import release
+from pufferfish.cli.app import app
+from pufferfish.cli.common import print_table
+from pufferfish.pipeline.release import release
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ADULT_PAIR = "Married-civ-spouse,Never-married"
@@ -195,7 +195,7 @@ def test_release_falls_back_to_the_best_checked_mapping(tmp_path, monkeypatch) -
 def test_accuracy_alone_collapses_rare_labels_and_shares_keep_them() -> None:
     """The README's claim (Adult, DKW 95% sets, eps 0.5): the accuracy optimum can output only 3
     of the 8 labels (0.8399); the shares optimum outputs every label at its share (0.7999)."""
-    from pufferfish.pipeline import calibrate_table
+    from pufferfish.pipeline.calibrate import calibrate_table
 
     got = {}
     for utility in ("accuracy", "shares"):

@@ -41,11 +41,11 @@ from pufferfish.calibration.mapping import (
     geometric_matrix,
     randomized_response_matrix,
 )
-from pufferfish.cli import app
-from pufferfish.noise import sample_mapping
-from pufferfish.pipeline import calibrate_table
-from pufferfish.priorsets import PriorSet, dkw_band, set_extremes
-from pufferfish.table_release import release
+from pufferfish.cli.app import app
+from pufferfish.noise.samplers import sample_mapping
+from pufferfish.pipeline.calibrate import calibrate_table
+from pufferfish.pipeline.release import release
+from pufferfish.priors.sets import PriorSet, dkw_band, set_extremes
 
 runner = CliRunner()
 ADULT_PAIR = "Married-civ-spouse,Never-married"

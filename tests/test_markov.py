@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pufferfish.calibration import Calibration, compare
-from pufferfish.cli import app
+from pufferfish.cli.app import app
 from pufferfish.markov import CountModel, MarkovChain, count_priors, count_scenario
 
 runner = CliRunner()
@@ -197,7 +197,7 @@ def test_bad_models_name_the_argument() -> None:
 
 def test_histogram_of_a_binary_chain_against_a_direct_sum() -> None:
     # each bar (visits to 0, visits to 1) gets Laplace(b); the loss is the sup over the vertices of
-    # the count grid (pufferfish.vector.loss), computed here directly from all 2^6 sequences
+    # the count grid (pufferfish.loss.product), computed here directly from all 2^6 sequences
     chain = MarkovChain([[0.8, 0.2], [0.35, 0.65]], [0.3, 0.7])
     length = 6
     model = CountModel((chain,), length, "1", "histogram")

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pufferfish.calibration import PrivacyCheckError, Skipped
-from pufferfish.cli import app
-from pufferfish.loss import privacy_loss
+from pufferfish.cli.app import app
+from pufferfish.loss.exact import privacy_loss
 from pufferfish.multiuser import (
     THEOREMS,
     MultiUserCalibration,
@@ -36,8 +36,8 @@ from pufferfish.multiuser import (
     thm3_eq13_scale,
 )
 from pufferfish.multiuser.convolution import _log_sum_direct, _log_sum_tilted
-from pufferfish.priors import DiscretePrior
-from pufferfish.transport import kantorovich_plan
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.transport.line import kantorovich_plan
 
 S = [1, 2, 3, 4, 5]
 TABLE2 = [[0.01, 0.04, 0.1, 0.2, 0.65], [0.7, 0.2, 0.05, 0.04, 0.01], [0.2] * 5]  # seed 000 Table 2
@@ -421,7 +421,17 @@ def test_cli_multiuser_every_user_and_release(tmp_path: Path, four_users: MultiU
 
 def test_cli_multiuser_errors_are_one_line(tmp_path: Path) -> None:
     f = write_system(tmp_path / "sys.json", MultiUserSystem(tuple(table2_users())))
-    cmd = [sys.executable, "-m", "pufferfish.cli", "multiuser", str(f), "--user", "u1", "--pair-set", "P-Q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pufferfish.cli.app",
+        "multiuser",
+        str(f),
+        "--user",
+        "u1",
+        "--pair-set",
+        "P-Q",
+    ]
     proc = subprocess.run([*cmd, "--epsilon", "1"], capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
@@ -431,7 +441,7 @@ def test_cli_multiuser_errors_are_one_line(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pufferfish.cli",
+            "pufferfish.cli.app",
             "multiuser",
             str(tmp_path / "nope.json"),
             "--pair-set",

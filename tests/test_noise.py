@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from pufferfish import add_laplace
-from pufferfish.noise import grid_exponent
+from pufferfish.noise.samplers import grid_exponent
 
 
 def test_insecure_sampler_is_laplace_and_reproducible() -> None:

@@ -10,11 +10,11 @@ import pytest
 from scipy.integrate import trapezoid
 
 from pufferfish.calibration import calibrate_optimal, summation_scenario
-from pufferfish.density import release_density
-from pufferfish.divergence import hockey_stick, privacy_loss_sup
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior
+from pufferfish.loss.density import release_density
+from pufferfish.loss.divergence import hockey_stick, privacy_loss_sup
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
+from pufferfish.priors.scenario import Scenario
 from pufferfish.reproduce import identical_users_pair_limit, seed003_fig2
-from pufferfish.scenario import Scenario
 
 G = GaussianMixturePrior
 

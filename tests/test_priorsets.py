@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pufferfish import DiscretePrior, Scenario, privacy_loss
-from pufferfish.priorsets import PriorSet, dkw_radius, extreme_prior, l1_radius, log_value
-from pufferfish.robust_loss import extremes, worst_case_loss
+from pufferfish.loss.robust import extremes, worst_case_loss
+from pufferfish.priors.sets import PriorSet, dkw_radius, extreme_prior, l1_radius, log_value
 
 
 def _lp_extreme(ps: PriorSet, kernel: np.ndarray, maximize: bool) -> float:

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pufferfish.cli import app
-from pufferfish.pipeline import calibrate_table
-from pufferfish.table_release import release
+from pufferfish.cli.app import app
+from pufferfish.pipeline.calibrate import calibrate_table
+from pufferfish.pipeline.release import release
 from pufferfish.tables.source import CsvOptions, DataError, check_csv_options
 
 runner = CliRunner()

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pufferfish.cli import app
-from pufferfish.report import FIGURES, MAPPING_FIGURES, row_key
+from pufferfish.cli.app import app
+from pufferfish.pipeline.report import FIGURES, MAPPING_FIGURES, row_key
 
 ADULT = ["adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married"]
 

@@ -50,7 +50,7 @@ def test_cli_reproduce_writes_an_index_of_printed_and_our_values(tmp_path: Path)
     """`pufferfish reproduce`: seed 001 Table 4 rows with printed values, differences and agreement."""
     from typer.testing import CliRunner
 
-    from pufferfish.cli import app
+    from pufferfish.cli.app import app
     from pufferfish.reproduce import reproduce
 
     res = CliRunner().invoke(app, ["reproduce", "--paper", "001", "--output", str(tmp_path)])
@@ -96,7 +96,7 @@ def test_reproduce_markov_grid_of_song_et_al(tmp_path: Path) -> None:
     eps 1) to 4 decimals, the exact optimum below MQMExact on every chain, table and figure."""
     from typer.testing import CliRunner
 
-    from pufferfish.cli import app
+    from pufferfish.cli.app import app
     from pufferfish.reproduce import _markov
 
     values, files = _markov(tmp_path, (0.3, 0.6, 0.9))

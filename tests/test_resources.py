@@ -31,11 +31,11 @@ from pufferfish import divergence as div
 from pufferfish.calibration import calibrate_mapping, compare
 from pufferfish.calibration.check import check_information
 from pufferfish.calibration.mapping import MAPPING_MAX_K, mapping_loss
-from pufferfish.channels import ONE, DenseChannel, RandomizedResponseChannel
-from pufferfish.cli import app
-from pufferfish.density import release_density
-from pufferfish.noise import sample_mapping
-from pufferfish.priorsets import PriorSet, point_mass_extremes, set_extremes
+from pufferfish.cli.app import app
+from pufferfish.loss.density import release_density
+from pufferfish.noise.channels import ONE, DenseChannel, RandomizedResponseChannel
+from pufferfish.noise.samplers import sample_mapping
+from pufferfish.priors.sets import PriorSet, point_mass_extremes, set_extremes
 from pufferfish.tables import duckdb_engine
 from pufferfish.tables.source import remove_stale_spills
 
@@ -319,17 +319,17 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_while_the_command_line_loads_is_one_line(sig, code) -> None:
-    # deterministic: the signal is sent from an import hook while pufferfish.cli loads
+    # deterministic: the signal is sent from an import hook while pufferfish.cli.app loads
     child = f"""
 import os, sys
 class Hook:
     def find_spec(self, name, path, target=None):
-        if name == "pufferfish.cli":
+        if name == "pufferfish.cli.app":
             os.kill(os.getpid(), {int(sig)})
         return None
 sys.meta_path.insert(0, Hook())
 sys.argv = ["pufferfish", "--help"]
-from pufferfish._entry import main
+from pufferfish.cli.entry import main
 main()
 """
     proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)

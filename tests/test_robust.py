@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
 from pufferfish.calibration import calibrate, compare
-from pufferfish.cli import app
-from pufferfish.priorsets import PriorSet, dkw_radius, extreme_prior, l1_radius, log_value
+from pufferfish.cli.app import app
+from pufferfish.priors.sets import PriorSet, dkw_radius, extreme_prior, l1_radius, log_value
 from pufferfish.tables.estimate import estimate_priors, with_prior_sets
 
 runner = CliRunner()
@@ -171,8 +171,8 @@ def test_priors_from_another_table(tmp_path) -> None:
     # Adult cut in two: priors (and their sets) from the first part, release of the second
     import duckdb
 
-    from pufferfish.pipeline import calibrate_table
-    from pufferfish.table_release import release
+    from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.pipeline.release import release
     from pufferfish.tables.source import dataset_path
 
     src = str(dataset_path("adult"))

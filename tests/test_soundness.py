@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from scipy.special import ndtr
 
 from pufferfish.calibration import calibrate
-from pufferfish.gaussian_divergence import gaussian_delta_bound
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior
-from pufferfish.scenario import Scenario
+from pufferfish.loss.gaussian import gaussian_delta_bound
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
+from pufferfish.priors.scenario import Scenario
 
 
 def mp_gaussian_delta(mean_i: float, var_i: float, mean_j: float, var_j: float, eps: float) -> mp.mpf:
@@ -234,7 +234,7 @@ def released_sums(dist: dict) -> dict:
     """The released sums: each exact sum to its nearest float (``math.fsum``), then the release grid."""
     from fractions import Fraction
 
-    from pufferfish.priors import to_release_grid
+    from pufferfish.priors.distributions import to_release_grid
 
     out: dict = {}
     for x, p in dist.items():
@@ -367,8 +367,8 @@ def test_noiseless_check_has_a_rounding_bound() -> None:
 
 
 def test_release_grid_is_what_the_check_sees() -> None:
-    from pufferfish.noise import add_laplace
-    from pufferfish.priors import DiscretePrior, on_release_grid, to_release_grid
+    from pufferfish.noise.samplers import add_laplace
+    from pufferfish.priors.distributions import DiscretePrior, on_release_grid, to_release_grid
 
     x = np.array([0.1, 1 / 3, 2.0**-40, 1e6 + 0.1, 2.0**23 + 0.5, -7.25, 1e300])
     g = to_release_grid(x)
@@ -482,8 +482,8 @@ def kernel_cdf(y: mp.mpf, x: float, s: float, laplace: bool, b: float) -> mp.mpf
 
 def test_interval_mass_error_bounds_hold_against_mpmath() -> None:
     """Every kernel's interval mass is within its stated error bound of a 40-digit value."""
-    from pufferfish.density import release_density
-    from pufferfish.priors import DiscretePrior
+    from pufferfish.loss.density import release_density
+    from pufferfish.priors.distributions import DiscretePrior
 
     def mp_nl_cdf(y, mu, s, b):  # normal-Laplace CDF by direct integration of the two parts
         with mp.workdps(40):
@@ -673,8 +673,8 @@ def test_laplace_hockey_stick_bound_contains_the_exact_value(eps: float, b: floa
     """The grid hockey stick's delta + error bound is certified against the closed-form oracle, and
     its error is relative (no floor of e^eps x 1e-16 x intervals)."""
     from pufferfish import DiscretePrior
-    from pufferfish.density import release_density
-    from pufferfish.divergence import hockey_stick
+    from pufferfish.loss.density import release_density
+    from pufferfish.loss.divergence import hockey_stick
 
     p = DiscretePrior([0, 1, 3, 4], [0.4, 0.3, 0.2, 0.1])
     q = DiscretePrior([0, 1, 2, 4], [0.1, 0.2, 0.3, 0.4])
@@ -688,8 +688,8 @@ def test_laplace_hockey_stick_bound_contains_the_exact_value(eps: float, b: floa
 def test_log_density_rounding_is_within_the_g_margin() -> None:
     """Each ``log f`` is within half of :func:`_g_margin` (which covers both densities) of 40 digits."""
     from pufferfish import DiscretePrior
-    from pufferfish.density import release_density
-    from pufferfish.divergence import _g_margin
+    from pufferfish.loss.density import release_density
+    from pufferfish.loss.divergence import _g_margin
 
     rng = np.random.default_rng(11)
     for _ in range(20):

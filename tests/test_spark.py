@@ -20,7 +20,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the machine
     pytest.skip("Spark needs Java", allow_module_level=True)
 
 from pufferfish import estimate_priors, release  # noqa: E402
-from pufferfish.cli import app  # noqa: E402
+from pufferfish.cli.app import app  # noqa: E402
 from pufferfish.tables import DataError, dataset_path  # noqa: E402
 
 PAIR = [("Married-civ-spouse", "Never-married")]
@@ -276,7 +276,7 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
     its labels and the numeric one as numbers, every other column unchanged."""
     import pandas as pd
 
-    from pufferfish.joint_table import calibrate_joint_table, release_joint
+    from pufferfish.pipeline.joint import calibrate_joint_table, release_joint
 
     args = dict(secret="sex", public="workclass,age", pairs=["Male,Female"], epsilon=1.0,
                 mechanisms=["l1", "optimal"])  # fmt: skip

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pufferfish import DiscretePrior, kantorovich_plan, marginal_error_bound, max_displacement_from_cdfs
-from pufferfish.transport import _exact_corner, _positive_cdf
+from pufferfish.transport.line import _exact_corner, _positive_cdf
 
 from .conftest import discrete_priors
 

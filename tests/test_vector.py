@@ -18,13 +18,14 @@ from scipy.optimize import linprog
 from scipy.special import logsumexp
 
 from pufferfish.calibration import Skipped, calibrate, calibrate_optimal, compare
-from pufferfish.divergence import MemoryLimitError
-from pufferfish.loss import privacy_loss
-from pufferfish.priors import DiscretePrior
-from pufferfish.scenario import Scenario
-from pufferfish.transport import kantorovich_plan as plan_1d
-from pufferfish.vector import JointPrior, Metric, bottleneck_plan, kantorovich_plan, product_laplace_loss
-from pufferfish.vector.joint import MAX_TUPLES
+from pufferfish.loss.divergence import MemoryLimitError
+from pufferfish.loss.exact import privacy_loss
+from pufferfish.loss.product import product_laplace_loss
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.joint import MAX_TUPLES, JointPrior, Metric
+from pufferfish.priors.scenario import Scenario
+from pufferfish.transport.line import kantorovich_plan as plan_1d
+from pufferfish.transport.plans import bottleneck_plan, kantorovich_plan
 
 
 def _random_pair(seed: int, d: int, n: int = 6, spread: int = 5) -> tuple[JointPrior, JointPrior]:
@@ -169,11 +170,11 @@ def test_bad_input(monkeypatch) -> None:
     assert MAX_TUPLES == 10_000_000
     big = JointPrior.from_rows(np.arange(6, dtype=float))
     with monkeypatch.context() as patch:
-        patch.setattr("pufferfish.vector.joint.MAX_TUPLES", 5)
+        patch.setattr("pufferfish.priors.joint.MAX_TUPLES", 5)
         with pytest.raises(ValueError, match="at most 5 distinct tuples, got 6: bin the columns"):
             JointPrior.from_rows(np.arange(6, dtype=float))
     with monkeypatch.context() as patch:
-        patch.setattr("pufferfish.vector.plans.MAX_PLAN_ENTRIES", 35)
+        patch.setattr("pufferfish.transport.plans.MAX_PLAN_ENTRIES", 35)
         for plan, what in ((kantorovich_plan, "Kantorovich"), (bottleneck_plan, "W-infinity")):
             with pytest.raises(
                 MemoryLimitError, match=f"not run: the {what} plan needs about .* GiB for 6 x 6"
@@ -316,7 +317,7 @@ def test_l1_scale_by_sign_vectors_equals_every_distance() -> None:
     # calibration.joint.l1_scale takes max_s (max_x s.x/w - min_x' s.x'/w) over sign vectors s;
     # it must equal the largest of all n x m weighted L1 distances
     from pufferfish.calibration.joint import l1_scale
-    from pufferfish.scenario import AdversaryPrior, Scenario
+    from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
     gen = np.random.default_rng(4)
     for d in (1, 2, 3, 4):

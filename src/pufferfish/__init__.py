@@ -27,7 +27,14 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
         calibrate_optimal,
         compare,
     )
-    from pufferfish.loss import PairLoss, PrivacyLoss, laplace_log_density, pair_privacy_loss, privacy_loss
+    from pufferfish.loss.exact import (
+        PairLoss,
+        PrivacyLoss,
+        laplace_log_density,
+        pair_privacy_loss,
+        privacy_loss,
+    )
+    from pufferfish.loss.robust import SetLoss, worst_case_loss
     from pufferfish.multiuser import (
         MULTIUSER_MECHANISMS,
         PAIR_SETS,
@@ -46,12 +53,11 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
         release_sum,
         sum_distribution,
     )
-    from pufferfish.noise import NoisyValues, add_laplace
-    from pufferfish.priors import DiscretePrior, union_support
-    from pufferfish.priorsets import PriorSet, dkw_radius, l1_radius
-    from pufferfish.robust_loss import SetLoss, worst_case_loss
-    from pufferfish.scenario import AdversaryPrior, Scenario
-    from pufferfish.transport import (
+    from pufferfish.noise.samplers import NoisyValues, add_laplace
+    from pufferfish.priors.distributions import DiscretePrior, union_support
+    from pufferfish.priors.scenario import AdversaryPrior, Scenario
+    from pufferfish.priors.sets import PriorSet, dkw_radius, l1_radius
+    from pufferfish.transport.line import (
         TransportPlan,
         kantorovich_plan,
         marginal_error_bound,
@@ -120,7 +126,7 @@ __all__ = [
 
 # Every public name is imported on first use (PEP 562): `import pufferfish` (and the command
 # line's start-up) loads nothing heavy, so Ctrl-C while starting is caught by the entry point
-# (pufferfish._entry) and the table layer (DuckDB, PyArrow; Spark on demand) loads only when used.
+# (pufferfish.cli.entry) and the table layer (DuckDB, PyArrow; Spark on demand) loads only when used.
 _LAZY = {
     "MECHANISMS": "calibration",
     "REGISTRY": "calibration",
@@ -132,11 +138,11 @@ _LAZY = {
     "calibrate": "calibration",
     "calibrate_optimal": "calibration",
     "compare": "calibration",
-    "PairLoss": "loss",
-    "PrivacyLoss": "loss",
-    "laplace_log_density": "loss",
-    "pair_privacy_loss": "loss",
-    "privacy_loss": "loss",
+    "PairLoss": "loss.exact",
+    "PrivacyLoss": "loss.exact",
+    "laplace_log_density": "loss.exact",
+    "pair_privacy_loss": "loss.exact",
+    "privacy_loss": "loss.exact",
     "MULTIUSER_MECHANISMS": "multiuser",
     "PAIR_SETS": "multiuser",
     "MultiUserCalibration": "multiuser",
@@ -153,31 +159,31 @@ _LAZY = {
     "query_priors": "multiuser",
     "release_sum": "multiuser",
     "sum_distribution": "multiuser",
-    "NoisyValues": "noise",
-    "add_laplace": "noise",
-    "DiscretePrior": "priors",
-    "union_support": "priors",
-    "PriorSet": "priorsets",
-    "dkw_radius": "priorsets",
-    "l1_radius": "priorsets",
-    "SetLoss": "robust_loss",
-    "worst_case_loss": "robust_loss",
-    "AdversaryPrior": "scenario",
-    "Scenario": "scenario",
-    "TransportPlan": "transport",
-    "kantorovich_plan": "transport",
-    "marginal_error_bound": "transport",
-    "max_displacement_from_cdfs": "transport",
+    "NoisyValues": "noise.samplers",
+    "add_laplace": "noise.samplers",
+    "DiscretePrior": "priors.distributions",
+    "union_support": "priors.distributions",
+    "PriorSet": "priors.sets",
+    "dkw_radius": "priors.sets",
+    "l1_radius": "priors.sets",
+    "SetLoss": "loss.robust",
+    "worst_case_loss": "loss.robust",
+    "AdversaryPrior": "priors.scenario",
+    "Scenario": "priors.scenario",
+    "TransportPlan": "transport.line",
+    "kantorovich_plan": "transport.line",
+    "marginal_error_bound": "transport.line",
+    "max_displacement_from_cdfs": "transport.line",
     "DataError": "tables",
     "EstimatedPriors": "tables",
     "dataset_path": "tables",
     "estimate_priors": "tables",
     "with_prior_sets": "tables",
     "OutputExistsError": "tables",
-    "ReleaseResult": "table_release",
-    "TableCalibration": "pipeline",
-    "calibrate_table": "pipeline",
-    "release": "table_release",
+    "ReleaseResult": "pipeline.release",
+    "TableCalibration": "pipeline.calibrate",
+    "calibrate_table": "pipeline.calibrate",
+    "release": "pipeline.release",
 }
 
 

@@ -56,7 +56,7 @@ from pufferfish.calibration.result import (
     TimeLimitError,
 )
 from pufferfish.calibration.search import SAFETY_STEPS, Proposal, Target, smallest_passing, verified
-from pufferfish.divergence import MemoryLimitError
+from pufferfish.loss.divergence import MemoryLimitError
 
 __all__ = [
     "CRITERIA",

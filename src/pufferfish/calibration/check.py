@@ -3,25 +3,25 @@
 :func:`measure` evaluates, at one noise scale, the quantity the criterion bounds and its
 numerical error bound:
 
-=====================  ============  ==================================================  =========
-criterion              priors        checked value (and its derived rounding bound)      target
-=====================  ============  ==================================================  =========
-pure eps, Laplace      discrete      exact loss, :func:`~pufferfish.loss.privacy_loss`   eps
-                                     (SPEC 2.1)
-pure eps, Laplace      mixtures      certified ``sup |log ratio|``,                      eps
-                                     :func:`~pufferfish.divergence.privacy_loss_sup`
-pure eps, Laplace      joint         exact loss of the product channel (Laplace,         eps
+=====================  ============  ==========================================================  =========
+criterion              priors        checked value (and its derived rounding bound)              target
+=====================  ============  ==========================================================  =========
+pure eps, Laplace      discrete      exact loss (SPEC 2.1),                                      eps
+                                     :func:`~pufferfish.loss.exact.privacy_loss`
+pure eps, Laplace      mixtures      certified ``sup |log ratio|``,                              eps
+                                     :func:`~pufferfish.loss.divergence.privacy_loss_sup`
+pure eps, Laplace      joint         exact loss of the product channel (Laplace,                 eps
                                      randomized response) at the product grid's
                                      vertices,
-                                     :func:`~pufferfish.vector.product_laplace_loss`;
+                                     :func:`~pufferfish.loss.product.product_laplace_loss`;
                                      over L1 balls,
-                                     :func:`~pufferfish.vector.ball.ball_loss`
-(eps, delta), delta>0  any           hockey-stick divergence, both directions            delta
-                                     (:func:`~pufferfish.divergence.hockey_stick`;
+                                     :func:`~pufferfish.loss.balls.ball_loss`
+(eps, delta), delta>0  any           hockey-stick divergence, both directions                    delta
+                                     (:func:`~pufferfish.loss.divergence.hockey_stick`;
                                      closed form for two Gaussians with Gaussian noise)
-eps-MI                 any           certified ``I(S; Y)``,                              eps
-                                     :func:`~pufferfish.divergence.mutual_information`
-=====================  ============  ==================================================  =========
+eps-MI                 any           certified ``I(S; Y)``,                                      eps
+                                     :func:`~pufferfish.loss.divergence.mutual_information`
+=====================  ============  ==========================================================  =========
 
 A scale passes when :func:`passes` holds for the worst (prior, pair): the checked value plus its
 bound is at most the target. Nothing else in the library decides whether a scale is private.
@@ -42,15 +42,16 @@ from numpy.typing import NDArray
 from scipy.special import logsumexp
 
 from pufferfish.calibration.result import num
-from pufferfish.density import release_density
-from pufferfish.divergence import hockey_stick, mutual_information, privacy_loss_sup
-from pufferfish.gaussian_divergence import gaussian_delta_bound
-from pufferfish.loss import PrivacyLoss, privacy_loss
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior, union_support
-from pufferfish.robust_loss import worst_case_loss
-from pufferfish.scenario import Scenario
-from pufferfish.vector import JointPrior, product_laplace_loss
-from pufferfish.vector.ball import ball_loss
+from pufferfish.loss.balls import ball_loss
+from pufferfish.loss.density import release_density
+from pufferfish.loss.divergence import hockey_stick, mutual_information, privacy_loss_sup
+from pufferfish.loss.exact import PrivacyLoss, privacy_loss
+from pufferfish.loss.gaussian import gaussian_delta_bound
+from pufferfish.loss.product import product_laplace_loss
+from pufferfish.loss.robust import worst_case_loss
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior, union_support
+from pufferfish.priors.joint import JointPrior
+from pufferfish.priors.scenario import Scenario
 
 
 def passes(value: float, bound: float, target: float) -> bool:
@@ -90,7 +91,7 @@ class Check:
         The full exact loss when the check is SPEC 2.1's (discrete priors, Laplace, pure eps).
     prior_set : mapping or None
         For a worst case over prior sets, the sets' summary
-        (:meth:`~pufferfish.scenario.AdversaryPrior.set_summary`); None for the priors themselves.
+        (:meth:`~pufferfish.priors.scenario.AdversaryPrior.set_summary`); None for the priors themselves.
     """
 
     value: float
@@ -208,13 +209,13 @@ def check_pairs(
     -------
     Check
         The (prior, pair) with the largest ``value + error``: the loss for ``delta = 0`` (the full
-        :class:`~pufferfish.loss.PrivacyLoss` for discrete priors), else the delta at ``epsilon``.
+        :class:`~pufferfish.loss.exact.PrivacyLoss` for discrete priors), else the delta at ``epsilon``.
 
     Raises
     ------
     ValueError
         For pure eps with Gaussian noise.
-    pufferfish.divergence.GridTooFineError
+    pufferfish.loss.divergence.GridTooFineError
         If the release densities cannot be evaluated on a fine enough grid.
     """
     worst: Check | None = None
@@ -265,7 +266,7 @@ def uncheckable(scenario: Scenario, criterion: str, noise: str, delta: float) ->
     -------
     str or None
         For joint priors (several columns) only pure eps with Laplace noise is checked (the exact
-        loss of product Laplace noise, :func:`~pufferfish.vector.product_laplace_loss`); a Laplace
+        loss of product Laplace noise, :func:`~pufferfish.loss.product.product_laplace_loss`); a Laplace
         scale for ``delta > 0`` is checked as pure eps by the caller. Gaussian noise and eps-MI
         have no check in ``d > 1`` dimensions here.
     """
@@ -295,8 +296,8 @@ def _check_joint(scenario: Scenario, noise: str, scale: float, delta: float) -> 
 
 def joint_pair_checks(scenario: Scenario, scale: float) -> list[Check]:
     """The exact pure-eps loss of product Laplace noise of ``scale`` (>= 0) for every (prior,
-    pair) of joint priors (:func:`pufferfish.vector.product_laplace_loss`), in the order of
-    :meth:`~pufferfish.scenario.Scenario.iter_joint_pairs`."""
+    pair) of joint priors (:func:`pufferfish.loss.product.product_laplace_loss`), in the order of
+    :meth:`~pufferfish.priors.scenario.Scenario.iter_joint_pairs`."""
     assert scenario.metric is not None
     out = []
     for prior, pair, p_i, p_j in scenario.iter_joint_pairs():
@@ -335,7 +336,7 @@ def _joint_at_zero(p_i: JointPrior, p_j: JointPrior) -> tuple[float, float, str]
 
 def _worst_over_sets(scenario: Scenario, scale: float) -> Check:
     """The worst (prior, pair) of the exact Laplace loss over every prior in the prior sets
-    (:func:`pufferfish.priorsets.worst_case_loss`)."""
+    (:func:`pufferfish.priors.sets.worst_case_loss`)."""
     worst: Check | None = None
     for prior in scenario.priors:
         assert prior.sets is not None

@@ -2,7 +2,7 @@
 
 Each function returns the :class:`~.search.Proposal` of one mechanism: the Laplace scale ``theta``
 (noise variance ``2 theta^2``) that its theorem says makes ``Y = X + Laplace(theta)``
-(eps, S)-pufferfish private for every pair and prior of a :class:`~pufferfish.scenario.Scenario`.
+(eps, S)-pufferfish private for every pair and prior of a :class:`~pufferfish.priors.scenario.Scenario`.
 The registry (:mod:`.registry`) checks every proposal against the exact privacy loss of SPEC 2.1
 before returning it. Always ``optimal <= relaxed <= kantorovich <= l1``.
 
@@ -32,8 +32,8 @@ from scipy.special import logsumexp
 from pufferfish.calibration.result import RootFinding
 from pufferfish.calibration.result import num as _num
 from pufferfish.calibration.search import Proposal
-from pufferfish.scenario import Scenario
-from pufferfish.transport import kantorovich_plan
+from pufferfish.priors.scenario import Scenario
+from pufferfish.transport.line import kantorovich_plan
 
 # ---------------------------------------------------------------------------------------------
 # l1 and Kantorovich
@@ -212,7 +212,7 @@ def relaxed_plan_scale(
         ``pi(x, x') > 0`` of each atom of a coupling of ``(P(.|s_i), P(.|s_j))``.
     distance : numpy.ndarray, shape (K,)
         ``d(x, x') >= 0`` of each atom (``|x - x'|`` in 1-D; the metric's distance for joint
-        priors, :mod:`pufferfish.vector`).
+        priors, :mod:`pufferfish.priors.joint`).
     rows, columns : numpy.ndarray, shape (K,)
         A key of each atom's ``x`` and ``x'`` (the value in 1-D, the tuple's index for joint
         priors): atoms with one key form one row or column.

@@ -35,10 +35,10 @@ from scipy.special import lambertw, log_ndtr, ndtri
 from pufferfish._checks import check_epsilon
 from pufferfish.calibration.result import num as _num
 from pufferfish.calibration.search import Proposal, worst_pair
-from pufferfish.gaussian_divergence import gaussian_delta_bound
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior, Prior
-from pufferfish.scenario import AdversaryPrior, Scenario
-from pufferfish.transport import kantorovich_plan
+from pufferfish.loss.gaussian import gaussian_delta_bound
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior, Prior
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
+from pufferfish.transport.line import kantorovich_plan
 
 # ---------------------------------------------------------------------------------------------
 # tau*(delta) of seed 003
@@ -100,7 +100,7 @@ def gaussian_delta(mean_i: float, var_i: float, mean_j: float, var_j: float, eps
     Returns
     -------
     float
-        In [0, 1]: the ``forward`` value of :func:`~pufferfish.gaussian_divergence.gaussian_delta_bound`,
+        In [0, 1]: the ``forward`` value of :func:`~pufferfish.loss.gaussian.gaussian_delta_bound`,
         which also gives its derived error bound.
 
     Notes

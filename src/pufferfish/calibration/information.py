@@ -23,8 +23,8 @@ from pufferfish._checks import check_delta, check_epsilon
 from pufferfish.calibration.check import secret_weights_for
 from pufferfish.calibration.result import num as _num
 from pufferfish.calibration.search import Proposal
-from pufferfish.priors import GaussianMixturePrior
-from pufferfish.scenario import Scenario
+from pufferfish.priors.distributions import GaussianMixturePrior
+from pufferfish.priors.scenario import Scenario
 
 
 def _total_variances(

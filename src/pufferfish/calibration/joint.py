@@ -2,10 +2,10 @@
 ``d`` dimensions under the weighted L1 metric ``d(x, x') = sum_k |x_k - x'_k| / w_k``.
 
 Each function returns the :class:`~.search.Proposal` of one mechanism for a scenario of
-:class:`~pufferfish.vector.JointPrior` priors (``scenario.kind == "joint"``). A Laplace scale
+:class:`~pufferfish.priors.joint.JointPrior` priors (``scenario.kind == "joint"``). A Laplace scale
 ``b`` means ``Laplace(b w_k)`` on column ``k``; a Gaussian ``sigma`` means ``N(0, (sigma w_k)^2)``.
 The registry checks every Laplace proposal against the exact loss of product Laplace noise
-(:func:`pufferfish.vector.product_laplace_loss`); Gaussian and eps-MI proposals have no check in
+(:func:`pufferfish.loss.product.product_laplace_loss`); Gaussian and eps-MI proposals have no check in
 ``d > 1`` and are returned "not numerically checked" (:func:`.check.uncheckable`).
 
 =========================  =====================================================  ================
@@ -24,7 +24,7 @@ mechanism                  scale                                                
 ``analytic-gaussian``      Balle and Wang (2018) Thm 8 at ``Delta_2``             SPEC sec 5
 =========================  =====================================================  ================
 
-In one dimension both plans are the monotone (quantile) plan of :mod:`pufferfish.transport`,
+In one dimension both plans are the monotone (quantile) plan of :mod:`pufferfish.transport.line`,
 which is W1-optimal and minimises the largest distance over all couplings, so every result equals
 the one-column result (scales in units of ``w_1``).
 """
@@ -43,11 +43,12 @@ from pufferfish.calibration.discrete import RootTally, relaxed_plan_scale
 from pufferfish.calibration.gaussian import analytic_gaussian_sigma
 from pufferfish.calibration.result import num as _num
 from pufferfish.calibration.search import Proposal, worst_pair
-from pufferfish.divergence import MemoryLimitError
-from pufferfish.priors import DiscretePrior
-from pufferfish.scenario import Scenario
-from pufferfish.transport import kantorovich_plan as monotone_plan
-from pufferfish.vector import JointPrior, Metric, VectorPlan, bottleneck_plan, kantorovich_plan
+from pufferfish.loss.divergence import MemoryLimitError
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.priors.scenario import Scenario
+from pufferfish.transport.line import kantorovich_plan as monotone_plan
+from pufferfish.transport.plans import VectorPlan, bottleneck_plan, kantorovich_plan
 
 PLAN_KINDS = ("kantorovich", "bottleneck")
 """The two plans: W1-optimal (of smallest largest distance) and W-infinity (bottleneck)."""
@@ -67,7 +68,8 @@ def joint_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric, kind: s
     Returns
     -------
     VectorPlan
-        :func:`pufferfish.vector.kantorovich_plan` or :func:`pufferfish.vector.bottleneck_plan`;
+        :func:`pufferfish.transport.plans.kantorovich_plan` or
+        :func:`pufferfish.transport.plans.bottleneck_plan`;
         in one dimension the monotone plan for both (optimal for both problems on the line).
     """
     if kind not in PLAN_KINDS:
@@ -100,7 +102,7 @@ def l1_scale(scenario: Scenario, epsilon: float, delta: float = 0.0, secret_weig
 
     Seed 001 eq (26) with the alphabet of a pair taken as its two supports (the product coupling
     is a coupling, so seed 002 Thm 1 covers it). In 1-D: ``max(max X_j - min X_i, max X_i -
-    min X_j)``, today's ``l1``. Under prior sets (:class:`~pufferfish.priorsets.JointBall`) the
+    min X_j)``, today's ``l1``. Under prior sets (:class:`~pufferfish.priors.sets.JointBall`) the
     alphabet of every prior in the balls is the union of the pair's supports: both points run
     over it.
     """
@@ -138,7 +140,7 @@ def farthest_pair(a: NDArray[np.float64], b: NDArray[np.float64], metric: Metric
 
     Raises
     ------
-    pufferfish.divergence.MemoryLimitError
+    pufferfish.loss.divergence.MemoryLimitError
         If the categorical sub-tuples are so many that (groups of ``a``) x (groups of ``b``) x
         (sign vectors) exceeds :data:`MAX_GROUP_PAIRS` ("not run").
 
@@ -217,7 +219,7 @@ def kantorovich_scale(
 
     The W1-optimal plan is not unique in ``d > 1`` and its largest distance depends on which one
     is taken: this is the W1-optimal plan of smallest largest distance
-    (:func:`pufferfish.vector.kantorovich_plan`).
+    (:func:`pufferfish.transport.plans.kantorovich_plan`).
     """
     return _plan_scale(scenario, epsilon, "kantorovich", "W1 plan")
 

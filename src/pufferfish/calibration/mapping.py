@@ -12,14 +12,14 @@ is ``(eps, S)``-pufferfish private iff, for every pair, prior, both directions a
 
 The conditions are linear in ``M``: the mechanism of largest utility is a linear program
 (:func:`optimal_matrix`), the limit of utility for these priors over *every* mechanism with
-outputs in ``A``. Over prior sets (:mod:`pufferfish.priorsets`) ``P_i`` ranges over ``C_i`` and
+outputs in ``A``. Over prior sets (:mod:`pufferfish.priors.sets`) ``P_i`` ranges over ``C_i`` and
 ``P_j`` over ``C_j``: (C) becomes ``max_{C_i} <P, m_w> <= e^eps min_{C_j} <Q, m_w>`` with
 ``m_w = M[:, w]``, a convex constraint written exactly as linear constraints (the DKW band by
 its quantile form, the L1 ball by LP duality; :func:`optimal_matrix`), whose exact oracle for
-the check is :func:`pufferfish.priorsets.set_extremes`.
+the check is :func:`pufferfish.priors.sets.set_extremes`.
 
 Every returned matrix is rounded to the dyadic grid ``2^-52`` (integer weights summing to
-``2^52`` per row: what the secure sampler :func:`pufferfish.noise.sample_mapping` draws from),
+``2^52`` per row: what the secure sampler :func:`pufferfish.noise.samplers.sample_mapping` draws from),
 and *that* matrix is checked (:func:`mapping_loss`). If the check fails by rounding, the matrix
 is mixed with uniform rows, ``(1 - lambda) M + lambda U``, for the first ``lambda`` of
 :data:`MIX_STEPS` that passes: each column becomes ``(1 - lambda) <P, m_w> + lambda / k``, which
@@ -43,10 +43,10 @@ from scipy.stats import laplace, norm
 from pufferfish.calibration.deadline import LP_IN_PROCESS, linprog_within
 from pufferfish.calibration.mapping_check import MappingLoss, mapping_loss, on_alphabet
 from pufferfish.calibration.result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
-from pufferfish.channels import DenseChannel, RandomizedResponseChannel
-from pufferfish.priors import DiscretePrior, union_support
-from pufferfish.priorsets import PriorSet, dkw_pieces, set_summary
-from pufferfish.scenario import Scenario
+from pufferfish.noise.channels import DenseChannel, RandomizedResponseChannel
+from pufferfish.priors.distributions import DiscretePrior, union_support
+from pufferfish.priors.scenario import Scenario
+from pufferfish.priors.sets import PriorSet, dkw_pieces, set_summary
 
 #: Utilities of a mapping: expected accuracy (maximised), the same keeping every value's share of
 #: the released rows (``shares``, the default for labels: rare labels are not collapsed into
@@ -152,7 +152,7 @@ _BYTES_PER_ENTRY = {"geometric": 64, "optimal-mapping": 400}
 def check_alphabet(k: int, mechanism: str = "optimal-mapping") -> int:
     """``k`` if ``mechanism`` can map ``k`` values: at least 2, and at most
     :data:`MAPPING_MAX_K` for the dense mechanisms (:data:`DENSE_MECHANISMS`); randomized
-    response takes any ``k`` (O(k) memory, :class:`pufferfish.channels.RandomizedResponseChannel`).
+    response takes any ``k`` (O(k) memory, :class:`pufferfish.noise.channels.RandomizedResponseChannel`).
 
     Raises
     ------
@@ -177,7 +177,7 @@ def check_alphabet(k: int, mechanism: str = "optimal-mapping") -> int:
 
 def expected_accuracy(matrix: Any, utility: Utility) -> float:
     """``sum_x mu(x) M[x, x]``: the probability that a released row keeps its value (``matrix``
-    a (k, k) array or a channel of :mod:`pufferfish.channels`)."""
+    a (k, k) array or a channel of :mod:`pufferfish.noise.channels`)."""
     if isinstance(matrix, (DenseChannel, RandomizedResponseChannel)):
         diag = matrix.diagonal() / float(2**GRID_BITS)
     else:
@@ -445,7 +445,7 @@ def optimal_matrix(
     the feasible ``M`` are exactly those satisfying (C)):
 
     * DKW band: ``max_{P} <P, m> = sum_q width_q max_{l in [a_q, b_q]} m_l``
-      (:func:`pufferfish.priorsets.set_extremes`, the quantile form), so ``S = sum_q width_q z_q``
+      (:func:`pufferfish.priors.sets.set_extremes`, the quantile form), so ``S = sum_q width_q z_q``
       with ``z_q >= M[l, w]`` for ``l`` in window ``q``; the minimum likewise with ``y_q <= M[l, w]``.
     * L1 ball: the dual of ``max {<P, m> : P >= 0, 1'P = 1, ||P - c||_1 <= r}`` (variables ``P``,
       ``e >= |P - c|``; multipliers ``alpha`` of ``1'P = 1``, ``beta, gamma >= 0`` of

@@ -1,11 +1,11 @@
 """The exact privacy check of a randomized mapping (:mod:`.mapping`): the released pmfs of every
 pair, prior (or prior set) and output, from a dense matrix or, for randomized response, from its
-two weights in O(k) (:class:`pufferfish.channels.RandomizedResponseChannel`).
+two weights in O(k) (:class:`pufferfish.noise.channels.RandomizedResponseChannel`).
 
 For a discriminative pair ``(s_i, s_j)`` and an adversary prior the released value has pmf
 ``q_i = P_i M``; the mapping is ``(eps, S)``-pufferfish private iff ``|log q_i(w) - log q_j(w)|
 <= eps`` for every output ``w``, pair and prior (over prior sets: the largest ``<P, m_w>`` over
-one set against the smallest over the other, :func:`pufferfish.priorsets.set_extremes`).
+one set against the smallest over the other, :func:`pufferfish.priors.sets.set_extremes`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish.channels import MAPPING_BITS as GRID_BITS
-from pufferfish.channels import DenseChannel, RandomizedResponseChannel
-from pufferfish.priorsets import PriorSet, log_value, point_mass_extremes, set_extremes
-from pufferfish.scenario import Scenario
+from pufferfish.noise.channels import MAPPING_BITS as GRID_BITS
+from pufferfish.noise.channels import DenseChannel, RandomizedResponseChannel
+from pufferfish.priors.scenario import Scenario
+from pufferfish.priors.sets import PriorSet, log_value, point_mass_extremes, set_extremes
 
 _U = 2.0**-53
 
@@ -83,7 +83,7 @@ def mapping_loss(scenario: Scenario, matrix: Any, support: NDArray[np.float64]) 
     whose exact probability is positive (a positive prior mass times a positive entry, decided on
     the sparsity pattern, exactly) but computes to 0 (underflow) gets an infinite bound.
     Prior sets: each extreme value ``<P*, m_w>`` comes with the bound of
-    :func:`pufferfish.priorsets.log_value`.
+    :func:`pufferfish.priors.sets.log_value`.
     """
     if isinstance(matrix, DenseChannel):
         matrix = matrix.weights / float(2**GRID_BITS)
@@ -200,7 +200,7 @@ def _rr_set_pair_loss(
 ) -> tuple[float, float, int]:
     """:func:`_set_pair_loss` for randomized response in O(k): column ``w`` of the matrix is
     ``c + d e_w``, so ``<P, m_w> = c + d P(w)`` for every member (members sum to 1), and its
-    extremes over a set are those of ``P(w)`` (:func:`pufferfish.priorsets.point_mass_extremes`,
+    extremes over a set are those of ``P(w)`` (:func:`pufferfish.priors.sets.point_mass_extremes`,
     each within ``delta``). The computed ``V = c + d P*(w)`` is within ``d delta + 3 u V`` of its
     exact value, a relative ``rho = d delta / V + 4 u`` (``inf`` bound when ``rho >= 1/2``), so
     its log is within ``-log(1 - rho) + u |log V| + u``. Outputs outside the sets' alphabet get

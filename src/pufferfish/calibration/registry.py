@@ -43,11 +43,11 @@ from pufferfish.calibration.search import (
     unverified,
     verified,
 )
-from pufferfish.density import check_noise
-from pufferfish.divergence import MemoryLimitError
+from pufferfish.loss.density import check_noise
+from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.markov.counts import CountModel
 from pufferfish.markov.quilts import model_sigma
-from pufferfish.scenario import Scenario
+from pufferfish.priors.scenario import Scenario
 
 ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
 """``scale(scenario, epsilon, delta, secret_weights) -> Proposal`` (no check)."""
@@ -163,7 +163,7 @@ class Mechanism:
         Its theorem gives pure eps with Laplace noise: with ``delta > 0`` it is checked as pure eps
         (pure eps implies every (eps, delta)), reported with ``checked_delta = 0``.
     robust : bool
-        Valid for every prior in a prior set (:attr:`pufferfish.scenario.Scenario.robust`): its
+        Valid for every prior in a prior set (:attr:`pufferfish.priors.scenario.Scenario.robust`): its
         scale holds for any prior on the declared supports, or it is the searched smallest
         passing scale of the worst-case check. Others are listed "not valid for a prior set".
     mapping : bool

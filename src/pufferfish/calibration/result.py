@@ -6,7 +6,7 @@ bound added (``checked value + check_error_bound <= target``, :func:`.check.pass
 the theorem scales that have no numerical check (Gaussian noise or eps-MI on joint priors of
 several columns), which carry ``not_checked`` and are never presented as checked; the
 ``check`` of a discrete prior with Laplace noise and pure eps is the full exact loss of SPEC 2.1
-(:class:`~pufferfish.loss.PrivacyLoss`: every pair's loss and the worst released value).
+(:class:`~pufferfish.loss.exact.PrivacyLoss`: every pair's loss and the worst released value).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pufferfish.channels import DENSE_MAX_K
-from pufferfish.loss import PrivacyLoss
-from pufferfish.priorsets import prior_scope, set_summary
+from pufferfish.loss.exact import PrivacyLoss
+from pufferfish.noise.channels import DENSE_MAX_K
+from pufferfish.priors.sets import prior_scope, set_summary
 
 #: Privacy criteria: pufferfish (eps, delta)-indistinguishability (delta = 0 is pure eps) and
 #: eps-mutual-information pufferfish privacy (seed 004 Def 3).
@@ -138,7 +138,7 @@ class Calibration:
     prior_set : mapping or None
         For which priors the check holds: ``{"kind": "dkw" | "l1", "confidence", "radius":
         {secret: radius}}`` when it is the worst case over prior sets around the estimates
-        (:mod:`pufferfish.priorsets`); None when it holds for the given priors themselves.
+        (:mod:`pufferfish.priors.sets`); None when it holds for the given priors themselves.
     expected_accuracy, expected_abs_error : float or None
         Utility of the release for a finite alphabet (:func:`pufferfish.calibration.mapping.
         additive_utility`): the probability that the released value rounds to the true one,
@@ -296,9 +296,9 @@ class MappingCalibration:
         The alphabet ``a_1 < ... < a_k`` (codes of a categorical column, or numeric values):
         rows and columns of ``matrix`` in this order.
     channel : DenseChannel or RandomizedResponseChannel
-        The released mapping on the dyadic grid (:mod:`pufferfish.channels`): integer weights,
+        The released mapping on the dyadic grid (:mod:`pufferfish.noise.channels`): integer weights,
         every row summing to ``2^52`` (what the secure sampler draws from,
-        :func:`pufferfish.noise.sample_mapping`); randomized response as its two weights, at
+        :func:`pufferfish.noise.samplers.sample_mapping`); randomized response as its two weights, at
         any alphabet size.
     checked_loss : float
         The exact privacy loss of ``matrix`` (max over outputs, pairs, priors and both directions
@@ -398,7 +398,8 @@ class MappingCalibration:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: ``scale`` is None; ``matrix`` holds k lists of k probabilities
         (rows = true value in alphabet order, columns = released value) up to 1024 values, else
-        None; ``channel`` its structure (:meth:`pufferfish.channels.RandomizedResponseChannel.describe`)."""
+        None; ``channel`` its structure
+        (:meth:`pufferfish.noise.channels.RandomizedResponseChannel.describe`)."""
         out = _row(
             self,
             scale=None,

@@ -26,9 +26,9 @@ from scipy.optimize import brentq
 
 from pufferfish.calibration.check import Check, from_loss, joint_pair_checks, measure
 from pufferfish.calibration.result import Calibration, PrivacyCheckError, RootFinding, TimeLimitError, num
-from pufferfish.divergence import GridTooFineError, MemoryLimitError
-from pufferfish.priors import GaussianMixturePrior
-from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.loss.divergence import GridTooFineError, MemoryLimitError
+from pufferfish.priors.distributions import GaussianMixturePrior
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 #: Relative steps by which a scale that fails its exact check is moved up before giving up.
 SAFETY_STEPS: tuple[float, ...] = (0.0, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4)
@@ -133,7 +133,7 @@ def worst_pair(
 ) -> Proposal:
     """``Proposal(value)`` of the (prior, pair) with the largest ``value_of(p_i, p_j) = (value,
     how)`` (the first of equal ones), over ``pairs`` as yielded by
-    :meth:`~pufferfish.scenario.Scenario.iter_prior_pairs` or ``iter_joint_pairs``."""
+    :meth:`~pufferfish.priors.scenario.Scenario.iter_prior_pairs` or ``iter_joint_pairs``."""
     best = (-1.0, "", ("", ""), "")
     for prior, pair, p_i, p_j in pairs:
         value, how = value_of(p_i, p_j)

@@ -4,7 +4,7 @@ secrets, released through a count of visits to a state.
 * :mod:`.chain`: :class:`MarkovChain` (transition matrix, initial distribution, state names).
 * :mod:`.counts`: :class:`CountModel` and the exact priors ``P(count | X_i = a)`` by
   forward-backward convolution; :func:`count_scenario` turns them into a
-  :class:`~pufferfish.scenario.Scenario` that every mechanism of the registry calibrates and the
+  :class:`~pufferfish.priors.scenario.Scenario` that every mechanism of the registry calibrates and the
   exact check verifies.
 * :mod:`.quilts`: the Markov quilt mechanism (Song, Wang and Chaudhuri 2017) with the exact and
   the approximate max-influence, group differential privacy and GK16, the baselines.

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pufferfish.calibration.check import joint_pair_checks
-from pufferfish.loss import privacy_loss
+from pufferfish.loss.exact import privacy_loss
 from pufferfish.markov.counts import CountModel, count_scenario
-from pufferfish.scenario import Scenario
+from pufferfish.priors.scenario import Scenario
 
 _SECRET = re.compile(r"X\[(\d+)\]=(.*)", re.DOTALL)
 

@@ -20,9 +20,10 @@ support array is shared). The issue asked O(T k) memory per node: that is the si
 prior, which the check needs. A time-reversible stationary chain
 (:attr:`~.chain.MarkovChain.time_reversible`) needs half the times: the count is symmetric in
 time. Every prior is a
-1-D :class:`~pufferfish.priors.DiscretePrior` on ``0..T`` (or ``0, 1/T, ..., 1``), so the existing
+1-D :class:`~pufferfish.priors.distributions.DiscretePrior` on ``0..T`` (or ``0, 1/T, ..., 1``), so the
+existing
 mechanisms and the exact check of SPEC sec 2.1 apply unchanged (issue 30); the Markov quilt
-mechanisms read the chain from :attr:`pufferfish.scenario.Scenario.model`.
+mechanisms read the chain from :attr:`pufferfish.priors.scenario.Scenario.model`.
 
 Rounding: the tables are kept in log space (probabilities such as ``0.1^T`` underflow float64, and
 the extreme counts decide the tails of a Laplace release: none may be dropped). A step is a
@@ -32,7 +33,8 @@ log vectors cuts each into contiguous runs whose values span at most :data:`_BLO
 convolves each pair of runs in linear space after a shift (a sum of non-negative terms, within a
 relative ``(T + 1) u``, and no product underflows: ``e^{-600}`` is a normal float), combined by
 ``logaddexp``. The bound ``log_error`` of every prior is the sum, stated in
-:func:`count_priors`; the exact check adds it (:attr:`~pufferfish.priors.DiscretePrior.log_error`).
+:func:`count_priors`; the exact check adds it
+(:attr:`~pufferfish.priors.distributions.DiscretePrior.log_error`).
 """
 
 from __future__ import annotations
@@ -46,16 +48,16 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish.markov.chain import MarkovChain
-from pufferfish.priors import DiscretePrior
-from pufferfish.scenario import AdversaryPrior, Scenario
-from pufferfish.vector import JointPrior, Metric
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 #: Queries on a chain: the number of visits to the target state, their share of the length, or
 #: the visits to every state (two states: each bar gets its own Laplace noise of one scale).
 QUERIES = ("count", "frequency", "histogram")
 
 #: Longest series whose histogram is checked: the product-Laplace check on the (T + 1)^2 grid
-#: costs about 2 (T + 1)^3 operations per pair (:func:`pufferfish.vector.product_laplace_loss`).
+#: costs about 2 (T + 1)^3 operations per pair (:func:`pufferfish.loss.product.product_laplace_loss`).
 HISTOGRAM_MAX_LENGTH = 1000
 
 #: The mechanisms compared on a chain by default: the Markov baselines and the additive ones.

@@ -38,7 +38,7 @@ from pufferfish.markov.estimate import (
     estimated_chain,
     read_series,
 )
-from pufferfish.noise import add_laplace, exact_grid, insecure_generator
+from pufferfish.noise.samplers import add_laplace, exact_grid, insecure_generator
 from pufferfish.tables.source import (
     CsvOptions,
     atomic_outputs,
@@ -325,7 +325,7 @@ def release_series(
     """
     import pyarrow as pa
 
-    from pufferfish.report import check_report_path
+    from pufferfish.pipeline.report import check_report_path
     from pufferfish.tables.duckdb_engine import copy_arrow_to
 
     source = resolve_source(request.data, request.engine, request.csv_options)  # read once, below too

@@ -24,7 +24,7 @@ from pufferfish.calibration.check import from_loss, passes
 from pufferfish.calibration.registry import calibrate, calibrate_optimal
 from pufferfish.calibration.result import Calibration, PrivacyCheckError, Skipped, TimeLimitError
 from pufferfish.calibration.search import Proposal, Target, first_passing, verified
-from pufferfish.loss import PrivacyLoss, own_pair_losses, padded, privacy_loss
+from pufferfish.loss.exact import PrivacyLoss, own_pair_losses, padded, privacy_loss
 from pufferfish.multiuser.system import (
     SYSTEM_PRIOR,
     MultiUserSystem,
@@ -37,8 +37,8 @@ from pufferfish.multiuser.system import (
     secret_names,
 )
 from pufferfish.multiuser.theorems import GENERAL, THEOREMS, check_mechanism, not_applicable
-from pufferfish.priors import RELEASE_EXPONENT, DiscretePrior
-from pufferfish.scenario import Scenario
+from pufferfish.priors.distributions import RELEASE_EXPONENT, DiscretePrior
+from pufferfish.priors.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -508,7 +508,7 @@ class SumRelease:
         The target user, or ``None`` when the scale covers every user (:func:`calibrate_system`).
     mechanism : str
     noise : dict
-        How the noise was drawn (:meth:`~pufferfish.noise.NoisyValues.describe`).
+        How the noise was drawn (:meth:`~pufferfish.noise.samplers.NoisyValues.describe`).
     calibration : MultiUserCalibration or SystemCalibration
     """
 
@@ -565,7 +565,7 @@ def release_sum(
     mechanism : str
         One of :data:`MULTIUSER_MECHANISMS` (with ``user``), or ``"optimal"``.
     rng : numpy.random.Generator, int or None
-        ``None``: the secure exact discrete Laplace sampler (:func:`pufferfish.noise.add_laplace`;
+        ``None``: the secure exact discrete Laplace sampler (:func:`pufferfish.noise.samplers.add_laplace`;
         scale rounded up by at most a relative 2^-40, which cannot raise the pure-eps loss, SPEC
         sec 2.1; above a scale of 2^10 the sum is rounded to the sampler's grid ``2^k``, coarser
         than the release grid, which can add ``2^k / b <= 2^-40`` to the loss: the scale is then
@@ -583,7 +583,7 @@ def release_sum(
     PrivacyCheckError
         If the scale fails the exact check.
     """
-    from pufferfish.noise import add_laplace, exact_grid, moved_centres_term
+    from pufferfish.noise.samplers import add_laplace, exact_grid, moved_centres_term
 
     try:
         x = float(value)
@@ -627,6 +627,6 @@ def release_sum(
 
 
 #: Margin kept for the loss that rounding the sum to the secure sampler's grid may add
-#: (``2^k / b <= 2^-40``, :func:`pufferfish.noise.grid_exponent`): a release at a scale above
+#: (``2^k / b <= 2^-40``, :func:`pufferfish.noise.samplers.grid_exponent`): a release at a scale above
 #: ``2^10`` is calibrated for ``eps - 2^-39``.
 _GRID_LOSS = 2.0**-39

@@ -7,7 +7,7 @@ windows. Supports off a lattice are summed exactly atom by atom, as integers.
 
 What is computed is the distribution of the sum *as it is released*: the exact sum of the users'
 floats, rounded to the nearest float (``math.fsum``), then to the release grid
-(:func:`pufferfish.priors.to_release_grid`). No tolerance merges two sums anywhere (issue 29).
+(:func:`pufferfish.priors.distributions.to_release_grid`). No tolerance merges two sums anywhere (issue 29).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import scipy.fft
 from numpy.typing import NDArray
 from scipy.special import logsumexp
 
-from pufferfish.priors import DiscretePrior, to_release_grid
+from pufferfish.priors.distributions import DiscretePrior, to_release_grid
 
 _EPS = float(np.finfo(np.float64).eps)
 #: Largest number of atoms of an exact sum of users off a common lattice.
@@ -80,7 +80,8 @@ def sum_distribution(priors: Sequence[DiscretePrior]) -> DiscretePrior:
     DiscretePrior
         The distribution of the sum **as it is released**: the exact sum of the summands' floats
         (as ``math.fsum`` computes it: the nearest float), rounded to the release grid
-        (:func:`pufferfish.priors.to_release_grid`). Two sums are one atom only when they are the
+        (:func:`pufferfish.priors.distributions.to_release_grid`). Two sums are one atom only when they
+        are the
         same released float. :attr:`~DiscretePrior.log_pmf` holds every log-probability (tails far
         below float64's ``1e-308`` included), with :attr:`~DiscretePrior.log_error` bounding its
         absolute error.

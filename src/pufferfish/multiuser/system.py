@@ -33,8 +33,8 @@ import numpy as np
 
 from pufferfish._checks import as_float_vector, short_repr
 from pufferfish.multiuser.convolution import sum_distribution
-from pufferfish.priors import DiscretePrior
-from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 #: The discriminative pair sets of seed 000 sec 4.
 PAIR_SETS: tuple[str, ...] = ("ab", "a-bot", "P-bot", "P-Q")
@@ -586,7 +586,7 @@ def pair_scenario(
     *,
     others: Mapping[str, DiscretePrior] | None = None,
 ) -> Scenario:
-    """A :class:`~pufferfish.scenario.Scenario` of the query for ``pair_set`` over some users.
+    """A :class:`~pufferfish.priors.scenario.Scenario` of the query for ``pair_set`` over some users.
 
     Parameters
     ----------

@@ -36,8 +36,8 @@ from pufferfish._checks import check_epsilon
 from pufferfish.calibration.registry import list_table
 from pufferfish.calibration.result import RootFinding
 from pufferfish.multiuser.system import PAIR_SETS, User, check_fit, check_pair_set
-from pufferfish.priors import DiscretePrior
-from pufferfish.transport import max_displacement_from_cdfs
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.transport.line import max_displacement_from_cdfs
 
 # ---------------------------------------------------------------------------------------------
 # Results before the check
@@ -292,7 +292,7 @@ def thm4_scale(user: User, epsilon: float) -> TheoremScale:
     -----
     ``sup_t Delta*(t)`` is the largest displacement of the Kantorovich plan between ``P_i`` and
     ``Q_i`` (Lemma 3). Eq (17) repeats the case analysis of Lemma 3 eq (25), whose third case
-    misses leftward moves; :func:`~pufferfish.transport.max_displacement_from_cdfs` is the
+    misses leftward moves; :func:`~pufferfish.transport.line.max_displacement_from_cdfs` is the
     corrected scan (tested against the plan).
     """
     epsilon = check_epsilon(epsilon)

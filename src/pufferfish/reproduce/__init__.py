@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pufferfish.priors import DiscretePrior
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.scenario import Scenario
 from pufferfish.reproduce.seed000 import (
     EPSILON_GRID,
     MARRIED_CODES,
@@ -46,7 +47,6 @@ from pufferfish.reproduce.song2017 import (
     song2017_grid,
     write_song2017_grid,
 )
-from pufferfish.scenario import Scenario
 
 # ---------------------------------------------------------------------------------------------
 # `pufferfish reproduce`: every seed paper's computable tables and figures, with an index
@@ -234,7 +234,7 @@ def _seed001(out: Path) -> tuple[list[PaperValue], list[Path]]:
 
 
 def _seed000(out: Path) -> tuple[list[PaperValue], list[Path]]:
-    from pufferfish.transport import kantorovich_plan
+    from pufferfish.transport.line import kantorovich_plan
 
     p = _prior([1, 2, 3, 4, 5], [0.2, 0.225, 0.5, 0.075, 0.0])
     q = _prior([1, 2, 3, 4, 5], [0.0, 0.075, 0.5, 0.225, 0.2])
@@ -278,9 +278,9 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
     from matplotlib.figure import Figure
 
     from pufferfish.calibration import calibrate
-    from pufferfish.report import plan_figure, priors_figure
+    from pufferfish.pipeline.report import plan_figure, priors_figure
     from pufferfish.tables import estimate_priors
-    from pufferfish.transport import kantorovich_plan
+    from pufferfish.transport.line import kantorovich_plan
 
     est = estimate_priors(
         "adult",
@@ -352,7 +352,7 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
 
 
 def _seed002(out: Path) -> tuple[list[PaperValue], list[Path]]:
-    from pufferfish.transport import kantorovich_plan
+    from pufferfish.transport.line import kantorovich_plan
 
     p = _prior([0, 1, 2, 3], [1 / 3, 1 / 6, 1 / 3, 1 / 6])
     q = _prior([0, 1, 2, 3], [1 / 4, 1 / 4, 1 / 6, 1 / 3])

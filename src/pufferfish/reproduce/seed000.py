@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from pufferfish.multiuser import MultiUserCalibration, MultiUserSystem, User, compare_user
-from pufferfish.priors import DiscretePrior
+from pufferfish.priors.distributions import DiscretePrior
 
 #: Epsilon grid of the reproductions: 0.05, 0.10, ..., 2.00 (the papers plot eps in (0, 2]).
 EPSILON_GRID: tuple[float, ...] = tuple(round(0.05 * k, 2) for k in range(1, 41))

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from pufferfish.priors import DiscretePrior, GaussianMixturePrior
-from pufferfish.scenario import Scenario
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
+from pufferfish.priors.scenario import Scenario
 
 # ---------------------------------------------------------------------------------------------
 # Seed 003 sec V (Fig 3): education-num given race Black vs Asian-Pac-Islander, three-component GMMs
@@ -69,8 +69,8 @@ def seed003_adult(
     Seed003Adult
     """
     from pufferfish.calibration import calibrate, calibrate_optimal
-    from pufferfish.fit import fit_priors
     from pufferfish.tables import estimate_priors
+    from pufferfish.tables.fit import fit_priors
 
     est = estimate_priors(
         "adult", secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
@@ -276,8 +276,8 @@ def seed003_fig2(
     pair differ by ``sigma^2`` whatever K, so the statement holds only with the delta > 0 of eq (11).
     """
     from pufferfish.calibration import calibrate_optimal, corollary1_identical_scale, summation_scenario
-    from pufferfish.density import release_density
-    from pufferfish.divergence import hockey_stick
+    from pufferfish.loss.density import release_density
+    from pufferfish.loss.divergence import hockey_stick
 
     rows = []
     pure_by_users: dict[tuple[float, int], float] = {}

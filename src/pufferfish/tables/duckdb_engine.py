@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from pufferfish.noise import insecure_generator
+from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.model import (
     EstimatedPriors,
     JointAggregates,
@@ -644,10 +644,11 @@ def stream_release(
     gzip : bool
         Compress a CSV output with gzip.
     sampler : {"exact", "opendp"}
-        The secure sampler (:func:`pufferfish.noise.add_laplace`, :func:`pufferfish.noise.add_gaussian`).
+        The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`,
+        :func:`pufferfish.noise.samplers.add_gaussian`).
     mapping : MappingCalibration, optional
         Release each value as a value of the alphabet drawn from this checked matrix
-        (:func:`pufferfish.noise.sample_mapping`) instead of adding noise: a categorical column
+        (:func:`pufferfish.noise.samplers.sample_mapping`) instead of adding noise: a categorical column
         keeps labels (text), a numeric one gets values of the alphabet.
     columns : sequence of ReleasedColumn, optional
         Several columns released jointly (issues 17, 31) instead of ``public`` and ``scale``: one

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from pufferfish._checks import short_repr
-from pufferfish.priors import DiscretePrior, to_release_grid
-from pufferfish.scenario import AdversaryPrior, Scenario
+from pufferfish.priors.distributions import DiscretePrior, to_release_grid
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
 from pufferfish.tables.model import EstimatedPriors, SecretGroup, TableAggregates, check_row_counts
 from pufferfish.tables.source import (
     CsvOptions,
@@ -479,11 +479,11 @@ def with_prior_sets(
 
     Notes
     -----
-    Radii: :func:`pufferfish.priorsets.dkw_radius` and :func:`~pufferfish.priorsets.l1_radius`
+    Radii: :func:`pufferfish.priors.sets.dkw_radius` and :func:`~pufferfish.priors.sets.l1_radius`
     with ``n`` the group's rows, or Kish's effective size ``(sum w)^2 / sum w^2`` with a weight
     column (:attr:`SecretGroup.effective_size`).
     """
-    from pufferfish.priorsets import PriorSet, check_prior_set, dkw_radius, l1_radius, mass_on
+    from pufferfish.priors.sets import PriorSet, check_prior_set, dkw_radius, l1_radius, mass_on
 
     kind, conf, radius = check_prior_set(
         kind, confidence, radius, prior_model=("empirical", None), delta=0.0, noise="laplace"

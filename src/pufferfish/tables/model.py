@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish.scenario import Scenario
+from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.source import DataError
 
 
@@ -43,7 +43,7 @@ class SecretGroup:
     @property
     def effective_size(self) -> float:
         """Kish's effective sample size ``(sum w)^2 / sum w^2`` (``rows`` without weights): the
-        ``n`` of the group's confidence set (:mod:`pufferfish.priorsets`)."""
+        ``n`` of the group's confidence set (:mod:`pufferfish.priors.sets`)."""
         if not self.weight_sq > 0:
             return float(self.rows)
         return min(self.weight**2 / self.weight_sq, float(self.rows))

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from pufferfish.channels import RandomizedResponseChannel
-from pufferfish.noise import add_gaussian, add_laplace, sample_mapping
-from pufferfish.priors import to_release_grid
+from pufferfish.noise.channels import RandomizedResponseChannel
+from pufferfish.noise.samplers import add_gaussian, add_laplace, sample_mapping
+from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.model import EstimatedPriors
 from pufferfish.tables.source import DataError
 
@@ -45,7 +45,7 @@ class ReleasedColumn:
         Its Laplace scale or Gaussian sigma (>= 0); unused with a ``channel``.
     channel : RandomizedResponseChannel, optional
         Release the label of code ``c`` as the label of the code this channel draws
-        (:func:`pufferfish.noise.sample_mapping`): the column keeps its labels.
+        (:func:`pufferfish.noise.samplers.sample_mapping`): the column keeps its labels.
     labels : tuple of str
         The label of each code ``0, ..., k - 1`` of a column released as labels (with a
         ``channel``, or one label alone, released as it is); empty for a column released as
@@ -106,7 +106,7 @@ def adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
 
 def responder(channel: RandomizedResponseChannel | None, labels: Sequence[str]) -> Perturb:
     """A randomized response on the codes ``0, ..., k - 1`` released as the labels ``labels``
-    (:func:`pufferfish.noise.sample_mapping`: exact integer sampling from OS randomness, or a
+    (:func:`pufferfish.noise.samplers.sample_mapping`: exact integer sampling from OS randomness, or a
     seeded NumPy generator); missing stays missing. Without a channel, one label released as
     it is (a column with one label tells nothing).
 
@@ -138,7 +138,7 @@ def responder(channel: RandomizedResponseChannel | None, labels: Sequence[str]) 
 
 def mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     """``perturb(codes, present, gen) -> (released column, sampler description)`` for a mapping:
-    positions in the alphabet, a draw of :func:`~pufferfish.noise.sample_mapping`, and the labels
+    positions in the alphabet, a draw of :func:`~pufferfish.noise.samplers.sample_mapping`, and the labels
     (categorical) or values (numeric) at the drawn positions. The description's ``counts`` are
     the released rows per value of the alphabet, in the input and in the output, so far."""
     support = np.asarray(mapping.support, dtype=np.float64)

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pufferfish.priors import to_release_grid
+from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.model import JointAggregates, TableAggregates, check_columns, check_row_counts
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
@@ -438,7 +438,7 @@ def release_table(
         Read CSV input as text so other columns are copied unchanged.
     spark : pyspark.sql.SparkSession, optional
     sampler : {"exact", "opendp"}
-        The secure sampler of every partition (:func:`pufferfish.noise.add_laplace`).
+        The secure sampler of every partition (:func:`pufferfish.noise.samplers.add_laplace`).
 
     Returns
     -------

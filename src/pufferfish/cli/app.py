@@ -1,0 +1,767 @@
+"""The ``pufferfish`` command line: a thin layer over :mod:`pufferfish.pipeline.calibrate` (tables) and
+:mod:`pufferfish.multiuser` (sums): parse the options, call the library, print.
+
+Errors in the input (unknown column or value, one-sided pair, empty group, bad epsilon,
+unreadable file, existing output) print one line ``error: ...`` on standard error and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pufferfish._checks import check_epsilons, short_text
+from pufferfish.calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
+from pufferfish.cli.common import (
+    checked_text,
+    guard,
+    head_and_tail,
+    num,
+    parse_mechanisms,
+    parse_order,
+    print_comparisons,
+    print_table,
+    progress_bar,
+    publish,
+    require_pairs,
+)
+from pufferfish.cli.joint import joint_calibrate, joint_release, refuse
+from pufferfish.cli.markov import markov_app
+from pufferfish.noise.channels import DENSE_MAX_K
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
+from pufferfish.priors.sets import prior_scope
+from pufferfish.tables.estimate import EstimatedPriors
+from pufferfish.tables.fit import FittedPriors
+from pufferfish.tables.source import check_csv_options
+
+app = typer.Typer(
+    name="pufferfish",
+    help="Calibrate and release data under pufferfish privacy (Laplace or Gaussian noise; empirical, "
+    "Gaussian or Gaussian-mixture priors).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+T = TypeVar("T")
+
+
+class Noise(str, Enum):
+    laplace = "laplace"
+    gaussian = "gaussian"
+
+
+DataArg = Annotated[str, typer.Argument(help="CSV or Parquet file, or a shipped data set name: adult.")]
+SecretOpt = Annotated[str, typer.Option("--secret", help="Column holding the secret.")]
+PairOpt = Annotated[
+    list[str], typer.Option("--pair", help="Discriminative pair of secret values 'A,B' (repeatable).")
+]
+PublicOpt = Annotated[
+    str, typer.Option("--public", help="Column to release; 'a,b' for several columns calibrated jointly.")
+]
+UnitOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--unit", help="With several --public columns: 'col=w', w of col counts as distance 1 (default 1)."
+    ),
+]
+OrderOpt = Annotated[
+    str | None,
+    typer.Option("--order", help="Label order of a categorical public column 'v1,v2,...' (default: sorted)."),
+]
+WeightOpt = Annotated[str | None, typer.Option("--weight", help="Frequency-weight column.")]
+CategoricalOpt = Annotated[
+    list[str] | None,
+    typer.Option("--categorical", help="Read this column as categorical labels (repeatable)."),
+]
+NumericOpt = Annotated[
+    list[str] | None,
+    typer.Option("--numeric", help="Read this column as numbers (repeatable)."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+NamesOpt = Annotated[
+    str | None,
+    typer.Option("--names", help="Column names 'a,b,c' of a CSV file without a header row."),
+]
+NaOpt = Annotated[
+    list[str] | None,
+    typer.Option("--na", help="A missing-value marker such as '?', 'NA' or '-' (repeatable)."),
+]
+DelimiterOpt = Annotated[
+    str | None,
+    typer.Option("--delimiter", help="Field delimiter of a CSV file, e.g. ';' or '\\t' (default: sniffed)."),
+]
+TimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--time-limit", help="Seconds each mechanism may take before its row says it did not finish."
+    ),
+]
+EncodingOpt = Annotated[
+    str, typer.Option("--encoding", help="Text encoding of a CSV file, e.g. latin-1 (default utf-8).")
+]
+PriorOpt = Annotated[
+    str,
+    typer.Option(
+        "--prior",
+        help="Adversary prior: empirical, gaussian (ML fit), gmm (BIC) or gmm:K, fitted per secret.",
+    ),
+]
+NoiseOpt = Annotated[Noise, typer.Option("--noise", help="Noise for the optimal scale: laplace or gaussian.")]
+DeltaOpt = Annotated[float, typer.Option("--delta", help="Target delta in [0, 1) (default 0: pure eps).")]
+FitSeedOpt = Annotated[int, typer.Option("--fit-seed", help="Seed of the mixture fit (EM initialisation).")]
+ReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--report",
+        help="Also write a self-contained HTML report (tables and figures) to this .html file "
+        "(for the first --epsilon).",
+    ),
+]
+PriorSetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prior-set",
+        help="dkw, l1 or none: the guarantee holds for every prior in a confidence set around each "
+        "estimate (default dkw with empirical priors, pure eps and Laplace noise; else none).",
+    ),
+]
+ConfidenceOpt = Annotated[
+    float, typer.Option("--confidence", help="Confidence level of the prior sets, in (0, 1).")
+]
+PriorRadiusOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--prior-radius", help="Radius of every prior set (DKW eta or L1 r) instead of --confidence."
+    ),
+]
+PriorsFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--priors-from",
+        help="Estimate the priors (and their sets) from this table instead (same column names), "
+        "e.g. a public or historical sample.",
+    ),
+]
+UtilityOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--utility",
+        help="Objective of optimal-mapping: accuracy (default for a categorical column) or absolute "
+        "(mean absolute error; default for a numeric one).",
+    ),
+]
+EngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="duckdb (embedded, default) or spark (pyspark extra; DATA may be a folder; a release "
+        "is written as a folder of part files).",
+    ),
+]
+
+
+def _pmf(prior: Any) -> Any:
+    assert isinstance(prior, DiscretePrior)
+    return prior.pmf
+
+
+def _inputs_table(est: EstimatedPriors) -> Table:
+    table = Table(title=f"Priors P({est.public_column} | {est.secret_column})", title_justify="left")
+    table.add_column(est.public_column)
+    table.add_column("code", justify="right")
+    prior = est.scenario.priors[0]
+    for g in est.groups:
+        table.add_column(f"{short_text(g.secret)}\n(n={g.rows})", justify="right")
+    labels = (
+        [short_text(label) for label, _ in est.mapping]
+        if est.categorical
+        else [num(float(v), 8) for v in est.support]
+    )
+    for k in head_and_tail(len(labels), PRIORS_ROWS):
+        if k < 0:
+            table.add_row(
+                f"({-k:,} more values: every one in --json and in --report)", *[""] * (len(est.groups) + 1)
+            )
+            continue
+        row = [labels[k], num(float(est.support[k]), 8)]
+        row += [f"{_pmf(prior.conditionals[g.secret])[k]:.4f}" for g in est.groups]
+        table.add_row(*row)
+    return table
+
+
+#: Rows of the printed priors table; a longer alphabet is cut to a head and a tail (issue 34: a
+#: 10,000-label column printed 10,056 lines).
+PRIORS_ROWS = 40
+
+
+def _fitted_table(fitted: FittedPriors) -> Table:
+    table = Table(title=f"Fitted {fitted.model} priors (per secret)", title_justify="left")
+    for name in ("secret", "component", "weight", "mean", "std"):
+        table.add_column(name, justify="left" if name == "secret" else "right")
+    prior = fitted.scenario.priors[0]
+    for g in fitted.estimated.groups:
+        p = prior.conditionals[g.secret]
+        assert isinstance(p, GaussianMixturePrior)
+        for m in range(p.n_components):
+            table.add_row(
+                g.secret if m == 0 else "",
+                str(m + 1),
+                f"{p.weights[m]:.4f}",
+                f"{p.means[m]:.4f}",
+                f"{p.stds[m]:.4f}",
+            )
+    return table
+
+
+def _print_tables(
+    console: Console,
+    est: EstimatedPriors,
+    fitted: FittedPriors | None,
+    results: tuple[Calibration | MappingCalibration | Skipped, ...],
+    delta: float,
+    *,
+    scale_zero_note: bool = True,
+) -> None:
+    """The inputs, the comparison and the notes of ``calibrate`` (and of ``release``, whose summary
+    says itself when no noise was needed: ``scale_zero_note=False``)."""
+    console.print(f"data: {est.source}")
+    console.print(
+        f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
+        f"public value or weight)"
+    )
+    read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
+    console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
+    print_table(console, _inputs_table(est))
+    scenario = est.scenario if fitted is None else fitted.scenario
+    if fitted is not None:
+        print_table(console, _fitted_table(fitted))
+        if fitted.model == "gaussian":
+            console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
+    show_pair = len(scenario.pairs) * len(scenario.priors) > 1
+    print_comparisons(console, results, delta, show_pair=show_pair)
+    robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
+    if robust is not None:
+        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
+    point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
+    if robust is not None and point is not None:
+        console.print(
+            f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
+            "sample frequencies; the difference is the price of the uncertainty of the estimate.",
+            soft_wrap=True,
+            highlight=False,
+        )
+    if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
+        console.print(
+            "note: scale 0 means the priors already meet the target: the column may be released "
+            "without noise. This holds only if the adversary's prior is the one shown."
+        )
+
+
+def _one_column_options(
+    prior: str, order: str | None, priors_from: str | None, utility: str | None
+) -> dict[str, bool]:
+    """Which options of one column were given, for :func:`~pufferfish.cli.joint.refuse` on
+    several columns (fitted priors, a label order, a second table, mappings)."""
+    return {
+        "--prior": prior != "empirical",
+        "--order": order is not None,
+        "--priors-from": priors_from is not None,
+        "--utility": utility is not None,
+    }
+
+
+@app.command()
+def calibrate(
+    data: DataArg,
+    secret: SecretOpt,
+    public: PublicOpt,
+    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (repeatable).")],
+    pair: PairOpt,
+    order: OrderOpt = None,
+    weight: WeightOpt = None,
+    mechanism: Annotated[
+        str,
+        typer.Option(
+            "--mechanism",
+            help="Calibrator, several 'a,b', all, or auto (default: the column's set: the randomized "
+            "mappings for a categorical column, the additive mechanisms for a numeric one).",
+        ),
+    ] = "auto",
+    prior: PriorOpt = "empirical",
+    noise: NoiseOpt = Noise.laplace,
+    delta: DeltaOpt = 0.0,
+    fit_seed: FitSeedOpt = 0,
+    engine: EngineOpt = "duckdb",
+    report: ReportOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
+    as_json: JsonOpt = False,
+    categorical: CategoricalOpt = None,
+    numeric: NumericOpt = None,
+    prior_set: PriorSetOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    prior_radius: PriorRadiusOpt = None,
+    priors_from: PriorsFromOpt = None,
+    utility: UtilityOpt = None,
+    unit: UnitOpt = None,
+    names: NamesOpt = None,
+    na: NaOpt = None,
+    delimiter: DelimiterOpt = None,
+    encoding: EncodingOpt = "utf-8",
+    time_limit: TimeLimitOpt = TIME_LIMIT,
+) -> None:
+    """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
+    fitted) from DATA; with --public a,b, on the joint priors of several columns."""
+    from pufferfish.pipeline.calibrate import calibrate_table, report_dict
+    from pufferfish.pipeline.release import write_html_report
+    from pufferfish.pipeline.report import check_report_path
+
+    read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
+    if "," in public or unit:
+        refuse(_one_column_options(prior, order, priors_from, utility))
+        _will_write(report)
+        joint_calibrate(
+            data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
+            weight=weight, noise=noise.value, delta=delta, categorical=categorical, numeric=numeric,
+            engine=engine, as_json=as_json, report=report, force=force, read=read,
+            prior_set=(prior_set, confidence, prior_radius), time_limit=time_limit,
+        )  # fmt: skip
+        return
+    _will_write(report)
+
+    def run() -> Any:
+        if report is not None:
+            check_report_path(report, force=force)
+        return calibrate_table(
+            data,
+            secret=secret,
+            public=public,
+            pairs=require_pairs(pair),
+            epsilon=epsilon,
+            mechanisms=list(MECHANISMS) if mechanism == "all" else parse_mechanisms(mechanism),
+            order=parse_order(order),
+            weight=weight,
+            prior=prior,
+            noise=noise.value,
+            delta=delta,
+            fit_seed=fit_seed,
+            engine=engine,
+            categorical=categorical or (),
+            numeric=numeric or (),
+            prior_set=prior_set,
+            confidence=confidence,
+            prior_radius=prior_radius,
+            priors_from=priors_from,
+            utility=utility,
+            read=read,
+            time_limit=time_limit,
+        )
+
+    table = guard(run)
+    payload = report_dict(table)
+    publish(
+        payload, as_json=as_json, report=report,
+        write_report=lambda path: write_html_report(table, path, payload=payload, force=force),
+        show=lambda console: _print_tables(
+            console, table.estimated, table.fitted, table.comparison, table.delta
+        ),
+    )  # fmt: skip
+
+
+@app.command()
+def release(
+    data: DataArg,
+    secret: SecretOpt,
+    public: PublicOpt,
+    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (one value).")],
+    output: Annotated[str, typer.Option("--output", help="Output file: .csv, .csv.gz, .parquet or .pq.")],
+    pair: PairOpt,
+    order: OrderOpt = None,
+    weight: WeightOpt = None,
+    mechanism: Annotated[
+        str | None,
+        typer.Option(
+            "--mechanism",
+            help="Calibrator whose scale is used, or a randomized mapping (optimal-mapping, "
+            "randomized-response, randomized-response-dp, geometric) that releases labels. Default: "
+            "optimal-mapping for a categorical column (labels out), optimal for a numeric one.",
+        ),
+    ] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Also calibrate and show the other mechanisms.")
+    ] = False,
+    prior: PriorOpt = "empirical",
+    noise: NoiseOpt = Noise.laplace,
+    delta: DeltaOpt = 0.0,
+    fit_seed: FitSeedOpt = 0,
+    rng_seed: Annotated[
+        int | None,
+        typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing output files.")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="Threads of the secure sampler (default: every core)."),
+    ] = None,
+    engine: EngineOpt = "duckdb",
+    report: ReportOpt = None,
+    as_json: JsonOpt = False,
+    categorical: CategoricalOpt = None,
+    numeric: NumericOpt = None,
+    prior_set: PriorSetOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    prior_radius: PriorRadiusOpt = None,
+    priors_from: PriorsFromOpt = None,
+    utility: UtilityOpt = None,
+    sampler: Annotated[
+        str,
+        typer.Option(
+            "--sampler",
+            help="Secure Laplace and Gaussian sampler: exact (vectorised, OS randomness; default) or opendp.",
+        ),
+    ] = "exact",
+    unit: UnitOpt = None,
+    names: NamesOpt = None,
+    na: NaOpt = None,
+    delimiter: DelimiterOpt = None,
+    encoding: EncodingOpt = "utf-8",
+    time_limit: TimeLimitOpt = TIME_LIMIT,
+) -> None:
+    """Write DATA with the public column replaced by a pufferfish-private noisy version; with
+    --public a,b, several columns released jointly with product Laplace noise."""
+    from pufferfish.pipeline.release import release as do_release
+    from pufferfish.pipeline.release import write_html_report
+    from pufferfish.pipeline.report import check_report_path
+    from pufferfish.tables.source import report_path_for
+
+    _will_write(output, report_path_for(Path(output)), report)
+    read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
+
+    if "," in public or unit:
+        given = _one_column_options(prior, order, priors_from, utility)
+        refuse(
+            given
+            | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0, "--compare": compare}
+        )
+        joint_release(
+            data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
+            mechanism=mechanism or "optimal", weight=weight, rng_seed=rng_seed, force=force,
+            workers=workers, engine=engine, report=report, as_json=as_json, categorical=categorical,
+            numeric=numeric, sampler=sampler, read=read, prior_set=(prior_set, confidence, prior_radius),
+            time_limit=time_limit,
+        )  # fmt: skip
+        return
+
+    def run(advance: Callable[[int, int], None]) -> Any:
+        if report is not None:
+            check_report_path(report, force=force)
+        if len(epsilon) != 1:
+            raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
+        return do_release(
+            data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
+            mechanism=mechanism, order=parse_order(order), weight=weight, rng=rng_seed, force=force,
+            prior=prior, noise=noise.value, delta=delta, fit_seed=fit_seed, progress=advance, workers=workers,
+            engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
+            confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
+            sampler=sampler, compare=compare, read=read, time_limit=time_limit,
+        )  # fmt: skip
+
+    with progress_bar() as advance:
+        result = guard(lambda: run(advance))
+    publish(
+        result.report, as_json=as_json, report=report,
+        write_report=lambda path: write_html_report(result, path, payload=result.report, force=force),
+        show=lambda console: _print_release(console, result),
+    )  # fmt: skip
+
+
+def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> Table:
+    """Released rows per label (or value), in the input and in the output, side by side; a long
+    alphabet as a head and a tail with the count of the others (all of them in ``report``)."""
+    table = Table(title=f"{est.public_column}: released rows per value", title_justify="left")
+    table.add_column(est.public_column)
+    for name in ("input", "output", "output - input"):
+        table.add_column(name, justify="right")
+    total_in, total_out = sum(counts["input"]), sum(counts["output"])
+    for k in head_and_tail(len(counts["values"]), PRIORS_ROWS):
+        if k < 0:
+            table.add_row(f"({-k:,} more values: every one in {report})", "", "", "")
+            continue
+        value, n_in, n_out = counts["values"][k], counts["input"][k], counts["output"][k]
+        label = short_text(value) if isinstance(value, str) else num(float(value), 8)
+        table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
+    table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
+    return table
+
+
+def _print_release(console: Console, result: Any) -> None:
+    """The tables and the summary lines of a release."""
+    c = result.chosen
+    _print_tables(console, result.estimated, result.fitted, result.comparison, c.delta, scale_zero_note=False)
+    how = "mapped" if isinstance(c, MappingCalibration) else "with noise"
+    if c.noiseless:  # said once, here: no "with noise", no separate noise line
+        how = (
+            "as they are: no noise is needed, scale 0 passes the exact check for the priors shown"
+            if isinstance(c, Calibration)
+            else "as they are: the checked mapping is the identity"
+        )
+    console.print(
+        f"released: {result.output} ({result.rows_released} rows {how}; "
+        f"{result.rows_missing_public} missing left missing)"
+    )
+    if isinstance(c, MappingCalibration):
+        what = "its matrix is" if c.channel.k <= DENSE_MAX_K else "its two weights are"
+        console.print(
+            f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values ({what} in the "
+            f"report), expected accuracy {c.expected_accuracy:.4f}, checked {checked_text(c)}"
+        )
+    else:
+        console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
+    if result.calibration.inputs.get("fallback"):
+        console.print(f"fallback: {result.calibration.inputs['fallback']}", soft_wrap=True, highlight=False)
+    console.print(f"guarantee: {result.report['guarantee']}")
+    if not c.noiseless:
+        console.print(f"noise: {result.noise['sampler']}")
+    if result.noise.get("rounding"):  # noise on a grid; a mapping has none
+        console.print(f"rounding: {result.noise['rounding']}")
+    if result.noise.get("counts"):  # a mapping: the released rows per value, in and out
+        counts = result.noise["counts"]
+        print_table(console, _counts_table(counts, result.calibration.estimated, result.report_path))
+    console.print(f"report: {result.report_path}")
+
+
+SystemArg = Annotated[str, typer.Argument(help='JSON file {"users": [{"name", "support", "pmf", ...}]}.')]
+PairSetOpt = Annotated[str, typer.Option("--pair-set", help="Secret pairs: ab, a-bot, P-bot or P-Q.")]
+UserOpt = Annotated[
+    str | None, typer.Option("--user", help="Target user (default: every user, optimal scale).")
+]
+
+
+@app.command()
+def multiuser(
+    system: SystemArg,
+    pair_set: PairSetOpt,
+    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (repeatable).")],
+    user: UserOpt = None,
+    mechanism: Annotated[
+        list[str] | None,
+        typer.Option("--mechanism", help="Calibrator (repeatable; default: all that apply)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Laplace scales for a summation query over the users of SYSTEM (seed 000)."""
+    from pufferfish.multiuser import MultiUserSystem, calibrate_system, check_pair_set, compare_user
+
+    def run() -> list[Any]:
+        sys_ = MultiUserSystem.from_json(system)
+        check_pair_set(pair_set)
+        if user is None:
+            if mechanism and list(mechanism) != ["optimal"]:
+                raise ValueError("without --user only the optimal scale over every user is computed")
+            return [calibrate_system(sys_, pair_set, e) for e in check_epsilons(epsilon)]
+        return list(compare_user(sys_, user, pair_set, epsilon, mechanism or None))
+
+    results = guard(run)
+    if as_json:
+        rows: list[dict[str, Any]] = []
+        for r in results:
+            d = r.to_dict()
+            d.setdefault("checked_loss", None)
+            rows.append(d)
+        out = {"system": system, "user": user, "pair_set": pair_set, "results": rows}
+        typer.echo(json.dumps(out, allow_nan=False))
+        return
+    table = Table(
+        title=f"Laplace scale for pair set {pair_set}, user {user or '(every user)'}", title_justify="left"
+    )
+    for col in ("epsilon", "mechanism", "scale", "exact loss", "note"):
+        table.add_column(col, justify="right" if col in ("epsilon", "scale", "exact loss") else "left")
+    for r in results:
+        d = r.to_dict()
+        if d.get("scale") is None:
+            table.add_row(num(d["epsilon"]), d["mechanism"], "-", "-", d["reason"])
+        elif "certified_alone" in d:
+            note = (
+                f"decided by {d['user']}; {d['certified_alone']} users certified alone, "
+                f"{d['checked_query']} on the full query"
+            )
+            table.add_row(num(d["epsilon"]), "optimal", num(d["scale"], 6), "<= eps", note)
+        else:
+            table.add_row(
+                num(d["epsilon"]),
+                d["mechanism"],
+                num(d["scale"], 6),
+                num(d["checked_loss"], 6),
+                d["source"],
+            )
+    Console().print(table)
+
+
+@app.command("multiuser-release")
+def multiuser_release(
+    system: SystemArg,
+    pair_set: PairSetOpt,
+    value: Annotated[float, typer.Option("--sum", help="True value of the summation query.")],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy budget.")],
+    user: UserOpt = None,
+    mechanism: Annotated[
+        str,
+        typer.Option("--mechanism", help="Calibrator of the sum whose scale is used (see multiuser)."),
+    ] = "optimal",
+    rng_seed: Annotated[
+        int | None,
+        typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
+    from pufferfish.multiuser import MultiUserSystem, release_sum
+
+    def run() -> Any:
+        sys_ = MultiUserSystem.from_json(system)
+        return release_sum(sys_, value, pair_set, epsilon, user=user, mechanism=mechanism, rng=rng_seed)
+
+    result = guard(run)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), allow_nan=False))
+        return
+    console = Console()
+    console.print(f"released sum: {result.value:.6g}")
+    console.print(
+        f"mechanism: {result.mechanism} ({pair_set}, user {user or 'every user'}), "
+        f"Laplace scale {result.scale:.6g}, epsilon {result.epsilon:g}"
+    )
+    console.print(f"noise: {result.noise['sampler']}")
+
+
+app.add_typer(markov_app, name="markov")
+
+
+@app.command()
+def reproduce(
+    output: Annotated[
+        str, typer.Option("--output", help="Folder to write the tables, figures and index.md to.")
+    ],
+    what: Annotated[
+        str | None,
+        typer.Argument(help="000, 001, 002, 003, 004 (seed papers) or markov (Song et al. 2017's grid)."),
+    ] = None,
+    paper: Annotated[str | None, typer.Option("--paper", help="The same as WHAT (default: all).")] = None,
+) -> None:
+    """Regenerate the seed papers' tables and figures (and Song et al.'s Markov grid) with an index
+    of printed vs our values."""
+    from pufferfish.reproduce import reproduce as do_reproduce
+
+    if what is not None and paper is not None and what != paper:
+        guard(lambda: _refuse_both(what, paper))
+    result = guard(lambda: do_reproduce(what or paper, output))
+    compared = [v for v in result.values if v.difference is not None]
+    worst = max((abs(v.difference) for v in compared if v.difference is not None), default=0.0)
+    typer.echo(f"index: {result.files[0]}")
+    typer.echo(
+        f"{len(result.values)} items, {len(compared)} compared with a printed value "
+        f"(largest |difference| {worst:.4g}); {len(result.files)} files written"
+    )
+
+
+def _refuse_both(what: str, paper: str) -> None:
+    raise ValueError(f"give the paper once: WHAT is {what!r} and --paper {paper!r}")
+
+
+# Typer's base class of command-line usage errors (its vendored click's ClickException).
+_CLICK_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+def main() -> None:
+    """Entry point of the ``pufferfish`` console script.
+
+    A usage error (an unknown option, ``--epsilon abc``) is one line on stderr and exit code 2,
+    like the library's input errors (exit code 1); no arguments print the help. Ctrl-C or
+    SIGTERM stops the command (every temporary file is removed) with exit code 130 (Ctrl-C) or
+    143 (SIGTERM, 128 + 15, as a shell reports it) and one line saying which outputs, if any,
+    were published before it (:func:`_interrupted_message`).
+    """
+    if len(sys.argv) <= 1:
+        app()
+        return
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM unwinds like Ctrl-C: temporary files go
+    error = None
+    try:
+        code = app(standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        message = exc.format_message().splitlines()  # type: ignore[attr-defined]
+        error = f"error: {message[0] if message else type(exc).__name__}"
+        code = int(getattr(exc, "exit_code", 2))
+    except KeyboardInterrupt:  # outside the command (Typer turns one inside it into 130)
+        code = _INTERRUPTED
+    # The command is over: a signal now would only break the interpreter's teardown.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if code == _INTERRUPTED:
+        error = _interrupted_message()
+        code = 128 + _SIGNALLED[-1] if _SIGNALLED else code  # SIGTERM: 143
+    if error is not None:
+        typer.echo(error, err=True)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+_INTERRUPTED = 130  # Typer's exit code for KeyboardInterrupt
+
+#: Files the running command may publish, with their state before it began (:func:`_stamp`).
+_OUTPUTS: dict[Path, tuple[int, int, int] | None] = {}
+
+
+def _will_write(*paths: str | Path | None) -> None:
+    """Record the files a command may publish, before it writes any (None: no such file)."""
+    for path in paths:
+        if path is not None:
+            _OUTPUTS[Path(path)] = _stamp(Path(path))
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, modification time in ns) of ``path``, or None if there is none. Outputs are
+    published by renaming or linking a new file into place, so a published file has a new stamp."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _interrupted_message() -> str:
+    """The line printed after an interrupt: which recorded outputs were published before it."""
+    if not _OUTPUTS:
+        return "error: interrupted (unfinished files removed)"
+    published: list[str] = []
+    rest: list[str] = []
+    for path, before in _OUTPUTS.items():
+        (published if _stamp(path) != before else rest).append(str(path))
+    if not published:
+        return "error: interrupted; no output was published (unfinished files removed)"
+    verb = "was" if len(published) == 1 else "were"
+    text = f"error: interrupted after {', '.join(published)} {verb} published"
+    return text + (f"; not written: {', '.join(rest)}" if rest else "") + " (unfinished files removed)"
+
+
+#: Signals turned into KeyboardInterrupt by :func:`_interrupt` (the exit code says which).
+_SIGNALLED: list[int] = []
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM handler: raise KeyboardInterrupt, so every ``finally`` (and DuckDB) cleans up."""
+    _SIGNALLED.append(int(signum))
+    raise KeyboardInterrupt
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

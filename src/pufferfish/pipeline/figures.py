@@ -1,0 +1,265 @@
+"""The numbers behind the HTML report's figures, computed before anything is drawn.
+
+:func:`report_figures` calibrates the scale-versus-epsilon curves (and, with randomized
+mappings, every mechanism's expected accuracy over the same budgets), evaluates the exact privacy
+loss (or checked delta) over a range of scales and computes the first pair's transport plan;
+:mod:`pufferfish.pipeline.report` only draws what it is given. :func:`joint_report_figures` does the same
+for several public columns (:mod:`pufferfish.pipeline.joint_report`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pufferfish.calibration import REGISTRY, Calibration, MappingCalibration, Skipped, run_comparison
+from pufferfish.calibration import check_pairs as check_privacy
+from pufferfish.calibration.mapping import additive_utility
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.transport.line import TransportPlan, kantorovich_plan
+
+if TYPE_CHECKING:
+    from pufferfish.pipeline.calibrate import TableCalibration
+    from pufferfish.pipeline.joint_result import JointTableCalibration
+
+
+@dataclass(frozen=True)
+class ReportFigures:
+    """The numbers behind the HTML report's figures, computed here so the report only draws.
+
+    Attributes
+    ----------
+    epsilon : float
+        Target epsilon of the figures.
+    delta : float
+        Target delta.
+    noise : {"laplace", "gaussian"}
+        Noise of the privacy-loss curve.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism at ``epsilon`` (the report's table).
+    epsilon_grid : tuple of float
+        Budgets of the scale-versus-epsilon figure, ``eps/8 .. 4 eps`` (12 values).
+    scale_curves : tuple of Calibration or Skipped
+        The applicable mechanisms calibrated at every budget of ``epsilon_grid`` (seed 001 Fig 4).
+    loss_scales, loss_values : numpy.ndarray, shape (40,)
+        Scales (log-spaced around the mechanisms' scales) and the exact privacy loss (pure eps) or
+        checked delta of ``noise`` at each (SPEC sec 2.1).
+    plan : TransportPlan
+        The Kantorovich plan of the first pair's empirical priors (seed 001 Fig 2a).
+    released : tuple of ReleasedHistogram
+        For a release: its released values binned per secret; empty otherwise.
+    point_loss_values : numpy.ndarray or None, shape (40,)
+        Under prior sets (``loss_values`` is then the worst case over them): the loss of the
+        point estimates at the same scales; None without sets.
+    accuracy_curves : tuple of (str, tuple of (float, float))
+        Per mechanism (additive and mapping), its expected accuracy at each budget of
+        ``epsilon_grid`` where it applies (:mod:`pufferfish.calibration.mapping`); empty
+        without a randomized mapping in the comparison.
+    matrix : MappingCalibration or None
+        The mapping drawn as a heat map: the one released, else ``optimal-mapping`` at
+        ``epsilon``; None without one.
+    """
+
+    epsilon: float
+    delta: float
+    noise: str
+    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
+    epsilon_grid: tuple[float, ...]
+    scale_curves: tuple[Calibration | MappingCalibration | Skipped, ...]
+    loss_scales: np.ndarray
+    loss_values: np.ndarray
+    plan: TransportPlan
+    released: tuple[Any, ...] = ()
+    point_loss_values: np.ndarray | None = None
+    accuracy_curves: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    matrix: MappingCalibration | None = None
+
+
+def loss_scale_grid(scales: Sequence[float]) -> np.ndarray:
+    """The 40 log-spaced scales of a loss-versus-scale figure: from a quarter of the smallest
+    positive ``scales`` to twice the largest (``[0.25, 2]`` without any).
+
+    Returns
+    -------
+    numpy.ndarray, shape (40,)
+    """
+    positive = [s for s in scales if s > 0]
+    top, low = (max(positive), min(positive)) if positive else (1.0, 1.0)
+    return np.geomspace(low / 4, top * 2, 40)
+
+
+def report_figures(
+    table: TableCalibration,
+    *,
+    epsilon: float,
+    noise: str,
+    released: tuple[Any, ...] = (),
+    chosen: MappingCalibration | None = None,
+) -> ReportFigures:
+    """Compute everything the HTML report draws: curves, plan and released histograms.
+
+    Parameters
+    ----------
+    table : TableCalibration
+        The calibration (of ``pufferfish calibrate`` or of a release).
+    epsilon : float
+        One of ``table.epsilons``: the figures' target.
+    noise : {"laplace", "gaussian"}
+        Noise of the privacy-loss curve (a release: the chosen mechanism's).
+    released : tuple of ReleasedHistogram
+        A release's binned output (:func:`~pufferfish.tables.histograms.released_histograms`).
+    chosen : MappingCalibration, optional
+        The mapping a release used (its heat map).
+
+    Returns
+    -------
+    ReportFigures
+    """
+    comparison = table.at(epsilon)
+    used = [c for c in comparison if isinstance(c, Calibration)]
+    grid = sorted(e for e in set(np.geomspace(epsilon / 8, epsilon * 4, 11).tolist()) | {epsilon} if e > 0)
+    mechs = tuple(dict.fromkeys(REGISTRY[c.mechanism] for c in used))  # optimal may come twice
+    curves = (
+        run_comparison(
+            table.scenario,
+            grid,
+            mechs,
+            delta=table.delta,
+            noise=table.noise,
+            secret_weights=table.estimated.secret_weights,
+        )
+        if mechs
+        else ()
+    )
+    loss_scales = loss_scale_grid([c.scale for c in used if c.noise == noise])
+    loss_values = np.array(
+        [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
+    )
+    point_values = None
+    if table.scenario.robust:  # the point estimates' loss beside the worst case over the sets
+        point = table.scenario.without_sets()
+        point_values = np.array([check_privacy(point, noise, float(s), epsilon).value for s in loss_scales])
+    mapped = [c for c in comparison if isinstance(c, MappingCalibration)]
+    accuracy: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    if mapped and table.utility is not None:
+        util = table.utility
+        map_curves = run_comparison(
+            table.scenario, grid, tuple(REGISTRY[c.mechanism] for c in mapped), delta=table.delta,
+            noise=table.noise, utility=util,
+        )  # fmt: skip
+        points: dict[str, list[tuple[float, float]]] = {}
+        for c in (*curves, *map_curves):
+            if isinstance(c, Calibration):
+                points.setdefault(c.mechanism, []).append(
+                    (c.epsilon, additive_utility(c.noise, c.scale, util)[0])
+                )
+            elif isinstance(c, MappingCalibration):
+                points.setdefault(c.mechanism, []).append((c.epsilon, c.expected_accuracy))
+        accuracy = tuple((name, tuple(pts)) for name, pts in points.items())
+    matrix = chosen or next((c for c in mapped if c.mechanism == "optimal-mapping"), None)
+    (a, b) = table.estimated.scenario.pairs[0]
+    conditionals = table.estimated.scenario.priors[0].conditionals
+    p_i, p_j = conditionals[a], conditionals[b]
+    assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
+    return ReportFigures(
+        epsilon=epsilon,
+        delta=table.delta,
+        noise=noise,
+        comparison=comparison,
+        epsilon_grid=tuple(grid),
+        scale_curves=curves,
+        loss_scales=loss_scales,
+        loss_values=loss_values,
+        plan=kantorovich_plan(p_i, p_j),
+        released=released,
+        point_loss_values=point_values,
+        accuracy_curves=accuracy,
+        matrix=matrix,
+    )
+
+
+@dataclass(frozen=True)
+class JointReportFigures:
+    """The numbers behind the HTML report of several public columns (issue 17).
+
+    Attributes
+    ----------
+    epsilon : float
+        Target epsilon of the figures.
+    comparison : tuple of Calibration or Skipped
+        Every mechanism at ``epsilon``.
+    pair : (str, str)
+        The first discriminative pair, whose plans are drawn.
+    plans : tuple of VectorPlan
+        Its W1-optimal plan of smallest largest distance (``kantorovich``) and its bottleneck
+        plan (``bottleneck``), the plans of the ``kantorovich`` and ``wasserstein-inf``
+        mechanisms (:func:`pufferfish.calibration.joint.joint_plan`).
+    loss_scales, loss_values : numpy.ndarray, shape (40,)
+        Product-Laplace scales ``b`` (log-spaced around the Laplace mechanisms' scales) and the
+        exact privacy loss at each (:func:`pufferfish.loss.product.product_laplace_loss`, every pair).
+    released : tuple of (str, tuple of ReleasedHistogram)
+        For a release: per public column, its released values binned per secret; empty otherwise.
+    """
+
+    epsilon: float
+    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
+    pair: tuple[str, str]
+    plans: tuple[Any, ...]
+    loss_scales: np.ndarray
+    loss_values: np.ndarray
+    released: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+
+def joint_report_figures(
+    table: JointTableCalibration, *, epsilon: float, output: str | Path | None = None
+) -> JointReportFigures:
+    """Compute what the HTML report of several columns draws: plans, loss curve, released values.
+
+    Parameters
+    ----------
+    table : JointTableCalibration
+        The joint calibration (of ``calibrate --public a,b`` or of a release).
+    epsilon : float
+        One of the table's epsilons: the figures' target.
+    output : str or pathlib.Path, optional
+        A release's output: its released columns are binned per secret
+        (:func:`pufferfish.tables.histograms.column_histograms`; a categorical column's labels
+        counted, :func:`~pufferfish.tables.histograms.label_histograms`).
+
+    Returns
+    -------
+    JointReportFigures
+    """
+    from pufferfish.calibration.joint import joint_plan
+    from pufferfish.tables.histograms import column_histograms, label_histograms
+
+    comparison = tuple(c for c in table.comparison if c.epsilon == epsilon)
+    pair = table.scenario.pairs[0]
+    priors = table.priors()
+    metric = table.scenario.metric
+    assert metric is not None, "joint scenarios carry a metric"
+    plans = tuple(
+        joint_plan(priors[pair[0]], priors[pair[1]], metric, k) for k in ("kantorovich", "bottleneck")
+    )
+    checked = [c for c in comparison if isinstance(c, Calibration) and c.numerically_checked]
+    loss_scales = loss_scale_grid([c.scale for c in checked if c.noise == "laplace"])
+    loss_values = np.array(
+        [check_privacy(table.scenario, "laplace", float(s), epsilon, 0.0).value for s in loss_scales]
+    )
+    released: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    if output is not None:
+        secret = str(table.inputs["secret"])
+        released = tuple(
+            (
+                c,
+                label_histograms(output, secret_column=secret, column=c, labels=labels, secrets=list(priors))
+                if cat
+                else column_histograms(output, secret_column=secret, column=c, secrets=list(priors)),
+            )
+            for c, cat, labels in zip(table.columns, table.categorical, table.labels, strict=True)
+        )
+    return JointReportFigures(epsilon, comparison, pair, plans, loss_scales, loss_values, released)
