@@ -20,7 +20,7 @@ from pathlib import Path
 from sklearn.datasets import load_diabetes
 
 from pufferfish.calibration import Calibration, Skipped
-from pufferfish.pipeline.joint import calibrate_joint_table
+from pufferfish.pipeline.calibrate import calibrate_table
 
 OUT = Path(__file__).parent / "results" / "joint_tables.md"
 
@@ -62,17 +62,17 @@ def main() -> None:
     ]  # fmt: skip
     for title, args in cases:
         t0 = time.perf_counter()
-        table = calibrate_joint_table(args.pop("data"), **args)  # type: ignore[arg-type]
+        table = calibrate_table(args.pop("data"), **args)  # type: ignore[arg-type]
         out += _rows(title, table, time.perf_counter() - t0)
     try:
-        calibrate_joint_table("adult", secret="sex", public="age,hours-per-week", pairs=["Male,Female"],
+        calibrate_table("adult", secret="sex", public="age,hours-per-week", pairs=["Male,Female"],
                               epsilon=1.0, noise="gaussian", delta=1e-6)  # fmt: skip
     except ValueError as exc:
         out += ["## Adult, Gaussian noise at delta 1e-6", "", f"refused: {exc}", ""]
     frame = load_diabetes(scaled=False, as_frame=True).frame
     frame["sex"] = frame["sex"].map({1.0: "1", 2.0: "2"})
     t0 = time.perf_counter()
-    diabetes = calibrate_joint_table(
+    diabetes = calibrate_table(
         frame,
         secret="sex",
         public="bmi,bp",

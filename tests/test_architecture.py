@@ -22,11 +22,15 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "pufferfish"
 ROOT = SRC.parents[1]
 
 #: No module is above 800 lines. The functions above 120 lines, each justified (at most three):
-#: ``pipeline.release.release`` is the public entry of a release, whose numpydoc documents 20 parameters
-#: (about 100 of its lines are the docstring; the body validates at the edge and calls
-#: ``calibrate_request``, ``_write_release`` and ``report_dict``). These may only shrink.
+#: ``pipeline.release.release`` and ``pipeline.calibrate.calibrate_table`` are the public entries of
+#: a release and a calibration of one or several columns, whose numpydoc documents 25 and 24
+#: parameters (about 95 and 90 of their lines are the docstring; each body validates at the edge,
+#: builds one ``TableRequest`` and hands it down). These may only shrink.
 KNOWN_LONG_MODULES: dict[str, int] = {}
-KNOWN_LONG_FUNCTIONS = {("pipeline/release.py", "release"): 180}
+KNOWN_LONG_FUNCTIONS = {
+    ("pipeline/release.py", "release"): 180,
+    ("pipeline/calibrate.py", "calibrate_table"): 145,
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -279,12 +283,14 @@ def test_joint_release_validates_each_value_once(tmp_path) -> None:
          "--epsilon", "1", "--output", str(out), "--rng-seed", "1", "--mechanism", "kantorovich",
          "--prior-set", "none"]
     )  # fmt: skip
-    assert counts == {
+    assert counts == {  # the one edge of release, for one column or several
         "check_epsilons": 1,
         "check_epsilon": 1,
+        "check_delta": 1,
         "lookup": 1,
         "check_workers": 1,
         "check_engine": 1,
+        "parse_prior_model": 1,
         "check_pairs": 1,
         "resolve_source": 1,
     }

@@ -416,7 +416,7 @@ def test_outputs_are_published_together_or_not_at_all(
 
 
 def test_interrupt_message_says_what_was_published(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pufferfish import cli
+    from pufferfish.cli import app as cli
 
     out, rep, html = tmp_path / "a.csv", tmp_path / "a.report.json", tmp_path / "r.html"
     out.write_text("old\n")

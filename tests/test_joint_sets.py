@@ -21,7 +21,7 @@ from pufferfish.cli.app import app
 from pufferfish.loss.balls import ball_loss
 from pufferfish.loss.product import product_laplace_loss
 from pufferfish.noise.channels import RandomizedResponseChannel
-from pufferfish.pipeline.joint import calibrate_joint_table
+from pufferfish.pipeline.calibrate import calibrate_table
 from pufferfish.priors.balls import joint_balls
 from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.priors.sets import l1_radius
@@ -206,7 +206,7 @@ def test_prior_set_l1_on_two_numeric_columns_passes_an_independent_check(tmp_pat
     assert ps["radius"]["v"] == pytest.approx(l1_radius(rows_v, ps["alphabet"], 0.9, 2), rel=1e-12)
     rows = {r["mechanism"]: r for r in out["results"]}
     assert set(rows) == {"l1", "optimal"}  # the others hold for the point estimate only
-    t = calibrate_joint_table(src, secret="g", public="a,b", pairs=["u,v"], epsilon=1.0, prior_set="l1",
+    t = calibrate_table(src, secret="g", public="a,b", pairs=["u,v"], epsilon=1.0, prior_set="l1",
                               confidence=0.9)  # fmt: skip
     metric = t.scenario.metric
     assert metric is not None and t.units == (3.0, 2.0)
@@ -294,7 +294,7 @@ def test_mechanisms_with_a_categorical_column_pass_the_exact_check_and_are_order
 def test_a_categorical_column_of_one_label_is_released_as_it_is(tmp_path) -> None:
     """A column with one label tells nothing: it is written back as its label, the JSON says so
     (no drawn scale), and the numeric column gets its Laplace noise."""
-    from pufferfish.pipeline.joint import release_joint
+    from pufferfish.pipeline.release import release
 
     gen = np.random.default_rng(8)
     n = 200
@@ -303,7 +303,7 @@ def test_a_categorical_column_of_one_label_is_released_as_it_is(tmp_path) -> Non
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    r = release_joint(src, secret="g", public="x,c", pairs=["u,v"], epsilon=1.0, output=out, prior_set="none")
+    r = release(src, secret="g", public="x,c", pairs=["u,v"], epsilon=1.0, output=out, prior_set="none")
     rel = r.report["release"]
     assert rel["column_noise"]["c"] == {"kind": "none", "labels": 1, "reason": "one label"}
     assert rel["drawn_scales"]["c"] is None and rel["column_noise"]["x"]["kind"] == "laplace"

@@ -16,8 +16,10 @@ from typer.testing import CliRunner
 from pufferfish.calibration import Calibration, Skipped
 from pufferfish.cli.app import app
 from pufferfish.loss.product import product_laplace_loss
-from pufferfish.pipeline.joint import calibrate_joint_table, parse_units, release_joint
+from pufferfish.pipeline.calibrate import TableCalibration, calibrate_table
 from pufferfish.pipeline.joint_report import JOINT_FIGURES
+from pufferfish.pipeline.release import release
+from pufferfish.pipeline.request import parse_units
 
 runner = CliRunner()
 
@@ -25,7 +27,7 @@ runner = CliRunner()
 def test_adult_age_hours_given_sex_reference_figures() -> None:
     """The done-when figures (benchmarks/results/joint_tables.md): every Laplace scale passes the
     exact check, wasserstein-inf <= kantorovich, optimal the smallest."""
-    t = calibrate_joint_table(
+    t = calibrate_table(
         "adult", secret="sex", public="age,hours-per-week", pairs=["Male,Female"], epsilon=[0.5, 1.0],
         units=["age=1", "hours-per-week=1"], prior_set="none",
     )  # fmt: skip
@@ -60,18 +62,18 @@ def test_units_scale_the_noise_per_column_and_categorical_columns_are_coded(tmp_
     frame.loc[3, "income"] = None
     path = tmp_path / "t.csv"
     frame.to_csv(path, index=False)
-    t = calibrate_joint_table(
+    t = calibrate_table(
         path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1000"],
         prior_set="none",
     )  # fmt: skip
     assert t.units == (1000.0, 1.0) and t.categorical == (False, True)
     assert t.labels[1] == ["high", "low", "mid"] and t.rows_dropped == 1
     assert t.scenario.metric is not None and t.scenario.metric.categories == (0, 3)
-    unit1 = calibrate_joint_table(
+    unit1 = calibrate_table(
         path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1"],
         prior_set="none",
     )  # fmt: skip
-    default = calibrate_joint_table(
+    default = calibrate_table(
         path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, prior_set="none"
     )
     span = float(frame["income"].max() - frame["income"].min())
@@ -137,7 +139,7 @@ def test_cli_several_columns_bad_input(extra: list[str], message: str) -> None:
 def test_too_many_tuples_and_bad_columns() -> None:
     # 27,239 and 14,630 distinct (fnlwgt, age) tuples: the plans answer "not run" with the memory
     # they would need (issue 31; l1 and optimal run, benchmarks/bench_joint_mechanisms.py --large)
-    t = calibrate_joint_table(
+    t = calibrate_table(
         "adult", secret="sex", public="fnlwgt,age", pairs=["Male,Female"], epsilon=1.0,
         mechanisms=["kantorovich", "wasserstein-inf"], prior_set="none",
     )  # fmt: skip
@@ -147,14 +149,21 @@ def test_too_many_tuples_and_bad_columns() -> None:
             f"not run: the {what} plan needs about 35.6 GiB for 27,239 x 14,630 distinct tuples" in row.reason
         )
     with pytest.raises(ValueError, match="distinct columns"):
-        calibrate_joint_table("adult", secret="sex", public="age,age", pairs=["Male,Female"], epsilon=1.0)
-    with pytest.raises(ValueError, match="two or more"):
-        calibrate_joint_table("adult", secret="sex", public=["age"], pairs=["Male,Female"], epsilon=1.0)
+        calibrate_table("adult", secret="sex", public="age,age", pairs=["Male,Female"], epsilon=1.0)
+    one = calibrate_table("adult", secret="sex", public=["age"], pairs=["Male,Female"], epsilon=1.0)
+    assert isinstance(one, TableCalibration)  # one column is the case d = 1 of the same entry
+    with pytest.raises(ValueError, match="units apply to several public columns"):
+        calibrate_table(
+            "adult", secret="sex", public="age", pairs=["Male,Female"], epsilon=1.0, units=["age=2"]
+        )
+    with pytest.raises(ValueError, match="order, prior apply to one public column"):
+        calibrate_table("adult", secret="sex", public="age,race", pairs=["Male,Female"], epsilon=1.0,
+                        order=["a"], prior="gaussian")  # fmt: skip
     with pytest.raises(ValueError):
         parse_units({"age": float("nan")}, ("age", "sex"))
     with pytest.raises(Exception, match="no row"):
-        calibrate_joint_table("adult", secret="sex", public="age,race", pairs=["Male,Nobody"], epsilon=1.0)
-    t = calibrate_joint_table(
+        calibrate_table("adult", secret="sex", public="age,race", pairs=["Male,Nobody"], epsilon=1.0)
+    t = calibrate_table(
         "adult", secret="sex", public="age,race", pairs=["Male,Female"], epsilon=1.0, mechanisms=["monge"]
     )
     assert isinstance(t.comparison[0], Skipped)
@@ -177,7 +186,7 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     frame.to_csv(src, index=False)
     before = src.read_bytes()
     out = tmp_path / "out.csv"
-    r = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out,
+    r = release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out,
                       units={"x": 2.0}, prior_set="none")  # fmt: skip
     assert src.read_bytes() == before
     got = pd.read_csv(out, dtype={"id": str})
@@ -197,11 +206,11 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     assert got["level"].isin(["low", "mid", "high"]).all()  # labels, not codes plus noise
     assert (got["level"] != frame["level"]).any()  # the response moved some
     with pytest.raises(Exception, match="exists"):
-        release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out)
+        release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out)
     with pytest.raises(ValueError, match="no numerical check"):
-        release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
+        release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
                       output=tmp_path / "g.csv", mechanism="analytic-gaussian")  # fmt: skip
-    seeded = release_joint(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
+    seeded = release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
                            output=tmp_path / "s.parquet", rng=3, prior_set="none")  # fmt: skip
     assert seeded.report["release"]["insecure"]
     assert seeded.drawn_scales["x"] == seeded.chosen.scale * seeded.table.units[0]  # unit: x's range

@@ -27,7 +27,7 @@ from scipy.stats import chisquare
 from typer.testing import CliRunner
 
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
-from pufferfish import divergence as div
+from pufferfish.loss import divergence as div
 from pufferfish.calibration import calibrate_mapping, compare
 from pufferfish.calibration.check import check_information
 from pufferfish.calibration.mapping import MAPPING_MAX_K, mapping_loss

@@ -276,13 +276,14 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
     its labels and the numeric one as numbers, every other column unchanged."""
     import pandas as pd
 
-    from pufferfish.pipeline.joint import calibrate_joint_table, release_joint
+    from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.pipeline.release import release
 
     args = dict(secret="sex", public="workclass,age", pairs=["Male,Female"], epsilon=1.0,
                 mechanisms=["l1", "optimal"])  # fmt: skip
-    duck = calibrate_joint_table(adult_parquet, **args)  # type: ignore[arg-type]
+    duck = calibrate_table(adult_parquet, **args)  # type: ignore[arg-type]
     for data in (adult_parquet, spark.read.parquet(str(adult_parquet))):
-        sp = calibrate_joint_table(data, engine="spark", spark=spark, **args)  # type: ignore[arg-type]
+        sp = calibrate_table(data, engine="spark", spark=spark, **args)  # type: ignore[arg-type]
         assert sp.units == duck.units and sp.labels == duck.labels and sp.categorical == duck.categorical
         for s, p in duck.priors().items():
             q = sp.priors()[s]
@@ -291,7 +292,7 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
         for a, b in zip(duck.comparison, sp.comparison, strict=True):
             assert a.scale == b.scale  # type: ignore[union-attr]
     out = tmp_path / "joint.parquet"
-    r = release_joint(adult_parquet, secret="sex", public="workclass,age", pairs=["Male,Female"], epsilon=1.0,
+    r = release(adult_parquet, secret="sex", public="workclass,age", pairs=["Male,Female"], epsilon=1.0,
                       output=out, engine="spark", spark=spark)  # fmt: skip
     got = spark.read.parquet(str(out)).toPandas()
     orig = pd.read_parquet(adult_parquet)

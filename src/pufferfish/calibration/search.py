@@ -90,6 +90,11 @@ class Target:
     secret_weights: Any = None
 
 
+#: Relative increases of a scale tried when a scale fails at the grid its sampler draws on (the
+#: release's safe-side ladder, with :func:`first_passing`).
+GRID_SAFETY_STEPS = (0.0, 2.0**-30, 2.0**-20, 2.0**-10)
+
+
 def first_passing(
     scale: float,
     passes_at: Callable[[float], bool],

@@ -57,7 +57,7 @@ def joint_calibrate(
     read: CsvOptions | None = None, prior_set: tuple[str | None, float, float | None] = (None, 0.95, None),
     time_limit: float = TIME_LIMIT,
 ) -> None:  # fmt: skip
-    """``calibrate`` on several public columns (:func:`pufferfish.pipeline.joint.calibrate_joint_table`):
+    """``calibrate`` on several public columns (:func:`pufferfish.pipeline.calibrate.calibrate_table`):
     the tables (or one JSON object) and, with ``report``, the HTML report at the first epsilon.
 
     Raises
@@ -65,13 +65,14 @@ def joint_calibrate(
     typer.Exit
         On bad input (code 1, one line on standard error).
     """
-    from pufferfish.pipeline.joint import calibrate_joint_table, write_joint_report
+    from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.pipeline.joint_release import write_joint_report
     from pufferfish.pipeline.report import check_report_path
 
     def run() -> Any:
         if report is not None:
             check_report_path(report, force=force)
-        return calibrate_joint_table(
+        return calibrate_table(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon, units=unit,
             mechanisms=parse_mechanisms(mechanism),
             weight=weight, noise=noise, delta=delta, categorical=categorical or (), numeric=numeric or (),
@@ -133,7 +134,7 @@ def joint_release(
     numeric: list[str] | None, sampler: str, read: CsvOptions | None = None,
     prior_set: tuple[str | None, float, float | None] = (None, 0.95, None), time_limit: float = TIME_LIMIT,
 ) -> None:  # fmt: skip
-    """``release`` of several public columns (:func:`pufferfish.pipeline.joint.release_joint`):
+    """``release`` of several public columns (:func:`pufferfish.pipeline.release.release`):
     product Laplace noise, one draw per column and row; the output, its JSON report and, with
     ``report``, the HTML report.
 
@@ -142,7 +143,8 @@ def joint_release(
     typer.Exit
         On bad input (code 1, one line on standard error).
     """
-    from pufferfish.pipeline.joint import release_joint, write_joint_report
+    from pufferfish.pipeline.joint_release import write_joint_report
+    from pufferfish.pipeline.release import release
     from pufferfish.pipeline.report import check_report_path
 
     def run(progress: Any) -> Any:
@@ -150,7 +152,7 @@ def joint_release(
             check_report_path(report, force=force)
         if len(epsilon) != 1:
             raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
-        return release_joint(
+        return release(
             data, secret=secret, public=public, pairs=require_pairs(pair), epsilon=epsilon[0], output=output,
             units=unit, mechanism=mechanism, weight=weight, rng=rng_seed, force=force, progress=progress,
             workers=workers, categorical=categorical or (), numeric=numeric or (), sampler=sampler, read=read,
@@ -173,7 +175,7 @@ def print_joint_release(console: Console, result: Any) -> None:
     Parameters
     ----------
     console : rich.console.Console
-    result : pufferfish.pipeline.joint.JointReleaseResult
+    result : pufferfish.pipeline.joint_release.JointReleaseResult
     """
     print_joint_calibration(console, result.table, 0.0)
     rel = result.report["release"]

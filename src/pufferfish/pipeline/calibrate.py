@@ -20,7 +20,7 @@ The walk, each step once:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from importlib.metadata import version
@@ -42,8 +42,11 @@ from pufferfish.calibration import (
     run_comparison,
 )
 from pufferfish.calibration.mapping import additive_utility, check_utility
+from pufferfish.calibration.registry import JOINT_GAUSSIAN
 from pufferfish.loss.density import check_noise
-from pufferfish.pipeline.request import TableRequest
+from pufferfish.pipeline.joint import calibrate_joint
+from pufferfish.pipeline.joint_result import JointTableCalibration
+from pufferfish.pipeline.request import TableRequest, parse_columns, parse_units, refuse_for_several
 from pufferfish.priors.scenario import Scenario
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import (
@@ -57,7 +60,14 @@ from pufferfish.tables.estimate import (
 from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
 from pufferfish.tables.source import CsvOptions, resolve_source
 
-__all__ = ["TableCalibration", "calibrate_request", "calibrate_table", "column_kinds", "report_dict"]
+__all__ = [
+    "TableCalibration",
+    "calibrate_request",
+    "calibrate_table",
+    "column_kinds",
+    "columns_and_kinds",
+    "report_dict",
+]
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,7 @@ def calibrate_table(
     data: Any,
     *,
     secret: str,
-    public: str,
+    public: str | Sequence[str],
     pairs: Iterable[tuple[str, str] | str],
     epsilon: float | Sequence[float],
     mechanisms: Sequence[str] | None = None,
@@ -148,7 +158,8 @@ def calibrate_table(
     utility: str | None = None,
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
-) -> TableCalibration:
+    units: Mapping[str, float] | Iterable[str] | None = None,
+) -> TableCalibration | JointTableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
     Parameters
@@ -157,8 +168,13 @@ def calibrate_table(
         CSV or Parquet file, DataFrame, or ``"adult"`` (:func:`~pufferfish.tables.source.resolve_source`).
     secret : str
         Secret column; its values in ``pairs`` define the discriminative pairs.
-    public : str
-        Column to release (numeric, or categorical mapped to codes by ``order``).
+    public : str or sequence of str
+        Column to release (numeric, or categorical mapped to codes by ``order``); or several
+        (``"a,b"`` or a list), calibrated jointly for the product channel
+        (:func:`~pufferfish.pipeline.joint.calibrate_joint`, a
+        :class:`~pufferfish.pipeline.joint_result.JointTableCalibration`): their default prior set
+        is the L1 ball on the joint alphabet; ``order``, ``prior``, ``priors_from``, ``utility``
+        and Gaussian noise are for one column and refused.
     pairs : iterable of (str, str) or str
         Discriminative pairs of secret values, as tuples or as texts 'A,B'.
     epsilon : float or sequence of float
@@ -206,10 +222,14 @@ def calibrate_table(
     time_limit : float
         Seconds of each mechanism (search, LP), default :data:`~pufferfish.calibration.TIME_LIMIT`;
         one that does not finish gets a row ``did not finish: ...``.
+    units : mapping or iterable of "col=w", optional
+        Several columns: each column's unit ``w_k > 0`` in the metric ``sum_k d_k / w_k``
+        (default: a numeric column's range, 1 for a categorical one;
+        :func:`~pufferfish.pipeline.joint.default_units`).
 
     Returns
     -------
-    TableCalibration
+    TableCalibration or JointTableCalibration
 
     Raises
     ------
@@ -226,15 +246,28 @@ def calibrate_table(
     mechs = tuple(REGISTRY.values()) if mechanisms is None else check_mechanisms(mechanisms)
     assert mechs is not None
     pair_list = check_pairs(pairs)
-    kinds = column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
+    columns, kinds, unit_list = columns_and_kinds(
+        public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
+        prior=prior != "empirical", priors_from=priors_from is not None, utility=utility is not None,
+    )  # fmt: skip
     prior_model, noise, delta = parse_prior_model(prior), check_noise(noise), check_delta(delta)
+    if len(columns) > 1 and noise != "laplace":  # several columns: the product channel (issue 31)
+        raise ValueError(JOINT_GAUSSIAN)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
     )
     source = resolve_source(data, engine, read)  # validates the engine; the table is resolved once
+    if len(columns) > 1:
+        return calibrate_joint(
+            TableRequest(
+                source, secret, columns, pair_list, epsilons, None if mechanisms is None else mechs,
+                weight=weight, delta=delta, categorical=kinds[0], numeric=kinds[1], prior_set=sets,
+                engine=engine, spark=spark, units=unit_list, time_limit=check_time_limit(time_limit),
+            )
+        )  # fmt: skip
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     request = TableRequest(
-        source, secret, (public,), pair_list, epsilons, mechs, weight=weight, delta=delta, noise=noise,
+        source, secret, columns, pair_list, epsilons, mechs, weight=weight, delta=delta, noise=noise,
         categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=engine, spark=spark, prior=prior,
         prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
         public_kind=kinds[2], priors_source=priors_source,
@@ -242,6 +275,38 @@ def calibrate_table(
         time_limit=check_time_limit(time_limit),
     )  # fmt: skip
     return calibrate_request(request)
+
+
+def columns_and_kinds(
+    public: str | Sequence[str],
+    units: Mapping[str, float] | Iterable[str] | None,
+    categorical: Sequence[str],
+    numeric: Sequence[str],
+    *,
+    secret: str,
+    weight: str | None,
+    **one_column: bool,
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...], str | None], tuple[float | None, ...]]:
+    """The public columns, their kinds and units, validated once at the edge.
+
+    One column: ``(columns, column_kinds(...), ())`` (``units`` refused). Several: the options of
+    one column given (``one_column``, ``{name: given}``) are refused in one message
+    (:func:`~pufferfish.pipeline.request.refuse_for_several`), the kinds are checked against the
+    table later (:func:`~pufferfish.tables.estimate.check_kind_lists`), and ``units`` parsed
+    (:func:`~pufferfish.pipeline.request.parse_units`).
+
+    Raises
+    ------
+    ValueError
+        On a bad column list, a one-column option with several columns, or units with one.
+    """
+    columns = parse_columns(public)
+    if len(columns) > 1:
+        refuse_for_several(columns, **one_column)
+        return columns, (tuple(categorical), tuple(numeric), None), parse_units(units, columns)
+    if units is not None:
+        raise ValueError(f"units apply to several public columns, got one: {columns[0]!r}")
+    return columns, column_kinds(categorical, numeric, secret=secret, public=columns[0], weight=weight), ()
 
 
 def column_kinds(

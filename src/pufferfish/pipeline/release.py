@@ -10,7 +10,7 @@ output and its JSON report together (:func:`~pufferfish.tables.source.atomic_out
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from pufferfish.calibration import (
 )
 from pufferfish.calibration.check import measure, passes
 from pufferfish.calibration.mapping import check_utility
-from pufferfish.calibration.search import first_passing
+from pufferfish.calibration.search import GRID_SAFETY_STEPS, first_passing
 from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import (
     check_sampler,
@@ -40,8 +40,13 @@ from pufferfish.noise.samplers import (
     moved_centres_term,
     sampler_grid,
 )
-from pufferfish.pipeline.calibrate import TableCalibration, calibrate_request, column_kinds, report_dict
-from pufferfish.pipeline.request import TableRequest
+from pufferfish.pipeline.calibrate import TableCalibration, calibrate_request, columns_and_kinds, report_dict
+from pufferfish.pipeline.joint_release import JointReleaseResult, ReleaseTarget, release_columns
+from pufferfish.pipeline.request import (
+    DEFAULT_BATCH_ROWS,
+    TableRequest,
+    check_batch_rows,
+)
 from pufferfish.priors.distributions import RELEASE_EXPONENT
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import EstimatedPriors, check_pairs
@@ -59,30 +64,7 @@ from pufferfish.tables.source import (
     write_text,
 )
 
-__all__ = [
-    "DEFAULT_BATCH_ROWS",
-    "OutputExistsError",
-    "ReleaseResult",
-    "check_batch_rows",
-    "release",
-    "write_html_report",
-]
-
-#: Rows per batch of a streamed release (about 100 MB for a 15-column table).
-DEFAULT_BATCH_ROWS = 1_000_000
-
-
-def check_batch_rows(batch_rows: Any) -> int:
-    """``batch_rows`` of a streamed release, an int >= 1.
-
-    Raises
-    ------
-    ValueError
-        Naming the value otherwise (a bool is not a count).
-    """
-    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
-        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
-    return batch_rows
+__all__ = ["OutputExistsError", "ReleaseResult", "release", "write_html_report"]
 
 
 @dataclass(frozen=True)
@@ -141,7 +123,7 @@ def release(
     data: Any,
     *,
     secret: str,
-    public: str,
+    public: str | Sequence[str],
     pairs: Iterable[tuple[str, str] | str],
     epsilon: float,
     output: str | Path,
@@ -170,24 +152,25 @@ def release(
     compare: bool = False,
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
-) -> ReleaseResult:
+    units: Mapping[str, float] | Iterable[str] | None = None,
+) -> ReleaseResult | JointReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
 
     Parameters
     ----------
-    data : str, pathlib.Path, pandas.DataFrame or pyspark.sql.DataFrame
-        CSV (any delimiter, quoted fields, header) or Parquet file, DataFrame, or ``"adult"``.
-    secret : str
-        Secret column; its values in ``pairs`` define the discriminative pairs.
-    public : str
-        Column to release. With additive noise a categorical column is replaced by its codes plus
+    data, secret, pairs : see :func:`~pufferfish.pipeline.calibrate.calibrate_table`
+        The table (CSV, Parquet, DataFrame or ``"adult"``), its secret column, the pairs.
+    public : str or sequence of str
+        Column to release, or several (``"a,b"`` or a list: released jointly by the product
+        channel, :func:`~pufferfish.pipeline.joint_release.release_columns`, which then returns a
+        :class:`~pufferfish.pipeline.joint_release.JointReleaseResult`; ``order``, ``prior``,
+        ``priors_from``, ``utility``, ``compare``, Gaussian noise and ``delta`` are for one
+        column and refused). With additive noise a categorical column is replaced by its codes plus
         noise (see the report's ``mapping``), a numeric column by its values plus noise; with a
         mapping mechanism (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) each value is
         replaced by a value of the alphabet drawn from the checked matrix: labels stay labels.
         Missing values stay missing.
-    pairs : iterable of (str, str) or str
-        Discriminative pairs of secret values, as tuples or as texts 'A,B'.
     epsilon : float
         Privacy budget, finite and > 0.
     output : str or pathlib.Path
@@ -209,14 +192,8 @@ def release(
         insecure sampler, labelled as such in the report; for experiments only.
     force : bool
         Overwrite existing output and report files.
-    prior : {"empirical", "gaussian", "gmm", "gmm:K"}
-        The adversary's prior (see :func:`calibrate_table`).
-    noise : {"laplace", "gaussian"}
-        Noise for ``mechanism="optimal"`` (the theorems fix their own).
-    delta : float
-        Target delta in [0, 1) (default 0: pure eps).
-    fit_seed : int
-        Seed of the mixture fit (EM initialisation).
+    prior, noise, delta, fit_seed : see :func:`calibrate_table`
+        The adversary's prior, the noise of ``optimal``, delta in [0, 1), the mixture fit's seed.
     batch_rows : int
         Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`). The table is read,
         perturbed and written one batch at a time, so memory stays bounded whatever its size.
@@ -236,18 +213,18 @@ def release(
         ``output`` is written as a folder of part files, ``rng`` must be None or an int, and
         ``batch_rows``, ``progress`` and ``workers`` do not apply (Spark runs one partition per
         core).
-    spark : pyspark.sql.SparkSession, optional
-        Session of the Spark engine (default: the active one, else a local one).
-    categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility, read, time_limit :
-        Column kinds, the priors the guarantee holds for and their table, the mappings' objective,
-        how a CSV is read, each mechanism's seconds (:func:`calibrate_table`).
+    spark, categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility : see below
+        The Spark session, column kinds, the priors the guarantee holds for and their table, the
+        mappings' objective (:func:`calibrate_table`).
+    read, time_limit, units : see :func:`calibrate_table`
+        How a CSV is read, each mechanism's seconds, several columns' units.
     compare : bool
         Also compute and report the other mechanisms of the column's set (every mechanism when
         ``mechanism`` names one outside it), as ``calibrate`` does; default False.
 
     Returns
     -------
-    ReleaseResult
+    ReleaseResult or JointReleaseResult
 
     Raises
     ------
@@ -281,7 +258,12 @@ def release(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
     )
     pair_list = check_pairs(pairs)
-    kinds = column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
+    columns, kinds, unit_list = columns_and_kinds(  # several: the product channel (issue 31)
+        public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
+        prior=prior != "empirical", compare=compare, priors_from=priors_from is not None,
+        utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0,
+    )  # fmt: skip
+    several = len(columns) > 1
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
@@ -292,13 +274,16 @@ def release(
     check_release_outputs(source, out_path, rep_path, force=force, others=others)
 
     request = TableRequest(
-        source, secret, (public,), pair_list, (eps,), _mechanisms_to_run(chosen_mechanism, compare),
+        source, secret, columns, pair_list, (eps,), _mechanisms_to_run(chosen_mechanism, compare, several),
         weight=weight, delta=delta, noise=noise_used, categorical=kinds[0], numeric=kinds[1], prior_set=sets,
         engine=engine, spark=spark, prior=prior, prior_model=prior_model, fit_seed=fit_seed,
         order=None if order is None else tuple(order), public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=chosen_mechanism is None,
-        point_row=compare, time_limit=check_time_limit(time_limit),
+        point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
     )  # fmt: skip
+    if several:
+        target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler)
+        return release_columns(request, chosen_mechanism or REGISTRY["optimal"], target, rng)
     table = calibrate_request(request)
     picked, fallback = _pick(table.comparison, chosen_mechanism)
     inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": sampler}
@@ -311,10 +296,6 @@ def release(
         scale=scale,
     )  # fmt: skip
     return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
-
-
-#: Relative increases of a scale tried when the grid's delta term makes the drawn scale fail.
-GRID_SAFETY_STEPS = (0.0, 2.0**-30, 2.0**-20, 2.0**-10)
 
 
 def sampler_scale(
@@ -408,10 +389,17 @@ def _check_sampling(engine: str, rng: Any, mechanism: Mechanism | None, sampler:
 _MAPPINGS = tuple(m for m in REGISTRY.values() if m.mapping)
 
 
-def _mechanisms_to_run(chosen: Mechanism | None, compare: bool) -> tuple[Mechanism, ...]:
+def _mechanisms_to_run(
+    chosen: Mechanism | None, compare: bool, several: bool
+) -> tuple[Mechanism, ...] | None:
     """The mechanisms to calibrate: the named one (every one with ``compare``); by default the
     additive optimum and the mappings, of which the column's kind keeps one set
-    (:func:`~pufferfish.pipeline.calibrate.releases_labels`), with either engine."""
+    (:func:`~pufferfish.pipeline.calibrate.releases_labels`), with either engine. Several
+    columns: every mechanism that applies (None) when the one named is among them, so the report
+    compares them, else the one named."""
+    if several:
+        joint = ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal")
+        return None if chosen is None or chosen.name in joint else (chosen,)
     if chosen is not None:
         return tuple(REGISTRY.values()) if compare else (chosen,)
     return tuple(REGISTRY.values()) if compare else (REGISTRY["optimal"], *_MAPPINGS)

@@ -2,14 +2,18 @@
 request object that goes from the API and the command line through estimation and calibration
 (issue 31). One column is the case ``d = 1``.
 
-:func:`pufferfish.pipeline.calibrate.calibrate_table` and :func:`pufferfish.pipeline.release.release` build a
-:class:`TableRequest` for one column, :func:`pufferfish.pipeline.joint.calibrate_joint_table` and
-:func:`~pufferfish.pipeline.joint.release_joint` for several; the steps below them read it and
-never validate an argument again.
+:func:`pufferfish.pipeline.calibrate.calibrate_table` and :func:`pufferfish.pipeline.release.release`
+build one :class:`TableRequest` for one column or several; the steps below them
+(:func:`~pufferfish.pipeline.calibrate.calibrate_request` for one column,
+:func:`~pufferfish.pipeline.joint.calibrate_joint` and
+:func:`~pufferfish.pipeline.joint_release.release_columns` for several) read it and never
+validate an argument again.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,3 +118,88 @@ class TableRequest:
         if len(self.columns) != 1:
             raise ValueError(f"this step releases one column, got {list(self.columns)}")
         return self.columns[0]
+
+
+def parse_columns(public: str | Sequence[str]) -> tuple[str, ...]:
+    """The public columns of ``"a,b"`` or ``["a", "b"]``: distinct, non-empty names.
+
+    Raises
+    ------
+    ValueError
+        On an empty name or a repeated column.
+    """
+    cols = tuple(c.strip() for c in public.split(",")) if isinstance(public, str) else tuple(public)
+    if not cols or any(not isinstance(c, str) or not c for c in cols):
+        raise ValueError(f"public must name columns 'a,b', got {public!r}")
+    if len(set(cols)) != len(cols):
+        raise ValueError(f"public must name distinct columns, got {public!r}")
+    return cols
+
+
+def parse_units(
+    units: Mapping[str, float] | Iterable[str] | None, columns: Sequence[str]
+) -> tuple[float | None, ...]:
+    """The unit ``w_k`` of each column from ``{"col": w}`` or texts ``"col=w"`` (None where not
+    given: the default of :func:`default_units`).
+
+    Raises
+    ------
+    ValueError
+        On a text that is not ``col=w``, a column that is not public, or ``w`` not finite and > 0.
+    """
+    given: dict[str, float] = {}
+    if isinstance(units, Mapping):
+        given = {str(k): v for k, v in units.items()}
+    elif units is not None:
+        for text in units:
+            name, sep, value = str(text).rpartition("=")
+            if not sep or not name:
+                raise ValueError(f"unit must be 'column=w', got {text!r}")
+            try:
+                given[name.strip()] = float(value)
+            except ValueError:
+                raise ValueError(f"unit of {name.strip()!r} must be a number, got {value!r}") from None
+    for name, w in given.items():
+        if name not in columns:
+            raise ValueError(f"unit names column {name!r}, which is not a public column {list(columns)}")
+        if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0):
+            raise ValueError(f"unit of {name!r} must be finite and > 0, got {w!r}")
+    return tuple(float(given[c]) if c in given else None for c in columns)
+
+
+#: Rows per batch of a streamed release (about 100 MB for a 15-column table).
+DEFAULT_BATCH_ROWS = 1_000_000
+
+
+def check_batch_rows(batch_rows: Any) -> int:
+    """``batch_rows`` of a streamed release, an int >= 1.
+
+    Raises
+    ------
+    ValueError
+        Naming the value otherwise (a bool is not a count).
+    """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValueError(f"batch_rows must be an int >= 1, got {batch_rows!r}")
+    return batch_rows
+
+
+def refuse_for_several(columns: Sequence[str], **given: bool) -> None:
+    """Refuse, in one message, the options of one column given (``True``) for several columns.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The public columns (two or more).
+    **given : bool
+        ``{option name: whether it was given}``.
+
+    Raises
+    ------
+    ValueError
+        Naming every option given and the columns.
+    """
+    names = [name for name, used in given.items() if used]
+    if names:
+        verb = "applies" if len(names) == 1 else "apply"
+        raise ValueError(f"{', '.join(names)} {verb} to one public column, got several: {list(columns)}")
