@@ -27,11 +27,11 @@ from scipy.stats import chisquare
 from typer.testing import CliRunner
 
 from pufferfish import AdversaryPrior, DiscretePrior, Scenario
-from pufferfish.loss import divergence as div
 from pufferfish.calibration import calibrate_mapping, compare
 from pufferfish.calibration.check import check_information
 from pufferfish.calibration.mapping import MAPPING_MAX_K, mapping_loss
 from pufferfish.cli.app import app
+from pufferfish.loss import divergence as div
 from pufferfish.loss.density import release_density
 from pufferfish.noise.channels import ONE, DenseChannel, RandomizedResponseChannel
 from pufferfish.noise.samplers import sample_mapping
