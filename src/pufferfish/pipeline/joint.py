@@ -50,7 +50,7 @@ def default_units(
     Parameters
     ----------
     given : sequence of float or None
-        :func:`parse_units`.
+        :func:`~pufferfish.pipeline.request.parse_units`.
     categorical : sequence of bool
     values : sequence of sequences of float
         The values of each column over the rows used (codes for a categorical one).

@@ -304,7 +304,7 @@ def _release_report(
     out_path: Path,
     insecure: bool,
 ) -> dict[str, Any]:
-    """The JSON report of :func:`release_joint`: the calibration and a ``release`` section."""
+    """The JSON report of :func:`release_columns`: the calibration and a ``release`` section."""
     report = table.to_dict()
     drawn = {c.name: c.scale if math.isfinite(c.scale) else None for c in columns}
     report["release"] = {
