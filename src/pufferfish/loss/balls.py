@@ -6,7 +6,10 @@ docstring). The balls are :class:`pufferfish.priors.balls.JointBall`.
 from __future__ import annotations
 
 import math
+import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -103,8 +106,14 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
     ``k u`` relative. With ``N >= D``, each log is within ``(2 k + d + 4) u (1 + 1 / D)``; the
     bound doubles it for the two logs and adds ``u |loss|`` for the subtraction. The vertex with
     the largest loss plus bound is reported (the certified maximum). A categorical column's rate
-    ``1 / (b w_k)`` is raised by 4 ulps, as in the point-estimate check (a stronger response; its
-    loss is never smaller).
+    ``1 / (b w_k)`` is raised by a relative ``2^-40``, far above the rounding of the sum and the
+    division (a stronger response; its loss is never smaller).
+
+    *The order does not depend on the scale.* ``log K = -D / b`` with ``D = sum_k d_k / w_k``
+    (the categorical terms raised as above), and dividing by ``b > 0`` is monotone in floating
+    point too, so the tuples are sorted by ``D`` once per pair and vertex
+    (:func:`_sorted_blocks`) and every scale the search tries reuses that order (kept for the last
+    pair up to :data:`MAX_CACHED_ENTRIES` entries).
     """
     if not np.array_equal(ball_i.alphabet, ball_j.alphabet):
         raise ValueError("ball_i and ball_j must share one alphabet")
@@ -123,25 +132,14 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
             f"not run: the worst case over the L1 balls evaluates {vertices:,} vertices x {k:,} tuples "
             f"(more than {MAX_BALL_ENTRIES:,}): bin the columns, or give --prior-set none"
         )
-    rates = np.array(
-        [
-            (1.0 / (scale * w)) * (1.0 + 4.0 * _U) if m else 1.0 / (scale * w)
-            for w, m in zip(metric.units, metric.categories, strict=True)
-        ]
-    )
     p_i, p_j = ball_i.mass(), ball_j.mass()
     t_i = min(ball_i.radius / 2.0, 1.0)
     t_j = min(ball_j.radius / 2.0, 1.0)
     best = (-math.inf, 0.0, 0)
-    block = max(1, _BLOCK // max(k, 1))
-    for start in range(0, vertices, block):
-        flat = np.arange(start, min(start + block, vertices))
-        idx = np.unravel_index(flat, shape)
-        y = np.column_stack([axes[c][idx[c]] for c in range(len(axes))])
-        log_k = _log_kernel(y, alphabet, metric, rates)
-        log_k -= log_k.max(axis=1, keepdims=True)
-        order = np.argsort(log_k, axis=1, kind="stable")
-        kern = np.exp(np.take_along_axis(log_k, order, axis=1))  # ascending, last is 1
+    for flat, order, dist in _sorted_blocks(alphabet, metric, axes, shape):
+        log_k = dist / -float(scale)  # K ascending along each row: distances descending
+        log_k -= log_k[:, -1:]
+        kern = np.exp(log_k)  # ascending, last is 1
         values = []
         for p, t in ((p_i, t_i), (p_j, t_j)):
             mass = p[order]
@@ -163,16 +161,71 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
     return BallLoss(value, error, tuple(float(axes[c][vertex[c]]) for c in range(len(axes))), vertices)
 
 
-def _log_kernel(
-    y: NDArray[np.float64], alphabet: NDArray[np.float64], metric: Metric, rates: NDArray[np.float64]
+#: Largest (vertices) x (tuples) whose sorted distances are kept for the next check of the same
+#: pair (12 bytes each: at most about 384 MB); the optimal search checks one pair at many scales.
+MAX_CACHED_ENTRIES = 32_000_000
+
+#: The sorted distances of the last pair: ``[(weak reference to the alphabet, metric, blocks)]``
+#: (one entry at most; dropped when the alphabet is freed).
+_LAST: list[tuple[Any, Metric, list[tuple[Any, Any, Any]]]] = []
+
+
+def _drop(ref: Any) -> None:
+    """Forget the kept distances of the alphabet behind ``ref`` (it was freed)."""
+    if _LAST and _LAST[0][0] is ref:
+        _LAST.clear()
+
+
+def _sorted_blocks(
+    alphabet: NDArray[np.float64], metric: Metric, axes: list[NDArray[np.float64]], shape: tuple[int, ...]
+) -> Iterator[tuple[NDArray[np.intp], NDArray[np.int32], NDArray[np.float64]]]:
+    """Per block of vertices: ``(flat vertex indices, order, distances)``, each row of
+    ``distances`` the weighted distances ``D`` from the vertex to every tuple of the alphabet in
+    descending order (``order`` the tuples' positions), for :func:`ball_loss`; the last pair's
+    are reused when the alphabet (the same array) and the metric are the same."""
+    if _LAST and _LAST[0][0]() is alphabet and _LAST[0][1] == metric:
+        return iter(_LAST[0][2])
+    _LAST.clear()
+    k = alphabet.shape[0]
+    blocks = _block_distances(alphabet, metric, axes, shape)
+    if math.prod(shape) * k > MAX_CACHED_ENTRIES:
+        return blocks  # one block at a time, nothing kept
+    kept = list(blocks)
+    ref = weakref.ref(alphabet)
+    weakref.finalize(alphabet, _drop, ref)
+    _LAST.append((ref, metric, kept))
+    return iter(kept)
+
+
+def _block_distances(
+    alphabet: NDArray[np.float64], metric: Metric, axes: list[NDArray[np.float64]], shape: tuple[int, ...]
+) -> Iterator[tuple[NDArray[np.intp], NDArray[np.int32], NDArray[np.float64]]]:
+    """The blocks of :func:`_sorted_blocks`, computed one at a time."""
+    k = alphabet.shape[0]
+    vertices = math.prod(shape)
+    scales = np.array(
+        [(1.0 + 2.0**-40) / w if m else 1.0 / w for w, m in zip(metric.units, metric.categories, strict=True)]
+    )
+    block = max(1, _BLOCK // max(k, 1))
+    for start in range(0, vertices, block):
+        flat = np.arange(start, min(start + block, vertices))
+        idx = np.unravel_index(flat, shape)
+        y = np.column_stack([axes[c][idx[c]] for c in range(len(axes))])
+        dist = _distances(y, alphabet, metric, scales)
+        order = np.argsort(dist, axis=1, kind="stable")[:, ::-1].astype(np.int32)
+        yield flat, order, np.take_along_axis(dist, order, axis=1)
+
+
+def _distances(
+    y: NDArray[np.float64], alphabet: NDArray[np.float64], metric: Metric, scales: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """``-sum_c rate_c d_c(y_c, x_c)`` for every vertex (rows of ``y``) and tuple of the alphabet."""
+    """``sum_c scales_c d_c(y_c, x_c)`` for every vertex (rows of ``y``) and tuple of the alphabet."""
     out = np.zeros((y.shape[0], alphabet.shape[0]))
     for c, cat in enumerate(metric.categorical):
         if cat:
-            out -= rates[c] * (y[:, c, None] != alphabet[None, :, c])
+            out += scales[c] * (y[:, c, None] != alphabet[None, :, c])
         else:
-            out -= rates[c] * np.abs(y[:, c, None] - alphabet[None, :, c])
+            out += scales[c] * np.abs(y[:, c, None] - alphabet[None, :, c])
     return out
 
 
