@@ -267,7 +267,7 @@ def release(
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
-    _check_sampling(engine, rng, chosen_mechanism, sampler)
+    _check_sampling(engine, rng, sampler)
     source = resolve_source(data, engine, read)  # validates the engine and the reading options
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
@@ -376,7 +376,7 @@ def sampler_scale(
     return found[0]
 
 
-def _check_sampling(engine: str, rng: Any, mechanism: Mechanism | None, sampler: str) -> None:
+def _check_sampling(engine: str, rng: Any, sampler: str) -> None:
     """A known sampler, and what the Spark engine cannot do: share one Generator across
     partitions."""
     check_sampler(sampler)
