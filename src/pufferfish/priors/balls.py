@@ -87,9 +87,7 @@ class JointBall:
         (:func:`pufferfish.priors.distributions.to_grid` per column, tuples that meet merged): rounding pushes
         every prior of this ball into that ball (a push-forward never increases L1 distance)."""
         moved = np.column_stack([to_grid(self.alphabet[:, k], e) for k, e in enumerate(exponents)])
-        center = self.center.support
-        centre = np.column_stack([to_grid(center[:, k], e) for k, e in enumerate(exponents)])
-        pushed = JointPrior.from_rows(centre, self.center.pmf)
+        pushed = self.center.on_grid(exponents)  # the conditional's own push (Scenario.on_grid)
         return JointBall(np.unique(moved, axis=0), pushed, self.radius, self.confidence, self.requested)
 
 

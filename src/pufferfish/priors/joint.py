@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish.priors.distributions import normalised_log_pmf
+from pufferfish.priors.distributions import normalised_log_pmf, to_grid
 
 #: Largest number of distinct tuples of one joint prior (memory: a few floats per tuple and
 #: column; the transport plans have their own limit, :data:`pufferfish.transport.plans.MAX_PLAN_ENTRIES`).
@@ -189,6 +189,21 @@ class JointPrior:
         """``Var(X_k)`` of each column, shape (d,)."""
         centred = self.support - self.mean
         return np.asarray(self.pmf @ centred**2, dtype=np.float64)
+
+    def on_grid(self, exponents: tuple[int, ...] | list[int]) -> JointPrior:
+        """This prior with column ``k`` rounded by :func:`~pufferfish.priors.distributions.to_grid`
+        at ``exponents[k]`` (the secure samplers' grids), tuples that meet merged (their masses and
+        counts added); ``self`` when nothing moves."""
+        moved = np.column_stack([to_grid(self.support[:, c], int(k)) for c, k in enumerate(exponents)])
+        if np.array_equal(moved, self.support):
+            return self
+        support, inverse = np.unique(moved, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        pmf = np.asarray(np.bincount(inverse, weights=self.pmf, minlength=support.shape[0]), dtype=np.float64)
+        counts = None
+        if self.counts is not None:
+            counts = np.bincount(inverse, weights=self.counts, minlength=support.shape[0]).astype(np.int64)
+        return JointPrior(support, pmf, counts)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: ``{"kind": "joint", "support": n lists of d, "pmf": n floats}``."""

@@ -353,17 +353,7 @@ def _prior_on_grid(prior: AnyPrior, exponents: Sequence[int]) -> AnyPrior:
     if isinstance(prior, DiscretePrior):
         return on_grid(prior, int(exponents[0]))
     assert isinstance(prior, JointPrior)
-    cols = [to_grid(prior.support[:, c], int(k)) for c, k in enumerate(exponents)]
-    moved = np.column_stack(cols)
-    if np.array_equal(moved, prior.support):
-        return prior
-    support, inverse = np.unique(moved, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    pmf = np.asarray(np.bincount(inverse, weights=prior.pmf, minlength=support.shape[0]), dtype=np.float64)
-    counts = None
-    if prior.counts is not None:
-        counts = np.bincount(inverse, weights=prior.counts, minlength=support.shape[0]).astype(np.int64)
-    return JointPrior(support, pmf, counts)
+    return prior.on_grid(list(exponents))
 
 
 def _set_on_grid(prior_set: PriorSet, exponent: int) -> PriorSet:
