@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish.loss.divergence import MemoryLimitError
-from pufferfish.loss.product import grid_axes
+from pufferfish.loss.product import axes_of
 from pufferfish.priors.balls import JointBall
 from pufferfish.priors.joint import Metric
 
@@ -121,10 +121,7 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
         raise ValueError(f"scale must be finite and > 0, got {scale!r}")
     alphabet = ball_i.alphabet
     k = alphabet.shape[0]
-    axes = grid_axes(ball_i.center, ball_j.center, metric)
-    axes = [
-        ax if metric.categories[c] else np.unique(alphabet[:, c]) for c, ax in enumerate(axes)
-    ]  # numeric axes: every value of the alphabet
+    axes = axes_of([alphabet], metric)  # the alphabet holds both centres' supports
     shape = tuple(ax.size for ax in axes)
     vertices = math.prod(shape)
     if vertices * k > MAX_BALL_ENTRIES:

@@ -74,20 +74,26 @@ class VectorLoss:
 def grid_axes(
     prior_i: JointPrior, prior_j: JointPrior, metric: Metric | None = None
 ) -> list[NDArray[np.float64]]:
-    """The values of each coordinate the supremum is taken over: the product grid.
+    """The values of each coordinate the supremum is taken over for a pair: the product grid of
+    both supports (:func:`axes_of`)."""
+    return axes_of([prior_i.support, prior_j.support], metric)
 
-    A numeric column: the sorted distinct values over both supports. A categorical column of
+
+def axes_of(points: list[NDArray[np.float64]], metric: Metric | None = None) -> list[NDArray[np.float64]]:
+    """The product grid of some point sets (each (n, d)), per coordinate.
+
+    A numeric column: the sorted distinct values over every set. A categorical column of
     ``m_k`` labels (``metric.categories``): every code ``0, ..., m_k - 1``, as every label can be
     released.
 
     Raises
     ------
     ValueError
-        If a categorical coordinate of a support is not a code ``0, ..., m_k - 1``.
+        If a categorical coordinate of a point is not a code ``0, ..., m_k - 1``.
     """
     axes = []
-    for k in range(prior_i.dimension):
-        values = np.unique(np.concatenate([prior_i.support[:, k], prior_j.support[:, k]]))
+    for k in range(points[0].shape[1]):
+        values = np.unique(np.concatenate([p[:, k] for p in points]))
         m = 0 if metric is None else metric.categories[k]
         if m:
             if values[0] < 0 or values[-1] > m - 1 or not np.all(values == np.round(values)):
