@@ -80,7 +80,7 @@ def test_other_columns_byte_for_byte(tmp_path: Path, delimiter: str, newline: st
     assert got == _expected(parts, values, delimiter, newline)
     assert [v == "" for v in values] == [v == "" for v in RELEASED]  # missing stays missing
     assert all(math.isfinite(float(v)) for v in values if v)
-    assert res.rows_released == 5 and res.rows_missing_public == 1
+    assert res.rows_released == 5 and res.rows_missing == 1
     assert src.read_bytes() == text.encode()  # the input is untouched
 
 
@@ -117,7 +117,7 @@ def test_quoted_empty_public_value_is_missing(tmp_path: Path) -> None:
     res = release(
         src, secret="secret", public="pub", pairs=[("a", "b")], epsilon=1.0, output=tmp_path / "o.csv", rng=1
     )
-    assert res.rows_released == 2 and res.rows_missing_public == 2
+    assert res.rows_released == 2 and res.rows_missing == 2
     assert res.calibration.estimated.rows_dropped == 2
 
 

@@ -41,7 +41,8 @@ from pufferfish.noise.samplers import (
     exact_grid,
     gaussian_grid,
 )
-from pufferfish.pipeline.release import release, sampler_scale
+from pufferfish.pipeline.draws import sampler_scale
+from pufferfish.pipeline.release import release
 
 
 def _source(seed: int):
@@ -254,7 +255,7 @@ def test_discretisation_delta_bounds_the_grid(noise: str) -> None:
 def test_secure_gaussian_release_checks_the_drawn_sigma(tmp_path) -> None:
     """A secure (eps, delta) Gaussian release of Adult's education-num: the exact sampler draws a
     sigma at least the chosen one, on its grid, and that sigma passes the check with the grid's
-    delta term added (:func:`pufferfish.pipeline.release.sampler_scale`)."""
+    delta term added (:func:`pufferfish.pipeline.draws.sampler_scale`)."""
     dest = tmp_path / "rel.csv"
     res = release(
         "adult", secret="race", public="education-num", pairs=["Black,Asian-Pac-Islander"], epsilon=0.5,

@@ -13,13 +13,16 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from pufferfish.calibration import Calibration, Skipped
+from pufferfish.calibration import Calibration, Skipped, run_comparison
 from pufferfish.cli.app import app
 from pufferfish.loss.product import product_laplace_loss
 from pufferfish.pipeline.calibrate import TableCalibration, calibrate_table
 from pufferfish.pipeline.joint_report import JOINT_FIGURES
 from pufferfish.pipeline.release import release
 from pufferfish.pipeline.request import parse_units
+from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
+from pufferfish.tables.source import dataset_path
 
 runner = CliRunner()
 
@@ -213,7 +216,7 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     seeded = release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
                            output=tmp_path / "s.parquet", rng=3, prior_set="none")  # fmt: skip
     assert seeded.report["release"]["insecure"]
-    assert seeded.drawn_scales["x"] == seeded.chosen.scale * seeded.table.units[0]  # unit: x's range
+    assert seeded.drawn_scales["x"] == seeded.chosen.scale * seeded.calibration.units[0]  # unit: x's range
 
 
 def _keys(page: str) -> dict[str, str]:
@@ -353,3 +356,45 @@ def test_several_columns_bad_table_same_messages_as_one_column(tmp_path, text, e
             ],
         )
         assert res.exit_code == 1 and message in res.output, (public, res.output)
+
+
+@pytest.mark.parametrize(("public", "categorical"), [("age", False), ("relationship", True)])
+def test_one_column_is_the_case_d_1_of_the_joint_machinery(public: str, categorical: bool) -> None:
+    """The joint priors and the product channel at d = 1 give the one-column path's scales: a
+    numeric column with unit 1 is Laplace on its values; a categorical column's product channel is
+    the randomized response (Hamming metric), which the one-column additive mechanisms do not
+    model (they add noise to codes), so there only the two ends are compared: the l1 bound
+    (every label apart by 1) and the exact check of the optimum (issue 31)."""
+    one = calibrate_table(
+        "adult", secret="sex", public=public, pairs=["Male,Female"], epsilon=1.0, prior_set="none",
+        mechanisms=["l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal"],
+    )  # fmt: skip
+    assert isinstance(one, TableCalibration) and one.columns == (public,) and one.units == (1.0,)
+    frame = pd.read_csv(dataset_path("adult"), usecols=["sex", public]).dropna()
+    labels = sorted(frame[public].unique()) if categorical else []
+    priors = {}
+    for s in ("Male", "Female"):
+        values = frame.loc[frame["sex"] == s, public]
+        x = values.map({lab: k for k, lab in enumerate(labels)}) if categorical else values
+        priors[s] = JointPrior.from_rows(np.asarray(x, dtype=float)[:, None])
+    metric = Metric((1.0,), (len(labels),) if categorical else (0,))
+    scenario = Scenario((("Male", "Female"),), (AdversaryPrior("empirical", priors),), metric)
+    joint = {
+        c.mechanism: c
+        for c in run_comparison(scenario, [1.0], None, delta=0.0, noise="laplace")
+        if isinstance(c, Calibration)
+    }
+    single = {c.mechanism: c for c in one.comparison if isinstance(c, Calibration)}
+    if not categorical:
+        for name in ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal"):
+            assert joint[name].scale == pytest.approx(single[name].scale, rel=1e-7), name
+    else:  # codes 0..7 one apart in the one-column path, every two labels 1 apart under Hamming
+        assert joint["l1"].scale == pytest.approx(1.0, rel=1e-12)
+        b = joint["optimal"].scale
+        assert b <= joint["l1"].scale and (b == 0.0) == (single["optimal"].scale == 0.0)
+        if b > 0:
+            loss = product_laplace_loss(priors["Male"], priors["Female"], metric, b)
+            assert loss.loss + loss.error_bound <= 1.0
+        else:  # no noise needed: the label shares of the two sexes are within e^1 of each other
+            shares = frame.groupby("sex")[public].value_counts(normalize=True).unstack()
+            assert float(np.abs(np.log(shares.loc["Male"] / shares.loc["Female"])).max()) <= 1.0

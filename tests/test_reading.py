@@ -131,7 +131,7 @@ def test_release_of_a_header_less_file_keeps_the_other_columns_as_written(tmp_pa
     assert got[0] == ["id", "group", "score", "note"]  # the names given, as the header
     assert [r[3] for r in got[1:]] == [n for *_, n in rows]  # '?' in another column stays '?'
     assert [r[2] == "" for r in got[1:]] == [not s for _, _, s, _ in rows]  # missing stays missing
-    assert res.rows_missing_public == sum(1 for r in rows if not r[2])
+    assert res.rows_missing == sum(1 for r in rows if not r[2])
 
 
 def test_other_encodings_are_named_and_read(tmp_path) -> None:

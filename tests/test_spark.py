@@ -124,7 +124,7 @@ def test_spark_release_matches_duckdb_release(spark: Any, adult_parquet: Path, t
     out = tmp_path / "spark.parquet"
     res = release(adult_parquet, output=out, engine="spark", spark=spark, mechanism="optimal", **args)
     assert res.chosen.scale == ref.chosen.scale
-    assert res.rows_released == ref.rows_released and res.rows_missing_public == ref.rows_missing_public
+    assert res.rows_released == ref.rows_released and res.rows_missing == ref.rows_missing
     assert res.noise["engine"] == "spark" and res.noise["secure"] is True
     assert out.is_dir()  # Spark writes a folder of part files
     con = duckdb.connect()
@@ -224,7 +224,7 @@ def test_spark_release_keeps_other_columns_byte_for_byte(tmp_path: Path, spark: 
     values = _released_values(got, ",")
     assert got == _expected(parts, values, ",", "\n")
     assert [v == "" for v in values] == [v == "" for v in RELEASED]
-    assert res.rows_released == 5 and res.rows_missing_public == 1
+    assert res.rows_released == 5 and res.rows_missing == 1
 
 
 def test_spark_counts_a_table_of_series_as_duckdb_does(tmp_path: Path, spark: Any) -> None:
@@ -297,7 +297,7 @@ def test_spark_several_columns_equal_duckdb_and_release_labels(
     got = spark.read.parquet(str(out)).toPandas()
     orig = pd.read_parquet(adult_parquet)
     assert len(got) == len(orig) == r.rows_released + r.rows_missing
-    assert got["workclass"].dropna().isin(r.table.labels[0]).all()  # labels, not codes
+    assert got["workclass"].dropna().isin(r.calibration.labels[0]).all()  # labels, not codes
     assert got["workclass"].isna().sum() == orig["workclass"].isna().sum()
     assert got["age"].dtype == np.float64 and not got["age"].isin(range(17, 91)).all()
     assert sorted(got["fnlwgt"]) == sorted(orig["fnlwgt"])

@@ -29,7 +29,7 @@ def test_batch_size_does_not_change_a_seeded_release(tmp_path) -> None:
     assert small.report["noise"] == whole.report["noise"] and small.noise["seed"] == 3
     assert len(seen) == 10 and seen[-1] == (48_842, 48_842)  # ceil(48,842 / 4,999) batches
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
-    assert small.rows_released + small.rows_missing_public == 48_842
+    assert small.rows_released + small.rows_missing == 48_842
 
 
 def test_streamed_parquet_keeps_order_types_and_missing(tmp_path) -> None:
@@ -49,7 +49,7 @@ def test_streamed_parquet_keeps_order_types_and_missing(tmp_path) -> None:
     assert table["y"].tolist() == [i * 0.5 for i in range(n)]
     missing = np.arange(n) % 7 == 0
     assert table["x"].isna().to_numpy().tolist() == missing.tolist()
-    assert res.rows_missing_public == int(missing.sum()) and res.noise["secure"] is True
+    assert res.rows_missing == int(missing.sum()) and res.noise["secure"] is True
     noise = table["x"].to_numpy()[~missing] - (np.arange(n)[~missing] % 5)
     assert np.mean(np.abs(noise)) == pytest.approx(res.chosen.scale, rel=0.05)  # E|Laplace(b)| = b
 

@@ -20,28 +20,20 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pufferfish._checks import check_epsilons, short_text
-from pufferfish.calibration import MECHANISMS, TIME_LIMIT, Calibration, MappingCalibration, Skipped
+from pufferfish._checks import check_epsilons
+from pufferfish.calibration import MECHANISMS, TIME_LIMIT
 from pufferfish.cli.common import (
-    checked_text,
     guard,
-    head_and_tail,
     num,
     parse_mechanisms,
     parse_order,
-    print_comparisons,
-    print_table,
     progress_bar,
     publish,
+    refuse,
     require_pairs,
 )
-from pufferfish.cli.joint import joint_calibrate, joint_release, refuse
 from pufferfish.cli.markov import markov_app
-from pufferfish.noise.channels import DENSE_MAX_K
-from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
-from pufferfish.priors.sets import prior_scope
-from pufferfish.tables.estimate import EstimatedPriors
-from pufferfish.tables.fit import FittedPriors
+from pufferfish.cli.show import print_calibration, print_release
 from pufferfish.tables.source import check_csv_options
 
 app = typer.Typer(
@@ -171,107 +163,10 @@ EngineOpt = Annotated[
 ]
 
 
-def _pmf(prior: Any) -> Any:
-    assert isinstance(prior, DiscretePrior)
-    return prior.pmf
-
-
-def _inputs_table(est: EstimatedPriors) -> Table:
-    table = Table(title=f"Priors P({est.public_column} | {est.secret_column})", title_justify="left")
-    table.add_column(est.public_column)
-    table.add_column("code", justify="right")
-    prior = est.scenario.priors[0]
-    for g in est.groups:
-        table.add_column(f"{short_text(g.secret)}\n(n={g.rows})", justify="right")
-    labels = (
-        [short_text(label) for label, _ in est.mapping]
-        if est.categorical
-        else [num(float(v), 8) for v in est.support]
-    )
-    for k in head_and_tail(len(labels), PRIORS_ROWS):
-        if k < 0:
-            table.add_row(
-                f"({-k:,} more values: every one in --json and in --report)", *[""] * (len(est.groups) + 1)
-            )
-            continue
-        row = [labels[k], num(float(est.support[k]), 8)]
-        row += [f"{_pmf(prior.conditionals[g.secret])[k]:.4f}" for g in est.groups]
-        table.add_row(*row)
-    return table
-
-
-#: Rows of the printed priors table; a longer alphabet is cut to a head and a tail (issue 34: a
-#: 10,000-label column printed 10,056 lines).
-PRIORS_ROWS = 40
-
-
-def _fitted_table(fitted: FittedPriors) -> Table:
-    table = Table(title=f"Fitted {fitted.model} priors (per secret)", title_justify="left")
-    for name in ("secret", "component", "weight", "mean", "std"):
-        table.add_column(name, justify="left" if name == "secret" else "right")
-    prior = fitted.scenario.priors[0]
-    for g in fitted.estimated.groups:
-        p = prior.conditionals[g.secret]
-        assert isinstance(p, GaussianMixturePrior)
-        for m in range(p.n_components):
-            table.add_row(
-                g.secret if m == 0 else "",
-                str(m + 1),
-                f"{p.weights[m]:.4f}",
-                f"{p.means[m]:.4f}",
-                f"{p.stds[m]:.4f}",
-            )
-    return table
-
-
-def _print_tables(
-    console: Console,
-    est: EstimatedPriors,
-    fitted: FittedPriors | None,
-    results: tuple[Calibration | MappingCalibration | Skipped, ...],
-    delta: float,
-    *,
-    scale_zero_note: bool = True,
-) -> None:
-    """The inputs, the comparison and the notes of ``calibrate`` (and of ``release``, whose summary
-    says itself when no noise was needed: ``scale_zero_note=False``)."""
-    console.print(f"data: {est.source}")
-    console.print(
-        f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
-        f"public value or weight)"
-    )
-    read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
-    console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
-    print_table(console, _inputs_table(est))
-    scenario = est.scenario if fitted is None else fitted.scenario
-    if fitted is not None:
-        print_table(console, _fitted_table(fitted))
-        if fitted.model == "gaussian":
-            console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
-    show_pair = len(scenario.pairs) * len(scenario.priors) > 1
-    print_comparisons(console, results, delta, show_pair=show_pair)
-    robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
-    if robust is not None:
-        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
-    point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
-    if robust is not None and point is not None:
-        console.print(
-            f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
-            "sample frequencies; the difference is the price of the uncertainty of the estimate.",
-            soft_wrap=True,
-            highlight=False,
-        )
-    if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
-        console.print(
-            "note: scale 0 means the priors already meet the target: the column may be released "
-            "without noise. This holds only if the adversary's prior is the one shown."
-        )
-
-
 def _one_column_options(
     prior: str, order: str | None, priors_from: str | None, utility: str | None
 ) -> dict[str, bool]:
-    """Which options of one column were given, for :func:`~pufferfish.cli.joint.refuse` on
+    """Which options of one column were given, for :func:`~pufferfish.cli.common.refuse` on
     several columns (fitted priors, a label order, a second table, mappings)."""
     return {
         "--prior": prior != "empirical",
@@ -322,21 +217,14 @@ def calibrate(
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
-    from pufferfish.pipeline.calibrate import calibrate_table, report_dict
+    from pufferfish.pipeline.calibrate import calibrate_table
     from pufferfish.pipeline.release import write_html_report
     from pufferfish.pipeline.report import check_report_path
+    from pufferfish.pipeline.results import report_dict
 
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
-    if "," in public or unit:
+    if "," in public or unit:  # several columns: the options of one column, by their flags
         refuse(_one_column_options(prior, order, priors_from, utility))
-        _will_write(report)
-        joint_calibrate(
-            data, secret=secret, public=public, unit=unit, epsilon=epsilon, pair=pair, mechanism=mechanism,
-            weight=weight, noise=noise.value, delta=delta, categorical=categorical, numeric=numeric,
-            engine=engine, as_json=as_json, report=report, force=force, read=read,
-            prior_set=(prior_set, confidence, prior_radius), time_limit=time_limit,
-        )  # fmt: skip
-        return
     _will_write(report)
 
     def run() -> Any:
@@ -365,6 +253,7 @@ def calibrate(
             utility=utility,
             read=read,
             time_limit=time_limit,
+            units=unit,
         )
 
     table = guard(run)
@@ -372,9 +261,7 @@ def calibrate(
     publish(
         payload, as_json=as_json, report=report,
         write_report=lambda path: write_html_report(table, path, payload=payload, force=force),
-        show=lambda console: _print_tables(
-            console, table.estimated, table.fitted, table.comparison, table.delta
-        ),
+        show=lambda console: print_calibration(console, table),
     )  # fmt: skip
 
 
@@ -447,20 +334,12 @@ def release(
     _will_write(output, report_path_for(Path(output)), report)
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
 
-    if "," in public or unit:
+    if "," in public or unit:  # several columns: the options of one column, by their flags
         given = _one_column_options(prior, order, priors_from, utility)
         refuse(
             given
             | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0, "--compare": compare}
         )
-        joint_release(
-            data, secret=secret, public=public, unit=unit, epsilon=epsilon, output=output, pair=pair,
-            mechanism=mechanism or "optimal", weight=weight, rng_seed=rng_seed, force=force,
-            workers=workers, engine=engine, report=report, as_json=as_json, categorical=categorical,
-            numeric=numeric, sampler=sampler, read=read, prior_set=(prior_set, confidence, prior_radius),
-            time_limit=time_limit,
-        )  # fmt: skip
-        return
 
     def run(advance: Callable[[int, int], None]) -> Any:
         if report is not None:
@@ -473,7 +352,7 @@ def release(
             prior=prior, noise=noise.value, delta=delta, fit_seed=fit_seed, progress=advance, workers=workers,
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
-            sampler=sampler, compare=compare, read=read, time_limit=time_limit,
+            sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
         )  # fmt: skip
 
     with progress_bar() as advance:
@@ -481,63 +360,8 @@ def release(
     publish(
         result.report, as_json=as_json, report=report,
         write_report=lambda path: write_html_report(result, path, payload=result.report, force=force),
-        show=lambda console: _print_release(console, result),
+        show=lambda console: print_release(console, result),
     )  # fmt: skip
-
-
-def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> Table:
-    """Released rows per label (or value), in the input and in the output, side by side; a long
-    alphabet as a head and a tail with the count of the others (all of them in ``report``)."""
-    table = Table(title=f"{est.public_column}: released rows per value", title_justify="left")
-    table.add_column(est.public_column)
-    for name in ("input", "output", "output - input"):
-        table.add_column(name, justify="right")
-    total_in, total_out = sum(counts["input"]), sum(counts["output"])
-    for k in head_and_tail(len(counts["values"]), PRIORS_ROWS):
-        if k < 0:
-            table.add_row(f"({-k:,} more values: every one in {report})", "", "", "")
-            continue
-        value, n_in, n_out = counts["values"][k], counts["input"][k], counts["output"][k]
-        label = short_text(value) if isinstance(value, str) else num(float(value), 8)
-        table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
-    table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
-    return table
-
-
-def _print_release(console: Console, result: Any) -> None:
-    """The tables and the summary lines of a release."""
-    c = result.chosen
-    _print_tables(console, result.estimated, result.fitted, result.comparison, c.delta, scale_zero_note=False)
-    how = "mapped" if isinstance(c, MappingCalibration) else "with noise"
-    if c.noiseless:  # said once, here: no "with noise", no separate noise line
-        how = (
-            "as they are: no noise is needed, scale 0 passes the exact check for the priors shown"
-            if isinstance(c, Calibration)
-            else "as they are: the checked mapping is the identity"
-        )
-    console.print(
-        f"released: {result.output} ({result.rows_released} rows {how}; "
-        f"{result.rows_missing_public} missing left missing)"
-    )
-    if isinstance(c, MappingCalibration):
-        what = "its matrix is" if c.channel.k <= DENSE_MAX_K else "its two weights are"
-        console.print(
-            f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values ({what} in the "
-            f"report), expected accuracy {c.expected_accuracy:.4f}, checked {checked_text(c)}"
-        )
-    else:
-        console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
-    if result.calibration.inputs.get("fallback"):
-        console.print(f"fallback: {result.calibration.inputs['fallback']}", soft_wrap=True, highlight=False)
-    console.print(f"guarantee: {result.report['guarantee']}")
-    if not c.noiseless:
-        console.print(f"noise: {result.noise['sampler']}")
-    if result.noise.get("rounding"):  # noise on a grid; a mapping has none
-        console.print(f"rounding: {result.noise['rounding']}")
-    if result.noise.get("counts"):  # a mapping: the released rows per value, in and out
-        counts = result.noise["counts"]
-        print_table(console, _counts_table(counts, result.calibration.estimated, result.report_path))
-    console.print(f"report: {result.report_path}")
 
 
 SystemArg = Annotated[str, typer.Argument(help='JSON file {"users": [{"name", "support", "pmf", ...}]}.')]

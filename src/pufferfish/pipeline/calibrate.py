@@ -1,5 +1,5 @@
-"""From a table to checked calibrations: ``calibrate_table``, and the one JSON report of a
-calibration or a release (the release itself: :mod:`pufferfish.pipeline.release`).
+"""From a table to checked calibrations of one public column or several: ``calibrate_table``
+(the release itself: :mod:`pufferfish.pipeline.release`).
 
 The walk, each step once:
 
@@ -13,17 +13,15 @@ The walk, each step once:
 4. for a release (:mod:`pufferfish.pipeline.release`), add noise of the chosen mechanism's scale
    to every non-missing public value, or draw it from the chosen mapping's matrix (secure
    sampler unless a seed is given), streamed by the engine and written atomically;
-5. build one JSON report (:func:`report_dict`) for both, and on request the HTML report from
-   precomputed figures (:func:`pufferfish.pipeline.release.write_html_report`,
+5. build one JSON report (:func:`~pufferfish.pipeline.results.report_dict`) for both, and on
+   request the HTML report from precomputed figures (:func:`pufferfish.pipeline.release.write_html_report`,
    :func:`pufferfish.pipeline.figures.report_figures`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from importlib.metadata import version
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,9 +43,8 @@ from pufferfish.calibration.mapping import additive_utility, check_utility
 from pufferfish.calibration.registry import JOINT_GAUSSIAN
 from pufferfish.loss.density import check_noise
 from pufferfish.pipeline.joint import calibrate_joint
-from pufferfish.pipeline.joint_result import JointTableCalibration
 from pufferfish.pipeline.request import TableRequest, parse_columns, parse_units, refuse_for_several
-from pufferfish.priors.scenario import Scenario
+from pufferfish.pipeline.results import TableCalibration
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import (
     EstimatedPriors,
@@ -57,7 +54,7 @@ from pufferfish.tables.estimate import (
     estimate_two_sources,
     with_prior_sets,
 )
-from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
+from pufferfish.tables.fit import fit_priors, parse_prior_model
 from pufferfish.tables.source import CsvOptions, resolve_source
 
 __all__ = [
@@ -66,71 +63,7 @@ __all__ = [
     "calibrate_table",
     "column_kinds",
     "columns_and_kinds",
-    "report_dict",
 ]
-
-
-@dataclass(frozen=True)
-class TableCalibration:
-    """Priors estimated (and fitted) from a table, and every mechanism calibrated on them.
-
-    Attributes
-    ----------
-    inputs : dict
-        The validated arguments, as they go into the report (JSON types).
-    estimated : EstimatedPriors
-        Empirical priors, mapping and row counts.
-    fitted : FittedPriors or None
-        Gaussian or Gaussian-mixture priors (``prior="gaussian"|"gmm"``), else None.
-    comparison : tuple of Calibration, MappingCalibration or Skipped
-        Every mechanism asked for at every epsilon (ordered by epsilon, then mechanism); those that
-        do not apply, or fail their exact check, as :class:`~pufferfish.calibration.Skipped`.
-        Each carries its expected accuracy and absolute error on the released rows.
-    epsilons : tuple of float
-        The budgets, each finite and > 0.
-    delta : float
-        Target delta in [0, 1).
-    noise : {"laplace", "gaussian"}
-        Noise of the ``optimal`` calibrator (the theorems fix their own).
-    data : EstimatedPriors or None
-        With ``priors_from``: the estimate of the table to release (its rows and codes; the
-        priors are ``estimated``, from the other table). None when the priors are the data's.
-    utility : Utility or None
-        The alphabet and the distribution ``mu`` of the released rows behind every row's
-        expected accuracy and absolute error (and the objective of ``optimal-mapping``); None for
-        a column with one value.
-    """
-
-    inputs: dict[str, Any]
-    estimated: EstimatedPriors
-    fitted: FittedPriors | None
-    comparison: tuple[Calibration | MappingCalibration | Skipped, ...]
-    epsilons: tuple[float, ...]
-    delta: float
-    noise: str
-    data: EstimatedPriors | None = None
-    utility: Utility | None = None
-
-    @property
-    def released_table(self) -> EstimatedPriors:
-        """The estimate of the table a release writes: :attr:`data`, else :attr:`estimated`."""
-        return self.data if self.data is not None else self.estimated
-
-    @property
-    def scenario(self) -> Scenario:
-        """The priors the scales are calibrated for (fitted if any, else empirical)."""
-        return self.estimated.scenario if self.fitted is None else self.fitted.scenario
-
-    @property
-    def prior_kind(self) -> str:
-        """``"empirical"``, ``"fitted Gaussian"`` or ``"fitted GMM"``: whose prior the guarantee is for."""
-        if self.fitted is None:
-            return "empirical"
-        return "fitted Gaussian" if self.fitted.model == "gaussian" else "fitted GMM"
-
-    def at(self, epsilon: float) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
-        """The comparison rows at one epsilon."""
-        return tuple(c for c in self.comparison if c.epsilon == epsilon)
 
 
 def calibrate_table(
@@ -159,7 +92,7 @@ def calibrate_table(
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
-) -> TableCalibration | JointTableCalibration:
+) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
     Parameters
@@ -171,8 +104,7 @@ def calibrate_table(
     public : str or sequence of str
         Column to release (numeric, or categorical mapped to codes by ``order``); or several
         (``"a,b"`` or a list), calibrated jointly for the product channel
-        (:func:`~pufferfish.pipeline.joint.calibrate_joint`, a
-        :class:`~pufferfish.pipeline.joint_result.JointTableCalibration`): their default prior set
+        (:func:`~pufferfish.pipeline.joint.calibrate_joint`): their default prior set
         is the L1 ball on the joint alphabet; ``order``, ``prior``, ``priors_from``, ``utility``
         and Gaussian noise are for one column and refused.
     pairs : iterable of (str, str) or str
@@ -229,7 +161,9 @@ def calibrate_table(
 
     Returns
     -------
-    TableCalibration or JointTableCalibration
+    TableCalibration
+        Of one column or several (:attr:`TableCalibration.columns`); its JSON report is
+        :func:`~pufferfish.pipeline.results.report_dict`.
 
     Raises
     ------
@@ -257,14 +191,6 @@ def calibrate_table(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
     )
     source = resolve_source(data, engine, read)  # validates the engine; the table is resolved once
-    if len(columns) > 1:
-        return calibrate_joint(
-            TableRequest(
-                source, secret, columns, pair_list, epsilons, None if mechanisms is None else mechs,
-                weight=weight, delta=delta, categorical=kinds[0], numeric=kinds[1], prior_set=sets,
-                engine=engine, spark=spark, units=unit_list, time_limit=check_time_limit(time_limit),
-            )
-        )  # fmt: skip
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     request = TableRequest(
         source, secret, columns, pair_list, epsilons, mechs, weight=weight, delta=delta, noise=noise,
@@ -272,7 +198,7 @@ def calibrate_table(
         prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
-        time_limit=check_time_limit(time_limit),
+        time_limit=check_time_limit(time_limit), units=unit_list,
     )  # fmt: skip
     return calibrate_request(request)
 
@@ -318,13 +244,20 @@ def column_kinds(
 
 
 def calibrate_request(request: TableRequest) -> TableCalibration:
-    """:func:`calibrate_table` on a validated request of one column (each argument checked once,
-    at the edge): estimate, fit, calibrate and check (``request.default_set``: the mechanisms are
-    the default set, narrowed to the column's: :func:`releases_labels`; ``request.point_row``:
-    under a prior set, add the best mechanism at the point estimate beside it)."""
+    """:func:`calibrate_table` on a validated request of ``d >= 1`` columns (each argument checked
+    once, at the edge): estimate, fit, calibrate and check.
+
+    Several columns are estimated as joint priors on the product metric
+    (:func:`~pufferfish.pipeline.joint.calibrate_joint`); one column as the empirical priors of
+    its alphabet, fitted on request (``request.default_set``: the mechanisms are the default set,
+    narrowed to the column's: :func:`releases_labels`; ``request.point_row``: under a prior set,
+    add the best mechanism at the point estimate beside it). Both give a
+    :class:`~pufferfish.pipeline.results.TableCalibration`.
+    """
+    if request.dimension > 1:
+        return calibrate_joint(request)
     r = request
     public, epsilons, noise, delta, order = r.public, r.epsilons, r.noise, r.delta, r.order
-    assert r.mechanisms is not None, "a one-column request names its mechanisms"
     mechanisms = r.mechanisms
     model, n_components = r.prior_model
     how = dict(
@@ -421,81 +354,3 @@ def _with_utility(c: Calibration | MappingCalibration | Skipped, util: Utility |
         return c
     accuracy, abs_error = additive_utility(c.noise, c.scale, util)
     return replace(c, expected_accuracy=accuracy, expected_abs_error=abs_error)
-
-
-def report_dict(table: TableCalibration, *, release: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON report of a calibration (``pufferfish calibrate --json``) or of a release.
-
-    One builder for both: the tool, the inputs, the mapping, the priors (and fitted priors) and
-    every mechanism's calibration with its check come from ``table``; a release adds what was
-    written.
-
-    Parameters
-    ----------
-    table : TableCalibration
-        From :func:`calibrate_table` (or the release's own).
-    release : dict, optional
-        For a release: ``output`` (str), ``chosen`` (Calibration), ``noise`` (the sampler's
-        description), ``released_with_noise`` and ``missing_public_left_missing`` (int).
-
-    Returns
-    -------
-    dict
-        JSON-ready (no NaN). A calibration has the keys of
-        :meth:`~pufferfish.tables.model.EstimatedPriors.to_dict` (and of
-        :meth:`~pufferfish.tables.fit.FittedPriors.to_dict`), ``tool``, ``inputs``, ``delta``, ``noise``
-        (the noise name) and ``results``. A release has ``tool``, ``created``, ``inputs``,
-        ``output``, ``public_column_released_as``, ``mapping``, ``priors``, ``rows``,
-        ``mechanisms``, ``chosen``, ``noise`` (how it was drawn), ``guarantee`` and, with fitted
-        priors, ``fitted_priors`` and ``prior_model``.
-    """
-    est = table.estimated
-    tool = f"pufferfish-privacy {version('pufferfish-privacy')}"
-    rows = [c.to_dict() for c in table.comparison]
-    head = est.to_dict() if table.fitted is None else table.fitted.to_dict()
-    if release is None:
-        return {
-            "tool": tool,
-            "inputs": table.inputs,
-            **head,
-            "delta": table.delta,
-            "noise": table.noise,
-            "results": rows,
-        }
-    chosen: Calibration | MappingCalibration = release["chosen"]
-    noise_name = "Laplace" if chosen.noise == "laplace" else "Gaussian"
-    released_as = (
-        f"code of the label (see mapping) + {noise_name} noise"
-        if est.categorical
-        else f"value + {noise_name} noise"
-    )
-    if isinstance(chosen, MappingCalibration):
-        released_as = (
-            "a label drawn from row 'label' of the checked matrix (chosen.matrix; rows and columns in "
-            "the order of mapping)"
-            if est.categorical
-            else "a value of the alphabet drawn from the checked matrix (chosen.matrix)"
-        )
-    out = {
-        "tool": tool,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "inputs": table.inputs,
-        "output": release["output"],
-        "public_column_released_as": released_as,
-        "mapping": head["mapping"],
-        "priors": head["priors"],
-        "rows": {
-            "total": est.rows_total,
-            "dropped_from_prior_estimate_missing_values": est.rows_dropped,
-            "released_with_noise": release["released_with_noise"],
-            "missing_public_left_missing": release["missing_public_left_missing"],
-        },
-        "mechanisms": rows,
-        "chosen": chosen.to_dict(),
-        "noise": release["noise"],
-        "guarantee": chosen.guarantee(table.prior_kind),
-    }
-    if table.fitted is not None:
-        out["fitted_priors"] = head["fitted_priors"]
-        out["prior_model"] = table.fitted.model
-    return out

@@ -20,11 +20,11 @@ from pufferfish.calibration import REGISTRY, Calibration, MappingCalibration, Sk
 from pufferfish.calibration import check_pairs as check_privacy
 from pufferfish.calibration.mapping import additive_utility
 from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.tables.model import EstimatedPriors
 from pufferfish.transport.line import TransportPlan, kantorovich_plan
 
 if TYPE_CHECKING:
-    from pufferfish.pipeline.calibrate import TableCalibration
-    from pufferfish.pipeline.joint_result import JointTableCalibration
+    from pufferfish.pipeline.results import TableCalibration
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,12 @@ class ReportFigures:
     matrix: MappingCalibration | None = None
 
 
+def _secret_weights(table: TableCalibration) -> dict[str, float] | None:
+    """The secrets' shares of one column's estimate (the eps-MI criterion's weights)."""
+    est = table.estimated
+    return est.secret_weights if isinstance(est, EstimatedPriors) else None
+
+
 def loss_scale_grid(scales: Sequence[float]) -> np.ndarray:
     """The 40 log-spaced scales of a loss-versus-scale figure: from a quarter of the smallest
     positive ``scales`` to twice the largest (``[0.25, 2]`` without any).
@@ -130,7 +136,7 @@ def report_figures(
             mechs,
             delta=table.delta,
             noise=table.noise,
-            secret_weights=table.estimated.secret_weights,
+            secret_weights=_secret_weights(table),
         )
         if mechs
         else ()
@@ -215,13 +221,13 @@ class JointReportFigures:
 
 
 def joint_report_figures(
-    table: JointTableCalibration, *, epsilon: float, output: str | Path | None = None
+    table: TableCalibration, *, epsilon: float, output: str | Path | None = None
 ) -> JointReportFigures:
     """Compute what the HTML report of several columns draws: plans, loss curve, released values.
 
     Parameters
     ----------
-    table : JointTableCalibration
+    table : TableCalibration
         The joint calibration (of ``calibrate --public a,b`` or of a release).
     epsilon : float
         One of the table's epsilons: the figures' target.

@@ -28,14 +28,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from pufferfish.calibration import run_comparison
-from pufferfish.pipeline.joint_result import JointTableCalibration
 from pufferfish.pipeline.request import TableRequest
+from pufferfish.pipeline.results import TableCalibration
 from pufferfish.priors.balls import joint_balls
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
 from pufferfish.tables.estimate import check_kind_lists
-from pufferfish.tables.model import JointAggregates
+from pufferfish.tables.model import EstimatedJointPriors, JointAggregates
 from pufferfish.tables.source import DataError, check_markers_and_pairs
 
 __all__ = ["calibrate_joint", "default_units"]
@@ -77,7 +77,7 @@ def _aggregates(request: TableRequest) -> JointAggregates:
     return joint_aggregates(request.source, **args)  # type: ignore[arg-type]
 
 
-def calibrate_joint(request: TableRequest) -> JointTableCalibration:
+def calibrate_joint(request: TableRequest) -> TableCalibration:
     """Estimate the joint priors of a validated request of ``d >= 2`` columns and compare every
     mechanism (:func:`~pufferfish.calibration.run_comparison`), each argument checked once at the
     edge (:func:`pufferfish.pipeline.calibrate.calibrate_table`).
@@ -85,12 +85,15 @@ def calibrate_joint(request: TableRequest) -> JointTableCalibration:
     Parameters
     ----------
     request : TableRequest
-        Two or more columns; ``units`` as given (None: :func:`default_units`); ``mechanisms``
-        None for every one that applies; ``prior_set`` the L1 balls' kind, confidence, radius.
+        Two or more columns; ``units`` as given (None: :func:`default_units`); with
+        ``default_set`` every mechanism that applies to joint priors (the others are not listed);
+        ``prior_set`` the L1 balls' kind, confidence, radius.
 
     Returns
     -------
-    JointTableCalibration
+    TableCalibration
+        With an :class:`~pufferfish.tables.model.EstimatedJointPriors` estimate, no fitted
+        priors, Laplace noise.
 
     Raises
     ------
@@ -140,12 +143,14 @@ def calibrate_joint(request: TableRequest) -> JointTableCalibration:
         sizes = {s: sum(rows[s][1]) ** 2 / sum(rows[s][2]) for s in secrets}  # Kish (rows unweighted)
         balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
     scenario = Scenario(tuple(pair_list), (AdversaryPrior("empirical", conditionals, balls),), metric)
+    mechanisms = None if request.default_set else request.mechanisms  # None: every one that applies
     comparison = run_comparison(
-        scenario, request.epsilons, request.mechanisms, delta=request.delta, noise="laplace",
+        scenario, request.epsilons, mechanisms, delta=request.delta, noise="laplace",
         time_limit=request.time_limit,
     )  # fmt: skip
+    description = str(source.data) if source.path is not None else type(source.data).__name__
     inputs = {
-        "data": str(source.data) if source.path is not None else type(source.data).__name__,
+        "data": description,
         "secret": secret,
         "columns": list(columns),
         "units": list(w),
@@ -159,14 +164,8 @@ def calibrate_joint(request: TableRequest) -> JointTableCalibration:
         "confidence": confidence if radius is None else None,
         "prior_radius": radius,
     }
-    return JointTableCalibration(
-        inputs,
-        columns,
-        w,
-        agg.categorical,
-        agg.labels,
-        scenario,
-        comparison,
-        agg.rows_total,
-        agg.rows_dropped,
-    )
+    estimated = EstimatedJointPriors(
+        scenario, secret, columns, request.weight, agg.categorical, agg.labels, w, agg.rows_total,
+        agg.rows_dropped, description,
+    )  # fmt: skip
+    return TableCalibration(inputs, estimated, None, comparison, request.epsilons, request.delta, "laplace")

@@ -2,7 +2,7 @@
 
 Like :mod:`pufferfish.pipeline.report` (whose page, table and figure helpers it uses), it only draws what it
 is given: the numbers of the tables come from the JSON payload
-(:meth:`pufferfish.pipeline.joint_result.JointTableCalibration.to_dict`, plus a ``release`` section for a
+(:func:`pufferfish.pipeline.results.report_dict`, plus a ``release`` section for a
 release), which is embedded in the page; the figures' numbers from
 :func:`pufferfish.pipeline.figures.joint_report_figures`.
 
@@ -36,7 +36,7 @@ from pufferfish.priors.sets import prior_scope
 
 if TYPE_CHECKING:
     from pufferfish.pipeline.figures import JointReportFigures
-    from pufferfish.pipeline.joint_result import JointTableCalibration
+    from pufferfish.pipeline.results import TableCalibration
     from pufferfish.priors.joint import JointPrior
 
 #: Figures of every joint report (``id`` of the ``<figure>``), in page order; a release adds
@@ -48,16 +48,16 @@ DENSE_AXIS = 150
 
 
 def build_joint_report(
-    payload: dict[str, Any], *, table: JointTableCalibration, figures: JointReportFigures, title: str
+    payload: dict[str, Any], *, table: TableCalibration, figures: JointReportFigures, title: str
 ) -> str:
     """The HTML text of the report of several public columns, from precomputed results only.
 
     Parameters
     ----------
     payload : dict
-        :meth:`~pufferfish.pipeline.joint_result.JointTableCalibration.to_dict` (``calibrate --public a,b
+        :func:`~pufferfish.pipeline.results.report_dict` (``calibrate --public a,b
         --json``) or a joint release's report (with its ``release`` section); embedded in the page.
-    table : JointTableCalibration
+    table : TableCalibration
         The joint priors, columns, units and labels.
     figures : pufferfish.pipeline.figures.JointReportFigures
         Plans, loss curve and (release) binned released values.
@@ -94,7 +94,7 @@ def build_joint_report(
     return html_page(title, parts, payload)
 
 
-def _inputs(payload: dict[str, Any], table: JointTableCalibration) -> list[str]:
+def _inputs(payload: dict[str, Any], table: TableCalibration) -> list[str]:
     """Inputs, columns with their units, counts, and the coding of categorical columns."""
     import json
 
@@ -181,7 +181,7 @@ def _mechanisms(
     return parts
 
 
-def _release(release: dict[str, Any], table: JointTableCalibration) -> list[str]:
+def _release(release: dict[str, Any], table: TableCalibration) -> list[str]:
     """The mechanism used and the noise drawn on each column."""
     parts = ["<h2>Release</h2>"]
     parts.append(
@@ -250,7 +250,7 @@ def _release(release: dict[str, Any], table: JointTableCalibration) -> list[str]
     return parts
 
 
-def _axis_values(table: JointTableCalibration, k: int) -> tuple[str, list[str] | None]:
+def _axis_values(table: TableCalibration, k: int) -> tuple[str, list[str] | None]:
     """Axis label of column ``k`` and its labels (categorical columns with at most 20 labels)."""
     if table.categorical[k]:
         labels = table.labels[k]
@@ -273,7 +273,7 @@ def _edges(values: np.ndarray) -> np.ndarray:
     return np.concatenate([[2 * values[0] - mid[0]], mid, [2 * values[-1] - mid[-1]]])
 
 
-def _priors_figure(table: JointTableCalibration) -> str:
+def _priors_figure(table: TableCalibration) -> str:
     """Two columns: heat maps of P(x | s); more: each column's marginal per secret."""
     priors = table.priors()
     secrets = list(priors)
@@ -307,7 +307,7 @@ def _priors_figure(table: JointTableCalibration) -> str:
     return svg_text(fig)
 
 
-def _priors_caption(table: JointTableCalibration) -> str:
+def _priors_caption(table: TableCalibration) -> str:
     if len(table.columns) != 2:
         return (
             f"Each column's marginal per secret ({len(table.columns)} columns: the joint priors are not "
@@ -320,7 +320,7 @@ def _priors_caption(table: JointTableCalibration) -> str:
     )
 
 
-def _label_axes(ax: Any, table: JointTableCalibration) -> None:
+def _label_axes(ax: Any, table: TableCalibration) -> None:
     for k, (set_label, set_ticks, set_ticklabels) in enumerate(
         (
             (ax.set_xlabel, ax.set_xticks, ax.set_xticklabels),
@@ -334,7 +334,7 @@ def _label_axes(ax: Any, table: JointTableCalibration) -> None:
             set_ticklabels(labels, fontsize=6, rotation=60 if k == 0 else 0)
 
 
-def _marginals_figure(table: JointTableCalibration) -> str:
+def _marginals_figure(table: TableCalibration) -> str:
     priors = table.priors()
     d = len(table.columns)
     fig = Figure(figsize=(3.6 * d, 2.8), layout="constrained")
@@ -352,7 +352,7 @@ def _marginals_figure(table: JointTableCalibration) -> str:
     return svg_text(fig)
 
 
-def _plans_figure(table: JointTableCalibration, figures: JointReportFigures) -> tuple[str, str]:
+def _plans_figure(table: TableCalibration, figures: JointReportFigures) -> tuple[str, str]:
     """Two columns: each plan's moves x -> x' (distance > 0) coloured by d; else one line."""
     from matplotlib.collections import LineCollection
 
@@ -475,7 +475,7 @@ def _loss_figure(figures: JointReportFigures) -> tuple[str, str]:
     return svg_text(fig), caption
 
 
-def _release_figure(table: JointTableCalibration, figures: JointReportFigures) -> tuple[str, str]:
+def _release_figure(table: TableCalibration, figures: JointReportFigures) -> tuple[str, str]:
     """Per column (rows) and secret (columns): the original marginal and the released values."""
     priors = table.priors()
     secrets = list(priors)

@@ -10,8 +10,9 @@ output and its JSON report together (:func:`~pufferfish.tables.source.atomic_out
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,37 +25,25 @@ from pufferfish.calibration import (
     Calibration,
     MappingCalibration,
     Mechanism,
-    PrivacyCheckError,
     Skipped,
     check_time_limit,
     lookup,
 )
-from pufferfish.calibration.check import measure, passes
 from pufferfish.calibration.mapping import check_utility
-from pufferfish.calibration.search import GRID_SAFETY_STEPS, first_passing
 from pufferfish.loss.density import check_noise
-from pufferfish.noise.samplers import (
-    check_sampler,
-    check_workers,
-    discretisation_delta,
-    moved_centres_term,
-    sampler_grid,
-)
-from pufferfish.pipeline.calibrate import TableCalibration, calibrate_request, columns_and_kinds, report_dict
-from pufferfish.pipeline.joint_release import JointReleaseResult, ReleaseTarget, release_columns
-from pufferfish.pipeline.request import (
-    DEFAULT_BATCH_ROWS,
-    TableRequest,
-    check_batch_rows,
-)
-from pufferfish.priors.distributions import RELEASE_EXPONENT
+from pufferfish.noise.samplers import check_sampler, check_workers
+from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
+from pufferfish.pipeline.draws import released_columns
+from pufferfish.pipeline.request import DEFAULT_BATCH_ROWS, TableRequest, check_batch_rows
+from pufferfish.pipeline.results import ReleaseResult, ReleaseTarget, TableCalibration, report_dict
 from pufferfish.priors.sets import check_prior_set
-from pufferfish.tables.estimate import EstimatedPriors, check_pairs
-from pufferfish.tables.fit import FittedPriors, parse_prior_model
+from pufferfish.tables.estimate import check_pairs
+from pufferfish.tables.fit import parse_prior_model
+from pufferfish.tables.model import EstimatedJointPriors
+from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import (
     CsvOptions,
     OutputExistsError,
-    TableSource,
     atomic_outputs,
     check_release_outputs,
     is_parquet,
@@ -64,59 +53,7 @@ from pufferfish.tables.source import (
     write_text,
 )
 
-__all__ = ["OutputExistsError", "ReleaseResult", "release", "write_html_report"]
-
-
-@dataclass(frozen=True)
-class ReleaseResult:
-    """What :func:`release` wrote.
-
-    Attributes
-    ----------
-    output : pathlib.Path
-        The released table.
-    report_path : pathlib.Path
-        The JSON report beside it.
-    report : dict
-        The report's content (:func:`report_dict`).
-    calibration : TableCalibration
-        Priors and every mechanism at the release's epsilon and delta.
-    chosen : Calibration or MappingCalibration
-        The calibration whose scale (or matrix) was used.
-    noise : dict
-        How the noise was drawn (:meth:`~pufferfish.noise.samplers.NoisyValues.describe` or
-        :meth:`~pufferfish.noise.samplers.MappedValues.describe`: sampler, secure, granularity, seed,
-        scale). The noisy values are in the output file only: the table is streamed in batches
-        and never held whole.
-    rows_released : int
-        Rows whose public value received noise.
-    rows_missing_public : int
-        Rows whose public value was missing and stays missing.
-    """
-
-    output: Path
-    report_path: Path
-    report: dict[str, Any]
-    calibration: TableCalibration
-    chosen: Calibration | MappingCalibration
-    noise: dict[str, Any]
-    rows_released: int
-    rows_missing_public: int
-
-    @property
-    def comparison(self) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
-        """Every mechanism at the release's epsilon and delta (inapplicable ones with the reason)."""
-        return self.calibration.comparison
-
-    @property
-    def estimated(self) -> EstimatedPriors:
-        """Empirical priors, mapping and row counts."""
-        return self.calibration.estimated
-
-    @property
-    def fitted(self) -> FittedPriors | None:
-        """Fitted priors (``prior="gaussian"|"gmm"``), else None."""
-        return self.calibration.fitted
+__all__ = ["OutputExistsError", "ReleaseResult", "release", "release_request", "write_html_report"]
 
 
 def release(
@@ -153,7 +90,7 @@ def release(
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
-) -> ReleaseResult | JointReleaseResult:
+) -> ReleaseResult:
     """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
     or by a randomized mapping of its values.
 
@@ -163,8 +100,7 @@ def release(
         The table (CSV, Parquet, DataFrame or ``"adult"``), its secret column, the pairs.
     public : str or sequence of str
         Column to release, or several (``"a,b"`` or a list: released jointly by the product
-        channel, :func:`~pufferfish.pipeline.joint_release.release_columns`, which then returns a
-        :class:`~pufferfish.pipeline.joint_release.JointReleaseResult`; ``order``, ``prior``,
+        channel, :func:`~pufferfish.pipeline.draws.drawn_scales_check`; ``order``, ``prior``,
         ``priors_from``, ``utility``, ``compare``, Gaussian noise and ``delta`` are for one
         column and refused). With additive noise a categorical column is replaced by its codes plus
         noise (see the report's ``mapping``), a numeric column by its values plus noise; with a
@@ -205,7 +141,7 @@ def release(
     sampler : {"exact", "opendp"}
         Secure sampler of Laplace and Gaussian noise: the exact one (:mod:`pufferfish.noise.samplers`,
         at the scale rounded up to its grid), or OpenDP's; the scale it draws is checked again
-        (:func:`sampler_scale`).
+        (:func:`~pufferfish.pipeline.draws.sampler_scale`).
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
@@ -224,7 +160,8 @@ def release(
 
     Returns
     -------
-    ReleaseResult or JointReleaseResult
+    ReleaseResult
+        Of one column or several (:attr:`ReleaseResult.drawn_scales` per column).
 
     Raises
     ------
@@ -264,6 +201,11 @@ def release(
         utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0,
     )  # fmt: skip
     several = len(columns) > 1
+    if several and chosen_mechanism is not None and chosen_mechanism.name not in JOINT_RELEASE:
+        raise ValueError(
+            f"mechanism {chosen_mechanism.name} has no numerical check on several columns: release with "
+            f"{', '.join(JOINT_RELEASE)} (the product channel)"
+        )
     out_path = Path(output)
     fmt = output_format(out_path)
     rep_path = report_path_for(out_path)
@@ -273,107 +215,58 @@ def release(
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others)
 
+    to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     request = TableRequest(
-        source, secret, columns, pair_list, (eps,), _mechanisms_to_run(chosen_mechanism, compare, several),
-        weight=weight, delta=delta, noise=noise_used, categorical=kinds[0], numeric=kinds[1], prior_set=sets,
-        engine=engine, spark=spark, prior=prior, prior_model=prior_model, fit_seed=fit_seed,
-        order=None if order is None else tuple(order), public_kind=kinds[2], priors_source=priors_source,
-        utility=None if utility is None else check_utility(utility), default_set=chosen_mechanism is None,
+        source, secret, columns, pair_list, (eps,), to_run, weight=weight, delta=delta, noise=noise_used,
+        categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=engine, spark=spark, prior=prior,
+        prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
+        public_kind=kinds[2], priors_source=priors_source,
+        utility=None if utility is None else check_utility(utility), default_set=default_set,
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
     )  # fmt: skip
-    if several:
-        target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler)
-        return release_columns(request, chosen_mechanism or REGISTRY["optimal"], target, rng)
-    table = calibrate_request(request)
-    picked, fallback = _pick(table.comparison, chosen_mechanism)
-    inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": sampler}
-    table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
-    scale = sampler_scale(table, picked, rng, sampler)
-
-    report, drawn, rows_released, rows_missing = _publish(
-        source, out_path, rep_path, fmt, table=table, chosen=picked, rng=rng, force=force, engine=engine,
-        spark=spark, batch_rows=batch_rows, progress=progress, workers=n_workers, sampler=sampler,
-        scale=scale,
-    )  # fmt: skip
-    return ReleaseResult(out_path, rep_path, report, table, picked, drawn, rows_released, rows_missing)
+    target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler)
+    return release_request(request, chosen_mechanism, target, rng)
 
 
-def sampler_scale(
-    table: TableCalibration, picked: Calibration | MappingCalibration, rng: Any, sampler: str
-) -> float:
-    """The scale handed to the sampler: the chosen one, checked again as the sampler draws it.
+def release_request(
+    request: TableRequest, mechanism: Mechanism | None, target: ReleaseTarget, rng: Any
+) -> ReleaseResult:
+    """Calibrate, draw, write and report a release of a request validated at the edge
+    (:func:`release`), for one column or several.
 
     Parameters
     ----------
-    table : TableCalibration
-        The calibration of the released column (its scenario and secret weights).
-    picked : Calibration or MappingCalibration
-        The chosen result; a mapping (or a scale of 0) is released as it is: returns 0.
+    request : TableRequest
+        One epsilon; the mechanisms to calibrate (:func:`_mechanisms_to_run`).
+    mechanism : Mechanism or None
+        The one released (None: the column's default, :func:`_pick`).
+    target : ReleaseTarget
+        Where and how the release is written.
     rng : numpy.random.Generator, int or None
-        Anything but None is the insecure continuous sampler: the chosen scale is returned.
-    sampler : {"exact", "opendp"}
-        ``"exact"`` rounds the scale up to its grid, OpenDP's sampler draws the scale as it is
-        (:func:`pufferfish.noise.samplers.sampler_grid`). Either is checked here.
+        None: the secure samplers; else NumPy's, insecure (an int with Spark).
 
     Returns
     -------
-    float
-        The smallest of ``scale (1 + r)``, ``r`` in :data:`GRID_SAFETY_STEPS`, whose rounded scale
-        passes the check of what is released: the priors' values rounded to the sampler's grid
-        ``2^k`` (:meth:`pufferfish.priors.scenario.Scenario.on_grid`; a Gaussian-mixture prior adds the
-        bound :func:`pufferfish.noise.samplers.moved_centres_term` instead), with, for an (eps, delta)
-        criterion, the grid's extra delta (:func:`pufferfish.noise.samplers.discretisation_delta`) added
-        to the check's error bound.
+    ReleaseResult
 
     Raises
     ------
-    pufferfish.calibration.PrivacyCheckError
-        If none passes (the steps are far larger than that term: a bug).
-
-    Notes
-    -----
-    The loss is non-increasing in the scale (SPEC sec 2.1), so rounding the scale up cannot fail a
-    pure-eps check, but from a scale of ``2^11`` on the sampler's grid is coarser than the release
-    grid and the values move (by at most ``2^-41`` of the scale), which the check here sees; with
-    delta > 0 the discrete noise's delta may exceed the continuous noise's by the
-    grid term (about 1e-12 (1 + e^eps)), so a scale calibrated to meet delta to the last digit is
-    raised by a relative 2^-30 (or more) until the sum passes.
+    ValueError
+        If the mechanism cannot be used here (the reason); OutputExistsError if an output
+        exists and ``target.force`` is false.
+    PrivacyCheckError
+        If what is drawn fails its exact check (a bug).
     """
-    if not isinstance(picked, Calibration) or picked.scale == 0.0:
-        return 0.0
-    if rng is not None:
-        return picked.scale
-    with_delta = picked.criterion == "(eps, delta)-PP" and picked.delta > 0.0
-    tried: list[str] = []
-    target = picked.delta if with_delta else picked.epsilon
-
-    continuous = table.scenario.kind == "gaussian-mixture"
-
-    def passes_at(scale: float) -> bool:
-        k, units, drawn = sampler_grid(scale, picked.noise, sampler)
-        if continuous and picked.criterion == "eps-MI PP" and k > RELEASE_EXPONENT:
-            raise PrivacyCheckError(
-                f"{picked.mechanism}: an eps-MI check of Gaussian-mixture priors cannot account for "
-                f"the sampler's grid 2^{k} at scale {drawn!r}; use discrete priors (--prior empirical)"
-            )
-        # what is released: the values rounded to the sampler's grid (priors.to_grid), then noise
-        scenario = table.scenario if continuous else table.scenario.on_grid(k)
-        chk, goal = measure(scenario, picked.criterion, picked.noise, drawn, picked.epsilon,
-                            picked.delta, table.estimated.secret_weights)  # fmt: skip
-        extra = discretisation_delta(picked.noise, picked.epsilon, units) if with_delta else 0.0
-        if continuous:
-            extra += moved_centres_term(picked.noise, picked.epsilon, with_delta, k, drawn)
-        tried.append(f"{drawn!r}: {chk.value!r} + {chk.error + extra!r}")
-        return passes(chk.value, chk.error + extra, goal)
-
-    found = first_passing(picked.scale, passes_at, steps=GRID_SAFETY_STEPS)
-    if found is None:
-        raise PrivacyCheckError(
-            f"{picked.mechanism} at the sampler's rounded scales fails its check against {target!r} ("
-            + "; ".join(tried)
-            + ")"
-        )
-    return found[0]
+    table = calibrate_request(request)
+    picked, fallback = _pick(table.comparison, mechanism)
+    inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": target.sampler}
+    table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
+    columns = released_columns(table, picked, rng, target.sampler)
+    noise, released, missing, report = _write(request, target, table, picked, columns, rng)
+    drawn = {
+        c.name: None if c.mapping is not None or not math.isfinite(c.scale) else c.scale for c in columns
+    }
+    return ReleaseResult(target.output, target.report, report, table, picked, noise, drawn, released, missing)
 
 
 def _check_sampling(engine: str, rng: Any, sampler: str) -> None:
@@ -389,20 +282,26 @@ def _check_sampling(engine: str, rng: Any, sampler: str) -> None:
 _MAPPINGS = tuple(m for m in REGISTRY.values() if m.mapping)
 
 
+#: The mechanisms a release of several columns can use: Laplace, numerically checked on the
+#: joint alphabet (the product channel).
+JOINT_RELEASE = ("optimal", "relaxed", "wasserstein-inf", "kantorovich", "l1")
+
+
 def _mechanisms_to_run(
     chosen: Mechanism | None, compare: bool, several: bool
-) -> tuple[Mechanism, ...] | None:
-    """The mechanisms to calibrate: the named one (every one with ``compare``); by default the
-    additive optimum and the mappings, of which the column's kind keeps one set
-    (:func:`~pufferfish.pipeline.calibrate.releases_labels`), with either engine. Several
-    columns: every mechanism that applies (None) when the one named is among them, so the report
-    compares them, else the one named."""
+) -> tuple[tuple[Mechanism, ...], bool]:
+    """The mechanisms to calibrate and whether they are the default set
+    (:attr:`~pufferfish.pipeline.request.TableRequest.default_set`): the named one (every one
+    with ``compare``); by default the additive optimum and the mappings, of which the column's
+    kind keeps one set (:func:`~pufferfish.pipeline.calibrate.releases_labels`), with either
+    engine. Several columns: every mechanism that applies to joint priors, so the report
+    compares them (the one named is among them: :data:`JOINT_RELEASE`)."""
+    every = tuple(REGISTRY.values())
     if several:
-        joint = ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal")
-        return None if chosen is None or chosen.name in joint else (chosen,)
+        return every, True
     if chosen is not None:
-        return tuple(REGISTRY.values()) if compare else (chosen,)
-    return tuple(REGISTRY.values()) if compare else (REGISTRY["optimal"], *_MAPPINGS)
+        return (every if compare else (chosen,)), False
+    return (every if compare else (REGISTRY["optimal"], *_MAPPINGS)), True
 
 
 def _pick(
@@ -416,7 +315,11 @@ def _pick(
     among those that passed their exact check, with the reason.
     """
     if mechanism is not None:
-        picked = next(c for c in comparison if c.mechanism == mechanism.name)
+        picked = next((c for c in comparison if c.mechanism == mechanism.name), None)
+        if picked is None:  # not run: it does not apply to these priors
+            raise ValueError(
+                f"mechanism {mechanism.name} cannot be used here: it does not apply to these priors"
+            )
         if isinstance(picked, Skipped):
             raise ValueError(f"mechanism {mechanism.name} cannot be used here: {picked.reason}")
         return picked, None
@@ -432,119 +335,65 @@ def _pick(
     return best, f"{best.mechanism} used: {first} {picked.reason}"
 
 
-def _publish(
-    source: TableSource,
-    out_path: Path,
-    rep_path: Path,
-    fmt: str,
-    *,
+def _write(
+    request: TableRequest,
+    target: ReleaseTarget,
     table: TableCalibration,
     chosen: Calibration | MappingCalibration,
-    force: bool,
-    engine: str,
-    **engine_args: Any,
-) -> tuple[dict[str, Any], dict[str, Any], int, int]:
-    """Write and publish the release and its JSON report: ``(report, sampler, released, missing)``.
+    columns: Sequence[ReleasedColumn],
+    rng: Any,
+) -> tuple[dict[str, Any], int, int, dict[str, Any]]:
+    """Write and publish the release and its JSON report by the request's engine: ``(how the
+    noise was drawn, rows released, rows with a missing value, report)``.
 
-    With DuckDB both are written to temporary files and published together
-    (:func:`~pufferfish.tables.source.atomic_outputs`), or neither is; Spark commits its output
-    folder itself, and the report is published after it.
+    DuckDB streams the table in batches into temporary files published together
+    (:func:`~pufferfish.tables.source.atomic_outputs`), or neither is; Spark writes and commits
+    its output folder itself (one sampler per partition), then the report is written. A CSV
+    source (or a folder of CSV parts) is read with every column as the text written in it, so
+    the other columns are copied unchanged (as strings, to a Parquet output); a Parquet source
+    or a DataFrame keeps its column types.
     """
+    source = request.source
+    text_copy = source.path is not None and not is_parquet(source.path)
+    noise = "laplace" if isinstance(chosen, MappingCalibration) else chosen.noise
 
-    def report_for(sampler: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
-        checked = "the priors rounded to this grid, at the drawn scale (exact check)"
-        noise = {**sampler, "checked_on": checked} if sampler.get("granularity") else sampler
-        facts: dict[str, Any] = {"output": str(out_path), "chosen": chosen, "noise": noise}
-        facts.update(released_with_noise=released, missing_public_left_missing=missing)
+    def report_for(about: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
+        if len(columns) == 1 and about.get("granularity"):
+            about = {
+                **about,
+                "checked_on": "the priors rounded to this grid, at the drawn scale (exact check)",
+            }
+        facts = {"output": str(target.output), "chosen": chosen, "noise": about, "released": released,
+                 "missing": missing, "columns": columns, "insecure": rng is not None}  # fmt: skip
         return report_dict(table, release=facts)
 
-    gzip = out_path.name.lower().endswith(".gz")
-    common = dict(table=table, chosen=chosen, force=force, engine=engine, gzip=gzip, **engine_args)
-    if engine == "spark":
-        sampler, released, missing = _write_release(source, out_path, fmt, **common)
-        report = report_for(sampler, released, missing)
-        write_text(_json_text(report), rep_path, force=force, kind="report")
-    else:
-        with atomic_outputs([out_path, rep_path], force=force, kinds=["output", "report"]) as (tmp, tmp_rep):
-            sampler, released, missing = _write_release(source, tmp, fmt, **common)
-            report = report_for(sampler, released, missing)
-            tmp_rep.write_text(_json_text(report), encoding="utf-8")
-    return report, sampler, released, missing
+    if request.engine == "spark":
+        from pufferfish.tables.spark_engine import release_table
+
+        about, released, missing = release_table(
+            source, target.output, target.fmt, columns=columns, noise=noise,
+            rng=None if rng is None else int(rng), force=target.force, text_copy=text_copy,
+            spark=request.spark, sampler=target.sampler,
+        )  # fmt: skip
+        report = report_for(about, released, missing)
+        write_text(_json_text(report), target.report, force=target.force, kind="report")
+        return about, released, missing, report
+    from pufferfish.tables.duckdb_engine import stream_release
+
+    outputs = [target.output, target.report]
+    with atomic_outputs(outputs, force=target.force, kinds=["output", "report"]) as (tmp, tmp_rep):
+        about, released, missing = stream_release(
+            source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total, noise=noise,
+            rng=rng, text_copy=text_copy, batch_rows=target.batch_rows, progress=target.progress,
+            workers=target.workers, gzip=target.output.name.lower().endswith(".gz"), sampler=target.sampler,
+        )  # fmt: skip
+        report = report_for(about, released, missing)
+        tmp_rep.write_text(_json_text(report), encoding="utf-8")
+    return about, released, missing, report
 
 
 def _json_text(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"  # strict JSON: no NaN or inf
-
-
-def _write_release(
-    source: TableSource,
-    out_path: Path,
-    fmt: str,
-    *,
-    table: TableCalibration,
-    chosen: Calibration | MappingCalibration,
-    rng: np.random.Generator | int | None,
-    force: bool,
-    engine: str,
-    gzip: bool,
-    spark: Any,
-    batch_rows: int,
-    progress: Callable[[int, int], None] | None,
-    workers: int,
-    sampler: str = "exact",
-    scale: float = 0.0,
-) -> tuple[dict[str, Any], int, int]:
-    """The engine's release of the validated request: ``(sampler description, released, missing)``.
-
-    DuckDB writes ``out_path`` (a temporary file the caller publishes); Spark writes and
-    commits the output folder ``out_path`` itself.
-
-    A CSV source (or a folder of CSV parts) is read with every column as the text written in
-    it, so the other columns are copied unchanged (as strings, to a Parquet output); a Parquet
-    source or a DataFrame keeps its column types.
-    """
-    text_copy = source.path is not None and not is_parquet(source.path)
-    if engine == "spark":
-        from pufferfish.tables.perturb import ReleasedColumn
-        from pufferfish.tables.spark_engine import release_table
-
-        est = table.released_table
-        mapping = chosen if isinstance(chosen, MappingCalibration) else None
-        codes_for = est.codes_for if est.categorical else None
-        column = ReleasedColumn(
-            est.public_column, est.categorical, codes_for, scale, mapping=mapping, estimated=est
-        )
-        return release_table(
-            source,
-            out_path,
-            fmt,
-            columns=(column,),
-            noise="laplace" if isinstance(chosen, MappingCalibration) else chosen.noise,
-            rng=None if rng is None else int(rng),  # type: ignore[arg-type]
-            force=force,
-            text_copy=text_copy,
-            spark=spark,
-            sampler=sampler,
-        )
-    from pufferfish.tables.duckdb_engine import stream_release
-
-    return stream_release(
-        source,
-        out_path,
-        fmt,
-        gzip=gzip,
-        public=table.released_table.public_column,
-        estimated=table.released_table,
-        scale=scale,
-        noise=chosen.noise,
-        rng=rng,
-        text_copy=text_copy,
-        mapping=chosen if isinstance(chosen, MappingCalibration) else None,
-        sampler=sampler,
-        batch_rows=batch_rows,
-        progress=progress,
-        workers=workers,
-    )
 
 
 def write_html_report(
@@ -578,30 +427,34 @@ def write_html_report(
     OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
-    from pufferfish.pipeline.figures import report_figures
+    from pufferfish.pipeline.figures import joint_report_figures, report_figures
+    from pufferfish.pipeline.joint_report import build_joint_report
     from pufferfish.pipeline.report import build_report, check_report_path
     from pufferfish.tables.histograms import released_histograms
 
     out = check_report_path(path, force=force)
-    if isinstance(result, ReleaseResult):
-        table, chosen = result.calibration, result.chosen
+    released = result if isinstance(result, ReleaseResult) else None
+    table = result.calibration if isinstance(result, ReleaseResult) else result
+    what = "calibration" if released is None else "release"
+    eps = table.epsilons[0] if released is None else released.chosen.epsilon
+    est = table.estimated
+    if isinstance(est, EstimatedJointPriors):  # several columns: joint priors and the product channel
+        title = f"pufferfish {what}: ({', '.join(table.columns)}) given {est.secret_column}, eps = {eps:g}"
+        joint = joint_report_figures(table, epsilon=eps, output=None if released is None else released.output)
+        text = build_joint_report(dict(payload), table=table, figures=joint, title=title)
+        return write_text(text, out, force=force, kind="report")
+    if released is not None:
+        chosen = released.chosen
+        mapped = isinstance(chosen, MappingCalibration)
         figures = report_figures(
             table,
-            epsilon=chosen.epsilon,
+            epsilon=eps,
             noise=chosen.noise if isinstance(chosen, Calibration) else table.noise,
-            released=released_histograms(
-                result.output,
-                table.estimated,
-                labels=isinstance(chosen, MappingCalibration) and table.estimated.categorical,
-            ),
+            released=released_histograms(released.output, est, labels=mapped and est.categorical),
             chosen=chosen if isinstance(chosen, MappingCalibration) else None,
         )
-        what = "release"
     else:
-        table = result
-        figures = report_figures(table, epsilon=table.epsilons[0], noise=table.noise)
-        what = "calibration"
-    est = table.estimated
-    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {figures.epsilon:g}"
+        figures = report_figures(table, epsilon=eps, noise=table.noise)
+    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {eps:g}"
     text = build_report(payload, estimated=est, fitted=table.fitted, figures=figures, title=title)
     return write_text(text, out, force=force, kind="report")

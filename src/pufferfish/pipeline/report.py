@@ -280,7 +280,7 @@ def build_report(
     Parameters
     ----------
     payload : dict
-        The JSON report (:func:`pufferfish.pipeline.calibrate.report_dict`: ``calibrate --json`` or the
+        The JSON report (:func:`pufferfish.pipeline.results.report_dict`: ``calibrate --json`` or the
         release's ``.report.json``); it is embedded in the page, and the tables show its numbers.
     estimated : EstimatedPriors
         Inputs, mapping and empirical priors.

@@ -4,10 +4,9 @@ request object that goes from the API and the command line through estimation an
 
 :func:`pufferfish.pipeline.calibrate.calibrate_table` and :func:`pufferfish.pipeline.release.release`
 build one :class:`TableRequest` for one column or several; the steps below them
-(:func:`~pufferfish.pipeline.calibrate.calibrate_request` for one column,
-:func:`~pufferfish.pipeline.joint.calibrate_joint` and
-:func:`~pufferfish.pipeline.joint_release.release_columns` for several) read it and never
-validate an argument again.
+(:func:`~pufferfish.pipeline.calibrate.calibrate_request`, which estimates several columns'
+joint priors by :func:`~pufferfish.pipeline.joint.calibrate_joint`, and the release's steps)
+read it and never validate an argument again.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ class TableRequest:
         The discriminative pairs of secret values.
     epsilons : tuple of float
         Each finite and > 0.
-    mechanisms : tuple of Mechanism or None
-        The registry entries to calibrate (None: every one that applies).
+    mechanisms : tuple of Mechanism
+        The registry entries to calibrate.
     weight : str or None
         Frequency-weight column.
     delta : float
@@ -65,7 +64,9 @@ class TableRequest:
     utility : str or None
         One column: the objective of ``optimal-mapping``.
     default_set : bool
-        The mechanisms are the default set (narrowed to the column's kind).
+        The mechanisms are the default set: one column narrows them to its kind's
+        (:func:`pufferfish.pipeline.calibrate.releases_labels`), several columns keep every one
+        that applies to joint priors.
     point_row : bool
         Under a prior set, add the best mechanism at the point estimate beside it.
     time_limit : float
@@ -80,7 +81,7 @@ class TableRequest:
     columns: tuple[str, ...]
     pairs: list[tuple[str, str]]
     epsilons: tuple[float, ...]
-    mechanisms: tuple[Mechanism, ...] | None
+    mechanisms: tuple[Mechanism, ...]
     weight: str | None = None
     delta: float = 0.0
     noise: str = "laplace"

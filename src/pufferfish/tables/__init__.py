@@ -21,6 +21,7 @@ from pufferfish.tables.estimate import (
     priors_from_aggregates,
     with_prior_sets,
 )
+from pufferfish.tables.model import EstimatedJointPriors
 from pufferfish.tables.source import (
     ENGINES,
     SHIPPED_DATASETS,
@@ -39,6 +40,7 @@ __all__ = [
     "ENGINES",
     "SHIPPED_DATASETS",
     "DataError",
+    "EstimatedJointPriors",
     "EstimatedPriors",
     "OutputExistsError",
     "ReleasedHistogram",

@@ -28,7 +28,6 @@ from numpy.typing import NDArray
 
 from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.model import (
-    EstimatedPriors,
     JointAggregates,
     TableAggregates,
     check_columns,
@@ -593,9 +592,8 @@ def stream_release(
     target: Path,
     fmt: str,
     *,
-    public: str,
-    estimated: EstimatedPriors | None,
-    scale: float,
+    columns: Sequence[ReleasedColumn],
+    rows_total: int,
     noise: str,
     rng: np.random.Generator | int | None,
     text_copy: bool,
@@ -603,15 +601,14 @@ def stream_release(
     progress: Callable[[int, int], None] | None,
     workers: int,
     gzip: bool = False,
-    mapping: Any = None,
     sampler: str = "exact",
-    columns: Sequence[ReleasedColumn] = (),
-    rows_total: int = 0,
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
-    DuckDB reads the source as a stream of Arrow record batches; each batch gets its public
-    column replaced by ``code + noise`` (missing stays missing) and DuckDB's ``COPY`` writes the
+    DuckDB reads the source as a stream of Arrow record batches; each batch gets its released
+    columns replaced (:mod:`~pufferfish.tables.perturb`: a value plus noise, a value drawn from a
+    mapping's matrix, a label drawn by a randomized response; missing stays missing) and
+    DuckDB's ``COPY`` writes the
     stream of new batches to ``target``, a temporary file the caller publishes
     (:func:`~pufferfish.tables.source.atomic_outputs`). Row order is kept (DuckDB preserves
     insertion order). A seed or Generator gives one NumPy stream across batches, so the noise
@@ -623,12 +620,12 @@ def stream_release(
         The table.
     target : pathlib.Path
         File to write (overwritten), in format ``fmt``: ``"csv"`` or ``"parquet"``.
-    public : str
-        The released column.
-    estimated : EstimatedPriors or None
-        Label-to-code mapping and the row count; ``None`` with ``columns`` (then ``rows_total``).
-    scale : float
-        Laplace scale or Gaussian sigma (>= 0).
+    columns : sequence of ReleasedColumn
+        The released columns (one, or several released jointly, issues 17 and 31), each drawn
+        independently per row; a row counts as released when every one is present.
+    rows_total : int
+        Rows of the table (the progress bar's total; a table that changes while it is read is
+        refused).
     noise : {"laplace", "gaussian"}
     rng : numpy.random.Generator, int or None
         None: the secure sampler; else NumPy's, insecure.
@@ -646,35 +643,18 @@ def stream_release(
     sampler : {"exact", "opendp"}
         The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`,
         :func:`pufferfish.noise.samplers.add_gaussian`).
-    mapping : MappingCalibration, optional
-        Release each value as a value of the alphabet drawn from this checked matrix
-        (:func:`pufferfish.noise.samplers.sample_mapping`) instead of adding noise: a categorical column
-        keeps labels (text), a numeric one gets values of the alphabet.
-    columns : sequence of ReleasedColumn, optional
-        Several columns released jointly (issues 17, 31) instead of ``public`` and ``scale``: one
-        independent draw per column and row; a row counts as released when every column is
-        present.
 
     Raises
     ------
     DataError
-        If DuckDB cannot read the table or write the release, or (with ``mapping``) a value is
-        not in the mapping's alphabet.
+        If DuckDB cannot read the table or write the release, or a value is not in a mapping's
+        alphabet.
     KeyboardInterrupt
         On Ctrl-C (or SIGTERM under the CLI), also when DuckDB is the one stopped.
     """
     gen, seed = insecure_generator(rng)  # one stream across batches
     counts = {"released": 0, "missing": 0}
     described: dict[str, Any] = {}
-    if estimated is not None:
-        rows_total = estimated.rows_total
-    if not columns:
-        assert estimated is not None
-        codes_for = estimated.codes_for if estimated.categorical else None
-        column = ReleasedColumn(
-            public, estimated.categorical, codes_for, scale, mapping=mapping, estimated=estimated
-        )
-        columns = (column,)
     names = [c.name for c in columns]
     values = [f"{_VALUE}{k}" for k in range(len(columns))]
 

@@ -1,5 +1,6 @@
 """What the engines and the estimate share: the aggregates an engine computes from a table
-(:class:`TableAggregates`), the priors built from them (:class:`EstimatedPriors`), and the checks
+(:class:`TableAggregates`, :class:`JointAggregates`), the priors built from them
+(:class:`EstimatedPriors` of one column, :class:`EstimatedJointPriors` of several), and the checks
 both make. The engines (:mod:`~pufferfish.tables.duckdb_engine`,
 :mod:`~pufferfish.tables.spark_engine`) import this module, and :mod:`~pufferfish.tables.estimate`
 imports them: no cycle.
@@ -152,6 +153,52 @@ class EstimatedPriors:
             },
             "rows_total": self.rows_total,
             "rows_dropped_missing": self.rows_dropped,
+        }
+
+
+@dataclass(frozen=True)
+class EstimatedJointPriors:
+    """Empirical joint priors of ``d >= 2`` public columns estimated from a table (issues 17, 31):
+    the counterpart of :class:`EstimatedPriors` for a tuple of columns.
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The pairs, one adversary prior ``"empirical"`` of :class:`~pufferfish.priors.joint.JointPrior`
+        per secret (with its L1 balls when a prior set was asked for), and the metric.
+    secret_column : str
+    columns : tuple of str
+        The public columns, in the order of the tuples.
+    weight_column : str or None
+    categorical : tuple of bool
+        Per column: coded labels (``labels[k][c]`` has code ``c``) or numbers.
+    labels : tuple of list of str
+        Sorted labels of each categorical column (empty for numeric ones).
+    units : tuple of float
+        ``w_k`` of each column in the metric ``sum_k d_k / w_k``.
+    rows_total, rows_dropped : int
+        Rows of the table, and rows left out of the priors (a missing value).
+    source : str
+        Description of the table read.
+    """
+
+    scenario: Scenario
+    secret_column: str
+    columns: tuple[str, ...]
+    weight_column: str | None
+    categorical: tuple[bool, ...]
+    labels: tuple[list[str], ...]
+    units: tuple[float, ...]
+    rows_total: int
+    rows_dropped: int
+    source: str
+
+    @property
+    def columns_read_as(self) -> dict[str, str]:
+        """How each public column was read: ``"categorical"`` or ``"numeric"``."""
+        return {
+            c: "categorical" if cat else "numeric"
+            for c, cat in zip(self.columns, self.categorical, strict=True)
         }
 
 

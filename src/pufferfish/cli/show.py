@@ -1,0 +1,287 @@
+"""What ``pufferfish calibrate`` and ``pufferfish release`` print, for one public column or several:
+the priors, the comparison of the mechanisms and, for a release, what was drawn and written.
+:func:`print_calibration` and :func:`print_release` read the library's results
+(:class:`~pufferfish.pipeline.results.TableCalibration`,
+:class:`~pufferfish.pipeline.results.ReleaseResult`) and print the tables of one column (the
+priors per value, fitted priors, the mappings' counts) or of several (the units, the joint priors'
+sizes, the drawn channel per column).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pufferfish._checks import short_text
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.cli.common import checked_text, head_and_tail, num, print_comparisons, print_table
+from pufferfish.noise.channels import DENSE_MAX_K
+from pufferfish.pipeline.results import CHANNEL_TEXT
+from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
+from pufferfish.priors.sets import prior_scope
+from pufferfish.tables.fit import FittedPriors
+from pufferfish.tables.model import EstimatedPriors
+
+__all__ = ["PRIORS_ROWS", "print_calibration", "print_release"]
+
+
+def print_calibration(console: Console, table: Any) -> None:
+    """The tables and notes of ``calibrate``.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    table : pufferfish.pipeline.results.TableCalibration
+        Of one column (priors per value, fitted priors) or several (units, joint priors).
+    """
+    if len(table.columns) > 1:
+        _print_joint(console, table, table.delta)
+    else:
+        _print_one_column(console, table.estimated, table.fitted, table.comparison, table.delta)
+
+
+def print_release(console: Console, result: Any) -> None:
+    """The tables and the summary lines of ``release``.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    result : pufferfish.pipeline.results.ReleaseResult
+        Of one column or several.
+    """
+    if len(result.calibration.columns) > 1:
+        _print_joint_release(console, result)
+    else:
+        _print_one_column_release(console, result)
+
+
+def _pmf(prior: Any) -> Any:
+    assert isinstance(prior, DiscretePrior)
+    return prior.pmf
+
+
+def _inputs_table(est: EstimatedPriors) -> Table:
+    table = Table(title=f"Priors P({est.public_column} | {est.secret_column})", title_justify="left")
+    table.add_column(est.public_column)
+    table.add_column("code", justify="right")
+    prior = est.scenario.priors[0]
+    for g in est.groups:
+        table.add_column(f"{short_text(g.secret)}\n(n={g.rows})", justify="right")
+    labels = (
+        [short_text(label) for label, _ in est.mapping]
+        if est.categorical
+        else [num(float(v), 8) for v in est.support]
+    )
+    for k in head_and_tail(len(labels), PRIORS_ROWS):
+        if k < 0:
+            table.add_row(
+                f"({-k:,} more values: every one in --json and in --report)", *[""] * (len(est.groups) + 1)
+            )
+            continue
+        row = [labels[k], num(float(est.support[k]), 8)]
+        row += [f"{_pmf(prior.conditionals[g.secret])[k]:.4f}" for g in est.groups]
+        table.add_row(*row)
+    return table
+
+
+#: Rows of the printed priors table; a longer alphabet is cut to a head and a tail (issue 34: a
+#: 10,000-label column printed 10,056 lines).
+PRIORS_ROWS = 40
+
+
+def _fitted_table(fitted: FittedPriors) -> Table:
+    table = Table(title=f"Fitted {fitted.model} priors (per secret)", title_justify="left")
+    for name in ("secret", "component", "weight", "mean", "std"):
+        table.add_column(name, justify="left" if name == "secret" else "right")
+    prior = fitted.scenario.priors[0]
+    for g in fitted.estimated.groups:
+        p = prior.conditionals[g.secret]
+        assert isinstance(p, GaussianMixturePrior)
+        for m in range(p.n_components):
+            table.add_row(
+                g.secret if m == 0 else "",
+                str(m + 1),
+                f"{p.weights[m]:.4f}",
+                f"{p.means[m]:.4f}",
+                f"{p.stds[m]:.4f}",
+            )
+    return table
+
+
+def _print_one_column(
+    console: Console,
+    est: EstimatedPriors,
+    fitted: FittedPriors | None,
+    results: tuple[Calibration | MappingCalibration | Skipped, ...],
+    delta: float,
+    *,
+    scale_zero_note: bool = True,
+) -> None:
+    """The inputs, the comparison and the notes of ``calibrate`` (and of ``release``, whose summary
+    says itself when no noise was needed: ``scale_zero_note=False``)."""
+    console.print(f"data: {est.source}")
+    console.print(
+        f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
+        f"public value or weight)"
+    )
+    read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
+    console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
+    print_table(console, _inputs_table(est))
+    scenario = est.scenario if fitted is None else fitted.scenario
+    if fitted is not None:
+        print_table(console, _fitted_table(fitted))
+        if fitted.model == "gaussian":
+            console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
+    show_pair = len(scenario.pairs) * len(scenario.priors) > 1
+    print_comparisons(console, results, delta, show_pair=show_pair)
+    robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
+    if robust is not None:
+        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
+    point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
+    if robust is not None and point is not None:
+        console.print(
+            f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
+            "sample frequencies; the difference is the price of the uncertainty of the estimate.",
+            soft_wrap=True,
+            highlight=False,
+        )
+    if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
+        console.print(
+            "note: scale 0 means the priors already meet the target: the column may be released "
+            "without noise. This holds only if the adversary's prior is the one shown."
+        )
+
+
+def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> Table:
+    """Released rows per label (or value), in the input and in the output, side by side; a long
+    alphabet as a head and a tail with the count of the others (all of them in ``report``)."""
+    table = Table(title=f"{est.public_column}: released rows per value", title_justify="left")
+    table.add_column(est.public_column)
+    for name in ("input", "output", "output - input"):
+        table.add_column(name, justify="right")
+    total_in, total_out = sum(counts["input"]), sum(counts["output"])
+    for k in head_and_tail(len(counts["values"]), PRIORS_ROWS):
+        if k < 0:
+            table.add_row(f"({-k:,} more values: every one in {report})", "", "", "")
+            continue
+        value, n_in, n_out = counts["values"][k], counts["input"][k], counts["output"][k]
+        label = short_text(value) if isinstance(value, str) else num(float(value), 8)
+        table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
+    table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
+    return table
+
+
+def _print_one_column_release(console: Console, result: Any) -> None:
+    """The tables and the summary lines of a release of one column."""
+    c = result.chosen
+    _print_one_column(
+        console, result.estimated, result.fitted, result.comparison, c.delta, scale_zero_note=False
+    )
+    how = "mapped" if isinstance(c, MappingCalibration) else "with noise"
+    if c.noiseless:  # said once, here: no "with noise", no separate noise line
+        how = (
+            "as they are: no noise is needed, scale 0 passes the exact check for the priors shown"
+            if isinstance(c, Calibration)
+            else "as they are: the checked mapping is the identity"
+        )
+    console.print(
+        f"released: {result.output} ({result.rows_released} rows {how}; "
+        f"{result.rows_missing} missing left missing)"
+    )
+    if isinstance(c, MappingCalibration):
+        what = "its matrix is" if c.channel.k <= DENSE_MAX_K else "its two weights are"
+        console.print(
+            f"mechanism: {c.mechanism}, a randomized mapping of {c.support.size} values ({what} in the "
+            f"report), expected accuracy {c.expected_accuracy:.4f}, checked {checked_text(c)}"
+        )
+    else:
+        console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
+    if result.calibration.inputs.get("fallback"):
+        console.print(f"fallback: {result.calibration.inputs['fallback']}", soft_wrap=True, highlight=False)
+    console.print(f"guarantee: {result.report['guarantee']}")
+    if not c.noiseless:
+        console.print(f"noise: {result.noise['sampler']}")
+    if result.noise.get("rounding"):  # noise on a grid; a mapping has none
+        console.print(f"rounding: {result.noise['rounding']}")
+    if result.noise.get("counts"):  # a mapping: the released rows per value, in and out
+        counts = result.noise["counts"]
+        print_table(console, _counts_table(counts, result.calibration.estimated, result.report_path))
+    console.print(f"report: {result.report_path}")
+
+
+def _print_joint(console: Console, table: Any, delta: float) -> None:
+    """The columns and units, the priors' sizes and one comparison table per epsilon.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    table : pufferfish.pipeline.results.TableCalibration
+    delta : float
+        Target delta of the comparison (shown in the tables' titles when > 0).
+    """
+    units = ", ".join(
+        f"{c} ({'categorical' if cat else 'numeric'}, unit {num(w)})"
+        for c, w, cat in zip(table.columns, table.units, table.categorical, strict=True)
+    )
+    console.print(
+        f"columns released jointly: {units}; metric d(x, x') = sum_k d_k(x_k, x'_k) / w_k "
+        "(|x_k - x'_k| on a numeric column, [x_k != x'_k] on a categorical one)",
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
+    console.print(
+        f"rows: {table.rows_total} read, {table.rows_dropped} left out of the priors (a missing value)"
+    )
+    sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
+    console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
+    show_pair = len(table.scenario.pairs) > 1
+    print_comparisons(console, table.comparison, delta, show_pair=show_pair)
+    ps = table.prior_set()
+    scope = prior_scope(None if ps["kind"] == "none" else ps, "empirical joint")
+    if ps.get("requested") == "dkw":
+        scope += " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
+    console.print(f"The {CHANNEL_TEXT}. {scope}", soft_wrap=True, highlight=False, markup=False)
+
+
+def _print_joint_release(console: Console, result: Any) -> None:
+    """The tables and the summary lines of a release of several columns.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    result : pufferfish.pipeline.results.ReleaseResult
+    """
+    _print_joint(console, result.calibration, 0.0)
+    rel = result.report["release"]
+    console.print(
+        f"released: {result.output} ({result.rows_released} rows with noise on every column, "
+        f"{result.rows_missing} with a missing value: that cell left missing, the others noised)"
+    )
+    c = result.chosen
+    drawn = ", ".join(_drawn_text(col, about) for col, about in rel["column_noise"].items())
+    console.print(
+        f"mechanism: {c.mechanism}, scale b = {c.scale:.6g}, checked loss {c.checked_loss:.6g}; "
+        f"drawn per column: {drawn}" + (" (checked jointly again)" if rel["drawn_scales_checked"] else ""),
+        soft_wrap=True,
+        highlight=False,
+        markup=False,
+    )
+    console.print(f"guarantee: {rel['guarantee']}", soft_wrap=True, highlight=False)
+    for col, about in rel["noise"]["columns"].items():
+        console.print(f"noise on {col}: {about['sampler']}", soft_wrap=True, highlight=False)
+    console.print(f"report: {result.report_path}")
+
+
+def _drawn_text(column: str, about: Mapping[str, Any]) -> str:
+    """``"age Laplace(2.5)"`` or ``"workclass randomized response, keep 0.61"``."""
+    if about["kind"] == "laplace":
+        return f"{column} Laplace({about['scale']:.6g})"
+    if about["kind"] == "randomized-response":
+        return (
+            f"{column} randomized response on {about['labels']} labels, keep {about['keep_probability']:.4g}"
+        )
+    return f"{column} as is (one label)"
