@@ -204,8 +204,10 @@ def test_prior_set_l1_on_two_numeric_columns_passes_an_independent_check(tmp_pat
     rows_u, rows_v = int((frame["g"] == "u").sum()), int((frame["g"] == "v").sum())
     assert ps["radius"]["u"] == pytest.approx(l1_radius(rows_u, ps["alphabet"], 0.9, 2), rel=1e-12)
     assert ps["radius"]["v"] == pytest.approx(l1_radius(rows_v, ps["alphabet"], 0.9, 2), rel=1e-12)
-    rows = {r["mechanism"]: r for r in out["results"]}
+    rows = {r["mechanism"]: r for r in out["results"] if r["prior_set"]["kind"] == "l1"}
     assert set(rows) == {"l1", "optimal"}  # the others hold for the point estimate only
+    (point,) = [r for r in out["results"] if r["prior_set"]["kind"] == "none"]  # as for one column
+    assert point["mechanism"] == "optimal" and point["scale"] <= rows["optimal"]["scale"]
     t = calibrate_table(src, secret="g", public="a,b", pairs=["u,v"], epsilon=1.0, prior_set="l1",
                               confidence=0.9)  # fmt: skip
     metric = t.scenario.metric

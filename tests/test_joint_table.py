@@ -22,7 +22,7 @@ from pufferfish.pipeline.release import release
 from pufferfish.pipeline.request import parse_units
 from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
-from pufferfish.tables.source import dataset_path
+from pufferfish.tables.source import DataError, dataset_path
 
 runner = CliRunner()
 
@@ -164,7 +164,7 @@ def test_too_many_tuples_and_bad_columns() -> None:
                         order=["a"], prior="gaussian")  # fmt: skip
     with pytest.raises(ValueError):
         parse_units({"age": float("nan")}, ("age", "sex"))
-    with pytest.raises(Exception, match="no row"):
+    with pytest.raises(DataError, match="secret value 'Nobody' does not occur in column 'sex'"):
         calibrate_table("adult", secret="sex", public="age,race", pairs=["Male,Nobody"], epsilon=1.0)
     t = calibrate_table(
         "adult", secret="sex", public="age,race", pairs=["Male,Female"], epsilon=1.0, mechanisms=["monge"]

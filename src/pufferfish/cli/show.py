@@ -28,19 +28,53 @@ from pufferfish.tables.model import EstimatedPriors
 __all__ = ["PRIORS_ROWS", "print_calibration", "print_release"]
 
 
-def print_calibration(console: Console, table: Any) -> None:
-    """The tables and notes of ``calibrate``.
+def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = True) -> None:
+    """The tables and notes of ``calibrate`` (and the head of ``release``'s).
+
+    The head shows what was estimated: one column's priors per value (and fitted priors), or
+    several columns' units and joint priors' sizes; then, for any number of columns, one
+    comparison table per epsilon and the notes: for which priors the checks hold, the price of
+    the uncertainty of the estimate, and what a scale of 0 means.
 
     Parameters
     ----------
     console : rich.console.Console
     table : pufferfish.pipeline.results.TableCalibration
-        Of one column (priors per value, fitted priors) or several (units, joint priors).
+    scale_zero_note : bool
+        Say what a scale of 0 means (a release's summary says it itself: False).
     """
     if len(table.columns) > 1:
-        _print_joint(console, table, table.delta)
+        _head_joint(console, table)
     else:
-        _print_one_column(console, table.estimated, table.fitted, table.comparison, table.delta)
+        _head_one_column(console, table.estimated, table.fitted)
+    scenario = table.scenario
+    results = table.comparison
+    print_comparisons(console, results, table.delta, show_pair=len(scenario.pairs) * len(scenario.priors) > 1)
+    robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
+    if len(table.columns) > 1:
+        ps = table.prior_set()
+        scope = prior_scope(None if ps["kind"] == "none" else ps, table.prior_kind)
+        if ps.get("requested") == "dkw":
+            scope += (
+                " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
+            )
+        console.print(f"The {CHANNEL_TEXT}. {scope}", soft_wrap=True, highlight=False, markup=False)
+    elif robust is not None:
+        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
+    point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
+    if robust is not None and point is not None:
+        console.print(
+            f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
+            "sample frequencies; the difference is the price of the uncertainty of the estimate.",
+            soft_wrap=True,
+            highlight=False,
+        )
+    if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
+        what = "the column" if len(table.columns) == 1 else "the columns"
+        console.print(
+            f"note: scale 0 means the priors already meet the target: {what} may be released "
+            "without noise. This holds only if the adversary's prior is the one shown."
+        )
 
 
 def print_release(console: Console, result: Any) -> None:
@@ -52,6 +86,7 @@ def print_release(console: Console, result: Any) -> None:
     result : pufferfish.pipeline.results.ReleaseResult
         Of one column or several.
     """
+    print_calibration(console, result.calibration, scale_zero_note=False)
     if len(result.calibration.columns) > 1:
         _print_joint_release(console, result)
     else:
@@ -111,17 +146,9 @@ def _fitted_table(fitted: FittedPriors) -> Table:
     return table
 
 
-def _print_one_column(
-    console: Console,
-    est: EstimatedPriors,
-    fitted: FittedPriors | None,
-    results: tuple[Calibration | MappingCalibration | Skipped, ...],
-    delta: float,
-    *,
-    scale_zero_note: bool = True,
-) -> None:
-    """The inputs, the comparison and the notes of ``calibrate`` (and of ``release``, whose summary
-    says itself when no noise was needed: ``scale_zero_note=False``)."""
+def _head_one_column(console: Console, est: EstimatedPriors, fitted: FittedPriors | None) -> None:
+    """The table read, its rows, how each column was read, the priors per value (and the fitted
+    priors) of one column."""
     console.print(f"data: {est.source}")
     console.print(
         f"rows: {est.rows_total} read, {est.rows_dropped} left out of the priors (missing secret, "
@@ -130,29 +157,10 @@ def _print_one_column(
     read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
     console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
     print_table(console, _inputs_table(est))
-    scenario = est.scenario if fitted is None else fitted.scenario
     if fitted is not None:
         print_table(console, _fitted_table(fitted))
         if fitted.model == "gaussian":
             console.print("Gaussian priors: maximum-likelihood mean and standard deviation (dividing by n).")
-    show_pair = len(scenario.pairs) * len(scenario.priors) > 1
-    print_comparisons(console, results, delta, show_pair=show_pair)
-    robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
-    if robust is not None:
-        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
-    point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
-    if robust is not None and point is not None:
-        console.print(
-            f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
-            "sample frequencies; the difference is the price of the uncertainty of the estimate.",
-            soft_wrap=True,
-            highlight=False,
-        )
-    if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
-        console.print(
-            "note: scale 0 means the priors already meet the target: the column may be released "
-            "without noise. This holds only if the adversary's prior is the one shown."
-        )
 
 
 def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> Table:
@@ -177,9 +185,6 @@ def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> 
 def _print_one_column_release(console: Console, result: Any) -> None:
     """The tables and the summary lines of a release of one column."""
     c = result.chosen
-    _print_one_column(
-        console, result.estimated, result.fitted, result.comparison, c.delta, scale_zero_note=False
-    )
     how = "mapped" if isinstance(c, MappingCalibration) else "with noise"
     if c.noiseless:  # said once, here: no "with noise", no separate noise line
         how = (
@@ -212,16 +217,9 @@ def _print_one_column_release(console: Console, result: Any) -> None:
     console.print(f"report: {result.report_path}")
 
 
-def _print_joint(console: Console, table: Any, delta: float) -> None:
-    """The columns and units, the priors' sizes and one comparison table per epsilon.
-
-    Parameters
-    ----------
-    console : rich.console.Console
-    table : pufferfish.pipeline.results.TableCalibration
-    delta : float
-        Target delta of the comparison (shown in the tables' titles when > 0).
-    """
+def _head_joint(console: Console, table: Any) -> None:
+    """The table read, the columns and units, the rows and the joint priors' sizes."""
+    console.print(f"data: {table.estimated.source}")
     units = ", ".join(
         f"{c} ({'categorical' if cat else 'numeric'}, unit {num(w)})"
         for c, w, cat in zip(table.columns, table.units, table.categorical, strict=True)
@@ -238,13 +236,6 @@ def _print_joint(console: Console, table: Any, delta: float) -> None:
     )
     sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
     console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
-    show_pair = len(table.scenario.pairs) > 1
-    print_comparisons(console, table.comparison, delta, show_pair=show_pair)
-    ps = table.prior_set()
-    scope = prior_scope(None if ps["kind"] == "none" else ps, "empirical joint")
-    if ps.get("requested") == "dkw":
-        scope += " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
-    console.print(f"The {CHANNEL_TEXT}. {scope}", soft_wrap=True, highlight=False, markup=False)
 
 
 def _print_joint_release(console: Console, result: Any) -> None:
@@ -255,7 +246,6 @@ def _print_joint_release(console: Console, result: Any) -> None:
     console : rich.console.Console
     result : pufferfish.pipeline.results.ReleaseResult
     """
-    _print_joint(console, result.calibration, 0.0)
     rel = result.report["release"]
     console.print(
         f"released: {result.output} ({result.rows_released} rows with noise on every column, "

@@ -1,10 +1,10 @@
 """From a table to a release, one path for one public column or several (issue 31): the request
 validated at the edge (:mod:`~pufferfish.pipeline.request`), the calibration
-(:mod:`~pufferfish.pipeline.calibrate`; several columns' joint priors estimated by
-:mod:`~pufferfish.pipeline.joint`), what it returns (:mod:`~pufferfish.pipeline.results`: one
-calibration type, one release type, one JSON report), the draws checked as the samplers make them
-(:mod:`~pufferfish.pipeline.draws`), the release (:mod:`~pufferfish.pipeline.release`), the
-figures' numbers (:mod:`~pufferfish.pipeline.figures`) and the HTML report
-(:mod:`~pufferfish.pipeline.report`; the figures of a joint alphabet in
+(:mod:`~pufferfish.pipeline.calibrate`: the priors of one column or the joint priors of several
+estimated by :mod:`~pufferfish.tables.estimate`, then compared and checked), what it returns
+(:mod:`~pufferfish.pipeline.results`: one calibration type, one release type, one JSON report), the
+draws checked as the samplers make them (:mod:`~pufferfish.pipeline.draws`), the release
+(:mod:`~pufferfish.pipeline.release`), the figures' numbers (:mod:`~pufferfish.pipeline.figures`)
+and the HTML report (:mod:`~pufferfish.pipeline.report`; the figures of a joint alphabet in
 :mod:`~pufferfish.pipeline.joint_report`).
 """

@@ -33,6 +33,7 @@ from pufferfish.calibration import (
     TIME_LIMIT,
     Calibration,
     MappingCalibration,
+    Mechanism,
     Skipped,
     Utility,
     check_mechanisms,
@@ -42,19 +43,21 @@ from pufferfish.calibration import (
 from pufferfish.calibration.mapping import additive_utility, check_utility
 from pufferfish.calibration.registry import JOINT_GAUSSIAN
 from pufferfish.loss.density import check_noise
-from pufferfish.pipeline.joint import calibrate_joint
 from pufferfish.pipeline.request import TableRequest, parse_columns, parse_units, refuse_for_several
 from pufferfish.pipeline.results import TableCalibration
+from pufferfish.priors.scenario import Scenario
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import (
     EstimatedPriors,
     check_column_kinds,
     check_pairs,
     estimate_from_source,
+    estimate_joint,
     estimate_two_sources,
     with_prior_sets,
 )
-from pufferfish.tables.fit import fit_priors, parse_prior_model
+from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
+from pufferfish.tables.model import EstimatedJointPriors
 from pufferfish.tables.source import CsvOptions, resolve_source
 
 __all__ = [
@@ -104,7 +107,7 @@ def calibrate_table(
     public : str or sequence of str
         Column to release (numeric, or categorical mapped to codes by ``order``); or several
         (``"a,b"`` or a list), calibrated jointly for the product channel
-        (:func:`~pufferfish.pipeline.joint.calibrate_joint`): their default prior set
+        (:func:`~pufferfish.tables.estimate.estimate_joint`): their default prior set
         is the L1 ball on the joint alphabet; ``order``, ``prior``, ``priors_from``, ``utility``
         and Gaussian noise are for one column and refused.
     pairs : iterable of (str, str) or str
@@ -157,7 +160,7 @@ def calibrate_table(
     units : mapping or iterable of "col=w", optional
         Several columns: each column's unit ``w_k > 0`` in the metric ``sum_k d_k / w_k``
         (default: a numeric column's range, 1 for a categorical one;
-        :func:`~pufferfish.pipeline.joint.default_units`).
+        :func:`~pufferfish.tables.estimate.default_units`).
 
     Returns
     -------
@@ -247,84 +250,109 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
     """:func:`calibrate_table` on a validated request of ``d >= 1`` columns (each argument checked
     once, at the edge): estimate, fit, calibrate and check.
 
-    Several columns are estimated as joint priors on the product metric
-    (:func:`~pufferfish.pipeline.joint.calibrate_joint`); one column as the empirical priors of
-    its alphabet, fitted on request (``request.default_set``: the mechanisms are the default set,
-    narrowed to the column's: :func:`releases_labels`; ``request.point_row``: under a prior set,
-    add the best mechanism at the point estimate beside it). Both give a
+    The estimate is the one step that depends on ``d``: one column's empirical priors on its
+    alphabet, with its DKW band or L1 ball, fitted on request (:func:`_estimate_one_column`), or
+    several columns' joint priors on the product metric with their L1 balls
+    (:func:`~pufferfish.tables.estimate.estimate_joint`). Then, for any ``d``: every mechanism
+    compared and checked (:func:`~pufferfish.calibration.run_comparison`; ``request.default_set``:
+    one column keeps its kind's set, :func:`releases_labels`, several every mechanism that
+    applies), under a prior set the best mechanism at the point estimate beside it
+    (``request.point_row``: the price of the uncertainty), and one
     :class:`~pufferfish.pipeline.results.TableCalibration`.
     """
-    if request.dimension > 1:
-        return calibrate_joint(request)
     r = request
-    public, epsilons, noise, delta, order = r.public, r.epsilons, r.noise, r.delta, r.order
-    mechanisms = r.mechanisms
-    model, n_components = r.prior_model
-    how = dict(
-        secret=r.secret, public=public, pairs=r.pairs, order=order, weight=r.weight, engine=r.engine,
-        spark=r.spark,
-    )  # fmt: skip
-    data: EstimatedPriors | None = None
-    if r.priors_source is None:
-        estimated = estimate_from_source(r.source, **how, public_kind=r.public_kind)
-    else:  # the priors from another table, with the codes of both
-        data, estimated = estimate_two_sources(r.source, r.priors_source, **how, public_kind=r.public_kind)
-    fitted = None
-    if model != "empirical":
-        fitted = fit_priors(estimated, model, n_components=n_components, rng=r.fit_seed)
-    point = estimated
     kind, confidence, radius = r.prior_set
-    estimated = with_prior_sets(
-        point, kind, confidence=confidence, radius=radius, full_alphabet=order is not None
-    )
+    estimated: EstimatedPriors | EstimatedJointPriors
+    best: Mechanism | None
+    if r.dimension > 1:
+        estimated = estimate_joint(
+            r.source, secret=r.secret, columns=r.columns, pairs=r.pairs, weight=r.weight,
+            categorical=r.categorical, numeric=r.numeric, units=r.units, prior_set=r.prior_set,
+            engine=r.engine, spark=r.spark,
+        )  # fmt: skip
+        fitted, data, util, weights = None, None, None, None
+        mechanisms = None if r.default_set else r.mechanisms  # None: every one that applies
+        point = estimated.scenario.without_sets()
+        best = REGISTRY["optimal"]
+    else:
+        estimated, point, fitted, data, util, mechanisms = _estimate_one_column(r)
+        weights = estimated.secret_weights
+        best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
     scenario = estimated.scenario if fitted is None else fitted.scenario
-    released = point if data is None else data
-    if r.default_set:
-        mappings = releases_labels(released, model, noise, delta)
-        mechanisms = tuple(m for m in mechanisms if m.mapping == mappings)
-    util = _utility(released, point, r.utility)
-    comparison = run_comparison(
-        scenario,
-        epsilons,
-        mechanisms,
-        delta=delta,
-        noise=noise,
-        secret_weights=estimated.secret_weights,
-        utility=util,
-        time_limit=r.time_limit,
-    )
-    best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
+    how: dict[str, Any] = dict(delta=r.delta, noise=r.noise, utility=util, time_limit=r.time_limit)
+    comparison = run_comparison(scenario, r.epsilons, mechanisms, secret_weights=weights, **how)
     if r.point_row and kind != "none" and best is not None:  # the price of the uncertainty
-        at_point = run_comparison(
-            point.scenario, epsilons, (best,), delta=delta, noise=noise, utility=util, time_limit=r.time_limit
-        )
+        at_point = run_comparison(point, r.epsilons, (best,), **how)
         comparison = tuple(
-            r
-            for eps, extra in zip(epsilons, at_point, strict=True)
-            for r in (*(c for c in comparison if c.epsilon == eps), extra)
+            c
+            for eps, extra in zip(r.epsilons, at_point, strict=True)
+            for c in (*(c for c in comparison if c.epsilon == eps), extra)
         )
     comparison = tuple(_with_utility(c, util) for c in comparison)
+    names = [m.name for m in (mechanisms or ())]
     inputs = {
         "data": estimated.source,
         "secret": r.secret,
-        "public": public,
-        "pairs": [list(p) for p in estimated.scenario.pairs],
-        "epsilon": epsilons[0] if len(epsilons) == 1 else list(epsilons),
-        "delta": delta,
+        "public": ",".join(r.columns),
+        "columns": list(r.columns),
+        "pairs": [list(p) for p in r.pairs],
+        "epsilon": r.epsilons[0] if len(r.epsilons) == 1 else list(r.epsilons),
+        "delta": r.delta,
         "prior": r.prior,
-        "noise": noise,
-        "mechanism": "all" if len(mechanisms) == len(MECHANISMS) else [m.name for m in mechanisms],
-        "order": list(order) if order is not None else None,
+        "noise": r.noise,
+        "mechanism": "all" if mechanisms is None or len(names) == len(MECHANISMS) else names,
+        "order": list(r.order) if r.order is not None else None,
         "weight": r.weight,
+        "engine": r.engine,
         "prior_set": kind,
         "confidence": confidence if kind != "none" else None,
         "prior_radius": radius,
         "priors_from": None if r.priors_source is None else r.priors_source.description,
         "utility": None if util is None else util.kind,
     }
+    if r.dimension > 1:
+        inputs["units"] = list(estimated.units)  # type: ignore[union-attr]
     if r.categorical or r.numeric:  # the type overrides, when given
         inputs.update({"categorical": list(r.categorical), "numeric": list(r.numeric)})
-    return TableCalibration(inputs, estimated, fitted, comparison, epsilons, delta, noise, data, util)
+    return TableCalibration(inputs, estimated, fitted, comparison, r.epsilons, r.delta, r.noise, data, util)
+
+
+def _estimate_one_column(
+    r: TableRequest,
+) -> tuple[
+    EstimatedPriors,
+    Scenario,
+    FittedPriors | None,
+    EstimatedPriors | None,
+    Utility | None,
+    tuple[Mechanism, ...],
+]:
+    """One column's estimate: ``(priors with their sets, the point estimate's scenario, fitted
+    priors or None, the released table's estimate with priors_from or None, the utility, the
+    mechanisms narrowed to the column's set)``."""
+    model, n_components = r.prior_model
+    how = dict(
+        secret=r.secret, public=r.public, pairs=r.pairs, order=r.order, weight=r.weight, engine=r.engine,
+        spark=r.spark,
+    )  # fmt: skip
+    data: EstimatedPriors | None = None
+    if r.priors_source is None:
+        point = estimate_from_source(r.source, **how, public_kind=r.public_kind)
+    else:  # the priors from another table, with the codes of both
+        data, point = estimate_two_sources(r.source, r.priors_source, **how, public_kind=r.public_kind)
+    fitted = None
+    if model != "empirical":
+        fitted = fit_priors(point, model, n_components=n_components, rng=r.fit_seed)
+    kind, confidence, radius = r.prior_set
+    estimated = with_prior_sets(
+        point, kind, confidence=confidence, radius=radius, full_alphabet=r.order is not None
+    )
+    released = point if data is None else data
+    mechanisms = r.mechanisms
+    if r.default_set:
+        mappings = releases_labels(released, model, r.noise, r.delta)
+        mechanisms = tuple(m for m in mechanisms if m.mapping == mappings)
+    return estimated, point.scenario, fitted, data, _utility(released, point, r.utility), mechanisms
 
 
 def releases_labels(released: EstimatedPriors, model: str, noise: str, delta: float) -> bool:

@@ -5,7 +5,7 @@ request object that goes from the API and the command line through estimation an
 :func:`pufferfish.pipeline.calibrate.calibrate_table` and :func:`pufferfish.pipeline.release.release`
 build one :class:`TableRequest` for one column or several; the steps below them
 (:func:`~pufferfish.pipeline.calibrate.calibrate_request`, which estimates several columns'
-joint priors by :func:`~pufferfish.pipeline.joint.calibrate_joint`, and the release's steps)
+joint priors by :func:`~pufferfish.tables.estimate.estimate_joint`, and the release's steps)
 read it and never validate an argument again.
 """
 
@@ -73,7 +73,7 @@ class TableRequest:
         Seconds of each mechanism.
     units : tuple of float or None
         Several columns: each column's unit as given (None: the default of
-        :func:`pufferfish.pipeline.joint.default_units`).
+        :func:`pufferfish.tables.estimate.default_units`).
     """
 
     source: TableSource

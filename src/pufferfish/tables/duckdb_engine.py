@@ -28,7 +28,6 @@ from numpy.typing import NDArray
 
 from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.model import (
-    JointAggregates,
     TableAggregates,
     check_columns,
     check_row_counts,
@@ -321,20 +320,28 @@ def mostly_numbers(con: duckdb.DuckDBPyConnection, column: str) -> str | None:
 
 
 def table_aggregates(
-    source: TableSource, *, secret: str, public: str, weight: str | None, public_kind: str | None = None
+    source: TableSource,
+    *,
+    secret: str,
+    columns: Sequence[str],
+    weight: str | None,
+    kinds: Mapping[str, str] | None = None,
 ) -> TableAggregates:
-    """The aggregates behind the priors, by five DuckDB queries (rows never leave DuckDB).
+    """``GROUP BY secret, public columns`` of a table by DuckDB: the aggregates behind the priors
+    of one public column or the joint priors of several (rows never leave DuckDB).
 
     Parameters
     ----------
     source : TableSource
         The table.
-    secret, public : str
-        Secret and public columns.
+    secret : str
+        Secret column.
+    columns : sequence of str
+        The public columns, ``d >= 1`` (distinct, each a column of the table).
     weight : str, optional
-        Frequency-weight column.
-    public_kind : {"categorical", "numeric"}, optional
-        How to read the public column; default: numeric if DuckDB's type is numeric.
+        Frequency-weight column (numeric, >= 0).
+    kinds : mapping of str to {"categorical", "numeric"}, optional
+        How to read a public column; default numeric if DuckDB's type is numeric.
 
     Returns
     -------
@@ -343,101 +350,9 @@ def table_aggregates(
     Raises
     ------
     DataError
-        If the table cannot be read, a column is unknown, or a public column read as numeric holds
-        text that is not a number.
-    """
-    with connect() as con:
-        try:
-            rel = open_table(con, source)
-            columns = list(rel.columns)
-            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-            check_columns(columns, secret=secret, public=public, weight=weight)
-            sniffed_numeric = is_numeric_type(types[public])
-            categorical = public_kind == "categorical" or (public_kind is None and not sniffed_numeric)
-            if source.kind == "csv":  # labels as written: the secret, and a public column read as text
-                text = [secret] + ([public] if categorical or not sniffed_numeric else [])
-                rel = open_table(con, source, text_columns=text)
-            con.register("t", rel)
-            s_col, p_col = quote_identifier(secret), quote_identifier(public)
-            w_expr = f"CAST({quote_identifier(weight)} AS DOUBLE)" if weight else "1.0"
-            check_numbers(con, types, weight=weight, numeric=[] if categorical else [public])
-            hint = mostly_numbers(con, public) if categorical and public_kind is None else None
-            p_expr = f"CAST({p_col} AS VARCHAR)" if categorical else f"CAST({p_col} AS DOUBLE)"
-            valid = f"{s_col} IS NOT NULL AND {p_col} IS NOT NULL"
-            if weight:
-                valid += f" AND {quote_identifier(weight)} IS NOT NULL"
-            total, dropped, negative = con.execute(
-                f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
-                f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})) FROM t"
-            ).fetchone()  # type: ignore[misc]
-            non_finite = 0
-            if not categorical:
-                bad = con.execute(f"SELECT count(*) FROM t WHERE NOT isfinite({p_expr})").fetchone()
-                non_finite = int(bad[0]) if bad else 0
-            # Alphabet of the public column over the whole table (the release covers every row).
-            labels = [
-                r[0]
-                for r in con.execute(
-                    f"SELECT DISTINCT {p_expr} FROM t WHERE {p_col} IS NOT NULL ORDER BY 1"
-                ).fetchall()
-            ]
-            secret_values = {
-                r[0]
-                for r in con.execute(
-                    f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
-                ).fetchall()
-            }
-            counts = con.execute(
-                f"SELECT CAST({s_col} AS VARCHAR), {p_expr}, count(*), sum({w_expr}), "
-                f"sum({w_expr} * {w_expr}) FROM t "
-                f"WHERE {valid} GROUP BY 1, 2"
-            ).fetchall()
-        except duckdb.Error as exc:
-            raise read_error(exc, "the table") from None
-    return TableAggregates(
-        rows_total=int(total),
-        rows_dropped=int(dropped),
-        negative_weights=int(negative),
-        non_finite_public=non_finite,
-        categorical=categorical,
-        public_type=types[public],
-        labels=labels,
-        secret_values=secret_values,
-        counts=[(str(a), b, int(n), float(w), float(w2)) for a, b, n, w, w2 in counts],
-        hint=hint,
-    )
-
-
-def joint_aggregates(
-    source: TableSource,
-    *,
-    secret: str,
-    columns: Sequence[str],
-    weight: str | None,
-    kinds: Mapping[str, str] | None = None,
-) -> JointAggregates:
-    """``GROUP BY secret, columns`` of a table by DuckDB: the joint priors' counts.
-
-    Parameters
-    ----------
-    source : TableSource
-    secret : str
-    columns : sequence of str
-        The public columns (distinct, each a column of the table).
-    weight : str, optional
-        Frequency-weight column (numeric, >= 0).
-    kinds : mapping of str to {"categorical", "numeric"}, optional
-        How to read a column; default numeric if DuckDB's type is numeric.
-
-    Returns
-    -------
-    JointAggregates
-
-    Raises
-    ------
-    DataError
         If the table cannot be read or has no rows, a column is unknown, a weight is not a number,
-        negative or NaN, or a numeric public column holds a non-number or a non-finite value.
+        negative or NaN, or a public column read as numeric holds a non-number or a non-finite
+        value (:func:`~pufferfish.tables.model.check_row_counts`).
     """
     kinds = dict(kinds or {})
     with connect() as con:
@@ -447,13 +362,16 @@ def joint_aggregates(
             types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
             for col in columns:
                 check_columns(names, secret=secret, public=col, weight=weight)
+            sniffed = [is_numeric_type(types[c]) for c in columns]
             categorical = tuple(
-                kinds.get(c) == "categorical" or (kinds.get(c) is None and not is_numeric_type(types[c]))
-                for c in columns
+                kinds.get(c) == "categorical" or (kinds.get(c) is None and not num)
+                for c, num in zip(columns, sniffed, strict=True)
             )
-            if source.kind == "csv":  # labels as written
-                text = [secret] + [c for c, cat in zip(columns, categorical, strict=True) if cat]
-                rel = open_table(con, source, text_columns=text)
+            if source.kind == "csv":  # labels as written: the secret, and public columns read as text
+                text = [
+                    c for c, cat, num in zip(columns, categorical, sniffed, strict=True) if cat or not num
+                ]
+                rel = open_table(con, source, text_columns=[secret, *text])
             con.register("t", rel)
             s_col = quote_identifier(secret)
             exprs = [
@@ -465,6 +383,10 @@ def joint_aggregates(
             )
             numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
             check_numbers(con, types, weight=weight, numeric=numeric)
+            hints = tuple(
+                mostly_numbers(con, c) if cat and kinds.get(c) is None else None
+                for c, cat in zip(columns, categorical, strict=True)
+            )
             w_expr = "1.0"
             if weight:
                 valid += f" AND {quote_identifier(weight)} IS NOT NULL"
@@ -478,6 +400,7 @@ def joint_aggregates(
                 f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})){finite} FROM t"
             ).fetchone()  # type: ignore[misc]
             check_row_counts(int(total), weight, int(negative), dict(zip(numeric, non_finite, strict=True)))
+            # Each column's alphabet over the whole table (the release covers every row).
             labels = tuple(
                 [
                     r[0]
@@ -485,20 +408,32 @@ def joint_aggregates(
                         f"SELECT DISTINCT {e} FROM t WHERE {e} IS NOT NULL ORDER BY 1"
                     ).fetchall()
                 ]
-                if cat
-                else []
-                for e, cat in zip(exprs, categorical, strict=True)
+                for e in exprs
             )
+            secret_values = {
+                r[0]
+                for r in con.execute(
+                    f"SELECT DISTINCT CAST({s_col} AS VARCHAR) FROM t WHERE {s_col} IS NOT NULL"
+                ).fetchall()
+            }
             keys = ", ".join(str(k + 2) for k in range(len(columns)))
             rows = con.execute(
-                f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, sum({w_expr}), "
-                f"sum(({w_expr}) ^ 2) FROM t "
-                f"WHERE {valid} GROUP BY 1, {keys}"
+                f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, count(*), sum({w_expr}), "
+                f"sum({w_expr} * {w_expr}) FROM t WHERE {valid} GROUP BY 1, {keys}"
             ).fetchall()
         except duckdb.Error as exc:
             raise read_error(exc, "the table") from None
-    counts = [(str(r[0]), tuple(r[1:-2]), float(r[-2]), float(r[-1])) for r in rows]
-    return JointAggregates(int(total), int(dropped), categorical, labels, counts)
+    counts = [(str(r[0]), tuple(r[1:-3]), int(r[-3]), float(r[-2]), float(r[-1])) for r in rows]
+    return TableAggregates(
+        rows_total=int(total),
+        rows_dropped=int(dropped),
+        categorical=categorical,
+        types=tuple(types[c] for c in columns),
+        labels=labels,
+        secret_values=secret_values,
+        counts=counts,
+        hints=hints,
+    )
 
 
 def estimate_class_counts(

@@ -1,4 +1,6 @@
-"""Empirical priors from a table: ``P(public = x | secret = v)`` for each secret of the pairs.
+"""Empirical priors from a table: ``P(public = x | secret = v)`` for each secret of the pairs, of
+one public column (:func:`estimate_from_source`) or of a tuple of several
+(:func:`estimate_joint`).
 
 The prior of the public column given each secret value is ``(rows or summed weights with secret
 v and public x) / (rows with secret v)``, as in seed 001 sec 6.1 and seed 000 Fig 5 and 9. An
@@ -10,7 +12,7 @@ engines give the same priors on the same data.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,7 +21,12 @@ import numpy as np
 from pufferfish._checks import short_repr
 from pufferfish.priors.distributions import DiscretePrior, to_release_grid
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
-from pufferfish.tables.model import EstimatedPriors, SecretGroup, TableAggregates, check_row_counts
+from pufferfish.tables.model import (
+    EstimatedJointPriors,
+    EstimatedPriors,
+    SecretGroup,
+    TableAggregates,
+)
 from pufferfish.tables.source import (
     CsvOptions,
     DataError,
@@ -216,7 +223,8 @@ def estimate_from_source(
     :func:`priors_from_aggregates` builds the priors.
     """
     check_markers_and_pairs(source, pairs)
-    agg = _aggregates(source, secret, public, pairs, weight, engine, spark, public_kind)
+    kinds = {} if public_kind is None else {public: public_kind}
+    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds)
     return priors_from_aggregates(
         agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description
     )
@@ -259,16 +267,18 @@ def estimate_two_sources(
         As :func:`estimate_from_source`, or if the public column is text in one table and numeric
         in the other.
     """
-    agg = _aggregates(source, secret, public, pairs, weight, engine, spark, public_kind)
-    agg_p = _aggregates(priors_source, secret, public, pairs, weight, engine, spark, public_kind)
+    kinds = {} if public_kind is None else {public: public_kind}
+    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds)
+    agg_p = _aggregates(priors_source, secret, (public,), weight, engine, spark, kinds)
     if agg.categorical != agg_p.categorical:
-        kinds = ["categorical" if a.categorical else "numeric" for a in (agg, agg_p)]
+        kinds_read = ["categorical" if a.categorical[0] else "numeric" for a in (agg, agg_p)]
         raise DataError(
-            f"public column {public!r} is {kinds[0]} in the data but {kinds[1]} in the priors' table; "
+            f"public column {public!r} is {kinds_read[0]} in the data but {kinds_read[1]} in the priors' "
+            "table; "
             "give --categorical or --numeric"
         )
-    if agg.categorical and order is None:
-        order = sorted(set(agg.labels) | set(agg_p.labels))
+    if agg.categorical[0] and order is None:
+        order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]))
     common = dict(secret=secret, public=public, pairs=pairs, order=order, weight=weight)
     return (
         priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
@@ -276,32 +286,154 @@ def estimate_two_sources(
     )
 
 
+def default_units(
+    given: Sequence[float | None], categorical: Sequence[bool], values: Sequence[Sequence[float]]
+) -> tuple[float, ...]:
+    """Each column's unit: as given, else 1 for a categorical column (a change of label) and the
+    range ``max - min`` of a numeric column's values (1 if the column is constant).
+
+    Parameters
+    ----------
+    given : sequence of float or None
+        :func:`~pufferfish.pipeline.request.parse_units`.
+    categorical : sequence of bool
+    values : sequence of sequences of float
+        The values of each column over the rows used (codes for a categorical one).
+    """
+    out = []
+    for w, cat, vals in zip(given, categorical, values, strict=True):
+        if w is None:
+            span = float(max(vals) - min(vals)) if (len(vals) and not cat) else 0.0
+            w = span if span > 0 and math.isfinite(span) else 1.0
+        out.append(float(w))
+    return tuple(out)
+
+
+def estimate_joint(
+    source: TableSource,
+    *,
+    secret: str,
+    columns: Sequence[str],
+    pairs: list[tuple[str, str]],
+    weight: str | None,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    units: Sequence[float | None] = (),
+    prior_set: tuple[str, float, float | None] = ("none", 0.95, None),
+    engine: str = "duckdb",
+    spark: Any = None,
+) -> EstimatedJointPriors:
+    """The empirical joint priors of ``d >= 2`` public columns given each secret of the pairs
+    (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
+
+    The engine counts the distinct tuples per secret (only aggregates reach Python); a
+    categorical column is coded ``0, 1, ...`` in the sorted order of its labels, a numeric one
+    is used as it is, on the release grid. The metric ``d(x, x') = sum_k d_k(x_k, x'_k) / w_k``
+    (absolute difference on a numeric column, Hamming on a categorical one) puts the columns on
+    one scale (:func:`default_units`). With a prior set (``prior_set[0]`` ``"dkw"`` or ``"l1"``)
+    each secret gets the L1 ball around its joint distribution on the tuples of the pairs' groups
+    (:func:`pufferfish.priors.balls.joint_balls`; ``dkw`` on several columns is this ball: a CDF
+    band has no product form), of Kish's effective size for weighted rows.
+
+    Parameters
+    ----------
+    source : TableSource
+    secret : str
+    columns : sequence of str
+        Two or more distinct public columns.
+    pairs : list of (str, str)
+        Checked pairs (:func:`check_pairs`).
+    weight : str or None
+    categorical, numeric : sequence of str
+        Columns read as labels or as numbers where the engine's guess is wrong.
+    units : sequence of float or None
+        Each column's unit as given (None or empty: the default).
+    prior_set : (str, float, float or None)
+        ``(kind, confidence, radius)`` (:func:`pufferfish.priors.sets.check_prior_set`).
+    engine : {"duckdb", "spark"}
+    spark : pyspark.sql.SparkSession or None
+
+    Returns
+    -------
+    EstimatedJointPriors
+
+    Raises
+    ------
+    ValueError
+        On fewer than two columns, or ``categorical``/``numeric`` naming a column twice or one
+        that is not the secret, a public or the weight column (:func:`check_kind_lists`), or more
+        than :data:`~pufferfish.priors.joint.MAX_TUPLES` distinct tuples for a secret.
+    DataError
+        If the table cannot be read, a column is unknown, or a secret of the pairs has no row with
+        every public column present.
+    """
+    from pufferfish.priors.balls import joint_balls
+    from pufferfish.priors.joint import JointPrior, Metric
+
+    columns = tuple(columns)
+    if len(columns) < 2:
+        raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
+    check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
+    check_markers_and_pairs(source, pairs)
+    kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
+    agg = _aggregates(source, secret, columns, weight, engine, spark, kinds)
+    labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
+    codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
+    rows: dict[str, tuple[list[list[float]], list[float], list[float]]] = {}
+    for s, values, _, n, n2 in agg.counts:  # numbers on the release grid, as every released value
+        tup = [
+            codes[k][v] if agg.categorical[k] else float(to_release_grid(float(v)))
+            for k, v in enumerate(values)
+        ]
+        xs, ws, w2 = rows.setdefault(s, ([], [], []))
+        xs.append(tup)
+        ws.append(n)
+        w2.append(n2)
+    secrets = list(dict.fromkeys(s for pair in pairs for s in pair))
+    for s in secrets:
+        _check_secret_value(s, agg.secret_values, secret)
+    missing = [s for s in secrets if s not in rows]
+    if missing:
+        raise DataError(
+            f"secret value(s) {missing} of the pairs have no row with every public column present"
+        )
+    conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
+    every = [r for xs, _, _ in rows.values() for r in xs]
+    w = default_units(tuple(units) or (None,) * len(columns), agg.categorical, list(zip(*every, strict=True)))
+    metric = Metric(
+        w, tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True))
+    )
+    kind, confidence, radius = prior_set
+    balls = None
+    if kind != "none":
+        sizes = {s: sum(rows[s][1]) ** 2 / sum(rows[s][2]) for s in secrets}  # Kish (rows unweighted)
+        balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
+    scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, balls),), metric)
+    return EstimatedJointPriors(
+        scenario, secret, columns, weight, agg.categorical, labels, w, agg.rows_total, agg.rows_dropped,
+        source.description,
+    )  # fmt: skip
+
+
 def _aggregates(
     source: TableSource,
     secret: str,
-    public: str,
-    pairs: list[tuple[str, str]],
+    columns: Sequence[str],
     weight: str | None,
     engine: str,
     spark: Any,
-    public_kind: str | None,
+    kinds: Mapping[str, str],
 ) -> TableAggregates:
-    """The engine's :class:`TableAggregates` of ``source``."""
+    """The engine's :class:`TableAggregates` of ``source`` for ``d >= 1`` public columns."""
     if engine == "spark":
         from pufferfish.tables.spark_engine import table_aggregates as spark_aggregates
 
         return spark_aggregates(
-            source,
-            secret=secret,
-            public=public,
-            pairs=pairs,
-            weight=weight,
-            spark=spark,
-            public_kind=public_kind,
+            source, secret=secret, columns=columns, weight=weight, kinds=kinds, spark=spark
         )
     from pufferfish.tables.duckdb_engine import table_aggregates
 
-    return table_aggregates(source, secret=secret, public=public, weight=weight, public_kind=public_kind)
+    return table_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
 
 
 def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]:
@@ -335,18 +467,17 @@ def priors_from_aggregates(
         As :func:`estimate_priors`.
     """
     agg = aggregates
-    check_row_counts(agg.rows_total, weight, agg.negative_weights, {public: agg.non_finite_public})
-    labels = sorted(agg.labels)
+    categorical, labels = agg.categorical[0], sorted(agg.labels[0])
     if not labels:
         raise DataError(f"public column {public!r} has no non-missing value")
-    if not agg.categorical and max(abs(labels[0]), abs(labels[-1])) > PUBLIC_MAX:
+    if not categorical and max(abs(labels[0]), abs(labels[-1])) > PUBLIC_MAX:
         big = labels[0] if abs(labels[0]) > abs(labels[-1]) else labels[-1]
         raise DataError(
             f"public column {public!r} must hold numbers within +-{PUBLIC_MAX:g} (their squares and "
             f"spreads must stay finite in float64), got {big!r}; rescale the column"
         )
     mapping: tuple[tuple[str, int], ...] = ()
-    if agg.categorical:
+    if categorical:
         alphabet = _category_order(labels, order, public)
         mapping = tuple((label, k) for k, label in enumerate(alphabet))
         index = {label: k for label, k in mapping}
@@ -354,7 +485,7 @@ def priors_from_aggregates(
     else:
         if order is not None:
             raise DataError(
-                f"order applies to a categorical public column; {public!r} is numeric ({agg.public_type})"
+                f"order applies to a categorical public column; {public!r} is numeric ({agg.types[0]})"
             )
         # the released centres: values rounded to the release grid (priors.to_release_grid)
         on_grid = to_release_grid(np.asarray(labels, dtype=np.float64))
@@ -370,7 +501,7 @@ def priors_from_aggregates(
     squares = {s: 0.0 for s in secrets}
     weights = {s: np.zeros(support.size) for s in secrets}
     marginal = np.zeros(support.size)
-    for s, value, n, w, w2 in agg.counts:
+    for s, (value,), n, w, w2 in agg.counts:
         marginal[index[value]] += float(w)
         if s in weights:
             weights[s][index[value]] += float(w)
@@ -379,12 +510,7 @@ def priors_from_aggregates(
     conditionals: dict[str, DiscretePrior] = {}
     groups = []
     for s in secrets:
-        if s not in agg.secret_values:
-            known = sorted(agg.secret_values)
-            shown = ", ".join(short_repr(v) for v in known[:12]) + (", ..." if len(known) > 12 else "")
-            raise DataError(
-                f"secret value {short_repr(s)} does not occur in column {secret!r}; values are {shown}"
-            )
+        _check_secret_value(s, agg.secret_values, secret)
         total_w = float(weights[s].sum())
         if rows[s] == 0 or not total_w > 0 or not math.isfinite(total_w):
             raise DataError(
@@ -399,7 +525,7 @@ def priors_from_aggregates(
         secret_column=secret,
         public_column=public,
         weight_column=weight,
-        categorical=agg.categorical,
+        categorical=categorical,
         mapping=mapping,
         support=support,
         groups=tuple(groups),
@@ -407,8 +533,19 @@ def priors_from_aggregates(
         rows_dropped=agg.rows_dropped,
         source=source,
         marginal=marginal,
-        read_hint=agg.hint,
+        read_hint=agg.hints[0],
     )
+
+
+def _check_secret_value(value: str, known: set[str], secret: str) -> None:
+    """Refuse a secret value of the pairs that does not occur in the secret column, listing the
+    values that do (up to 12)."""
+    if value not in known:
+        values = sorted(known)
+        shown = ", ".join(short_repr(v) for v in values[:12]) + (", ..." if len(values) > 12 else "")
+        raise DataError(
+            f"secret value {short_repr(value)} does not occur in column {secret!r}; values are {shown}"
+        )
 
 
 def _check_pair_values(pair: Any) -> tuple[str, str]:

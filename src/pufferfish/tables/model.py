@@ -1,5 +1,5 @@
 """What the engines and the estimate share: the aggregates an engine computes from a table
-(:class:`TableAggregates`, :class:`JointAggregates`), the priors built from them
+(:class:`TableAggregates`, of one public column or several), the priors built from them
 (:class:`EstimatedPriors` of one column, :class:`EstimatedJointPriors` of several), and the checks
 both make. The engines (:mod:`~pufferfish.tables.duckdb_engine`,
 :mod:`~pufferfish.tables.spark_engine`) import this module, and :mod:`~pufferfish.tables.estimate`
@@ -247,66 +247,43 @@ def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: s
 
 @dataclass(frozen=True)
 class TableAggregates:
-    """What an engine (DuckDB, Spark) computes from a table to estimate the priors.
+    """What an engine (DuckDB, Spark) computes from a table to estimate the priors of ``d >= 1``
+    public columns: one ``GROUP BY secret, columns`` and the columns' alphabets.
 
     Every field is an aggregate (counts, sums, distinct values), never a row, so an engine on a
-    cluster returns it without collecting the table.
+    cluster returns it without collecting the table. The engine has already refused a table
+    without rows, negative or NaN weights and non-finite numbers
+    (:func:`check_row_counts`).
 
     Attributes
     ----------
     rows_total, rows_dropped : int
         All rows; rows with a missing secret, public value or weight.
-    negative_weights, non_finite_public : int
-        Rows with a negative or NaN weight; rows whose numeric public value is not finite.
-    categorical : bool
-        Whether the public column is text (codes by ``order``) rather than numeric.
-    public_type : str
-        The engine's name of the public column's type (for messages).
-    labels : list of str or list of float
-        Distinct non-missing public values, sorted (text for a categorical column, float64
-        otherwise).
+    categorical : tuple of bool
+        Per public column: text (labels, coded later) rather than numbers.
+    types : tuple of str
+        The engine's name of each public column's type (for messages).
+    labels : tuple of list of str or list of float
+        Per public column its distinct non-missing values over the whole table, sorted (text
+        for a categorical column, float64 otherwise).
     secret_values : set of str
         Distinct non-missing secret values, as text.
-    counts : list of (str, str or float, int, float, float)
-        ``(secret, public value, rows, sum of weights, sum of squared weights)`` per group of
-        valid rows.
-    """
-
-    rows_total: int
-    rows_dropped: int
-    negative_weights: int
-    non_finite_public: int
-    categorical: bool
-    public_type: str
-    labels: list[Any]
-    secret_values: set[str]
-    counts: list[tuple[str, Any, int, float, float]]
-    hint: str | None = None
-
-
-@dataclass(frozen=True)
-class JointAggregates:
-    """Counts of the tuples of several public columns per secret value (issue 17).
-
-    Attributes
-    ----------
-    rows_total, rows_dropped : int
-        Rows of the table, and rows left out of the priors (a missing secret, public value or
-        weight).
-    categorical : tuple of bool
-        Per column: read as labels (coded ``0, 1, ...`` in sorted order) or as numbers.
-    labels : tuple of list of str
-        Per categorical column its sorted labels over the whole table (empty for numeric ones).
-    counts : list of (str, tuple, float, float)
-        ``(secret value, tuple of values or labels, summed weight, summed squared weight)`` for
-        every group (the squares give Kish's effective size of a weighted group).
+    counts : list of (str, tuple, int, float, float)
+        ``(secret, tuple of public values, rows, sum of weights, sum of squared weights)`` per
+        group of valid rows (the squares give Kish's effective size of a weighted group).
+    hints : tuple of str or None
+        Per public column what may have been read wrongly and the option that fixes it: a column
+        read as text whose values are mostly numbers (issue 33).
     """
 
     rows_total: int
     rows_dropped: int
     categorical: tuple[bool, ...]
-    labels: tuple[list[str], ...]
-    counts: list[tuple[str, tuple[Any, ...], float, float]]
+    types: tuple[str, ...]
+    labels: tuple[list[Any], ...]
+    secret_values: set[str]
+    counts: list[tuple[str, tuple[Any, ...], int, float, float]]
+    hints: tuple[str | None, ...]
 
 
 def check_row_counts(

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pufferfish.priors.distributions import to_release_grid
-from pufferfish.tables.model import JointAggregates, TableAggregates, check_columns, check_row_counts
+from pufferfish.tables.model import TableAggregates, check_columns, check_row_counts
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
 
@@ -144,120 +144,14 @@ def table_aggregates(
     source: TableSource,
     *,
     secret: str,
-    public: str,
-    pairs: Sequence[tuple[str, str]],
-    weight: str | None = None,
-    spark: Any = None,
-    public_kind: str | None = None,
-) -> TableAggregates:
-    """The aggregates behind the priors, computed by Spark where the data lives.
-
-    Parameters
-    ----------
-    source : TableSource
-        See :func:`read_table`.
-    secret, public, weight :
-        Columns, as :func:`pufferfish.tables.estimate.estimate_priors`.
-    pairs : sequence of (str, str)
-        Checked pairs (every secret's group is counted, as by the DuckDB engine: the released
-        rows' distribution weighs the mappings' expected accuracy).
-    spark : pyspark.sql.SparkSession, optional
-        Session (default: :func:`spark_session`).
-    public_kind : {"categorical", "numeric"}, optional
-        How to read the public column; default: numeric if Spark infers a numeric type.
-
-    Returns
-    -------
-    TableAggregates
-        The same aggregates as the DuckDB engine's on the same data, so the same priors.
-        Weight sums are float64 sums, exact for integer weights (below 2^53).
-
-    Raises
-    ------
-    DataError
-        If Spark cannot read the table or a column is unknown; ValueError if pyspark is missing.
-
-    Notes
-    -----
-    Four Spark jobs: row counts (all, dropped, bad weights, non-finite public values), the
-    distinct public values, the distinct secret values, and the grouped counts and weight sums of
-    every secret value. Only these aggregates reach the driver.
-    """
-    session = spark_session(spark)
-    F = _pyspark().functions
-    df = read_table(session, source)
-    check_columns(df.columns, secret=secret, public=public, weight=weight)
-    types = dict(df.dtypes)
-    inferred_numeric = types[public].startswith(_SPARK_NUMERIC)
-    categorical = public_kind == "categorical" or (public_kind is None and not inferred_numeric)
-    if source.kind != "spark-dataframe":  # labels as written: the secret and a public column read as text
-        text = [secret] + ([public] if categorical or not inferred_numeric else [])
-        df = read_table(session, source, text_columns=text)
-        types = dict(df.dtypes)
-    s_col, p_col = F.col(f"`{secret}`"), F.col(f"`{public}`")
-    w_expr = F.col(f"`{weight}`").cast("double") if weight else F.lit(1.0)
-    p_expr = p_col.cast("string") if categorical else p_col.cast("double")
-    valid = s_col.isNotNull() & p_col.isNotNull()
-    if weight:
-        valid = valid & F.col(f"`{weight}`").isNotNull()
-    bad_weight = (w_expr < 0) | F.isnan(w_expr)
-    non_finite = (
-        F.lit(False)
-        if categorical
-        else p_col.isNotNull() & (F.isnan(p_expr) | (F.abs(p_expr) == float("inf")))
-    )
-    try:
-        if not categorical and not inferred_numeric:  # --numeric on a column Spark reads as text
-            wrong = df.where(p_col.isNotNull() & p_col.cast("double").isNull()).select(p_col).first()
-            if wrong is not None:
-                raise DataError(
-                    f"public column {public!r} is read as numeric but holds {wrong[0]!r}, not a number"
-                )
-        total, dropped, negative, bad = df.agg(
-            F.count(F.lit(1)),
-            F.count(F.when(~valid, 1)),
-            F.count(F.when(bad_weight, 1)),
-            F.count(F.when(non_finite, 1)),
-        ).first()
-        labels = [r[0] for r in df.where(p_col.isNotNull()).select(p_expr.alias("v")).distinct().collect()]
-        secret_values = {
-            r[0]
-            for r in df.where(s_col.isNotNull()).select(s_col.cast("string").alias("s")).distinct().collect()
-        }
-        counts = (  # every secret's group, as DuckDB counts them (the released rows' distribution)
-            df.where(valid)
-            .groupBy(s_col.cast("string").alias("s"), p_expr.alias("v"))
-            .agg(F.count(F.lit(1)).alias("n"), F.sum(w_expr).alias("w"), F.sum(w_expr * w_expr).alias("w2"))
-            .collect()
-        )
-    except DataError:
-        raise
-    except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
-        raise DataError(f"cannot read the table with Spark: {first_line(exc)}") from None
-    return TableAggregates(
-        rows_total=int(total),
-        rows_dropped=int(dropped),
-        negative_weights=int(negative),
-        non_finite_public=int(bad),
-        categorical=categorical,
-        public_type=types[public],
-        labels=sorted(labels),
-        secret_values=secret_values,
-        counts=[(str(r["s"]), r["v"], int(r["n"]), float(r["w"]), float(r["w2"])) for r in counts],
-    )
-
-
-def joint_aggregates(
-    source: TableSource,
-    *,
-    secret: str,
     columns: Sequence[str],
-    weight: str | None,
+    weight: str | None = None,
     kinds: Mapping[str, str] | None = None,
     spark: Any = None,
-) -> JointAggregates:
-    """``GROUP BY secret, columns`` of a table by Spark: the joint priors' counts (issue 31), the
-    aggregates :func:`pufferfish.tables.duckdb_engine.joint_aggregates` computes with DuckDB.
+) -> TableAggregates:
+    """``GROUP BY secret, public columns`` of a table by Spark, where the data lives: the
+    aggregates :func:`pufferfish.tables.duckdb_engine.table_aggregates` computes with DuckDB, for
+    one public column or several.
 
     Parameters
     ----------
@@ -265,28 +159,34 @@ def joint_aggregates(
         See :func:`read_table`.
     secret : str
     columns : sequence of str
-        The public columns (distinct, each a column of the table).
+        The public columns, ``d >= 1`` (distinct, each a column of the table).
     weight : str, optional
         Frequency-weight column (numeric, >= 0).
     kinds : mapping of str to {"categorical", "numeric"}, optional
-        How to read a column; default numeric if Spark infers a numeric type.
+        How to read a public column; default numeric if Spark infers a numeric type.
     spark : pyspark.sql.SparkSession, optional
+        Session (default: :func:`spark_session`).
 
     Returns
     -------
-    JointAggregates
+    TableAggregates
+        The same aggregates as the DuckDB engine's on the same data, so the same priors (every
+        secret's group counted: the released rows' distribution weighs the mappings' expected
+        accuracy). Weight sums are float64 sums, exact for integer weights (below 2^53). The
+        read hint of issue 33 is DuckDB's only (None here).
 
     Raises
     ------
     DataError
         If Spark cannot read the table or it has no rows, a column is unknown, a weight is
-        negative or NaN, or a numeric public column holds a non-number or a non-finite value.
+        negative or NaN, or a numeric public column holds a non-number or a non-finite value;
+        ValueError if pyspark is missing.
 
     Notes
     -----
-    Three Spark jobs: row counts (all, dropped, bad weights, non-finite values per numeric
-    column), the distinct labels of each categorical column, and the grouped weight sums. Only
-    these aggregates reach the driver.
+    Four Spark jobs: row counts (all, dropped, bad weights, non-finite values per numeric
+    column), the distinct values of each column, the distinct secret values, and the grouped
+    counts and weight sums. Only these aggregates reach the driver.
     """
     kinds = dict(kinds or {})
     session = spark_session(spark)
@@ -302,6 +202,7 @@ def joint_aggregates(
     if source.kind != "spark-dataframe":  # labels as written: text columns read as text
         text = [secret] + [c for c, cat in zip(columns, categorical, strict=True) if cat or not inferred[c]]
         df = read_table(session, source, text_columns=text)
+        types = dict(df.dtypes)
     s_col = F.col(f"`{secret}`")
     cols = [F.col(f"`{c}`") for c in columns]
     exprs = [c.cast("string" if cat else "double") for c, cat in zip(cols, categorical, strict=True)]
@@ -313,13 +214,7 @@ def joint_aggregates(
         valid = valid & F.col(f"`{weight}`").isNotNull()
     numeric = [k for k, cat in enumerate(categorical) if not cat]
     try:
-        for k in numeric:
-            if not inferred[columns[k]]:  # --numeric on a column Spark reads as text
-                bad = df.where(cols[k].isNotNull() & cols[k].cast("double").isNull()).select(cols[k]).first()
-                if bad is not None:
-                    raise DataError(
-                        f"public column {columns[k]!r} is read as numeric but holds {bad[0]!r}, not a number"
-                    )
+        _check_numbers(df, [(columns[k], cols[k]) for k in numeric if not inferred[columns[k]]])
         non_finite = [
             F.count(F.when(cols[k].isNotNull() & (F.isnan(exprs[k]) | (F.abs(exprs[k]) == float("inf"))), 1))
             for k in numeric
@@ -338,25 +233,53 @@ def joint_aggregates(
         )
         labels = tuple(
             sorted(r[0] for r in df.where(c.isNotNull()).select(e.alias("v")).distinct().collect())
-            if cat
-            else []
-            for c, e, cat in zip(cols, exprs, categorical, strict=True)
+            for c, e in zip(cols, exprs, strict=True)
         )
-        names = [f"v{k}" for k in range(len(columns))]
-        rows = (
-            df.where(valid)
-            .groupBy(
-                s_col.cast("string").alias("s"), *[e.alias(n) for e, n in zip(exprs, names, strict=True)]
-            )
-            .agg(F.sum(w_expr).alias("w"), F.sum(w_expr * w_expr).alias("w2"))
-            .collect()
-        )
+        secret_values = {
+            r[0]
+            for r in df.where(s_col.isNotNull()).select(s_col.cast("string").alias("s")).distinct().collect()
+        }
+        counts = _grouped_counts(df.where(valid), s_col, exprs, w_expr)
     except DataError:
         raise
     except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
         raise DataError(f"cannot read the table with Spark: {first_line(exc)}") from None
-    counts = [(str(r["s"]), tuple(r[n] for n in names), float(r["w"]), float(r["w2"])) for r in rows]
-    return JointAggregates(int(total), int(dropped), categorical, labels, counts)
+    return TableAggregates(
+        rows_total=int(total),
+        rows_dropped=int(dropped),
+        categorical=categorical,
+        types=tuple(types[c] for c in columns),
+        labels=labels,
+        secret_values=secret_values,
+        counts=counts,
+        hints=(None,) * len(columns),
+    )
+
+
+def _check_numbers(df: Any, columns: Sequence[tuple[str, Any]]) -> None:
+    """Refuse, naming the first non-number, a public column read as numbers (``--numeric``) that
+    Spark reads as text; ``columns`` holds ``(name, Spark column)``."""
+    for name, col in columns:
+        bad = df.where(col.isNotNull() & col.cast("double").isNull()).select(col).first()
+        if bad is not None:
+            raise DataError(f"public column {name!r} is read as numeric but holds {bad[0]!r}, not a number")
+
+
+def _grouped_counts(valid_rows: Any, s_col: Any, exprs: Sequence[Any], w_expr: Any) -> list[Any]:
+    """``(secret, tuple of values, rows, sum of weights, sum of squared weights)`` per group of
+    the valid rows (one Spark job; only the groups reach the driver)."""
+    F = _pyspark().functions
+    names = [f"v{k}" for k in range(len(exprs))]
+    rows = (
+        valid_rows.groupBy(
+            s_col.cast("string").alias("s"), *[e.alias(n) for e, n in zip(exprs, names, strict=True)]
+        )
+        .agg(F.count(F.lit(1)).alias("n"), F.sum(w_expr).alias("w"), F.sum(w_expr * w_expr).alias("w2"))
+        .collect()
+    )
+    return [
+        (str(r["s"]), tuple(r[n] for n in names), int(r["n"]), float(r["w"]), float(r["w2"])) for r in rows
+    ]
 
 
 def _perturb_partition(
