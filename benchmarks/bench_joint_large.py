@@ -15,7 +15,9 @@ process (through :data:`pufferfish.cli.app.app`) and prints its wall time and pe
   default prior set (the L1 balls, :mod:`pufferfish.priors.balls`).
 
 The large cases run on the point estimate (``--prior-set none``); with the default set they answer
-"not run" (the worst case over the balls evaluates every grid vertex against every tuple).
+"not run" (the worst case over the balls evaluates every grid vertex against every tuple). Under a
+set, the best mechanism at the point estimate is listed beside the set's rows (``(estimate
+only)``), as for one column.
 
 ``--bytes`` also prints the peak bytes per grid vertex of one product-Laplace check (3,000 x
 3,000 vertices) and per ``n x m`` entry of each transport plan (2,000 x 2,000 tuples), each in a
@@ -130,9 +132,11 @@ def main() -> None:
             rows = payload["results"]
             sizes = payload["tuples"]
             print(f"{name}: {seconds:.1f} s, peak {peak:.0f} MiB; tuples {sizes}")
+            under_set = payload["prior_set"]["kind"] != "none"
             for r in rows:
                 what = r.get("scale") if r.get("scale") is not None else r.get("reason", "")
-                print(f"  {r.get('mechanism')}: {what}")
+                point = under_set and (r.get("prior_set") or {}).get("kind") == "none"
+                print(f"  {r.get('mechanism')}{' (estimate only)' if point else ''}: {what}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from sklearn.datasets import load_diabetes
 
 from pufferfish.calibration import Calibration, Skipped
 from pufferfish.pipeline.calibrate import calibrate_table
+from pufferfish.priors.sets import set_label
 
 OUT = Path(__file__).parent / "results" / "joint_tables.md"
 
@@ -29,10 +30,13 @@ def _rows(title: str, table: object, seconds: float) -> list[str]:
     lines = [f"## {title}", "", f"calibration (both epsilons, every mechanism): {seconds:.1f} s", ""]
     sizes = ", ".join(f"{s}: {p.size}" for s, p in table.priors().items())  # type: ignore[attr-defined]
     lines += [f"distinct tuples per secret: {sizes}", ""]
-    lines += ["| eps | mechanism | noise | scale | checked | decided by |", "|---|---|---|---|---|---|"]
+    lines += [
+        "| eps | mechanism | priors | noise | scale | checked | decided by |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in table.comparison:  # type: ignore[attr-defined]
         if isinstance(c, Skipped):
-            lines.append(f"| {c.epsilon:g} | {c.mechanism} | - | - | - | not used: {c.reason} |")
+            lines.append(f"| {c.epsilon:g} | {c.mechanism} | - | - | - | - | not used: {c.reason} |")
             continue
         assert isinstance(c, Calibration)
         if c.not_checked is not None:
@@ -42,7 +46,8 @@ def _rows(title: str, table: object, seconds: float) -> list[str]:
         else:
             checked = f"delta {c.checked_delta:.3g}"
         lines.append(
-            f"| {c.epsilon:g} | {c.mechanism} | {c.noise} | {c.scale:.6g} | {checked} | {c.decided_by} |"
+            f"| {c.epsilon:g} | {c.mechanism} | {set_label(c.prior_set)} | {c.noise} | {c.scale:.6g} "
+            f"| {checked} | {c.decided_by} |"
         )
     return [*lines, ""]
 
