@@ -398,3 +398,23 @@ def test_one_column_is_the_case_d_1_of_the_joint_machinery(public: str, categori
         else:  # no noise needed: the label shares of the two sexes are within e^1 of each other
             shares = frame.groupby("sex")[public].value_counts(normalize=True).unstack()
             assert float(np.abs(np.log(shares.loc["Male"] / shares.loc["Female"])).max()) <= 1.0
+
+
+def test_one_json_core_for_one_column_and_several() -> None:
+    """The JSON report of a calibration has the same core whatever the number of columns:
+    columns, units, the prior set and rows with each column's scale (issue 31)."""
+    core = {"tool", "inputs", "columns", "units", "prior_set", "results"}
+    for public, columns in (("age", ["age"]), ("age,race", ["age", "race"])):
+        t = calibrate_table(
+            "adult", secret="sex", public=public, pairs=["Male,Female"], epsilon=1.0, mechanisms=["optimal"]
+        )
+        payload = t.to_dict()
+        assert core <= set(payload) and payload["columns"] == columns == list(t.columns)
+        assert payload["prior_set"]["kind"] in ("dkw", "l1") and payload["inputs"]["columns"] == columns
+        robust, point = payload["results"]  # under the set, and at the point estimate beside it
+        assert robust["prior_set"]["kind"] != "none" and point["prior_set"]["kind"] == "none"
+        for row in (robust, point):
+            assert row["columns"] == columns and len(row["units"]) == len(columns)
+            assert row["column_scales"] == {
+                c: row["scale"] * w for c, w in zip(columns, row["units"], strict=True)
+            }

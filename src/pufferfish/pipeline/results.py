@@ -291,7 +291,10 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
     Returns
     -------
     dict
-        JSON-ready (no NaN). One column: a calibration has the keys of
+        JSON-ready (no NaN). For any number of columns: ``tool``, ``inputs``, ``columns``,
+        ``units``, ``prior_set`` (:meth:`TableCalibration.prior_set`) and one row per mechanism
+        with ``columns``, ``units`` and (additive noise) ``column_scales``. One column: a
+        calibration also has the keys of
         :meth:`~pufferfish.tables.model.EstimatedPriors.to_dict` (and of
         :meth:`~pufferfish.tables.fit.FittedPriors.to_dict`), ``tool``, ``inputs``, ``delta``,
         ``noise`` (the noise name) and ``results``; a release has ``tool``, ``created``,
@@ -306,13 +309,15 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
         return _joint_dict(table, release)
     est = table.estimated
     tool = f"pufferfish-privacy {version('pufferfish-privacy')}"
-    rows = [c.to_dict() for c in table.comparison]
+    rows = _result_rows(table)
     head = est.to_dict() if table.fitted is None else table.fitted.to_dict()
+    common = {"columns": list(table.columns), "units": list(table.units), "prior_set": table.prior_set()}
     if release is None:
         return {
             "tool": tool,
             "inputs": table.inputs,
             **head,
+            **common,
             "delta": table.delta,
             "noise": table.noise,
             "results": rows,
@@ -335,6 +340,7 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
         "tool": tool,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "inputs": table.inputs,
+        **common,
         "output": release["output"],
         "public_column_released_as": released_as,
         "mapping": head["mapping"],
@@ -356,10 +362,9 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
     return out
 
 
-def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> dict[str, Any]:
-    """:func:`report_dict` of several columns: the columns, units and kinds, the priors' sizes, one
-    row per result (as :meth:`Calibration.to_dict` plus ``columns``, ``units`` and
-    ``column_scales``), and a release's ``release`` section."""
+def _result_rows(table: TableCalibration) -> list[dict[str, Any]]:
+    """One JSON row per result (:meth:`Calibration.to_dict`) with the ``columns``, their ``units``
+    and, for an additive calibration, ``column_scales`` (each column's scale ``b w_k``)."""
     rows = []
     for c in table.comparison:
         row = c.to_dict()
@@ -367,6 +372,14 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         if isinstance(c, Calibration):
             row["column_scales"] = table.column_scales(c.scale)
         rows.append(row)
+    return rows
+
+
+def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> dict[str, Any]:
+    """:func:`report_dict` of several columns: the columns, units and kinds, the priors' sizes, one
+    row per result (as :meth:`Calibration.to_dict` plus ``columns``, ``units`` and
+    ``column_scales``), and a release's ``release`` section."""
+    rows = _result_rows(table)
     out: dict[str, Any] = {
         "tool": f"pufferfish-privacy {version('pufferfish-privacy')}",
         "inputs": dict(table.inputs),
