@@ -119,7 +119,7 @@ def test_cli_calibrate_several_columns_json_and_table() -> None:
         (["--unit", "age=0"], "unit of 'age' must be finite and > 0"),
         (["--unit", "fnlwgt=2"], "not a public column"),
         (["--unit", "age"], "unit must be 'column=w'"),
-        (["--order", "a,b"], "--order is not supported"),
+        (["--order", "a,b"], "order (--order) applies to one public column"),
         (["--categorical", "age", "--numeric", "age"], "cannot be both categorical and numeric"),
         (["--numeric", "sex"], "it cannot be numeric"),
         (["--categorical", "race"], "may name the secret, public or weight column, got 'race'"),
@@ -159,7 +159,7 @@ def test_too_many_tuples_and_bad_columns() -> None:
         calibrate_table(
             "adult", secret="sex", public="age", pairs=["Male,Female"], epsilon=1.0, units=["age=2"]
         )
-    with pytest.raises(ValueError, match="order, prior apply to one public column"):
+    with pytest.raises(ValueError, match=r"order \(--order\), prior \(--prior\) apply to one public column"):
         calibrate_table("adult", secret="sex", public="age,race", pairs=["Male,Female"], epsilon=1.0,
                         order=["a"], prior="gaussian")  # fmt: skip
     with pytest.raises(ValueError):
@@ -269,10 +269,10 @@ def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> No
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--noise", "gaussian"], "--noise gaussian is not supported"),
-        (["--utility", "hamming"], "--utility is not supported"),
-        (["--delta", "1e-6"], "--delta is not supported"),
-        (["--prior", "gmm"], "--prior is not supported"),
+        (["--noise", "gaussian"], "noise (--noise gaussian) applies to one public column"),
+        (["--utility", "hamming"], "utility (--utility) applies to one public column"),
+        (["--delta", "1e-6"], "delta (--delta) applies to one public column"),
+        (["--prior", "gmm"], "prior (--prior) applies to one public column"),
         (["--mechanism", "analytic-gaussian"], "no numerical check on several columns"),
         (["--epsilon", "2"], "release takes one --epsilon"),
     ],

@@ -29,7 +29,6 @@ from pufferfish.cli.common import (
     parse_order,
     progress_bar,
     publish,
-    refuse,
     require_pairs,
 )
 from pufferfish.cli.markov import markov_app
@@ -163,19 +162,6 @@ EngineOpt = Annotated[
 ]
 
 
-def _one_column_options(
-    prior: str, order: str | None, priors_from: str | None, utility: str | None
-) -> dict[str, bool]:
-    """Which options of one column were given, for :func:`~pufferfish.cli.common.refuse` on
-    several columns (fitted priors, a label order, a second table, mappings)."""
-    return {
-        "--prior": prior != "empirical",
-        "--order": order is not None,
-        "--priors-from": priors_from is not None,
-        "--utility": utility is not None,
-    }
-
-
 @app.command()
 def calibrate(
     data: DataArg,
@@ -223,8 +209,6 @@ def calibrate(
     from pufferfish.pipeline.results import report_dict
 
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
-    if "," in public or unit:  # several columns: the options of one column, by their flags
-        refuse(_one_column_options(prior, order, priors_from, utility))
     _will_write(report)
 
     def run() -> Any:
@@ -333,13 +317,6 @@ def release(
 
     _will_write(output, report_path_for(Path(output)), report)
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
-
-    if "," in public or unit:  # several columns: the options of one column, by their flags
-        given = _one_column_options(prior, order, priors_from, utility)
-        refuse(
-            given
-            | {"--noise gaussian": noise != Noise.laplace, "--delta": delta != 0.0, "--compare": compare}
-        )
 
     def run(advance: Callable[[int, int], None]) -> Any:
         if report is not None:

@@ -86,28 +86,6 @@ def parse_order(order: str | None) -> list[str] | None:
     return values
 
 
-def refuse(options: Mapping[str, bool]) -> None:
-    """Fail in one line naming the options given (``True``) that several columns do not support.
-
-    Parameters
-    ----------
-    options : mapping of str to bool
-        ``{"--prior-set": given, ...}``.
-
-    Raises
-    ------
-    typer.Exit
-        If any option was given (code 1, after ``error: ...`` on standard error).
-    """
-    given = [name for name, used in options.items() if used]
-    if given:
-        verb = "is" if len(given) == 1 else "are"
-        fail(
-            f"with several --public columns, {', '.join(given)} {verb} not supported (empirical joint "
-            "priors, the product channel)"
-        )
-
-
 def require_pairs(pair: list[str]) -> list[str]:
     """The ``--pair`` texts ('A,B'), parsed by the library; at least one is needed."""
     if not pair:

@@ -185,22 +185,39 @@ def check_batch_rows(batch_rows: Any) -> int:
     return batch_rows
 
 
+#: The options of one column, by parameter name, with their command-line flag.
+ONE_COLUMN_OPTIONS = {
+    "order": "--order",
+    "prior": "--prior",
+    "priors_from": "--priors-from",
+    "utility": "--utility",
+    "compare": "--compare",
+    "noise": "--noise gaussian",
+    "delta": "--delta",
+}
+
+
 def refuse_for_several(columns: Sequence[str], **given: bool) -> None:
-    """Refuse, in one message, the options of one column given (``True``) for several columns.
+    """Refuse, in one message, the options of one column given (``True``) for several columns;
+    the message names each by its parameter and its command-line flag
+    (:data:`ONE_COLUMN_OPTIONS`), so the API and the CLI say the same line.
 
     Parameters
     ----------
     columns : sequence of str
         The public columns (two or more).
     **given : bool
-        ``{option name: whether it was given}``.
+        ``{option name: whether it was given}``, names among :data:`ONE_COLUMN_OPTIONS`.
 
     Raises
     ------
     ValueError
         Naming every option given and the columns.
     """
-    names = [name for name, used in given.items() if used]
+    names = [f"{name} ({ONE_COLUMN_OPTIONS[name]})" for name, used in given.items() if used]
     if names:
         verb = "applies" if len(names) == 1 else "apply"
-        raise ValueError(f"{', '.join(names)} {verb} to one public column, got several: {list(columns)}")
+        raise ValueError(
+            f"{', '.join(names)} {verb} to one public column, got several: {list(columns)} (several columns "
+            "are released jointly by the product channel on empirical joint priors)"
+        )
