@@ -17,8 +17,8 @@ from pufferfish.calibration import Calibration, Skipped, run_comparison
 from pufferfish.cli.app import app
 from pufferfish.loss.product import product_laplace_loss
 from pufferfish.pipeline.calibrate import TableCalibration, calibrate_table
-from pufferfish.pipeline.joint_report import JOINT_FIGURES
 from pufferfish.pipeline.release import release
+from pufferfish.pipeline.report import JOINT_FIGURES
 from pufferfish.pipeline.request import parse_units
 from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario

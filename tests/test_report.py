@@ -18,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pufferfish.cli.app import app
-from pufferfish.pipeline.report import FIGURES, MAPPING_FIGURES, row_key
+from pufferfish.pipeline.page import row_key
+from pufferfish.pipeline.report import FIGURES, MAPPING_FIGURES
 
 ADULT = ["adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married"]
 

@@ -204,8 +204,8 @@ def calibrate(
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
     from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.release import write_html_report
-    from pufferfish.pipeline.report import check_report_path
     from pufferfish.pipeline.results import report_dict
 
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
@@ -310,9 +310,9 @@ def release(
 ) -> None:
     """Write DATA with the public column replaced by a pufferfish-private noisy version; with
     --public a,b, several columns released jointly with product Laplace noise."""
+    from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.release import release as do_release
     from pufferfish.pipeline.release import write_html_report
-    from pufferfish.pipeline.report import check_report_path
     from pufferfish.tables.source import report_path_for
 
     _will_write(output, report_path_for(Path(output)), report)

@@ -170,7 +170,7 @@ def markov_calibrate(
         )  # fmt: skip
         return
     if report is not None:
-        from pufferfish.pipeline.report import check_report_path
+        from pufferfish.pipeline.page import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
     scenario, results = guard(lambda: _calibrate_chain(epsilon, chain_args, mechanism))
@@ -418,7 +418,7 @@ def _calibrate_data(
         return calibrate_series(request)
 
     if report is not None:
-        from pufferfish.pipeline.report import check_report_path
+        from pufferfish.pipeline.page import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
     result = guard(run)

@@ -325,7 +325,7 @@ def release_series(
     """
     import pyarrow as pa
 
-    from pufferfish.pipeline.report import check_report_path
+    from pufferfish.pipeline.page import check_report_path
     from pufferfish.tables.duckdb_engine import copy_arrow_to
 
     source = resolve_source(request.data, request.engine, request.csv_options)  # read once, below too

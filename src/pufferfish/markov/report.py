@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped
 from pufferfish.markov.counts import Binding, CountModel
-from pufferfish.pipeline.report import cell, figure_html, fmt, html_page, svg_text, table_html
+from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, svg_text, table_html
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.tables.source import write_text
 

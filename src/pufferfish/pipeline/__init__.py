@@ -5,6 +5,7 @@ estimated by :mod:`~pufferfish.tables.estimate`, then compared and checked), wha
 (:mod:`~pufferfish.pipeline.results`: one calibration type, one release type, one JSON report), the
 draws checked as the samplers make them (:mod:`~pufferfish.pipeline.draws`), the release
 (:mod:`~pufferfish.pipeline.release`), the figures' numbers (:mod:`~pufferfish.pipeline.figures`)
-and the HTML report (:mod:`~pufferfish.pipeline.report`; the figures of a joint alphabet in
-:mod:`~pufferfish.pipeline.joint_report`).
+and the HTML report of any number of columns (:mod:`~pufferfish.pipeline.report`, its sections,
+on the page of :mod:`~pufferfish.pipeline.page` with the figures of
+:mod:`~pufferfish.pipeline.plots`).
 """

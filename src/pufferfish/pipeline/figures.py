@@ -3,8 +3,8 @@
 :func:`report_figures` calibrates the scale-versus-epsilon curves (and, with randomized
 mappings, every mechanism's expected accuracy over the same budgets), evaluates the exact privacy
 loss (or checked delta) over a range of scales and computes the first pair's transport plan;
-:mod:`pufferfish.pipeline.report` only draws what it is given. :func:`joint_report_figures` does the same
-for several public columns (:mod:`pufferfish.pipeline.joint_report`).
+:mod:`pufferfish.pipeline.report` and :mod:`pufferfish.pipeline.plots` only draw what they are
+given. :func:`joint_report_figures` does the same for several public columns.
 """
 
 from __future__ import annotations

@@ -428,8 +428,8 @@ def write_html_report(
         If ``path`` exists and ``force`` is false.
     """
     from pufferfish.pipeline.figures import joint_report_figures, report_figures
-    from pufferfish.pipeline.joint_report import build_joint_report
-    from pufferfish.pipeline.report import build_report, check_report_path
+    from pufferfish.pipeline.page import check_report_path
+    from pufferfish.pipeline.report import build_report
     from pufferfish.tables.histograms import released_histograms
 
     out = check_report_path(path, force=force)
@@ -438,11 +438,28 @@ def write_html_report(
     what = "calibration" if released is None else "release"
     eps = table.epsilons[0] if released is None else released.chosen.epsilon
     est = table.estimated
+    figures: Any
     if isinstance(est, EstimatedJointPriors):  # several columns: joint priors and the product channel
         title = f"pufferfish {what}: ({', '.join(table.columns)}) given {est.secret_column}, eps = {eps:g}"
-        joint = joint_report_figures(table, epsilon=eps, output=None if released is None else released.output)
-        text = build_joint_report(dict(payload), table=table, figures=joint, title=title)
-        return write_text(text, out, force=force, kind="report")
+        figures = joint_report_figures(
+            table, epsilon=eps, output=None if released is None else released.output
+        )
+    else:
+        title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {eps:g}"
+        if released is not None:
+            chosen = released.chosen
+            mapped = isinstance(chosen, MappingCalibration)
+            figures = report_figures(
+                table,
+                epsilon=eps,
+                noise=chosen.noise if isinstance(chosen, Calibration) else table.noise,
+                released=released_histograms(released.output, est, labels=mapped and est.categorical),
+                chosen=chosen if isinstance(chosen, MappingCalibration) else None,
+            )
+        else:
+            figures = report_figures(table, epsilon=eps, noise=table.noise)
+    text = build_report(payload, table=table, figures=figures, title=title)
+    return write_text(text, out, force=force, kind="report")
     if released is not None:
         chosen = released.chosen
         mapped = isinstance(chosen, MappingCalibration)

@@ -1,35 +1,47 @@
-"""Self-contained HTML reports of a calibration or a release: tables and inline SVG figures.
-
-One file, no network needed to open it: the CSS is inline and every figure is an SVG drawn by
-matplotlib and written into the page. Every number shown in a table is also in the page's JSON
-(``<script type="application/json" id="report-json">``), which is the same payload as
-``calibrate --json`` or the release's ``.report.json``.
+"""The self-contained HTML report of a calibration or a release, of one public column or several:
+its sections (inputs, mechanisms, the release, the figures) from the JSON payload and precomputed
+results only (:mod:`pufferfish.pipeline.figures`), on the page of :mod:`pufferfish.pipeline.page`
+with the figures of :mod:`pufferfish.pipeline.plots`. One builder, :func:`build_report`, for any
+number of columns: one column's sections show its priors per value, mapping and fitted priors;
+several columns' their units, codes, the joint priors' sizes and each column's drawn channel.
 """
 
 from __future__ import annotations
 
 import html
-import io
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from matplotlib.figure import Figure
-
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped
-from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
-from pufferfish.priors.sets import set_label
+from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, row_key, table_html
+from pufferfish.pipeline.plots import (
+    MATRIX_FIGURE_MAX_K,
+    accuracy_figure,
+    joint_loss_figure,
+    joint_plans_figure,
+    joint_priors_caption,
+    joint_priors_figure,
+    joint_release_figure,
+    loss_scale_figure,
+    matrix_figure,
+    plan_distances_figure,
+    plan_figure,
+    priors_figure,
+    release_figure,
+    scale_epsilon_figure,
+)
+from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.sets import prior_scope, set_label
 from pufferfish.tables.estimate import EstimatedPriors
 from pufferfish.tables.fit import FittedPriors
-from pufferfish.tables.source import check_output_path
-from pufferfish.transport.line import TransportPlan
 
 if TYPE_CHECKING:
-    from pufferfish.pipeline.figures import ReportFigures
-    from pufferfish.tables.histograms import ReleasedHistogram
+    from pufferfish.pipeline.figures import JointReportFigures, ReportFigures
+    from pufferfish.pipeline.results import TableCalibration
+
+__all__ = ["FIGURES", "JOINT_FIGURES", "MAPPING_FIGURES", "build_report"]
 
 #: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
 #: ``fig-release``, and a comparison with randomized mappings :data:`MAPPING_FIGURES`.
@@ -38,258 +50,36 @@ FIGURES = ("fig-priors", "fig-plan", "fig-scale-epsilon", "fig-loss-scale")
 #: Figures of a comparison with randomized mappings: the matrix and accuracy versus epsilon.
 MAPPING_FIGURES = ("fig-matrix", "fig-accuracy-epsilon")
 
-
-def fmt(x: Any) -> str:
-    """A number as shown in a report: 6 significant digits, integers with separators, ``-`` for
-    None."""
-    if x is None:
-        return "-"
-    if isinstance(x, (bool, np.bool_)):
-        return str(bool(x))
-    if isinstance(x, (int, np.integer)):
-        return f"{int(x):,}"
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    return f"{float(x):.6g}"
-
-
-def svg_text(fig: Any) -> str:
-    """The figure as inline SVG text (no XML header).
-
-    Figures are ``matplotlib.figure.Figure`` objects (no pyplot), so a report never touches the
-    user's matplotlib backend or global figure state.
-    """
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    text = buf.getvalue()
-    return text[text.index("<svg") :]
-
-
-def figure_html(fig_id: str, title: str, svg: str, caption: str) -> str:
-    """``<figure id=fig_id>`` with a heading, the inline SVG and its (escaped) caption."""
-    return (
-        f'<figure id="{fig_id}"><h3>{html.escape(title)}</h3>{svg}'
-        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
-    )
-
-
-def table_html(headers: Sequence[str], rows: Sequence[Sequence[str]], table_id: str) -> str:
-    """``<table id=table_id>``: escaped headers and rows of cells already made by :func:`cell`."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(rows_cell for rows_cell in row) + "</tr>" for row in rows)
-    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def cell(text: Any, key: str | None = None) -> str:
-    """One escaped ``<td>``; ``key`` sets ``data-key`` (what tests read back from the page)."""
-    attr = f' data-key="{html.escape(key)}"' if key else ""
-    return f"<td{attr}>{html.escape(str(text))}</td>"
-
-
-def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> str:
-    """SVG of the empirical prior per secret (bars), with the fitted density if any."""
-    conditionals = estimated.scenario.priors[0].conditionals
-    secrets = list(conditionals)
-    fig = Figure(figsize=(3.6 * len(secrets), 2.8))
-    axes = fig.subplots(1, len(secrets), sharey=True, squeeze=False)
-    labels = [label for label, _ in estimated.mapping]
-    for ax, s in zip(axes[0], secrets, strict=True):
-        prior = conditionals[s]
-        assert isinstance(prior, DiscretePrior)
-        width = 0.8 if estimated.categorical else _bar_width(prior.support)
-        ax.bar(prior.support, prior.pmf, width=width, color="#4477aa", label="empirical")
-        if fitted is not None:
-            from scipy.stats import norm
-
-            model = fitted.scenario.priors[0].conditionals[s]
-            assert isinstance(model, GaussianMixturePrior)
-            grid = np.linspace(prior.support[0], prior.support[-1], 400)
-            density = sum(
-                w * norm.pdf(grid, m, sd)
-                for w, m, sd in zip(model.weights, model.means, model.stds, strict=True)
-            )
-            ax.plot(grid, density * width, color="#cc6677", label=f"fitted ({fitted.model})")
-            ax.legend(fontsize=7)
-        sets = estimated.scenario.priors[0].sets
-        if sets is not None:  # the range of P(x) over the secret's prior set, at each point
-            from pufferfish.loss.robust import extremes
-
-            ps = sets[s]
-            ext = extremes(ps, 0.0)
-            ax.vlines(ps.alphabet, np.exp(ext.log_min), np.exp(ext.log_max), color="#cc6677", lw=1.5,
-                      label=f"{ps.kind} set: range of P(x)")  # fmt: skip
-            ax.legend(fontsize=7)
-        ax.set_title(f"P(x | {s})", fontsize=9)
-        ax.set_xlabel(estimated.public_column + (" (code)" if estimated.categorical else ""), fontsize=8)
-        if estimated.categorical and len(labels) <= 20:
-            ax.set_xticks(range(len(labels)))
-            ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)
-    axes[0][0].set_ylabel("probability", fontsize=8)
-    return svg_text(fig)
-
-
-def _bar_width(support: np.ndarray) -> float:
-    gaps = np.diff(support)
-    return float(0.8 * gaps.min()) if gaps.size else 0.8
-
-
-def plan_figure(
-    plan: TransportPlan, p_i: DiscretePrior, p_j: DiscretePrior, a: str, b: str
-) -> tuple[str, str]:
-    """SVG heat map of the Kantorovich plan between the priors of secrets a and b, and its caption.
-
-    Seed 001 Fig 2a; ``plan`` from :func:`~pufferfish.transport.line.kantorovich_plan`.
-    """
-    fig = Figure(figsize=(4.4, 3.8))
-    ax = fig.subplots()
-    if p_i.support.size <= 60 and p_j.support.size <= 60:
-        dense = plan.to_dense(p_i.support, p_j.support)
-        shown = np.where(dense > 0, dense, np.nan)
-        img = ax.imshow(shown, origin="lower", cmap="viridis", aspect="auto")
-        ax.set_xticks(range(p_j.support.size))
-        ax.set_yticks(range(p_i.support.size))
-        ax.set_xticklabels([fmt(v) for v in p_j.support], fontsize=6, rotation=90)
-        ax.set_yticklabels([fmt(v) for v in p_i.support], fontsize=6)
-        how = "cells are atoms pi(x, x') > 0 (blank: 0)"
-    else:
-        hist, xe, ye = np.histogram2d(plan.source, plan.target, bins=80, weights=plan.mass)
-        img = ax.imshow(
-            np.where(hist.T > 0, hist.T, np.nan),
-            origin="lower",
-            cmap="viridis",
-            aspect="auto",
-            extent=(xe[0], xe[-1], ye[0], ye[-1]),
-        )
-        how = "mass of the plan's atoms binned on an 80 x 80 grid"
-    fig.colorbar(img, ax=ax, label="pi(x, x')")
-    ax.set_xlabel(f"x' ~ P(. | {b})", fontsize=8)
-    ax.set_ylabel(f"x ~ P(. | {a})", fontsize=8)
-    caption = (
-        f"Kantorovich optimal transport plan between P(. | {a}) and P(. | {b}) (seed 001 Fig 2a; "
-        f"seed 002 Lemma 1): {how}. Largest displacement {fmt(plan.max_displacement)}."
-    )
-    return svg_text(fig), caption
-
-
-def _scale_epsilon_figure(figures: ReportFigures) -> str:
-    """Scale versus epsilon for every applicable mechanism (seed 001 Fig 4)."""
-    from matplotlib.ticker import NullFormatter
-
-    fig = Figure(figsize=(5.6, 3.6))
-    ax = fig.subplots()
-    mechanisms = [c.mechanism for c in figures.comparison if isinstance(c, Calibration)]
-    for mech in mechanisms:
-        pts = [
-            (c.epsilon, c.scale)
-            for c in figures.scale_curves
-            if isinstance(c, Calibration) and c.mechanism == mech and c.scale > 0
-        ]
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            ax.plot(xs, ys, marker="o", markersize=3, label=mech)
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("noise scale (Laplace b or Gaussian sigma)")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
-
-
-def _loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
-    """Exact privacy loss (or delta) versus the scale, target marked (SPEC sec 2.1)."""
-    from matplotlib.ticker import NullFormatter
-
-    epsilon, delta, noise = figures.epsilon, figures.delta, figures.noise
-    fig = Figure(figsize=(5.6, 3.6))
-    ax = fig.subplots()
-    robust = figures.point_loss_values is not None
-    label = "worst case over the prior sets" if robust else "exact loss"
-    ax.plot(figures.loss_scales, figures.loss_values, color="#4477aa", label=label)
-    if figures.point_loss_values is not None:
-        ax.plot(figures.loss_scales, figures.point_loss_values, color="#4477aa", linestyle=":",
-                label="point estimate only")  # fmt: skip
-    target = epsilon if delta == 0.0 else delta
-    what = "exact privacy loss (nats)" if delta == 0.0 else f"checked delta at eps = {fmt(epsilon)}"
-    ax.axhline(target, color="#cc6677", linestyle="--", label=f"target {'eps' if delta == 0 else 'delta'}")
-    for c in figures.comparison:
-        if isinstance(c, Calibration) and c.noise == noise and c.scale > 0:
-            ax.axvline(c.scale, color="grey", linewidth=0.6)
-            ax.text(c.scale, target, c.mechanism, rotation=90, fontsize=6, va="bottom")
-    ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    if delta > 0:
-        ax.set_yscale("log")
-    ax.set_xlabel(f"{noise} scale")
-    ax.set_ylabel(what)
-    ax.legend(fontsize=7)
-    caption = (
-        f"{what.capitalize()} of {noise} noise against its scale, with the target marked and each "
-        "mechanism's scale as a vertical line: a scale passes where the curve is at or below the "
-        "target (SPEC sec 2.1)."
-        + (
-            " The solid curve is the worst case over every prior in the sets, the dotted one the "
-            "loss of the point estimates alone."
-            if robust
-            else ""
-        )
-    )
-    return svg_text(fig), caption
-
-
-def _release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHistogram]) -> str:
-    conditionals = estimated.scenario.priors[0].conditionals
-    fig = Figure(figsize=(3.8 * len(released), 2.8))
-    axes = fig.subplots(1, len(released), sharey=True, squeeze=False)
-    for ax, h in zip(axes[0], released, strict=True):
-        prior = conditionals[h.secret]
-        assert isinstance(prior, DiscretePrior)
-        total = h.counts.sum()
-        widths = np.diff(h.edges)
-        density = h.counts / (total * widths) if total > 0 else h.counts
-        ax.stairs(density, h.edges, color="#cc6677", label="released (density)")
-        width = _bar_width(prior.support)
-        ax.bar(prior.support, prior.pmf / width, width=width, alpha=0.5, color="#4477aa", label="original")
-        ax.set_title(f"secret = {h.secret}", fontsize=9)
-        ax.set_xlabel(estimated.public_column, fontsize=8)
-        ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("density", fontsize=8)
-    return svg_text(fig)
-
-
-CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}
-table{border-collapse:collapse;margin:0.5em 0 1.5em}
-td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
-th{background:#f2f2f2} figure{margin:1.5em 0} figcaption{font-size:13px;color:#555}
-svg{max-width:100%;height:auto} .note{font-size:13px;color:#555}
-"""
+#: Figures of every joint report (``id`` of the ``<figure>``), in page order; a release adds
+#: ``fig-release``.
+JOINT_FIGURES = ("fig-joint-priors", "fig-plans", "fig-plan-distances", "fig-loss-scale")
 
 
 def build_report(
     payload: dict[str, Any],
     *,
-    estimated: EstimatedPriors,
-    fitted: FittedPriors | None,
-    figures: ReportFigures,
+    table: TableCalibration,
+    figures: ReportFigures | JointReportFigures,
     title: str,
 ) -> str:
-    """The HTML text of a report, drawn from precomputed results only.
+    """The HTML text of the report of a calibration or a release, drawn from precomputed results
+    only, for one public column or several.
 
     Parameters
     ----------
     payload : dict
-        The JSON report (:func:`pufferfish.pipeline.results.report_dict`: ``calibrate --json`` or the
-        release's ``.report.json``); it is embedded in the page, and the tables show its numbers.
-    estimated : EstimatedPriors
-        Inputs, mapping and empirical priors.
-    fitted : FittedPriors or None
-        Fitted priors (``--prior gaussian|gmm``), drawn over the empirical bars.
-    figures : pufferfish.pipeline.figures.ReportFigures
-        The numbers behind the figures (:func:`pufferfish.pipeline.figures.report_figures`): the
-        comparison at the target epsilon, the scale-versus-epsilon curves, the loss-versus-scale
-        curve, the transport plan and, for a release, the binned released values.
+        The JSON report (:func:`pufferfish.pipeline.results.report_dict`: ``calibrate --json`` or
+        the release's ``.report.json``); it is embedded in the page, and the tables show its
+        numbers.
+    table : TableCalibration
+        The calibration: one column's estimate (inputs, mapping, empirical and fitted priors) or
+        several columns' joint priors, columns, units and labels.
+    figures : ReportFigures or JointReportFigures
+        The numbers behind the figures (:func:`pufferfish.pipeline.figures.report_figures` for
+        one column: the comparison at the target epsilon, the scale-versus-epsilon curves, the
+        loss-versus-scale curve, the transport plan and, for a release, the binned released
+        values; :func:`pufferfish.pipeline.figures.joint_report_figures` for several: the plans,
+        the loss curve and each column's released values).
     title : str
         Page title.
 
@@ -300,28 +90,26 @@ def build_report(
 
     Notes
     -----
-    Figures: priors per secret; the Kantorovich plan of the first pair as a heat map (seed 001
-    Fig 2a); scale versus epsilon for every mechanism (seed 001 Fig 4); the exact privacy loss
-    (SPEC sec 2.1) or checked delta versus the scale with the target marked; with randomized
-    mappings, the matrix as a heat map and every mechanism's accuracy versus epsilon; for a
-    release the original and released distributions per secret.
+    One column (:data:`FIGURES`): priors per secret; the Kantorovich plan of the first pair as a
+    heat map (seed 001 Fig 2a); scale versus epsilon for every mechanism (seed 001 Fig 4); the
+    exact privacy loss (SPEC sec 2.1) or checked delta versus the scale with the target marked;
+    with randomized mappings, the matrix as a heat map and every mechanism's accuracy versus
+    epsilon; for a release the original and released distributions per secret. Several columns
+    (:data:`JOINT_FIGURES`): the joint priors, the plans of the first pair, the distance moved
+    under each plan, the exact loss against ``b``, and for a release each column's original and
+    released distributions.
     """
-    parts = _input_sections(payload, estimated, figures)
-    parts += _mechanism_section(payload, figures.comparison)
-    parts += _figure_section(estimated, fitted, figures)
+    if len(table.columns) > 1:
+        assert not hasattr(figures, "curves"), "several columns: joint_report_figures"
+        parts = _joint_sections(payload, table, figures)  # type: ignore[arg-type]
+        return html_page(title, parts, payload)
+    estimated = table.estimated
+    assert isinstance(estimated, EstimatedPriors)
+    one: ReportFigures = figures  # type: ignore[assignment]
+    parts = _input_sections(payload, estimated, one)
+    parts += _mechanism_section(payload, one.comparison)
+    parts += _figure_section(estimated, table.fitted, one)
     return html_page(title, parts, payload)
-
-
-def html_page(title: str, parts: Sequence[str], payload: dict[str, Any]) -> str:
-    """One self-contained HTML document: the title, the sections ``parts`` (HTML), and
-    ``payload`` embedded as ``<script type="application/json" id="report-json">``."""
-    data = json.dumps(payload, allow_nan=False).replace("</", "<\\/")
-    body = "\n".join([f"<h1>{html.escape(title)}</h1>", *parts])
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n{body}\n"
-        f'<script type="application/json" id="report-json">{data}</script>\n</body></html>\n'
-    )
 
 
 def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures: ReportFigures) -> list[str]:
@@ -364,13 +152,6 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
             )
         )
     return parts
-
-
-def row_key(row: dict[str, Any]) -> str:
-    """The page's key of a result row: its mechanism, with ``@kind`` for a worst case over prior
-    sets (the point-estimate ``optimal`` beside a robust one keeps the plain name)."""
-    kind = (row.get("prior_set") or {}).get("kind", "none")
-    return row["mechanism"] if kind == "none" else f"{row['mechanism']}@{kind}"
 
 
 def _mechanism_section(
@@ -458,63 +239,6 @@ def _counts_table(counts: dict[str, Any]) -> str:
     )
 
 
-#: Largest alphabet drawn as a heat map of the mapping (a larger one is described in the tables:
-#: its JSON ``channel``, and ``matrix`` up to 1024 values).
-MATRIX_FIGURE_MAX_K = 60
-
-
-def _matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[str, str]:
-    """The mapping as a heat map: rows the true value, columns the released one."""
-    matrix = m.matrix
-    k = matrix.shape[0]
-    names = (
-        [label for label, _ in estimated.mapping]
-        if estimated.categorical and len(estimated.mapping) == k
-        else [fmt(float(v)) for v in m.support]
-    )
-    fig = Figure(figsize=(max(4.0, 0.45 * k + 2.5), max(3.4, 0.4 * k + 1.8)))
-    ax = fig.subplots()
-    image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=1.0)
-    fig.colorbar(image, ax=ax, label="probability")
-    if k <= 30:
-        ax.set_xticks(range(k), names, rotation=90, fontsize=7)
-        ax.set_yticks(range(k), names, fontsize=7)
-        for x in range(k):
-            for w in range(k):
-                if matrix[x, w] >= 0.005:
-                    color = "black" if matrix[x, w] > 0.6 else "white"
-                    ax.text(w, x, f"{matrix[x, w]:.2f}", ha="center", va="center", fontsize=6, color=color)
-    ax.set_xlabel(f"released {estimated.public_column}")
-    ax.set_ylabel(f"true {estimated.public_column}")
-    caption = (
-        f"The {m.mechanism} matrix at eps = {fmt(m.epsilon)}: row = true value, column = released "
-        f"value, each row a distribution (on the grid 2^-52, the matrix that was checked: loss "
-        f"{fmt(m.checked_loss)}). Expected accuracy {fmt(m.expected_accuracy)}."
-    )
-    return svg_text(fig), caption
-
-
-def _accuracy_figure(figures: ReportFigures) -> str:
-    """Expected accuracy versus epsilon for every mechanism (additive ones after rounding)."""
-    from matplotlib.ticker import NullFormatter
-
-    fig = Figure(figsize=(5.6, 3.6))
-    ax = fig.subplots()
-    for name, pts in figures.accuracy_curves:
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            style = "-" if name in ("optimal-mapping",) else "--"
-            ax.plot(xs, ys, style, marker="o", markersize=3, label=name)
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("expected accuracy")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
-
-
 def _figure_section(
     estimated: EstimatedPriors, fitted: FittedPriors | None, figures: ReportFigures
 ) -> list[str]:
@@ -546,22 +270,22 @@ def _figure_section(
         figure_html(
             "fig-scale-epsilon",
             "Scale versus epsilon",
-            _scale_epsilon_figure(figures),
+            scale_epsilon_figure(figures),
             "Each mechanism's calibrated scale for epsilon from eps/8 to 4 eps (seed 001 Fig 4); "
             "the dotted line is the target epsilon.",
         )
     )
-    svg, caption = _loss_scale_figure(figures)
+    svg, caption = loss_scale_figure(figures)
     parts.append(figure_html("fig-loss-scale", "Privacy loss versus scale", svg, caption))
     if figures.matrix is not None and figures.matrix.channel.k <= MATRIX_FIGURE_MAX_K:
-        svg, caption = _matrix_figure(figures.matrix, estimated)
+        svg, caption = matrix_figure(figures.matrix, estimated)
         parts.append(figure_html("fig-matrix", "Randomized mapping", svg, caption))
     if figures.accuracy_curves:
         parts.append(
             figure_html(
                 "fig-accuracy-epsilon",
                 "Accuracy versus epsilon",
-                _accuracy_figure(figures),
+                accuracy_figure(figures),
                 "Each mechanism's expected accuracy over the released rows for epsilon from eps/8 "
                 "to 4 eps: the randomized mappings release a value of the alphabet, the additive "
                 "mechanisms are scored after rounding to the nearest one. optimal-mapping is the "
@@ -573,7 +297,7 @@ def _figure_section(
             figure_html(
                 "fig-release",
                 "Original versus released",
-                _release_figure(estimated, figures.released),
+                release_figure(estimated, figures.released),
                 "Per secret: the original distribution of the public column (bars) and the "
                 "released values with their noise (density of binned values).",
             )
@@ -581,17 +305,184 @@ def _figure_section(
     return parts
 
 
-def check_report_path(path: str | Path, *, force: bool = False) -> Path:
-    """``path`` as a Path if an HTML report may be written there (before any work is done).
+def _joint_sections(
+    payload: dict[str, Any], table: TableCalibration, figures: JointReportFigures
+) -> list[str]:
+    """Several columns: inputs, mechanisms, the release (if any) and :data:`JOINT_FIGURES`."""
+    parts = _joint_inputs(payload, table)
+    parts += _joint_mechanisms(payload, figures.comparison)
+    if payload.get("release"):
+        parts += _joint_release(payload["release"], table)
+    parts.append("<h2>Figures</h2>")
+    parts.append(
+        figure_html(
+            "fig-joint-priors",
+            "Joint priors per secret",
+            joint_priors_figure(table),
+            joint_priors_caption(table),
+        )
+    )
+    svg, caption = joint_plans_figure(table, figures)
+    parts.append(figure_html("fig-plans", "Transport plans of the first pair", svg, caption))
+    svg, caption = plan_distances_figure(figures)
+    parts.append(figure_html("fig-plan-distances", "Distance moved under each plan", svg, caption))
+    svg, caption = joint_loss_figure(figures)
+    parts.append(figure_html("fig-loss-scale", "Privacy loss versus scale", svg, caption))
+    if figures.released:
+        svg, caption = joint_release_figure(table, figures)
+        parts.append(figure_html("fig-release", "Original versus released, per column", svg, caption))
+    return parts
 
-    Raises
-    ------
-    ValueError
-        If ``path`` does not end in ``.html`` (or ``.htm``) or its folder does not exist.
-    OutputExistsError
-        If ``path`` exists and ``force`` is false.
-    """
-    out = Path(path)
-    if out.suffix.lower() not in (".html", ".htm"):
-        raise ValueError(f"report must be an .html file, got {str(out)!r}")
-    return check_output_path(out, force=force, kind="report")
+
+def _joint_inputs(payload: dict[str, Any], table: TableCalibration) -> list[str]:
+    """Inputs, columns with their units, counts, and the coding of categorical columns."""
+    parts = ["<h2>Inputs</h2>"]
+    rows = [
+        [cell(k), cell(v if isinstance(v, str) else json.dumps(v), f"input:{k}")]
+        for k, v in payload["inputs"].items()
+    ]
+    parts.append(table_html(["input", "value"], rows, "inputs"))
+    col_rows = [
+        [cell(c), cell(payload["columns_read_as"][c]), cell(fmt(w), f"unit:{c}")]
+        for c, w in zip(payload["columns"], payload["units"], strict=True)
+    ]
+    parts.append(table_html(["column", "read as", "unit w_k"], col_rows, "columns"))
+    parts.append(
+        "<p class=\"note\">Metric d(x, x') = sum_k |x_k - x'_k| / w_k; a scale b adds Laplace(b w_k) to "
+        "column k. One check covers the whole tuple: pufferfish privacy does not compose across "
+        "correlated columns (Kifer and Machanavajjhala 2014).</p>"
+    )
+    counts = [
+        [cell("rows in the table"), cell(fmt(payload["rows_total"]), "rows_total")],
+        [cell("rows left out (a missing value)"), cell(fmt(payload["rows_dropped"]), "rows_dropped")],
+    ] + [
+        [cell(f"distinct tuples, secret {s}"), cell(fmt(n), f"tuples:{s}")]
+        for s, n in payload["tuples"].items()
+    ]
+    parts.append(table_html(["count", "value"], counts, "counts"))
+    for c, labels in payload.get("labels", {}).items():
+        parts.append(f"<h3>Codes of {html.escape(c)}</h3>")
+        parts.append(
+            table_html(
+                ["label", "code"],
+                [[cell(lab), cell(k, f"code:{c}:{lab}")] for k, lab in enumerate(labels)],
+                f"codes-{c}",
+            )
+        )
+    ps = payload["prior_set"]
+    scope = prior_scope(None if ps["kind"] == "none" else ps, "empirical joint")
+    if ps.get("requested") == "dkw":
+        scope += " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
+    parts.append(f'<p class="note">Priors: {html.escape(scope)} {html.escape(payload["channel"])}.</p>')
+    return parts
+
+
+def _joint_mechanisms(
+    payload: dict[str, Any], comparison: Sequence[Calibration | MappingCalibration | Skipped]
+) -> list[str]:
+    """The mechanisms at the figures' epsilon: numbers from the payload's rows."""
+    eps = comparison[0].epsilon if comparison else None
+    parts = [f"<h2>Mechanisms at epsilon = {fmt(eps)}</h2>"]
+    rows = []
+    for d in payload["results"]:
+        if d["epsilon"] != eps or d.get("scale") is None:
+            continue
+        key = d["mechanism"]
+        checked = (
+            "not numerically checked" if not d.get("numerically_checked", True) else fmt(d["checked_loss"])
+        )
+        per_col = ", ".join(f"{c} {fmt(b)}" for c, b in d["column_scales"].items())
+        rows.append(
+            [
+                cell(key),
+                cell(d["noise"]),
+                cell(fmt(d["scale"]), f"scale:{key}"),
+                cell(per_col, f"column_scales:{key}"),
+                cell(checked, f"checked:{key}"),
+                cell(d["decided_by"]),
+                cell(d["source"]),
+            ]
+        )
+    headers = ["mechanism", "noise", "scale b", "per column b w_k", "checked loss", "decided by", "source"]
+    parts.append(table_html(headers, rows, "mechanisms"))
+    unchecked = [c for c in comparison if isinstance(c, Calibration) and c.not_checked is not None]
+    if unchecked:
+        items = "".join(
+            html.escape(f"{c.mechanism} rests on {c.source} alone ({c.not_checked})").join(("<li>", "</li>"))
+            for c in unchecked
+        )
+        parts.append(f'<p class="note">Not numerically checked:</p><ul class="note">{items}</ul>')
+    skipped = [c for c in comparison if isinstance(c, Skipped)]
+    if skipped:
+        items = "".join(f"<li>{html.escape(s.mechanism)}: {html.escape(s.reason)}</li>" for s in skipped)
+        parts.append(f'<p class="note">Not used:</p><ul class="note">{items}</ul>')
+    return parts
+
+
+def _joint_release(release: dict[str, Any], table: TableCalibration) -> list[str]:
+    """The mechanism used and the noise drawn on each column."""
+    parts = ["<h2>Release</h2>"]
+    parts.append(
+        '<p>Released with <b>{}</b>: scale b = <span data-key="chosen:scale">{}</span>, exact loss '
+        '<span data-key="chosen:checked">{}</span> &le; epsilon {}; {} rows with noise on every column, '
+        "{} with a "
+        "missing value (that cell left missing, the others noised). Output: {}.</p>".format(
+            html.escape(release["mechanism"]),
+            fmt(release["scale"]),
+            fmt(release["checked_loss"]),
+            fmt(release["epsilon"]),
+            fmt(release["rows_released_with_noise"]),
+            fmt(release["rows_with_a_missing_value"]),
+            html.escape(release["output"]),
+        )
+    )
+    rows = []
+    for c, w in zip(table.columns, table.units, strict=True):
+        drawn = release["drawn_scales"][c]
+        about = release["noise"]["columns"][c]
+        noise = release["column_noise"][c]
+        if noise["kind"] == "laplace":
+            how = f"Laplace, sd {fmt(math.sqrt(2.0) * drawn)}"
+        elif noise["kind"] == "randomized-response":
+            how = (
+                f"randomized response on {noise['labels']} labels, keep {fmt(noise['keep_probability'])}, "
+                f"log ratio {fmt(noise['log_ratio'])}"
+            )
+        else:
+            how = "released as it is (one label)"
+        rows.append(
+            [
+                cell(c),
+                cell(fmt(w)),
+                cell(fmt(release["column_scales"][c]), f"column_scale:{c}"),
+                cell(fmt(drawn), f"drawn_scale:{c}"),
+                cell(how, f"noise:{c}"),
+                cell(about["sampler"]),
+            ]
+        )
+    parts.append(
+        table_html(["column", "unit w_k", "b w_k", "drawn scale", "noise", "sampler"], rows, "column-noise")
+    )
+    checked = (
+        "checked jointly again (exact loss at the drawn scales)" if release["drawn_scales_checked"] else ""
+    )
+    rounding = "; ".join(
+        f"{c}: {release['noise']['columns'][c]['rounding']}"
+        for c in table.columns
+        if release["noise"]["columns"][c].get("rounding") and not release.get("insecure")
+    )
+    drawn_how = (
+        "The seeded sampler draws b w_k as it is"
+        if release.get("insecure")
+        else "The drawn scale of a numeric column is b w_k rounded up to the sampler's grid, and its "
+        f"values are rounded to that grid first ({html.escape(rounding)}); a categorical column's "
+        "randomized response has probabilities on the 2^-52 grid with log ratio at most 1 / (b w_k) "
+        "(its drawn scale is 1 / log ratio); the check is on the drawn channels and the rounded priors"
+    )
+    parts.append(
+        f'<p class="note">Each row gets one independent draw per column. {drawn_how}'
+        f"{'; ' + checked if checked else ''}. Guarantee: {html.escape(release['guarantee'])}</p>"
+    )
+    if release.get("insecure"):
+        parts.append('<p class="note"><b>Seeded, insecure sampler: for experiments only.</b></p>')
+    return parts

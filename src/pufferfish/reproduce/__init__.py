@@ -278,7 +278,7 @@ def _seed002_adult(out: Path) -> tuple[list[PaperValue], list[Path]]:
     from matplotlib.figure import Figure
 
     from pufferfish.calibration import calibrate
-    from pufferfish.pipeline.report import plan_figure, priors_figure
+    from pufferfish.pipeline.plots import plan_figure, priors_figure
     from pufferfish.tables import estimate_priors
     from pufferfish.transport.line import kantorovich_plan
 
