@@ -10,7 +10,6 @@ output and its JSON report together (:func:`~pufferfish.tables.source.atomic_out
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +34,13 @@ from pufferfish.noise.samplers import check_sampler, check_workers
 from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
 from pufferfish.pipeline.draws import released_columns
 from pufferfish.pipeline.request import DEFAULT_BATCH_ROWS, TableRequest, check_batch_rows
-from pufferfish.pipeline.results import ReleaseResult, ReleaseTarget, TableCalibration, report_dict
+from pufferfish.pipeline.results import (
+    ReleaseResult,
+    ReleaseTarget,
+    TableCalibration,
+    drawn_scales,
+    report_dict,
+)
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.fit import parse_prior_model
@@ -263,9 +268,7 @@ def release_request(
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
     columns = released_columns(table, picked, rng, target.sampler)
     noise, released, missing, report = _write(request, target, table, picked, columns, rng)
-    drawn = {
-        c.name: None if c.mapping is not None or not math.isfinite(c.scale) else c.scale for c in columns
-    }
+    drawn = drawn_scales(columns)
     return ReleaseResult(target.output, target.report, report, table, picked, noise, drawn, released, missing)
 
 
@@ -358,7 +361,7 @@ def _write(
     noise = "laplace" if isinstance(chosen, MappingCalibration) else chosen.noise
 
     def report_for(about: dict[str, Any], released: int, missing: int) -> dict[str, Any]:
-        if len(columns) == 1 and about.get("granularity"):
+        if about.get("granularity"):  # one column's sampler (several: per column, no such key)
             about = {
                 **about,
                 "checked_on": "the priors rounded to this grid, at the drawn scale (exact check)",
@@ -459,19 +462,4 @@ def write_html_report(
         else:
             figures = report_figures(table, epsilon=eps, noise=table.noise)
     text = build_report(payload, table=table, figures=figures, title=title)
-    return write_text(text, out, force=force, kind="report")
-    if released is not None:
-        chosen = released.chosen
-        mapped = isinstance(chosen, MappingCalibration)
-        figures = report_figures(
-            table,
-            epsilon=eps,
-            noise=chosen.noise if isinstance(chosen, Calibration) else table.noise,
-            released=released_histograms(released.output, est, labels=mapped and est.categorical),
-            chosen=chosen if isinstance(chosen, MappingCalibration) else None,
-        )
-    else:
-        figures = report_figures(table, epsilon=eps, noise=table.noise)
-    title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {eps:g}"
-    text = build_report(payload, estimated=est, fitted=table.fitted, figures=figures, title=title)
     return write_text(text, out, force=force, kind="report")

@@ -33,6 +33,7 @@ __all__ = [
     "ReleaseTarget",
     "TableCalibration",
     "column_noise",
+    "drawn_scales",
     "report_dict",
 ]
 
@@ -254,6 +255,13 @@ class ReleaseResult:
         return self.calibration.fitted
 
 
+def drawn_scales(columns: Sequence[ReleasedColumn]) -> dict[str, float | None]:
+    """Each released column's drawn scale (:attr:`ReleaseResult.drawn_scales`): the Laplace scale
+    or Gaussian sigma as drawn, ``1 / log ratio`` of a randomized response; None for a mapping or
+    a column of one label (infinite)."""
+    return {c.name: None if c.mapping is not None or not math.isfinite(c.scale) else c.scale for c in columns}
+
+
 def column_noise(column: ReleasedColumn) -> dict[str, Any]:
     """JSON-ready description of how one column was drawn: ``{"kind": "laplace", "scale"}``, or
     ``{"kind": "randomized-response", "labels", "log_ratio", "keep_probability"}``, or ``{"kind":
@@ -409,7 +417,7 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         "checked_loss": chosen.checked_loss,
         "guarantee": chosen.guarantee(),
         "column_scales": table.column_scales(chosen.scale),
-        "drawn_scales": {c.name: c.scale if math.isfinite(c.scale) else None for c in columns},
+        "drawn_scales": drawn_scales(columns),
         "column_noise": {c.name: column_noise(c) for c in columns},
         "drawn_scales_checked": chosen.scale > 0.0 and not release["insecure"],
         "noise": dict(release["noise"]),
