@@ -34,7 +34,16 @@ def column_draws(table: TableCalibration, scale: float, sampler: str | None) -> 
     (:meth:`~pufferfish.noise.channels.RandomizedResponseChannel.from_log_ratio`), its labels kept; one
     label is released as it is. :attr:`ReleasedColumn.scale` is the drawn Laplace scale, or
     ``1 / log ratio`` of the drawn response (the scale of the metric's channel it is)."""
-    out = []
+    return _draws(table, scale, sampler)[0]
+
+
+def _draws(
+    table: TableCalibration, scale: float, sampler: str | None
+) -> tuple[list[ReleasedColumn], list[int]]:
+    """:func:`column_draws` and the grid exponent each column's values are rounded to as released
+    (a numeric column's sampler grid, :data:`RELEASE_EXPONENT` for label codes and for a seeded
+    draw), from one :func:`~pufferfish.noise.samplers.sampler_grid` per numeric column."""
+    out, exponents = [], []
     for c, cat, labels, w in zip(table.columns, table.categorical, table.labels, table.units, strict=True):
         if cat:
             codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)
@@ -47,11 +56,15 @@ def column_draws(table: TableCalibration, scale: float, sampler: str | None) -> 
                 channel = RandomizedResponseChannel(len(labels), ONE, 0)
                 drawn = 0.0
             out.append(ReleasedColumn(c, True, codes_for, drawn, channel, tuple(labels)))
+            exponents.append(RELEASE_EXPONENT)
         else:
             b = scale * w
-            drawn = b if sampler is None or b == 0.0 else sampler_grid(b, "laplace", sampler)[2]
+            k, drawn = RELEASE_EXPONENT, b
+            if sampler is not None and b != 0.0:
+                k, _, drawn = sampler_grid(b, "laplace", sampler)
             out.append(ReleasedColumn(c, False, None, drawn))
-    return out
+            exponents.append(k)
+    return out, exponents
 
 
 def drawn_scales_check(
@@ -86,12 +99,8 @@ def drawn_scales_check(
     assert metric is not None
 
     def passes_at(b: float) -> bool:
-        draws = column_draws(table, b, sampler)
+        draws, exponents = _draws(table, b, sampler)
         units = tuple(d.scale if math.isfinite(d.scale) and d.scale > 0 else 1.0 for d in draws)
-        exponents = [
-            RELEASE_EXPONENT if d.categorical else sampler_grid(b * w, "laplace", sampler)[0]
-            for d, w in zip(draws, table.units, strict=True)
-        ]
         # what is released: each numeric column rounded to its sampler's grid (priors.to_grid)
         at = Scenario(table.scenario.pairs, table.scenario.priors, metric.with_units(units))
         chk = check_scenario(at.on_grid(exponents), "laplace", 1.0, chosen.epsilon, 0.0)
