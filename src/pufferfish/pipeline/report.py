@@ -112,6 +112,23 @@ def build_report(
     return html_page(title, parts, payload)
 
 
+def _inputs_table(inputs: dict[str, Any]) -> str:
+    """The table of the inputs as given (text as written, other values as JSON)."""
+    rows = [
+        [cell(k), cell(v if isinstance(v, str) else json.dumps(v), f"input:{k}")] for k, v in inputs.items()
+    ]
+    return table_html(["input", "value"], rows, "inputs")
+
+
+def _not_used(comparison: Sequence[Calibration | MappingCalibration | Skipped]) -> list[str]:
+    """The mechanisms that were not used, each with its reason (none: nothing)."""
+    skipped = [c for c in comparison if isinstance(c, Skipped)]
+    if not skipped:
+        return []
+    items = "".join(f"<li>{html.escape(s.mechanism)}: {html.escape(s.reason)}</li>" for s in skipped)
+    return [f'<p class="note">Not used:</p><ul class="note">{items}</ul>']
+
+
 def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures: ReportFigures) -> list[str]:
     """Inputs, row counts and the category-to-code mapping."""
     inputs = payload.get("inputs") or {
@@ -123,17 +140,7 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
         "delta": figures.delta,
         "noise": figures.noise,
     }
-    parts = ["<h2>Inputs</h2>"]
-    parts.append(
-        table_html(
-            ["input", "value"],
-            [
-                [cell(k), cell(json.dumps(v) if not isinstance(v, str) else v, f"input:{k}")]
-                for k, v in inputs.items()
-            ],
-            "inputs",
-        )
-    )
+    parts = ["<h2>Inputs</h2>", _inputs_table(inputs)]
     rows = [
         [cell("rows in the table"), cell(fmt(estimated.rows_total), "rows_total")],
         [cell("rows dropped from the estimate"), cell(fmt(estimated.rows_dropped), "rows_dropped")],
@@ -189,10 +196,7 @@ def _mechanism_section(
         "nearest value of the alphabet, for additive noise) equals the true one; mean abs error: "
         "E|released - true| (codes for a categorical column), both over the released rows.</p>"
     )
-    skipped = [c for c in comparison if isinstance(c, Skipped)]
-    if skipped:
-        items = "".join(f"<li>{html.escape(s.mechanism)}: {html.escape(s.reason)}</li>" for s in skipped)
-        parts.append(f'<p class="note">Not used:</p><ul class="note">{items}</ul>')
+    parts += _not_used(comparison)
     chosen = payload.get("chosen")
     if chosen:
         what = (
@@ -336,12 +340,7 @@ def _joint_sections(
 
 def _joint_inputs(payload: dict[str, Any], table: TableCalibration) -> list[str]:
     """Inputs, columns with their units, counts, and the coding of categorical columns."""
-    parts = ["<h2>Inputs</h2>"]
-    rows = [
-        [cell(k), cell(v if isinstance(v, str) else json.dumps(v), f"input:{k}")]
-        for k, v in payload["inputs"].items()
-    ]
-    parts.append(table_html(["input", "value"], rows, "inputs"))
+    parts = ["<h2>Inputs</h2>", _inputs_table(payload["inputs"])]
     col_rows = [
         [cell(c), cell(payload["columns_read_as"][c]), cell(fmt(w), f"unit:{c}")]
         for c, w in zip(payload["columns"], payload["units"], strict=True)
@@ -412,10 +411,7 @@ def _joint_mechanisms(
             for c in unchecked
         )
         parts.append(f'<p class="note">Not numerically checked:</p><ul class="note">{items}</ul>')
-    skipped = [c for c in comparison if isinstance(c, Skipped)]
-    if skipped:
-        items = "".join(f"<li>{html.escape(s.mechanism)}: {html.escape(s.reason)}</li>" for s in skipped)
-        parts.append(f'<p class="note">Not used:</p><ul class="note">{items}</ul>')
+    parts += _not_used(comparison)
     return parts
 
 
