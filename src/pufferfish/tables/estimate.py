@@ -274,8 +274,7 @@ def estimate_two_sources(
         kinds_read = ["categorical" if a.categorical[0] else "numeric" for a in (agg, agg_p)]
         raise DataError(
             f"public column {public!r} is {kinds_read[0]} in the data but {kinds_read[1]} in the priors' "
-            "table; "
-            "give --categorical or --numeric"
+            "table; give --categorical or --numeric"
         )
     if agg.categorical[0] and order is None:
         order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]))
@@ -379,16 +378,18 @@ def estimate_joint(
     agg = _aggregates(source, secret, columns, weight, engine, spark, kinds)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
-    rows: dict[str, tuple[list[list[float]], list[float], list[float]]] = {}
-    for s, values, _, n, n2 in agg.counts:  # numbers on the release grid, as every released value
+    rows: dict[str, tuple[list[list[float]], list[float]]] = {}
+    groups: dict[str, SecretGroup] = {}
+    for s, values, n_rows, n, n2 in agg.counts:  # numbers on the release grid, as every released value
         tup = [
             codes[k][v] if agg.categorical[k] else float(to_release_grid(float(v)))
             for k, v in enumerate(values)
         ]
-        xs, ws, w2 = rows.setdefault(s, ([], [], []))
+        xs, ws = rows.setdefault(s, ([], []))
         xs.append(tup)
         ws.append(n)
-        w2.append(n2)
+        g = groups.get(s, SecretGroup(s, 0, 0.0, 0.0))
+        groups[s] = SecretGroup(s, g.rows + n_rows, g.weight + n, g.weight_sq + n2)
     secrets = list(dict.fromkeys(s for pair in pairs for s in pair))
     for s in secrets:
         _check_secret_value(s, agg.secret_values, secret)
@@ -398,7 +399,7 @@ def estimate_joint(
             f"secret value(s) {missing} of the pairs have no row with every public column present"
         )
     conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
-    every = [r for xs, _, _ in rows.values() for r in xs]
+    every = [r for xs, _ in rows.values() for r in xs]
     w = default_units(tuple(units) or (None,) * len(columns), agg.categorical, list(zip(*every, strict=True)))
     metric = Metric(
         w, tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True))
@@ -406,7 +407,7 @@ def estimate_joint(
     kind, confidence, radius = prior_set
     balls = None
     if kind != "none":
-        sizes = {s: sum(rows[s][1]) ** 2 / sum(rows[s][2]) for s in secrets}  # Kish (rows unweighted)
+        sizes = {s: groups[s].effective_size for s in secrets}  # Kish's, as for one column
         balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
     scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, balls),), metric)
     return EstimatedJointPriors(
