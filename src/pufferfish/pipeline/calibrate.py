@@ -271,12 +271,14 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
             engine=r.engine, spark=r.spark,
         )  # fmt: skip
         fitted, data, util, weights = None, None, None, None
+        extra: dict[str, Any] = {"units": list(estimated.units)}
         mechanisms = None if r.default_set else r.mechanisms  # None: every one that applies
         point = estimated.scenario.without_sets()
         best = REGISTRY["optimal"]
     else:
         estimated, point, fitted, data, util, mechanisms = _estimate_one_column(r)
         weights = estimated.secret_weights
+        extra = {}
         best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
     scenario = estimated.scenario if fitted is None else fitted.scenario
     how: dict[str, Any] = dict(delta=r.delta, noise=r.noise, utility=util, time_limit=r.time_limit)
@@ -310,8 +312,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         "priors_from": None if r.priors_source is None else r.priors_source.description,
         "utility": None if util is None else util.kind,
     }
-    if r.dimension > 1:
-        inputs["units"] = list(estimated.units)  # type: ignore[union-attr]
+    inputs.update(extra)  # several columns: the units used
     if r.categorical or r.numeric:  # the type overrides, when given
         inputs.update({"categorical": list(r.categorical), "numeric": list(r.numeric)})
     return TableCalibration(inputs, estimated, fitted, comparison, r.epsilons, r.delta, r.noise, data, util)
