@@ -51,7 +51,7 @@ from pufferfish.loss.product import product_laplace_loss
 from pufferfish.loss.robust import worst_case_loss
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior, union_support
 from pufferfish.priors.joint import JointPrior
-from pufferfish.priors.scenario import Scenario
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 
 def passes(value: float, bound: float, target: float) -> bool:
@@ -341,7 +341,7 @@ def _worst_over_sets(scenario: Scenario, scale: float) -> Check:
     for prior in scenario.priors:
         assert prior.sets is not None
         summary = prior.set_summary()
-        for a, b in scenario.pairs:
+        for a, b in scenario.pairs_for(prior):
             sl = worst_case_loss(prior.sets[a], prior.sets[b], scale)
             where = f"y = {num(sl.worst_y)}, worst case over the {summary['kind']} sets"
             c = Check(sl.loss, sl.error, prior.name, (a, b), where, prior_set=summary)
@@ -409,6 +409,18 @@ def _discrete_information(conds: list[DiscretePrior], pi: NDArray[np.float64]) -
     return value, error
 
 
+def possible_conditionals(
+    scenario: Scenario, prior: AdversaryPrior, weights: NDArray[np.float64]
+) -> tuple[list[Any], NDArray[np.float64]]:
+    """The conditionals of the secrets of positive probability under ``prior``
+    (:meth:`~pufferfish.priors.scenario.Scenario.possible_secrets`) and the secret's marginal
+    ``weights`` (over ``scenario.secrets``) restricted to them and renormalised: under this
+    prior the secret never takes the other values."""
+    keep = [n for n, s in enumerate(scenario.secrets) if s not in prior.impossible]
+    pi = weights[keep]
+    return [prior.conditionals[scenario.secrets[n]] for n in keep], np.asarray(pi / pi.sum(), dtype=np.float64)
+
+
 def check_information(
     scenario: Scenario, noise: str, scale: float, secret_weights: Any = None, *, tol: float = 1e-5
 ) -> Check:
@@ -430,10 +442,10 @@ def check_information(
     Check
         The prior with the largest ``I(S; Y) + error``.
     """
-    pi = secret_weights_for(scenario, secret_weights)
+    weights = secret_weights_for(scenario, secret_weights)
     worst: Check | None = None
     for prior in scenario.priors:
-        conds = [prior.conditionals[s] for s in scenario.secrets]
+        conds, pi = possible_conditionals(scenario, prior, weights)
         assert all(isinstance(p, (DiscretePrior, GaussianMixturePrior)) for p in conds)
         first_two = (scenario.secrets[0], scenario.secrets[1])
         if scale == 0.0 and all(isinstance(p, DiscretePrior) for p in conds):

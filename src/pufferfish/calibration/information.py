@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pufferfish._checks import check_delta, check_epsilon
-from pufferfish.calibration.check import secret_weights_for
+from pufferfish.calibration.check import possible_conditionals, secret_weights_for
 from pufferfish.calibration.result import num as _num
 from pufferfish.calibration.search import Proposal
 from pufferfish.priors.distributions import GaussianMixturePrior
@@ -32,11 +32,11 @@ def _total_variances(
 ) -> list[tuple[str, np.ndarray, np.ndarray, list[Any]]]:
     """Per prior: ``(name, Var(X_k) for each column k, secret weights, conditionals)`` with ``X``
     mixed over the secret; joint priors in the metric's units (``X_k / w_k``), one column else."""
-    pi = secret_weights_for(scenario, secret_weights)
+    weights = secret_weights_for(scenario, secret_weights)
     units = np.array(scenario.metric.units) if scenario.metric is not None else np.ones(1)
     out = []
     for prior in scenario.priors:
-        conds = [prior.conditionals[s] for s in scenario.secrets]
+        conds, pi = possible_conditionals(scenario, prior, weights)
         means = np.array([np.atleast_1d(p.mean) for p in conds]) / units  # (secrets, d)
         var_within = np.array([np.atleast_1d(p.variance) for p in conds]) / units**2
         total_mean = pi @ means

@@ -105,8 +105,10 @@ def _markov(which: str) -> ScaleFunction:
     def scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
         sigma, where, chain, node = model_sigma(scenario.model, epsilon, which)
         at = f"X[{node}]="
-        pair = next((p for p in scenario.pairs if p[0].startswith(at)), scenario.pairs[0])
-        return Proposal(sigma, scenario.priors[chain].name, pair, where)
+        rho = scenario.priors[chain]
+        pairs = scenario.pairs_for(rho) or scenario.pairs
+        pair = next((p for p in pairs if p[0].startswith(at)), pairs[0])
+        return Proposal(sigma, rho.name, pair, where)
 
     return scale
 
@@ -127,6 +129,8 @@ def _markov_applies(which: str) -> AppliesFunction:
             return "GK16 is stated for a count (a sum), not a histogram"
         if which == "mqm-approx" and not all(c.stationary for c in model.chains):
             return "MQMApprox bounds the influence of a stationary chain (initial='stationary')"
+        if which == "mqm-approx" and not all(float(c.initial_distribution.min()) > 0.0 for c in model.chains):
+            return "MQMApprox needs every stationary probability > 0 (a chain of the class has a transient state)"
         return None
 
     return applies

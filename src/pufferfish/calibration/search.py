@@ -401,7 +401,7 @@ def _search_pairs(
     answer returned has passed the exact check of every pair (it is :func:`verified` on the
     whole scenario). Other scenarios go to :func:`_search` as they are.
     """
-    pairs = len(scenario.pairs) * len(scenario.priors)
+    pairs = scenario.checked_pairs
     plain = scenario.kind in ("discrete", "joint") and not scenario.robust and target.noise == "laplace"
     if not plain or target.delta != 0.0 or pairs <= 2 * ACTIVE_PAIRS:
         return _search(scenario, target, upper, deadline, time_limit)

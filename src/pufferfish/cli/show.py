@@ -49,7 +49,7 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
         _head_one_column(console, table.estimated, table.fitted)
     scenario = table.scenario
     results = table.comparison
-    print_comparisons(console, results, table.delta, show_pair=len(scenario.pairs) * len(scenario.priors) > 1)
+    print_comparisons(console, results, table.delta, show_pair=scenario.checked_pairs > 1)
     robust = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is not None), None)
     if len(table.columns) > 1:
         ps = table.prior_set()

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish.markov.chain import MarkovChain
+from pufferfish.markov.chain import MarkovChain, row_sum_log_error
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
@@ -218,7 +218,10 @@ def count_priors(
         of the shifted runs, each within a relative ``(1 + B) u``), ``R`` the most pairs of runs
         a convolution combined (each ``logaddexp`` within ``2 u (1 + L)``) and ``r`` the chain's
         :attr:`~.chain.MarkovChain.start_log_error` (a conditional is a ratio of two sums
-        over starts, each moved by at most ``e^r``).
+        over starts, each moved by at most ``e^r``), plus ``2 (T - 1) s``, ``s`` =
+        :func:`~.chain.row_sum_log_error` (the floats' rows sum to 1 only within a few ``u``: a
+        path of ``T - 1`` steps is within ``(T - 1) s`` of the model's, in the numerator and the
+        denominator of the conditional).
     """
     k, T = chain.k, int(length)
     tgt = chain.states.index(str(target))
@@ -226,7 +229,7 @@ def count_priors(
     wanted[list(range(T)) if times is None else [int(i) for i in times]] = True
     with np.errstate(divide="ignore"):
         log_m = np.log(chain.transition)
-        log_q0 = np.log(chain.initial_distribution)
+    log_q0 = chain.log_initial_distribution
     # past_t(x, c) = log P(X_t = x, C_{0..t-1} = c), kept every `every` steps (checkpoints) and
     # recomputed a segment at a time on the way back: O(T^1.5 k) memory instead of O(T^2 k)
     every = max(1, math.isqrt(T))
@@ -268,6 +271,7 @@ def count_priors(
     log_error = (
         _U * ((1.0 + big) * (2 * T * (k + 4) + 2 * T + 32 + 2 * runs) + 4.0 * (_BLOCK_NATS + 2.0))
         + 2.0 * chain.start_log_error
+        + 2.0 * max(T - 1, 0) * row_sum_log_error(chain.transition)
     )
     out: dict[tuple[int, int], DiscretePrior] = {}
     pending.sort(key=lambda item: (-item[0], -item[1]))
@@ -298,8 +302,12 @@ def _step(table: NDArray[np.float64], log_m: NDArray[np.float64]) -> NDArray[np.
 
 def count_scenario(model: CountModel) -> Scenario:
     """The scenario of a count (or frequency) query: secrets ``X[i]=a``, pairs ``(X[i]=a,
-    X[i]=b)`` for every time ``i`` and states ``a < b`` (both of positive probability at ``i``;
-    a state of probability 0 at ``i`` is no secret), one adversary prior per chain of the class.
+    X[i]=b)`` for every time ``i`` and states ``a < b``, one adversary prior per chain of the
+    class. Each chain's pairs are its own: a pair is checked under every chain in which both
+    states have positive probability at ``i``; under a chain in which one of them has
+    probability 0 it constrains nothing (seed 004 Def 1; the prior declares the secret
+    :attr:`~pufferfish.priors.scenario.AdversaryPrior.impossible`), and never removes the pair
+    from the other chains.
     When every chain is stationary and time-reversible the times ``i >= ceil(T/2)`` are left out:
     their priors are those of ``T-1-i`` exactly (:attr:`CountModel.mirrored`; the chain's
     :attr:`~.chain.MarkovChain.start_log_error` is in the priors' ``log_error``).
@@ -320,14 +328,22 @@ def count_scenario(model: CountModel) -> Scenario:
     times = model.checked_times
     per_chain = [count_priors(c, T, model.target, times=times) for c in checked]
     scale = 1.0 if model.query == "count" else 1.0 / T
+    # the pairs of each chain are its own: (X_i = a, X_i = b) is checked under every chain in
+    # which both states have positive probability at time i, and constrains nothing under a chain
+    # in which one of them is impossible (seed 004 Def 1: pairs with P(s_i), P(s_j) > 0); the
+    # scenario holds the union, and each chain's prior declares its impossible secrets
     pairs: list[tuple[str, str]] = []
     for i in times:
-        live = [a for a in range(len(names)) if all((i, a) in p for p in per_chain)]
+        live = [a for a in range(len(names)) if any((i, a) in p for p in per_chain)]
         pairs.extend(
-            (secret_name(i, names[a]), secret_name(i, names[b])) for a in live for b in live if a < b
+            (secret_name(i, names[a]), secret_name(i, names[b]))
+            for a in live
+            for b in live
+            if a < b and any((i, a) in p and (i, b) in p for p in per_chain)
         )
     if not pairs:
         raise ValueError("no time step has two states of positive probability: there is no pair to protect")
+    secrets = {s for pair in pairs for s in pair}
     adversaries = []
     frequencies = np.arange(T + 1, dtype=np.float64) * scale  # one support shared by all priors
     frequencies.setflags(write=False)
@@ -345,7 +361,11 @@ def count_scenario(model: CountModel) -> Scenario:
                 )
             else:
                 conds[secret_name(i, names[a])] = p if scale == 1.0 else _rescaled(p, frequencies)
-        adversaries.append(AdversaryPrior(f"chain {n}" if len(per_chain) > 1 else "chain", conds))
+        adversaries.append(
+            AdversaryPrior(
+                f"chain {n}" if len(per_chain) > 1 else "chain", conds, impossible=frozenset(secrets - set(conds))
+            )
+        )
     metric = Metric.ones(2) if model.query == "histogram" else None
     return Scenario(tuple(pairs), tuple(adversaries), metric, model=model)
 

@@ -139,12 +139,18 @@ def mqm_approx_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[f
     Raises
     ------
     ValueError
-        If the chain does not start from its stationary distribution.
+        If the chain does not start from its stationary distribution, or a stationary probability
+        is 0 (a transient state: the bound needs an irreducible chain).
     """
     if not chain.stationary:
         raise ValueError("MQMApprox bounds the influence of a stationary chain (initial='stationary')")
     m, pi = chain.transition, chain.initial_distribution
     pi_min = float(pi.min())
+    if not pi_min > 0.0:
+        raise ValueError(
+            "MQMApprox needs every stationary probability > 0 (an irreducible chain); this chain has a "
+            "transient state, or one below the smallest float"
+        )
     reversible = np.allclose(pi[:, None] * m, (pi[:, None] * m).T, rtol=0, atol=1e-12)
     if reversible:
         gap = 1.0 - float(np.sort(np.abs(np.linalg.eigvals(m)))[::-1][1])

@@ -50,11 +50,18 @@ class AdversaryPrior:
         :class:`~pufferfish.priors.balls.JointBall` around a joint one. The adversary may hold any
         prior in them, and every check takes the worst case over them. ``None``: the
         conditionals themselves.
+    impossible : iterable of str, optional
+        Secrets of probability 0 under this prior (no conditional exists for them; e.g. a state
+        a Markov chain never visits at a time). A pair with a side in it constrains nothing for
+        this prior (Definition 1 of seed 004: the condition holds "for all priors and pairs with
+        ``P(s_i), P(s_j) > 0``"; Kifer and Machanavajjhala 2014, Def 3.4), and
+        :meth:`Scenario.pairs_for` leaves it out for this prior only. Default: none.
 
     Raises
     ------
     ValueError
-        If ``name`` is empty or ``conditionals`` is empty.
+        If ``name`` is empty, ``conditionals`` is empty, or a secret is both given a conditional
+        and declared impossible.
     TypeError
         If a value of ``conditionals`` is not a prior, or discrete and Gaussian-mixture priors are
         mixed.
@@ -67,6 +74,7 @@ class AdversaryPrior:
     name: str
     conditionals: Mapping[str, AnyPrior]
     sets: Mapping[str, Any] | None = None  # PriorSet (one column) or JointBall (several)
+    impossible: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -74,6 +82,13 @@ class AdversaryPrior:
         conds = dict(self.conditionals)
         if not conds:
             raise ValueError("conditionals must name at least one secret, got none")
+        impossible = frozenset(str(s) for s in self.impossible)
+        both = sorted(impossible & set(conds))
+        if both:
+            raise ValueError(
+                f"impossible secrets have no conditional; prior {self.name!r} gives one for {both}"
+            )
+        object.__setattr__(self, "impossible", impossible)
         if self.sets is not None:
             if all(isinstance(p, JointPrior) for p in conds.values()):
                 object.__setattr__(self, "sets", MappingProxyType(check_balls(self.sets, conds)))
@@ -120,7 +135,9 @@ class Scenario:
         must not tell apart. Both directions of the inequality are always enforced.
     priors : iterable of AdversaryPrior
         One or more priors; each must give a conditional distribution for every secret that
-        appears in ``pairs``. Prior names must be distinct.
+        appears in ``pairs``, or declare it impossible (:attr:`AdversaryPrior.impossible`: the
+        pairs of that secret are then checked under the other priors only,
+        :meth:`pairs_for`). Prior names must be distinct.
     metric : Metric, optional
         For joint priors of ``d`` columns only: the weighted L1 metric ``d(x, x') = sum_k |x_k -
         x'_k| / w_k`` whose units put the columns on one scale (default: every ``w_k = 1``).
@@ -139,8 +156,9 @@ class Scenario:
     ------
     ValueError
         If there is no pair, a pair is not two distinct secrets, no prior is given, two priors
-        share a name, a prior lacks a secret of a pair, or ``metric`` is given for priors that
-        are not joint or has another dimension.
+        share a name, a prior lacks a secret of a pair (neither a conditional nor declared
+        impossible), no pair has both sides possible under some prior, or ``metric`` is given
+        for priors that are not joint or has another dimension.
 
     Notes
     -----
@@ -181,12 +199,16 @@ class Scenario:
                 if s not in secrets:
                     secrets.append(s)
         for prior in priors:
-            missing = [s for s in secrets if s not in prior.conditionals]
+            missing = [s for s in secrets if s not in prior.conditionals and s not in prior.impossible]
             if missing:
                 raise ValueError(
                     f"prior {prior.name!r} must give a distribution for every secret of the "
-                    f"pairs; it lacks {missing}"
+                    f"pairs (or declare it impossible); it lacks {missing}"
                 )
+        if not any(self._applicable(prior, pairs) for prior in priors):
+            raise ValueError(
+                "every pair has a secret of probability 0 under every prior: there is no pair to protect"
+            )
         if len({p.sets is None for p in priors}) > 1:
             raise ValueError("priors must all carry prior sets or none")
         metric = self.metric
@@ -248,7 +270,7 @@ class Scenario:
         """The same pairs and point-estimate priors, without their prior sets."""
         return Scenario(
             self.pairs,
-            tuple(AdversaryPrior(p.name, p.conditionals) for p in self.priors),
+            tuple(AdversaryPrior(p.name, p.conditionals, impossible=p.impossible) for p in self.priors),
             self.metric,
             self.model,
         )
@@ -296,8 +318,29 @@ class Scenario:
                 sets = {s: ps.on_grid(tuple(int(k) for k in ks)) for s, ps in adversary.sets.items()}
             elif adversary.sets is not None:
                 sets = {s: _set_on_grid(ps, int(ks[0])) for s, ps in adversary.sets.items()}
-            priors.append(AdversaryPrior(adversary.name, conditionals, sets))
+            priors.append(AdversaryPrior(adversary.name, conditionals, sets, adversary.impossible))
         return Scenario(self.pairs, tuple(priors), self.metric, self.model)
+
+    @staticmethod
+    def _applicable(prior: AdversaryPrior, pairs: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+        return tuple(p for p in pairs if p[0] not in prior.impossible and p[1] not in prior.impossible)
+
+    def pairs_for(self, prior: AdversaryPrior) -> tuple[tuple[str, str], ...]:
+        """The pairs checked under ``prior``: those whose two secrets both have positive
+        probability under it (both have a conditional; seed 004 Def 1). Every pair when the
+        prior declares no secret impossible."""
+        return self._applicable(prior, self.pairs) if prior.impossible else self.pairs
+
+    def possible_secrets(self, prior: AdversaryPrior) -> tuple[str, ...]:
+        """The secrets of :attr:`secrets` of positive probability under ``prior`` (those it gives
+        a conditional for), in the order of :attr:`secrets`."""
+        return tuple(s for s in self.secrets if s not in prior.impossible)
+
+    @property
+    def checked_pairs(self) -> int:
+        """How many (prior, pair) combinations a check covers (sum over priors of
+        :meth:`pairs_for`)."""
+        return sum(len(self.pairs_for(p)) for p in self.priors)
 
     def iter_pairs(self) -> Iterable[tuple[AdversaryPrior, tuple[str, str], DiscretePrior, DiscretePrior]]:
         """Yield ``(prior, (s_i, s_j), P(.|s_i), P(.|s_j))`` for every prior and pair.
@@ -325,7 +368,7 @@ class Scenario:
         if self.kind == "joint":
             raise ValueError("this calculation needs the priors of one column, got joint priors")
         for prior in self.priors:
-            for a, b in self.pairs:
+            for a, b in self.pairs_for(prior):
                 p_i, p_j = prior.conditionals[a], prior.conditionals[b]
                 assert not isinstance(p_i, JointPrior) and not isinstance(p_j, JointPrior)
                 yield prior, (a, b), p_i, p_j
@@ -341,7 +384,7 @@ class Scenario:
         if self.kind != "joint":
             raise ValueError(f"this calculation needs joint priors, got {self.kind} priors")
         for prior in self.priors:
-            for a, b in self.pairs:
+            for a, b in self.pairs_for(prior):
                 p_i, p_j = prior.conditionals[a], prior.conditionals[b]
                 assert isinstance(p_i, JointPrior) and isinstance(p_j, JointPrior)
                 yield prior, (a, b), p_i, p_j
