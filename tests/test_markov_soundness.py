@@ -140,7 +140,8 @@ def sparse_classes(draw: st.DrawFn) -> tuple[tuple[MarkovChain, ...], int, float
     for _ in range(draw(st.integers(2, 3))):
         rows = []
         for _ in range(k):
-            row = np.array(draw(st.lists(st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.5, 1.0]), min_size=k, max_size=k)))
+            weights = st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.5, 1.0])
+            row = np.array(draw(st.lists(weights, min_size=k, max_size=k)))
             if row.sum() == 0:
                 row[draw(st.integers(0, k - 1))] = 1.0
             rows.append(row / row.sum())

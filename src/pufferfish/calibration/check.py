@@ -418,7 +418,8 @@ def possible_conditionals(
     prior the secret never takes the other values."""
     keep = [n for n, s in enumerate(scenario.secrets) if s not in prior.impossible]
     pi = weights[keep]
-    return [prior.conditionals[scenario.secrets[n]] for n in keep], np.asarray(pi / pi.sum(), dtype=np.float64)
+    conds = [prior.conditionals[scenario.secrets[n]] for n in keep]
+    return conds, np.asarray(pi / pi.sum(), dtype=np.float64)
 
 
 def check_information(

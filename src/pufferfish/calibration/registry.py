@@ -129,8 +129,8 @@ def _markov_applies(which: str) -> AppliesFunction:
             return "GK16 is stated for a count (a sum), not a histogram"
         if which == "mqm-approx" and not all(c.stationary for c in model.chains):
             return "MQMApprox bounds the influence of a stationary chain (initial='stationary')"
-        if which == "mqm-approx" and not all(float(c.initial_distribution.min()) > 0.0 for c in model.chains):
-            return "MQMApprox needs every stationary probability > 0 (a chain of the class has a transient state)"
+        if which == "mqm-approx" and not all(c.initial_distribution.min() > 0.0 for c in model.chains):
+            return "MQMApprox needs every stationary probability > 0 (a chain has a transient state)"
         return None
 
     return applies

@@ -370,9 +370,7 @@ def _closed_class(transition: NDArray[np.float64]) -> NDArray[np.int64]:
 
     edges = transition > 0
     count, labels = connected_components(csr_matrix(edges), directed=True, connection="strong")
-    closed = [
-        c for c in range(count) if not edges[np.ix_(labels == c, labels != c)].any()
-    ]
+    closed = [c for c in range(count) if not edges[np.ix_(labels == c, labels != c)].any()]
     if len(closed) != 1:
         raise ValueError(
             "initial='stationary' needs a unique stationary distribution; this transition matrix has "

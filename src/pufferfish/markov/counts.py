@@ -363,7 +363,9 @@ def count_scenario(model: CountModel) -> Scenario:
                 conds[secret_name(i, names[a])] = p if scale == 1.0 else _rescaled(p, frequencies)
         adversaries.append(
             AdversaryPrior(
-                f"chain {n}" if len(per_chain) > 1 else "chain", conds, impossible=frozenset(secrets - set(conds))
+                f"chain {n}" if len(per_chain) > 1 else "chain",
+                conds,
+                impossible=frozenset(secrets - set(conds)),
             )
         )
     metric = Metric.ones(2) if model.query == "histogram" else None
