@@ -450,12 +450,12 @@ def check_information(
         assert all(isinstance(p, (DiscretePrior, GaussianMixturePrior)) for p in conds)
         first_two = (scenario.secrets[0], scenario.secrets[1])
         if scale == 0.0 and all(isinstance(p, DiscretePrior) for p in conds):
-            value, error = _discrete_information(conds, pi)  # type: ignore[arg-type]
+            value, error = _discrete_information(conds, pi)
             c = Check(value, error, prior.name, first_two, "I(S; Y)")
             if worst is None or c.upper > worst.upper:
                 worst = c
             continue
-        dens = [release_density(p, noise, scale) for p in conds]  # type: ignore[arg-type]
+        dens = [release_density(p, noise, scale) for p in conds]
         ib = mutual_information(dens, pi, tol=tol)
         c = Check(ib.information, ib.error_bound, prior.name, first_two, "I(S; Y)")
         if worst is None or c.upper > worst.upper:
