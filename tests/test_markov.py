@@ -467,7 +467,7 @@ def test_cli_audit_of_a_differentially_private_scale(tmp_path) -> None:
     [
         (["p,t,s", "a,1,x", "a,1,y", "a,2,x"], "id 'a' has two rows at time 1"),
         (["p,t,s", "a,1,x", "a,2,x"], "holds 1 state(s)"),
-        (["p,t,s", "a,1,x", "b,1,y"], "no id has two steps"),
+        (["p,t,s", "a,1,x", "b,1,y"], "no id has two consecutive steps"),
         (["p,t,s", "a,1,x", "a,2,y"], "state 'y' is never followed by another step"),
     ],
 )

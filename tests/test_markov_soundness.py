@@ -15,6 +15,7 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -316,3 +317,94 @@ def test_stationary_start_is_the_nearest_float_in_every_entry(k, seed) -> None:
         assert abs(mp.mpf(float(log_got)) - mp.log(exact[a])) <= chain.start_log_error
         if got >= np.finfo(float).tiny:  # a normal float: the nearest one
             assert abs(mp.mpf(float(got)) / exact[a] - 1) <= 2.0**-53
+
+
+# --- 4. time read as time ----------------------------------------------------------------------
+
+
+def _calibrate_json(path, *extra: str, target: str = "b") -> tuple[int, str]:
+    res = runner.invoke(
+        app,
+        ["markov", "calibrate", str(path), "--id", "person", "--time", "time", "--state", "state",
+         "--target-state", target, "--epsilon", "1", "--prior-set", "none", "--initial", "empirical",
+         "--mechanism", "optimal", *extra],
+    )  # fmt: skip
+    return res.exit_code, res.output
+
+
+def _switching_rows() -> list[str]:
+    """Ids 0-3: 'a' at times 0-5, 'b' at 6-11 (a -> a 20, a -> b 4, b -> a 0, b -> b 20)."""
+    rows = []
+    for p in range(4):
+        rows += [f"{p},{t},{'a' if t < 6 else 'b'}" for t in range(12)]
+    return rows
+
+
+def test_repro_text_time_order_a_time_that_is_not_a_number_is_an_error_naming_it(tmp_path) -> None:
+    # shared/repro/markov/repro_text_time_order.py: one 'x' made the column text, '10' sorted
+    # before '2', invented transitions (optimal 8.17 -> 2.61) without a word
+    ok, text = tmp_path / "ok.csv", tmp_path / "text.csv"
+    ok.write_text("\n".join(["person,time,state", *_switching_rows()]) + "\n")
+    text.write_text("\n".join(["person,time,state", *_switching_rows(), "9,x,a", "9,y,b"]) + "\n")
+    code, out = _calibrate_json(ok, "--json")
+    assert code == 0 and json.loads(out)["data"]["transition_counts"] == [[20, 4], [0, 20]]
+    code, out = _calibrate_json(text)
+    lines = out.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and "time column 'time' must hold numbers or dates" in lines[0]
+    assert "'x'" in lines[0]
+
+
+def test_times_as_numbers_dates_and_numeric_text_are_ordered_as_time(tmp_path) -> None:
+    from pufferfish.markov.estimate import read_series
+
+    frame = pd.DataFrame(
+        {"person": [p for p in range(4) for _ in range(12)],
+         "time": [t for _ in range(4) for t in range(12)],
+         "state": ["a" if t < 6 else "b" for _ in range(4) for t in range(12)]}
+    )  # fmt: skip
+    cols = {"id_column": "person", "time_column": "time", "state_column": "state"}
+    as_number = read_series(frame.sample(frac=1.0, random_state=1), **cols)
+    as_text = read_series(frame.assign(time=frame.time.astype(str)), **cols)
+    dates = frame.assign(time=pd.Timestamp("2024-01-01") + pd.to_timedelta(frame.time * 10, unit="min"))
+    as_date = read_series(dates, **cols)
+    for got in (as_number, as_text, as_date):
+        assert got.transitions.tolist() == [[20, 4], [0, 20]] and got.breaks.gaps == 0
+    assert as_date.breaks.step == 600.0 and as_date.breaks.time_kind == "date"
+    # ids keep their own order: numbers as numbers (2 before 10)
+    ids = pd.DataFrame({"person": [10, 10, 2, 2], "time": [0, 1, 0, 1], "state": ["a", "b", "b", "a"]})
+    assert read_series(ids, **cols).ids == ["2", "10"]
+
+
+def test_gaps_and_missing_states_break_the_series_and_a_release_refuses_them(tmp_path) -> None:
+    from pufferfish.markov.estimate import read_series
+
+    rows = _switching_rows()
+    gap = [r for r in rows if r not in ("0,3,a", "1,7,b")]  # id 0 misses time 3, id 1 time 7
+    missing = [("2,4," if r == "2,4,a" else r) for r in rows]  # id 2's state at time 4 unknown
+    src = tmp_path / "holes.csv"
+    src.write_text("\n".join(["person,time,state", *[r for r in gap if not r.startswith("2,")],
+                              *[r for r in missing if r.startswith("2,")]]) + "\n")  # fmt: skip
+    got = read_series(src, id_column="person", time_column="time", state_column="state")
+    b = got.breaks
+    assert (b.gaps, b.missing_states, b.ids_broken) == (2, 1, 3)
+    assert b.first == "id '0' at time 4"
+    # never bridged: a -> a 20 - 2 (id 0 around 3) - 2 (id 2 around 4), b -> b 20 - 2 (id 1 around 7)
+    assert got.transitions.tolist() == [[16, 4], [0, 18]]
+    assert int(got.first.sum()) == int(got.segment_lengths.size) == 7
+    assert sorted(got.segment_lengths.tolist()) == [
+        3,
+        4,
+        4,
+        7,
+        7,
+        8,
+        12,
+    ]  # id 0: 3 + 8, id 1: 7 + 4, id 2: 4 + 7, id 3: 12
+    code, out = _calibrate_json(src)
+    assert code == 0 and "breaks: 2 gap(s) in time (step 1) and 1 missing state(s)" in out, out
+    res = runner.invoke(
+        app,
+        ["markov", "release", str(src), "--id", "person", "--time", "time", "--state", "state",
+         "--target-state", "b", "--epsilon", "1", "--prior-set", "none", "--output", str(tmp_path / "o.csv")],
+    )  # fmt: skip
+    assert res.exit_code == 1 and "the series have holes" in res.output and not (tmp_path / "o.csv").exists()

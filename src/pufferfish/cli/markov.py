@@ -432,7 +432,9 @@ def _calibrate_data(
     console = Console()
     s = result.series
     console.print(f"data: {s.source}", markup=False)
-    console.print(f"{len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} with a missing value left out)")
+    console.print(f"{len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} without an id or a time left out)")
+    if s.breaks.sentence() is not None:
+        console.print(f"breaks: {s.breaks.sentence()}", soft_wrap=True, highlight=False, markup=False)
     console.print(f"states: {', '.join(s.states)}; transitions counted: {int(s.transitions.sum())}")
     est = result.chain.transition
     rows = "; ".join(f"{a}: " + ", ".join(f"{x:.4f}" for x in est[n]) for n, a in enumerate(s.states))

@@ -1,9 +1,20 @@
 """A Markov chain estimated from a table of time series, and the confidence set around it.
 
-The table has one row per person and time step: an id column, a time column (anything DuckDB
-orders: numbers, dates, text) and a state column whose values are the labels as written. DuckDB
-counts, inside each id ordered by time, the transitions ``(X_t, X_{t+1})`` (pooled over ids), the
-first states, and each id's length and visits to every state; no row leaves DuckDB.
+The table has one row per person and time step: an id column, a time column (numbers, dates or
+timestamps; a text column whose values are all numbers, or all dates, is read as such, and any
+other value is an error naming it) and a state column whose values are the labels as written.
+DuckDB (or Spark) counts, inside each id ordered by time, the transitions ``(X_t, X_{t+1})``
+(pooled over ids), the first states, and each id's length and visits to every state; no row
+leaves the engine.
+
+Time is read as time (issue 43). The step of the series is the smallest difference between two
+consecutive times of an id, over the table. A series is *broken* where two consecutive times are
+further apart than one step (a gap) and around a row whose state is missing (a step whose state
+is unknown is never bridged); the pieces between breaks are the *segments*. Transitions are
+counted within segments only (never across a break), each segment's first state is a first
+state, and the lengths calibrated are the segments'. Rows without an id or a time are left out
+and counted. A release is one count per id: it refuses a table with breaks (it would need the
+priors of a count over a series with holes), naming the first.
 
 The transition matrix is the maximum-likelihood estimate ``n(a, b) / n(a)``; the chain starts from
 its stationary distribution (default) or from the empirical distribution of the first states.
@@ -68,7 +79,11 @@ class SeriesTable:
     rows : int
         Rows read.
     rows_dropped : int
-        Rows left out (a missing id, time or state).
+        Rows left out: a missing id or time (``missing_ids + missing_times``).
+    segment_lengths : numpy.ndarray of int64
+        The length of every segment (a series between breaks; one per id when none is broken).
+    breaks : SeriesBreaks
+        What broke the series: gaps in time, missing states, the rows left out.
     """
 
     source: str
@@ -80,6 +95,8 @@ class SeriesTable:
     visits: NDArray[np.int64]
     rows: int
     rows_dropped: int
+    segment_lengths: NDArray[np.int64]
+    breaks: SeriesBreaks
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready summary (no id's counts)."""
@@ -90,9 +107,67 @@ class SeriesTable:
             "first_state_counts": self.first.tolist(),
             "ids": len(self.ids),
             "lengths": {"min": int(self.lengths.min()), "max": int(self.lengths.max())},
+            "segments": int(self.segment_lengths.size),
             "rows": self.rows,
             "rows_dropped": self.rows_dropped,
+            "breaks": self.breaks.to_dict(),
         }
+
+
+@dataclass(frozen=True)
+class SeriesBreaks:
+    """Where the series of a table are not one unbroken run of steps (module docstring).
+
+    Attributes
+    ----------
+    step : float
+        The step of the series: the smallest difference of consecutive times of an id (the
+        time column's unit; seconds for dates and timestamps).
+    time_kind : str
+        ``"number"`` or ``"date"`` (dates and timestamps, as seconds).
+    gaps : int
+        Consecutive times of an id further apart than ``step``.
+    missing_states : int
+        Rows with an id and a time but no state (each breaks its series).
+    missing_ids, missing_times : int
+        Rows left out: no id, or an id and no time (where the step lies is unknown).
+    ids_broken : int
+        Ids whose series has at least one break.
+    first : str or None
+        The first break, in words (id and time), or None.
+    """
+
+    step: float
+    time_kind: str
+    gaps: int
+    missing_states: int
+    missing_ids: int
+    missing_times: int
+    ids_broken: int
+    first: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "step": self.step,
+            "time": self.time_kind,
+            "gaps": self.gaps,
+            "missing_states": self.missing_states,
+            "missing_ids": self.missing_ids,
+            "missing_times": self.missing_times,
+            "ids_broken": self.ids_broken,
+            "first": self.first,
+        }
+
+    def sentence(self) -> str | None:
+        """One line on the breaks, or None when every series is whole."""
+        if not (self.gaps or self.missing_states or self.missing_times or self.missing_ids):
+            return None
+        return (
+            f"{self.gaps} gap(s) in time (step {self.step:g}) and {self.missing_states} missing state(s) break "
+            f"the series of {self.ids_broken} id(s) (first: {self.first}); {self.missing_ids} row(s) without an "
+            f"id and {self.missing_times} without a time left out; transitions are counted within the pieces"
+        )
 
 
 def read_series(
@@ -144,6 +219,7 @@ def read_series(
         rel = open_table(con, source, text_columns=[names[2]] if source.kind == "csv" else ())
         _check_columns(names, list(rel.columns), source)
         con.register("series_raw", rel)
+        time_type = str(rel.types[list(rel.columns).index(names[1])]).upper()
 
         def run(sql: str) -> list[Any]:
             return con.execute(sql).fetchall()
@@ -152,7 +228,8 @@ def read_series(
             con.execute(f"CREATE TEMP TABLE {name} AS {sql}")
 
         try:
-            return _series_counts(run, view, names, [quote_identifier(c) for c in names], source, "VARCHAR")
+            quoted = [quote_identifier(c) for c in names]
+            return _series_counts(run, view, names, quoted, source, "VARCHAR", time_type, "epoch({})")
         except duckdb.Error as exc:  # an interrupt stays an interrupt (read_error)
             raise read_error(exc, repr(source.description)) from None
 
@@ -172,9 +249,12 @@ def _read_series_spark(source: TableSource, names: list[str], spark: Any) -> Ser
     def view(name: str, sql: str) -> None:
         session.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS {sql}")
 
+    time_type = dict(frame.dtypes)[names[1]].upper()
     try:
         quoted = ["`" + c.replace("`", "``") + "`" for c in names]  # Spark SQL's identifiers
-        return _series_counts(run, view, names, quoted, source, "STRING")
+        return _series_counts(
+            run, view, names, quoted, source, "STRING", time_type, "CAST(CAST({} AS TIMESTAMP) AS DOUBLE)"
+        )
     except DataError:
         raise
     except Exception as exc:  # Spark raises AnalysisException and Py4J errors
@@ -189,6 +269,46 @@ def _check_columns(names: list[str], columns: list[str], source: TableSource) ->
         raise DataError(f"column {missing[0]!r} is not in {source.description}; columns: {columns}")
 
 
+_NUMBER_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "HUGEINT", "LONG", "SHORT", "BYTE",
+                 "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "INTEGER", "FLOAT",
+                 "DOUBLE", "REAL", "DECIMAL", "NUMERIC")  # fmt: skip
+_DATE_TYPES = ("DATE", "TIMESTAMP")
+_TEXT_TYPES = ("VARCHAR", "STRING", "TEXT")
+
+
+def _time_expression(
+    run: Callable[[str], list[Any]], column: str, t: str, time_type: str, epoch: str
+) -> tuple[str, str]:
+    """The SQL of the time column as a number (``(expression, kind)``): numbers as they are,
+    dates and timestamps as seconds (``epoch`` formats the engine's conversion), text only when
+    every value is a number (or every value a date or timestamp).
+
+    Raises
+    ------
+    DataError
+        Naming the first value that is neither, or the column's type.
+    """
+    base = time_type.split("(")[0].strip()
+    if base in _NUMBER_TYPES:
+        return f"CAST({t} AS DOUBLE)", "number"
+    if base.startswith(_DATE_TYPES):
+        return epoch.format(t), "date"
+    if base not in _TEXT_TYPES:
+        raise DataError(f"time column {column!r} must hold numbers or dates, got type {time_type}")
+    bad = run(f"SELECT {t} FROM series_raw WHERE {t} IS NOT NULL AND TRY_CAST({t} AS DOUBLE) IS NULL LIMIT 1")
+    if not bad:
+        return f"CAST({t} AS DOUBLE)", "number"
+    undated = run(
+        f"SELECT {t} FROM series_raw WHERE {t} IS NOT NULL AND TRY_CAST({t} AS TIMESTAMP) IS NULL LIMIT 1"
+    )
+    if not undated:
+        return epoch.format(f"CAST({t} AS TIMESTAMP)"), "date"
+    raise DataError(
+        f"time column {column!r} must hold numbers or dates (text sorts '10' before '2'); {bad[0][0]!r} is "
+        "not a number"
+    )
+
+
 def _series_counts(
     run: Callable[[str], list[Any]],
     view: Callable[[str, str], None],
@@ -196,35 +316,66 @@ def _series_counts(
     quoted: list[str],
     source: TableSource,
     text: str,
+    time_type: str,
+    epoch: str,
 ) -> SeriesTable:
     """The counting queries of :func:`read_series` on the table ``series_raw``, run by ``run``
     (rows) and ``view`` (a named intermediate table); ``quoted`` are the columns as the engine's
-    SQL names them, ``text`` is its text type."""
+    SQL names them, ``text`` is its text type, ``time_type`` the time column's type and
+    ``epoch`` the engine's seconds of a date (module docstring: breaks and segments)."""
     i, t, s = quoted
+    tn, time_kind = _time_expression(run, names[1], t, time_type, epoch)
+    total = _first(run("SELECT count(*) FROM series_raw"))
+    missing_ids = _first(run(f"SELECT count(*) FROM series_raw WHERE {i} IS NULL"))
+    missing_times = _first(run(f"SELECT count(*) FROM series_raw WHERE {i} IS NOT NULL AND {t} IS NULL"))
     view(
         "series",
-        f"SELECT CAST({i} AS {text}) AS i, {t} AS t, CAST({s} AS {text}) AS s FROM series_raw "
-        f"WHERE {i} IS NOT NULL AND {t} IS NOT NULL AND {s} IS NOT NULL",
+        f"SELECT {i} AS i_raw, CAST({i} AS {text}) AS i, {tn} AS t, CAST({s} AS {text}) AS s "
+        f"FROM series_raw WHERE {i} IS NOT NULL AND {t} IS NOT NULL",
     )
-    total = _first(run("SELECT count(*) FROM series_raw"))
-    kept = _first(run("SELECT count(*) FROM series"))
     dup = run("SELECT i, t FROM series GROUP BY i, t HAVING count(*) > 1 LIMIT 1")
     if dup:
         raise DataError(
             f"id {dup[0][0]!r} has two rows at time {dup[0][1]!r}: the order of its steps is unknown"
         )
-    states = tuple(str(r[0]) for r in run("SELECT DISTINCT s FROM series ORDER BY s"))
+    states = tuple(str(r[0]) for r in run("SELECT DISTINCT s FROM series WHERE s IS NOT NULL ORDER BY s"))
     if len(states) < 2:
         raise DataError(f"column {names[2]!r} holds {len(states)} state(s); a chain needs at least 2")
     view(
-        "steps",
-        "SELECT i, t, s, LAG(s) OVER (PARTITION BY i ORDER BY t) AS prev, "
-        "row_number() OVER (PARTITION BY i ORDER BY t) AS n FROM series",
+        "ordered",
+        "SELECT i_raw, i, t, s, LAG(t) OVER (PARTITION BY i ORDER BY t) AS prev_t, "
+        "LAG(s) OVER (PARTITION BY i ORDER BY t) AS prev_s, "
+        "LAG(CASE WHEN s IS NULL THEN 1 ELSE 0 END) OVER (PARTITION BY i ORDER BY t) AS prev_missing "
+        "FROM series",
     )
-    pairs = run("SELECT prev, s, count(*) FROM steps WHERE prev IS NOT NULL GROUP BY prev, s")
-    firsts = run("SELECT s, count(*) FROM steps WHERE n = 1 GROUP BY s")
-    per_id = run("SELECT i, min(t) AS start, count(*) FROM steps GROUP BY i ORDER BY start, i")
-    per_state = run("SELECT i, s, count(*) FROM steps GROUP BY i, s")
+    step_row = run("SELECT min(t - prev_t) FROM ordered WHERE prev_t IS NOT NULL")
+    step = float(step_row[0][0]) if step_row and step_row[0][0] is not None else 1.0
+    # a row starts a segment when it is its id's first, follows a gap, or follows a missing state
+    view(
+        "steps",
+        "SELECT i_raw, i, t, s, prev_s, CASE WHEN prev_t IS NULL OR t - prev_t > "
+        f"{step!r} OR prev_missing = 1 THEN 1 ELSE 0 END AS starts, "
+        f"CASE WHEN prev_t IS NOT NULL AND t - prev_t > {step!r} THEN 1 ELSE 0 END AS gap "
+        "FROM ordered",
+    )
+    view(
+        "segmented",
+        "SELECT i_raw, i, t, s, prev_s, starts, sum(starts) OVER (PARTITION BY i ORDER BY t "
+        "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS seg FROM steps WHERE s IS NOT NULL",
+    )
+    gaps = _first(run("SELECT count(*) FROM steps WHERE gap = 1"))
+    missing_states = _first(run("SELECT count(*) FROM steps WHERE s IS NULL"))
+    broken = run("SELECT i, min(t) FROM steps WHERE gap = 1 OR s IS NULL GROUP BY i ORDER BY min(t), i")
+    first_break = None
+    if broken:
+        first_break = f"id {broken[0][0]!r} at time {_time_text(broken[0][1], time_kind)}"
+    pairs = run("SELECT prev_s, s, count(*) FROM segmented WHERE starts = 0 GROUP BY prev_s, s")
+    firsts = run("SELECT s, count(*) FROM segmented WHERE starts = 1 GROUP BY s")
+    per_id = run(
+        "SELECT i, min(t) AS start, count(*), min(i_raw) FROM segmented GROUP BY i ORDER BY start, min(i_raw)"
+    )
+    per_state = run("SELECT i, s, count(*) FROM segmented GROUP BY i, s")
+    segments = run("SELECT count(*) FROM segmented GROUP BY i, seg")
     index = {name: n for n, name in enumerate(states)}
     k = len(states)
     transitions = np.zeros((k, k), dtype=np.int64)
@@ -234,16 +385,29 @@ def _series_counts(
     for a, n in firsts:
         first[index[a]] += int(n)
     if not transitions.sum():
-        raise DataError("no id has two steps: there is no transition to estimate")
+        raise DataError("no id has two consecutive steps: there is no transition to estimate")
     ids = [str(r[0]) for r in per_id]
     lengths = np.array([int(r[2]) for r in per_id], dtype=np.int64)
     visits = np.zeros((len(ids), k), dtype=np.int64)
     row_of = {name: n for n, name in enumerate(ids)}
     for name, label, n in per_state:
         visits[row_of[str(name)], index[label]] += int(n)
-    return SeriesTable(
-        source.description, states, transitions, first, ids, lengths, visits, total, total - kept
+    breaks = SeriesBreaks(
+        step, time_kind, gaps, missing_states, missing_ids, missing_times, len(broken), first_break
     )
+    return SeriesTable(
+        source.description, states, transitions, first, ids, lengths, visits, total,
+        missing_ids + missing_times, np.array(sorted(int(r[0]) for r in segments), dtype=np.int64), breaks,
+    )  # fmt: skip
+
+
+def _time_text(value: Any, kind: str) -> str:
+    """A time as the table's unit says it: a number, or a UTC date-time for seconds."""
+    if kind == "date":
+        import datetime as dt
+
+        return dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc).isoformat(sep=" ")
+    return f"{float(value):g}"
 
 
 def _first(rows: list[Any]) -> int:

@@ -177,8 +177,16 @@ class SeriesCalibration:
         }
 
 
-def calibrate_series(request: SeriesRequest) -> SeriesCalibration:
+def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> SeriesCalibration:
     """Estimate the chain and calibrate every mechanism for each length (module docstring).
+
+    Parameters
+    ----------
+    request : SeriesRequest
+    whole_series : bool
+        Refuse, before estimating, a table whose series have holes (gaps in time, missing
+        states, rows without an id or a time: :class:`~.estimate.SeriesBreaks`): what a release
+        of one count per id needs. Default False: the segments between holes are calibrated.
 
     Raises
     ------
@@ -187,7 +195,7 @@ def calibrate_series(request: SeriesRequest) -> SeriesCalibration:
     ValueError
         If the target is not a state of the table.
     """
-    series, chain, chains, description, lengths = _estimated(request)
+    series, chain, chains, description, lengths = _estimated(request, whole_series)
     names = list(request.mechanisms or MARKOV_MECHANISMS)
     results: dict[int, tuple[Result, ...]] = {}
     binding: dict[int, Binding | None] = {}
@@ -241,14 +249,19 @@ def audit_series(request: SeriesRequest, scale: float) -> tuple[SeriesCalibratio
 
 
 def _estimated(
-    request: SeriesRequest,
+    request: SeriesRequest, whole_series: bool = False
 ) -> tuple[SeriesTable, MarkovChain, tuple[MarkovChain, ...], dict[str, Any] | None, list[int]]:
     """The table read, the estimated chain, the chains checked, the set's description and the
-    lengths to calibrate."""
+    lengths to calibrate (``whole_series``: see :func:`calibrate_series`)."""
     series = read_series(
         request.data, id_column=request.id_column, time_column=request.time_column,
         state_column=request.state_column, csv_options=request.csv_options, engine=request.engine,
     )  # fmt: skip
+    if whole_series and series.breaks.sentence() is not None:
+        raise ValueError(
+            "the series have holes, and a count per id over a series with holes is not calibrated here: "
+            f"{series.breaks.sentence()}; fill the holes or split the ids before releasing"
+        )
     if request.target not in series.states:
         raise ValueError(f"target state must be one of {list(series.states)}, got {request.target!r}")
     chain = estimated_chain(series, request.initial)
@@ -256,7 +269,9 @@ def _estimated(
     description = None
     if request.prior_set == "l1-rows":
         chains, description = confidence_chains(series, chain, request.confidence)
-    lengths = sorted({int(t) for t in series.lengths})
+    lengths = sorted(
+        {int(t) for t in series.segment_lengths}
+    )  # the segments' (module docstring of .estimate)
     if request.length == "longest":
         lengths = lengths[-1:]
     elif request.length is not None:
@@ -338,7 +353,9 @@ def release_series(
         rep_path.resolve(),
     }:
         raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
-    calibration = calibrate_series(replace(request, data=source, length=None, mechanisms=(mechanism,)))
+    calibration = calibrate_series(
+        replace(request, data=source, length=None, mechanisms=(mechanism,)), whole_series=True
+    )
     series = calibration.series
     scales: dict[int, tuple[float, float]] = {}
     for t, rows in calibration.results.items():
