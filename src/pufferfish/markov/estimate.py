@@ -164,9 +164,10 @@ class SeriesBreaks:
         if not (self.gaps or self.missing_states or self.missing_times or self.missing_ids):
             return None
         return (
-            f"{self.gaps} gap(s) in time (step {self.step:g}) and {self.missing_states} missing state(s) break "
-            f"the series of {self.ids_broken} id(s) (first: {self.first}); {self.missing_ids} row(s) without an "
-            f"id and {self.missing_times} without a time left out; transitions are counted within the pieces"
+            f"{self.gaps} gap(s) in time (step {self.step:g}) and {self.missing_states} missing state(s) "
+            f"break the series of {self.ids_broken} id(s) (first: {self.first}); {self.missing_ids} row(s) "
+            f"without an id and {self.missing_times} without a time left out; transitions are counted "
+            "within the pieces"
         )
 
 
