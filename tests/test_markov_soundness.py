@@ -408,3 +408,78 @@ def test_gaps_and_missing_states_break_the_series_and_a_release_refuses_them(tmp
          "--target-state", "b", "--epsilon", "1", "--prior-set", "none", "--output", str(tmp_path / "o.csv")],
     )  # fmt: skip
     assert res.exit_code == 1 and "the series have holes" in res.output and not (tmp_path / "o.csv").exists()
+
+
+# --- 5. what a release says, and the limits -----------------------------------------------------
+
+
+def _activity(path, ids: int = 12) -> None:
+    gen = np.random.default_rng(7)
+    m = np.array([[0.7, 0.2, 0.1], [0.3, 0.5, 0.2], [0.2, 0.3, 0.5]])
+    rows = ["person,time,state"]
+    for pid in range(ids):
+        x = 0
+        for t in range(8):
+            rows.append(f"p{pid},{t},{'abc'[x]}")
+            x = int(gen.choice(3, p=m[x]))
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_a_release_says_which_priors_its_guarantee_holds_for_before_it_writes(tmp_path, monkeypatch) -> None:
+    from pufferfish.markov import release as release_module
+
+    src = tmp_path / "a.csv"
+    _activity(src)
+    said: list[tuple[str, bool]] = []
+    written = release_module.atomic_outputs
+
+    def spy(*args, **kwargs):  # nothing is written before the guarantee is said
+        assert said, "the guarantee line comes before the outputs"
+        return written(*args, **kwargs)
+
+    monkeypatch.setattr(release_module, "atomic_outputs", spy)
+    request = release_module.SeriesRequest(src, "person", "time", "state", "c", 1.0)
+    out = tmp_path / "r.csv"
+    rel = release_module.release_series(
+        request, out, rng=1, announce=lambda line: said.append((line, out.exists()))
+    )
+    ((line, existed),) = said
+    assert not existed and "NOT certified for every chain of the set" in line
+    assert f"for the {len(rel.calibration.chains)} chains listed from the 95% set" in line
+    assert json.loads((tmp_path / "r.report.json").read_text())["guarantee"] == line
+    res = runner.invoke(
+        app,
+        ["markov", "release", str(src), "--id", "person", "--time", "time", "--state", "state",
+         "--target-state", "c", "--epsilon", "1", "--prior-set", "none", "--output", str(tmp_path / "n.csv")],
+    )  # fmt: skip
+    assert res.exit_code == 0 and "for an adversary whose prior is the estimated chain" in res.output
+
+
+def test_markov_release_refuses_an_output_it_would_not_write_as_named(tmp_path) -> None:
+    src = tmp_path / "a.csv"
+    _activity(src)
+    res = runner.invoke(
+        app,
+        ["markov", "release", str(src), "--id", "person", "--time", "time", "--state", "state",
+         "--target-state", "c", "--epsilon", "1", "--output", str(tmp_path / "r.txt")],
+    )  # fmt: skip
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1 and "must end in .csv" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--length", "1000000000000000000"], "needs about"),
+        (["--length", "10000000"], "GiB for the count priors"),
+        (["--length", "10", "--scale", "nan"], "scale must be a finite number >= 0, got nan"),
+        (["--length", "10", "--scale", "-1"], "scale must be a finite number >= 0, got -1.0"),
+    ],
+)
+def test_markov_limits_are_one_line(args, message) -> None:
+    res = runner.invoke(
+        app, ["markov", "calibrate", "--transition", "0.9,0.1;0.2,0.8", "--epsilon", "1", *args]
+    )
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output

@@ -138,7 +138,6 @@ def markov_calibrate(
         float | None,
         typer.Option(
             "--scale",
-            min=0.0,
             help="Audit instead of calibrating: the exact loss of Laplace noise of this scale "
             "(e.g. 1/eps of a differentially private count), with the worst time and pair.",
         ),
@@ -494,11 +493,12 @@ def markov_release(
         request = _series_request(data, epsilon, None, initial, target_state, query, (mechanism,), id_column,
                                   time_column, state_column, prior_set, engine)  # fmt: skip
         return release_series(
-            request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report
-        )
+            request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report,
+            announce=lambda line: console.print(line, soft_wrap=True, highlight=False, markup=False),
+        )  # fmt: skip
 
-    result = guard(run)
     console = Console()
+    result = guard(run)
     cal = result.calibration
     console.print(f"released: {result.output} ({len(cal.series.ids)} ids, one {query} each)")
     for t, (scale, drawn) in list(result.scales.items())[:5]:
@@ -507,11 +507,6 @@ def markov_release(
         )
     if len(result.scales) > 5:
         console.print(f"({len(result.scales) - 5} more lengths: every one in the report)")
-    if cal.prior_set is not None:
-        console.print(
-            f"priors: checked on {len(cal.chains)} chains of the {cal.prior_set['confidence']:.0%} set "
-            "around the estimate (not certified over the whole set)", soft_wrap=True, highlight=False,
-        )  # fmt: skip
     console.print(f"noise: {result.noise.get('sampler', 'none')}")
     console.print(f"report: {result.report_path}")
     if result.html_report is not None:

@@ -66,6 +66,13 @@ MARKOV_MECHANISMS = (
     "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal",
 )  # fmt: skip
 
+#: Most memory (bytes) the count priors of one model may take: about ``16 (T + 1)`` bytes per
+#: checked time, state and chain (a log pmf and a pmf of ``T + 1`` counts each; a binary chain at
+#: T = 10,000, 5,000 checked times, takes 1.8 GiB in ``benchmarks/bench_markov.py``). A model
+#: beyond it is refused before anything is allocated, with the memory it would need (issue 43:
+#: ``--length 1e18`` ended in a MemoryError, 1e7 ran until killed).
+MAX_PRIOR_BYTES = 8 * 2**30
+
 #: Largest span (nats) of the values of one block of a log-space convolution.
 _BLOCK_NATS = 300.0
 
@@ -106,7 +113,8 @@ class CountModel:
     ------
     ValueError
         On an empty class, chains with other states, a length below 1, a target that is not a
-        state, or another query.
+        state, another query, or priors that would take more than :data:`MAX_PRIOR_BYTES`
+        (the message says how much).
     """
 
     chains: tuple[MarkovChain, ...]
@@ -149,6 +157,25 @@ class CountModel:
         object.__setattr__(self, "chains", chains)
         object.__setattr__(self, "length", int(self.length))
         object.__setattr__(self, "target", str(self.target))
+        need = self.prior_bytes
+        if need > MAX_PRIOR_BYTES:
+            raise ValueError(
+                f"length {self.length:,} needs about {need / 2**30:,.1f} GiB for the count priors ({self.length + 1:,} "
+                f"counts per time, state and chain; {chains[0].k} states, {len(self.checked_times):,} times, "
+                f"{self.checked_chains} chain(s)); the limit is {MAX_PRIOR_BYTES / 2**30:g} GiB"
+            )
+
+    @property
+    def checked_chains(self) -> int:
+        """How many chains the priors are computed for (a chain with ``initial="any"`` counts
+        its starts, :meth:`~.chain.MarkovChain.starts`)."""
+        return sum(c.k + 1 if c.any_start else 1 for c in self.chains)
+
+    @property
+    def prior_bytes(self) -> int:
+        """About how much memory the count priors take (:data:`MAX_PRIOR_BYTES`): ``16 (T + 1)``
+        bytes per checked time, state and chain."""
+        return 16 * (self.length + 1) * len(self.checked_times) * self.chains[0].k * self.checked_chains
 
     @property
     def states(self) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ holds every count.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from pufferfish.tables.source import (
     atomic_outputs,
     check_engine,
     check_release_outputs,
+    output_format,
     report_path_for,
     resolve_source,
 )
@@ -206,6 +208,28 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
     return SeriesCalibration(request, series, chain, chains, description, results, binding)
 
 
+def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
+    """One line: for which priors the release of ``mechanism``'s scales holds (issue 43: a
+    release says it before it writes).
+
+    The estimated chain alone (``--prior-set none``): for that chain. The ``l1-rows`` set: for
+    the chains listed from it (the estimate and each row's extreme moves), checked exactly;
+    ``group-dp`` (T / eps) holds for any chain; no other scale is certified over the whole set.
+    """
+    r = calibration.request
+    eps = f"(eps = {r.epsilon:g})-pufferfish for every secret X[i] = a and pair of states"
+    if calibration.prior_set is None:
+        return f"guarantee: {eps}, for an adversary whose prior is the estimated chain (checked exactly)"
+    conf = f"{calibration.prior_set['confidence']:.0%}"
+    if mechanism == "group-dp":
+        return f"guarantee: {eps}, for every chain (group DP, T / eps), the {conf} set included"
+    return (
+        f"guarantee: {eps}, for the {len(calibration.chains)} chains listed from the {conf} set around the "
+        "estimate (the estimate and each row's extreme moves, each checked exactly); NOT certified for "
+        "every chain of the set"
+    )
+
+
 def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> str:
     """The HTML report of a table's calibration (or release): the longest length's model and
     mechanisms, the scales against ``T`` over the lengths calibrated, the binding count priors
@@ -313,6 +337,7 @@ def release_series(
     force: bool = False,
     rng: np.random.Generator | int | None = None,
     html_report: str | Path | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> SeriesRelease:
     """Release ``id, T, <query>`` per id with the noise of ``mechanism`` for the id's length
     (``count_<state>``, ``frequency_<state>``, or ``count_<state>`` for each state of a
@@ -331,12 +356,16 @@ def release_series(
         None: the secure sampler; a seed: NumPy's sampler, INSECURE (experiments only).
     html_report : str or pathlib.Path, optional
         Also write the HTML report (:func:`series_report`) there.
+    announce : callable, optional
+        Called once with :func:`guarantee_line` after the calibration and before anything is
+        written (the command line prints it).
 
     Raises
     ------
     ValueError
-        If the mechanism does not apply at a length, the output exists (without ``force``) or is
-        the input.
+        If the mechanism does not apply at a length, the output exists (without ``force``), is
+        the input, or does not end in ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``; if the
+        series have holes (:func:`calibrate_series`, ``whole_series``).
     """
     import pyarrow as pa
 
@@ -345,6 +374,7 @@ def release_series(
 
     source = resolve_source(request.data, request.engine, request.csv_options)  # read once, below too
     out_path, rep_path = Path(output), report_path_for(Path(output))
+    fmt = output_format(out_path)  # before any work: a .txt is not written as CSV in silence
     check_release_outputs(source, out_path, rep_path, force=force)  # inputs protected, before any work
     html_path = None if html_report is None else check_report_path(html_report, force=force)
     if html_path is not None and html_path.resolve() in {
@@ -404,14 +434,16 @@ def release_series(
         "noise": noise,
         "output": str(out_path),
         "released": f"one row per id: id, T (its length), {', '.join(columns)} = {what}",
+        "guarantee": guarantee_line(calibration, mechanism),
     }
-    fmt = "parquet" if out_path.suffix.lower() in (".parquet", ".pq") else "csv"
+    if announce is not None:
+        announce(report["guarantee"])
     paths, kinds = [out_path, rep_path], ["output", "report"]
     if html_path is not None:
         paths.append(html_path)
         kinds.append("HTML report")
     with atomic_outputs(paths, force=force, kinds=kinds) as temporaries:
-        copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=False)  # as table releases
+        copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=out_path.name.lower().endswith(".gz"))
         temporaries[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         if html_path is not None:
             temporaries[2].write_text(series_report(calibration, report), encoding="utf-8")
