@@ -160,9 +160,10 @@ class CountModel:
         need = self.prior_bytes
         if need > MAX_PRIOR_BYTES:
             raise ValueError(
-                f"length {self.length:,} needs about {need / 2**30:,.1f} GiB for the count priors ({self.length + 1:,} "
-                f"counts per time, state and chain; {chains[0].k} states, {len(self.checked_times):,} times, "
-                f"{self.checked_chains} chain(s)); the limit is {MAX_PRIOR_BYTES / 2**30:g} GiB"
+                f"length {self.length:,} needs about {need / 2**30:,.1f} GiB for the count priors "
+                f"({self.length + 1:,} counts per time, state and chain; {chains[0].k} states, "
+                f"{len(self.checked_times):,} times, {self.checked_chains} chain(s)); the limit is "
+                f"{MAX_PRIOR_BYTES / 2**30:g} GiB"
             )
 
     @property
