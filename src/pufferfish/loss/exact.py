@@ -255,39 +255,28 @@ def privacy_loss(scenario: Scenario, scale: float) -> PrivacyLoss:
     0.0408
     """
     scale = check_scale(scale)
-    results = []
-    worst: PairLoss | None = None
+    results: list[PairLoss] = []
     total_bound = 0.0
-    # a prior in several pairs on one shared support (the times and states of a Markov chain):
-    # its release density is computed once, and forgotten after its last pair (memory)
-    uses: dict[int, int] = {}
-    for _, _, p_i, p_j in scenario.iter_pairs():
-        if p_i.support is p_j.support:
-            for p in (p_i, p_j):
-                uses[id(p)] = uses.get(id(p), 0) + 1
-    densities: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
-
-    def density(p: DiscretePrior) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        key = id(p)
-        found = densities.get(key)
-        if found is None:
-            found = _log_density_and_errors(p, p.support, scale)
-        uses[key] -= 1
-        if uses[key] > 0:
-            densities[key] = found
-        else:
-            densities.pop(key, None)
-        return found
-
+    # pairs of one adversary prior whose two priors share one support array (the times and states
+    # of a Markov chain: thousands of priors on 0..T) are evaluated together, a batch per prior
+    # (:func:`_shared_support_losses`); the others one pair at a time
+    batches: dict[tuple[str, int], list[tuple[tuple[str, str], DiscretePrior, DiscretePrior]]] = {}
     for prior, (a, b), p_i, p_j in scenario.iter_pairs():
-        if scale > 0.0 and p_i.support is p_j.support:
-            loss, y, sign, bound = _loss_of_densities(p_i.support, *density(p_i), *density(p_j))
-        else:
-            loss, y, sign, bound = pair_privacy_loss(p_i, p_j, scale)
-        item = PairLoss(prior=prior.name, pair=(a, b), loss=loss, worst_y=y, larger=a if sign > 0 else b)
-        results.append(item)
+        if p_i.support is p_j.support:
+            batches.setdefault((prior.name, id(p_i.support)), []).append(((a, b), p_i, p_j))
+            continue
+        loss, y, sign, bound = pair_privacy_loss(p_i, p_j, scale)
+        results.append(
+            PairLoss(prior=prior.name, pair=(a, b), loss=loss, worst_y=y, larger=a if sign > 0 else b)
+        )
         total_bound = max(total_bound, bound)
-        if worst is None or loss > worst.loss:
+    for (name, _), items in batches.items():
+        losses, bound = _shared_support_losses(name, items, scale)
+        results.extend(losses)
+        total_bound = max(total_bound, bound)
+    worst: PairLoss | None = None
+    for item in results:
+        if worst is None or item.loss > worst.loss:
             worst = item
     assert worst is not None  # a Scenario always has a pair and a prior
     return PrivacyLoss(
@@ -300,6 +289,71 @@ def privacy_loss(scenario: Scenario, scale: float) -> PrivacyLoss:
         error_bound=total_bound,
         pairs=tuple(results),
     )
+
+
+def _shared_support_losses(
+    name: str, items: list[tuple[tuple[str, str], DiscretePrior, DiscretePrior]], scale: float
+) -> tuple[list[PairLoss], float]:
+    """:func:`pair_privacy_loss` of many pairs of one prior whose priors share one support, as
+    array operations: the release log-densities of every distinct prior in one call of
+    :func:`~pufferfish.loss.laplace_sums.laplace_log_sums` (the same sums and the same per-entry
+    rounding bounds as :func:`_log_density_and_errors`), then every pair's maximum; at scale 0
+    the prior log-ratios with the bound of :func:`pair_privacy_loss`. Returns the pair losses
+    (in the order of ``items``) and the largest rounding bound."""
+    support = items[0][1].support
+    rows: dict[int, int] = {}
+    stack: list[NDArray[np.float64]] = []
+    log_errors: list[float] = []
+    for _, p_i, p_j in items:
+        for p in (p_i, p_j):
+            if id(p) not in rows:
+                rows[id(p)] = len(stack)
+                assert p.log_pmf is not None
+                stack.append(p.log_pmf)
+                log_errors.append(p.log_error)
+    logp = np.array(stack)
+    extra = np.array(log_errors)
+    first = np.array([rows[id(p_i)] for _, p_i, _ in items])
+    second = np.array([rows[id(p_j)] for _, _, p_j in items])
+    out: list[PairLoss] = []
+    worst_bound = 0.0
+    if scale > 0.0:
+        density, errors = laplace_log_sums(support, logp, scale)
+        log_two_scale = math.log(2.0 * scale)
+        errors = errors + (4 * _EPS * (abs(log_two_scale) + 1.0)) + extra[:, None]
+        # the constant log(2 scale) cancels in every difference: the densities are used as sums
+    step = max(1, 4_000_000 // max(support.size, 1))  # pairs per chunk: about 32 MB per array
+    for lo in range(0, len(items), step):
+        ii, jj = first[lo : lo + step], second[lo : lo + step]
+        if scale > 0.0:
+            diff = density[ii] - density[jj]
+            size = np.abs(diff)
+            k = np.argmax(size, axis=1)
+            at = np.arange(k.size)
+            loss = size[at, k]
+            bound = np.max(size + errors[ii] + errors[jj], axis=1) - loss
+        else:
+            lp, lq = logp[ii], logp[jj]
+            used = np.isfinite(lp) | np.isfinite(lq)
+            with np.errstate(invalid="ignore"):
+                diff = np.where(used, lp - lq, 0.0)
+            size = np.abs(diff)
+            k = np.argmax(size, axis=1)
+            at = np.arange(k.size)
+            loss = size[at, k]
+            with np.errstate(invalid="ignore"):
+                err0 = np.where(used, 4.0 * _U * (2.0 + np.abs(lp) + np.abs(lq)), 0.0)
+                bound = np.where(np.isfinite(loss), np.max(size + err0, axis=1) - loss, 0.0)
+            bound = bound + extra[ii] + extra[jj]
+        signs = (diff[at, k] >= 0).tolist()
+        worst_bound = max(worst_bound, float(bound.max()))
+        out.extend(
+            PairLoss(name, item[0], value, y, item[0][0] if up else item[0][1])
+            for item, value, y, up in zip(
+                items[lo : lo + step], loss.tolist(), support[k].tolist(), signs, strict=True
+            )
+        )
+    return out, worst_bound
 
 
 # ---------------------------------------------------------------------------------------------

