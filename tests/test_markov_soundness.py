@@ -26,6 +26,7 @@ from pufferfish.calibration import Calibration, compare
 from pufferfish.cli.app import app
 from pufferfish.markov import CountModel, MarkovChain, count_scenario
 from pufferfish.markov.audit import audit_scale
+from pufferfish.tables.source import dataset_path
 
 runner = CliRunner()
 
@@ -483,3 +484,61 @@ def test_markov_limits_are_one_line(args, message) -> None:
     )
     lines = res.output.strip().splitlines()
     assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output
+
+
+# --- 6. a class one chain at a time (the confidence set's speed) ---------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(sparse_classes(), st.booleans())
+def test_a_class_chain_by_chain_equals_the_whole_class_and_brute_force(case, with_optimal) -> None:
+    from pufferfish.markov.classes import compare_class
+
+    chains, length, eps = case
+    k = chains[0].k
+    model = CountModel(chains, length, str(k - 1))
+    try:
+        whole = compare(count_scenario(model), eps, ["optimal", "mqm-exact", "group-dp", "l1", "kantorovich"])
+    except ValueError as exc:
+        assert "no pair to protect" in str(exc)
+        return
+    names = (
+        ["optimal", "mqm-exact", "group-dp", "l1", "kantorovich"] if with_optimal else ["kantorovich", "l1"]
+    )
+    got = {r.mechanism: r for r in compare_class(model, eps, names).results}
+    priors = _priors(chains, length, k - 1)
+    for row in whole:
+        if row.mechanism not in got:
+            continue
+        mine = got[row.mechanism]
+        assert isinstance(mine, Calibration) == isinstance(row, Calibration), (row, mine)
+        if isinstance(row, Calibration):
+            assert mine.scale == pytest.approx(row.scale, rel=1e-6, abs=1e-12), row.mechanism
+            assert true_loss(priors, length, mine.scale, k) <= eps * (1 + 1e-9)
+            assert mine.prior.startswith("chain ")
+
+
+def test_the_shipped_activity_log_default_set_is_compared_chain_by_chain() -> None:
+    from pufferfish.markov.classes import CLASS_DEFAULT_LIMIT
+    from pufferfish.markov.release import SeriesRequest, calibrate_series
+
+    # the 28 x 144 synthetic log at its first 24 slots: the default mechanisms, 267 chains
+    frame = pd.read_csv(dataset_path("activity"))
+    frame = frame[frame.slot < 24]
+    cal = calibrate_series(SeriesRequest(frame, "day", "slot", "activity", "work", 1.0, length="longest"))
+    assert len(cal.chains) > CLASS_DEFAULT_LIMIT
+    rows = {r.mechanism: r for r in cal.results[24]}
+    assert "not run by default on a class" in rows["kantorovich"].reason  # type: ignore[union-attr]
+    opt = rows["optimal"]
+    assert isinstance(opt, Calibration) and opt.prior.startswith("chain ")
+    # the class optimum is the largest of the chains' own optima: spot-check the binding chain
+    # and the estimate against brute force
+    assert (
+        opt.scale
+        >= compare(count_scenario(CountModel((cal.chains[0],), 24, "work")), 1.0, ["optimal"])[0].scale
+    )
+    for name in ("mqm-exact", "group-dp"):
+        row = rows[name]
+        assert (
+            isinstance(row, Calibration) and row.scale >= opt.scale and "every chain of the" in row.decided_by
+        )

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pufferfish.calibration.check import joint_pair_checks
 from pufferfish.loss.exact import privacy_loss
+from pufferfish.markov.classes import chain_scenario
 from pufferfish.markov.counts import CountModel, count_scenario
 from pufferfish.priors.scenario import Scenario
 
@@ -154,19 +156,30 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (0.0 <= float(scale) < math.inf):
         raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
     scale = float(scale)
-    if scenario is None:
-        scenario = count_scenario(model)
-    per_chain: dict[str, ChainLoss] = {}
-    if scenario.kind == "joint":  # a histogram: product Laplace on the bars
-        if scale == 0.0:
-            raise ValueError("scale must be > 0 to audit a histogram, got 0.0")
-        checks = joint_pair_checks(scenario, scale)
-        items = [(c.prior, c.value, c.pair, _vertex(c.where)) for c in checks]
-        error_bound = max(c.error for c in checks)
+    if scenario is not None:
+        parts: Iterable[Scenario] = [scenario]
+    elif len(model.chains) > 1 and model.interval is None:  # one chain in memory at a time
+        parts = (p for i in range(len(model.chains)) if (p := chain_scenario(model, (i,))) is not None)
     else:
-        loss = privacy_loss(scenario, scale)
-        items = [(p.prior, p.loss, p.pair, (p.worst_y,)) for p in loss.pairs]
-        error_bound = loss.error_bound
+        parts = [count_scenario(model)]
+    items: list[tuple[str, float, tuple[str, str], tuple[float, ...]]] = []
+    error_bound = 0.0
+    priors = 0
+    for part in parts:
+        priors += len(part.priors)
+        if part.kind == "joint":  # a histogram: product Laplace on the bars
+            if scale == 0.0:
+                raise ValueError("scale must be > 0 to audit a histogram, got 0.0")
+            checks = joint_pair_checks(part, scale)
+            items.extend((c.prior, c.value, c.pair, _vertex(c.where)) for c in checks)
+            error_bound = max(error_bound, max(c.error for c in checks))
+        else:
+            loss = privacy_loss(part, scale)
+            items.extend((p.prior, p.loss, p.pair, (p.worst_y,)) for p in loss.pairs)
+            error_bound = max(error_bound, loss.error_bound)
+    if not items:
+        raise ValueError("no time step has two states of positive probability: there is no pair to protect")
+    per_chain: dict[str, ChainLoss] = {}
     for prior, value, pair, y in items:
         if prior not in per_chain or value > per_chain[prior].loss:
             time, states = time_and_states(pair)
@@ -177,10 +190,7 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
     if model.interval is not None:
         note = f"NOT certified over the interval class: checked on the {len(model.chains)} chains of its grid"
     elif first.any_start:
-        note = (
-            f"NOT certified for every start: checked on {len(scenario.priors)} starts (uniform, near "
-            "each state)"
-        )
+        note = f"NOT certified for every start: checked on {priors} starts (uniform, near each state)"
     else:
         note = f"exact for the {'chain' if len(chains) == 1 else f'{len(chains)} chains'} given"
     return ScaleAudit(

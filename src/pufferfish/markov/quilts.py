@@ -79,6 +79,7 @@ def mqm_exact_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[fl
         [_log_ratio_max(power[b][:, None, :], power[b][None, :, :], axis=2) for b in range(reach + 1)]
     )
     best, where, node = -1.0, "", 0
+    left_cache: dict[tuple[int, bytes], NDArray[np.float64]] = {}
     step_i = np.eye(k)  # M^i
     for i in range(T):
         if i > 0:
@@ -89,19 +90,26 @@ def mqm_exact_sigma(chain: MarkovChain, length: int, epsilon: float) -> tuple[fl
             continue
         xs, ys = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         a_max, b_max = min(i, reach), min(T - 1 - i, reach)
-        # left influence for a = 1..a_max (u over states of positive probability at i - a), 0 for none
+        # left influence for a = 1..a_max (u over states of positive probability at i - a), 0 for none:
+        # max_u log(M^a[u, x] / M^a[u, y]) depends on i only through which u are possible at i - a,
+        # so it is computed once per (a, those states) and reused (a stationary chain: once per a)
         left = np.zeros((a_max + 2, len(pairs)))
-        for a in range(1, a_max + 1):
-            mask = marg[i - a] > 0
-            pa = power[a][mask]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lr = np.log(pa[:, xs]) - np.log(pa[:, ys])
-            lr = np.where((pa[:, xs] == 0) & (pa[:, ys] == 0), -np.inf, lr)
+        if a_max:
             if chain.any_start:  # q_i = q_0 M^i for some q_0: q_i(y) / q_i(x) <= max_s M^i[s, y] / M^i[s, x]
                 start_ratio = _log_ratio_max(step_i[:, ys], step_i[:, xs], axis=0)
             else:
                 start_ratio = np.log(marg[i, ys]) - np.log(marg[i, xs])
-            left[a] = lr.max(axis=0) + start_ratio
+            ratios = np.empty((a_max, k, k))
+            for a in range(1, a_max + 1):
+                mask = marg[i - a] > 0
+                key = (a, mask.tobytes())
+                found = left_cache.get(key)
+                if found is None:
+                    pa = power[a][mask]
+                    found = _log_ratio_max(pa[:, :, None], pa[:, None, :], axis=0)  # [x, y]
+                    left_cache[key] = found
+                ratios[a - 1] = found
+            left[1 : a_max + 1] = ratios[:, xs, ys] + start_ratio[None, :]
         right_i = np.zeros((b_max + 2, len(pairs)))
         right_i[1 : b_max + 1] = right[1 : b_max + 1][:, xs, ys]
         # rows 1..a_max (columns 1..b_max) are the distances; the last is the quilt without that node

@@ -24,6 +24,7 @@ from pufferfish._checks import check_epsilon
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
 from pufferfish.markov.audit import ScaleAudit, audit_scale, result_row
 from pufferfish.markov.chain import MarkovChain
+from pufferfish.markov.classes import compare_class, default_mechanisms, left_out_rows
 from pufferfish.markov.counts import (
     MARKOV_MECHANISMS,
     QUERIES,
@@ -198,13 +199,21 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
         If the target is not a state of the table.
     """
     series, chain, chains, description, lengths = _estimated(request, whole_series)
-    names = list(request.mechanisms or MARKOV_MECHANISMS)
+    names, left_out = list(request.mechanisms or MARKOV_MECHANISMS), list[str]()
+    if request.mechanisms is None:
+        names, left_out = default_mechanisms(names, len(chains))
     results: dict[int, tuple[Result, ...]] = {}
     binding: dict[int, Binding | None] = {}
     for t in lengths:
-        scenario = count_scenario(CountModel(chains, t, request.target, request.query))
-        results[t] = compare(scenario, request.epsilon, names)
+        model = CountModel(chains, t, request.target, request.query)
+        if len(chains) == 1:
+            scenario = count_scenario(model)
+            results[t] = compare(scenario, request.epsilon, names)
+        else:  # a confidence set: one chain in memory at a time (.classes)
+            found = compare_class(model, request.epsilon, names)
+            scenario, results[t] = found.scenario, found.results
         binding[t] = binding_priors(scenario, results[t])
+        results[t] = results[t] + tuple(left_out_rows(left_out, [request.epsilon], len(chains)))
     return SeriesCalibration(request, series, chain, chains, description, results, binding)
 
 

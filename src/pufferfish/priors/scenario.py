@@ -193,11 +193,7 @@ class Scenario:
         kinds = sorted({p.kind for p in priors})
         if len(kinds) > 1:
             raise ValueError(f"priors must all be of one kind, got {kinds}")
-        secrets: list[str] = []
-        for a, b in pairs:
-            for s in (a, b):
-                if s not in secrets:
-                    secrets.append(s)
+        secrets = list(dict.fromkeys(s for pair in pairs for s in pair))  # order of first appearance
         for prior in priors:
             missing = [s for s in secrets if s not in prior.conditionals and s not in prior.impossible]
             if missing:

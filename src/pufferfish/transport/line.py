@@ -267,7 +267,7 @@ def _exact_corner(
             rows.append(r)
             cols.append(c)
             masses.append(v)
-    mass = np.array([float(Fraction(m, den)) for m in masses])  # each rounded once, to nearest
+    mass = np.array([m / den for m in masses])  # int / int: each rounded once, to nearest
     return TransportPlan(source=x_i[np.array(rows)], target=x_j[np.array(cols)], mass=mass)
 
 
@@ -286,6 +286,9 @@ def _exact_masses(pmf: NDArray[np.float64]) -> tuple[list[int], int]:
     for does. The reading is unique: two fractions of denominators at most ``2^24`` differ by more
     than ``2^-48``, far beyond 4 ulp. Otherwise the floats themselves, ``pmf[k] = c[k] 2^-E``.
     """
+    if float(pmf.min()) < (1.0 - 2.0**-50) / _MAX_DENOMINATOR:
+        # no c / n with n <= 2^24 is that small (c >= 1), within 4 ulp: the floats as stored
+        return _float_masses(pmf)
     fractions = [Fraction(v).limit_denominator(_MAX_DENOMINATOR) for v in pmf.tolist()]
     n = 1
     for f in fractions:
@@ -299,6 +302,11 @@ def _exact_masses(pmf: NDArray[np.float64]) -> tuple[list[int], int]:
         )
         if sum(counts) == n and close:
             return counts, n
+    return _float_masses(pmf)
+
+
+def _float_masses(pmf: NDArray[np.float64]) -> tuple[list[int], int]:
+    """``(c, 2^E)`` with ``pmf[k] = c[k] / 2^E`` exactly (every float is a dyadic rational)."""
     mantissa, exponent = np.frexp(pmf)
     ints = (mantissa * 2.0**53).astype(np.int64)  # exact: 53-bit mantissas
     shifts = exponent.astype(np.int64) - 53
