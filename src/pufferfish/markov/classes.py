@@ -244,7 +244,7 @@ def _over_class(model: CountModel, row: Any, optimum: Any) -> Any:
             continue
         (own,) = compare(scenario, row.epsilon, [row.mechanism])
         if not isinstance(own, Calibration):
-            return Skipped(row.mechanism, row.epsilon, f"chain {index}: {getattr(own, "reason", own)}")
+            return Skipped(row.mechanism, row.epsilon, f"chain {index}: {getattr(own, 'reason', own)}")
         row = own  # larger: it passes this chain, and every chain checked before (monotone)
     return replace(row, decided_by=f"{row.decided_by}; checked exactly on each of the {chains} chains")
 
