@@ -307,9 +307,19 @@ def release(
     delimiter: DelimiterOpt = None,
     encoding: EncodingOpt = "utf-8",
     time_limit: TimeLimitOpt = TIME_LIMIT,
+    keep_unchecked: Annotated[
+        str | None,
+        typer.Option(
+            "--keep-unchecked",
+            help="Other columns 'a,b' written in clear, NOT covered by the check: the guarantee then "
+            "assumes them independent of the secret (their measured loss is printed). The output holds the "
+            "released columns and these only; the secret is never written.",
+        ),
+    ] = None,
 ) -> None:
-    """Write DATA with the public column replaced by a pufferfish-private noisy version; with
-    --public a,b, several columns released jointly with product Laplace noise."""
+    """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
+    several columns released jointly with product Laplace noise); no other column is written
+    unless named with --keep-unchecked, and the secret never is."""
     from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.release import release as do_release
     from pufferfish.pipeline.release import write_html_report
@@ -330,6 +340,7 @@ def release(
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
+            keep_unchecked=keep_unchecked,
         )  # fmt: skip
 
     with progress_bar() as advance:

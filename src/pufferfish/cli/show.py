@@ -91,6 +91,15 @@ def print_release(console: Console, result: Any) -> None:
         _print_joint_release(console, result)
     else:
         _print_one_column_release(console, result)
+    cols = result.report.get("output_columns") or result.report.get("release", {}).get("output_columns", {})
+    console.print(
+        f"written: {', '.join(cols.get('written', []))} (covered by the guarantee: "
+        f"{', '.join(cols.get('covered_by_the_guarantee', []))}); not written: {cols.get('not_written')}",
+        soft_wrap=True, highlight=False, markup=False,
+    )  # fmt: skip
+    secret = result.calibration.estimated.secret_column
+    for kept in result.kept:
+        console.print(kept.sentence(secret), soft_wrap=True, highlight=False, markup=False)
 
 
 def _pmf(prior: Any) -> Any:

@@ -44,6 +44,7 @@ from pufferfish.pipeline.results import (
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.fit import parse_prior_model
+from pufferfish.tables.kept import KeptColumn, check_kept
 from pufferfish.tables.model import EstimatedJointPriors
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import (
@@ -95,9 +96,11 @@ def release(
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
+    keep_unchecked: str | Sequence[str] | None = None,
 ) -> ReleaseResult:
-    """Release ``data`` with its public column made (eps, S)-pufferfish private by additive noise
-    or by a randomized mapping of its values.
+    """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
+    or by a randomized mapping of its values; the output holds the released columns only (and
+    the columns of ``keep_unchecked``), never the secret.
 
     Parameters
     ----------
@@ -162,6 +165,13 @@ def release(
     compare : bool
         Also compute and report the other mechanisms of the column's set (every mechanism when
         ``mechanism`` names one outside it), as ``calibrate`` does; default False.
+    keep_unchecked : str or sequence of str, optional
+        Other columns written in clear (``"a,b"`` or a list; default none): NOT covered by the
+        check. The guarantee then assumes each independent of the secret; the report, the
+        printed guarantee and :attr:`ReleaseResult.kept` say so, with each column's measured
+        loss (:mod:`pufferfish.tables.kept`). The secret column is refused. Every column not
+        released or named here is left out of the output (issue 41: the secret, and columns
+        such as ``relationship`` that reveal it, were written in clear).
 
     Returns
     -------
@@ -171,8 +181,9 @@ def release(
     Raises
     ------
     ValueError
-        Bad epsilon, mechanism, pair or output extension; :class:`~pufferfish.tables.source.DataError`
-        for unreadable data, unknown columns or values, empty groups.
+        Bad epsilon, mechanism, pair or output extension, or a ``keep_unchecked`` column that is the
+        secret or a released one; :class:`~pufferfish.tables.source.DataError` for unreadable
+        data, unknown columns or values, empty groups.
     OutputExistsError
         If the output or report file exists and ``force`` is false (nothing is written).
     TypeError
@@ -205,6 +216,7 @@ def release(
         prior=prior != "empirical", compare=compare, priors_from=priors_from is not None,
         utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0,
     )  # fmt: skip
+    kept = check_kept(keep_unchecked, secret=secret, released=columns)
     several = len(columns) > 1
     if several and chosen_mechanism is not None and chosen_mechanism.name not in JOINT_RELEASE:
         raise ValueError(
@@ -229,7 +241,7 @@ def release(
         utility=None if utility is None else check_utility(utility), default_set=default_set,
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
     )  # fmt: skip
-    target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler)
+    target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept)
     return release_request(request, chosen_mechanism, target, rng)
 
 
@@ -266,10 +278,34 @@ def release_request(
     picked, fallback = _pick(table.comparison, mechanism)
     inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": target.sampler}
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
+    written, kept = _output_plan(request, target.keep)  # before any noise is drawn or anything written
     columns = released_columns(table, picked, rng, target.sampler)
-    noise, released, missing, report = _write(request, target, table, picked, columns, rng)
+    noise, released, missing, report = _write(request, target, table, picked, columns, rng, (written, kept))
     drawn = drawn_scales(columns)
-    return ReleaseResult(target.output, target.report, report, table, picked, noise, drawn, released, missing)
+    return ReleaseResult(
+        target.output, target.report, report, table, picked, noise, drawn, released, missing, kept
+    )
+
+
+def _output_plan(request: TableRequest, keep: Sequence[str]) -> tuple[list[str], tuple[KeptColumn, ...]]:
+    """The columns written (in the table's order) and the measured loss of each column kept in
+    clear, by the request's engine."""
+    pairs = [(str(a), str(b)) for a, b in request.pairs]
+    if request.engine == "spark":
+        from pufferfish.tables import spark_engine
+
+        written, found = spark_engine.written_and_kept(
+            request.source, secret=request.secret, pairs=pairs, released=request.columns, keep=keep,
+            weight=request.weight, spark=request.spark,
+        )  # fmt: skip
+    else:
+        from pufferfish.tables import duckdb_engine
+
+        written, found = duckdb_engine.written_and_kept(
+            request.source, secret=request.secret, pairs=pairs, released=request.columns, keep=keep,
+            weight=request.weight,
+        )  # fmt: skip
+    return written, tuple(found)
 
 
 def _check_sampling(engine: str, rng: Any, sampler: str) -> None:
@@ -345,6 +381,7 @@ def _write(
     chosen: Calibration | MappingCalibration,
     columns: Sequence[ReleasedColumn],
     rng: Any,
+    plan: tuple[Sequence[str], Sequence[KeptColumn]] = ((), ()),
 ) -> tuple[dict[str, Any], int, int, dict[str, Any]]:
     """Write and publish the release and its JSON report by the request's engine: ``(how the
     noise was drawn, rows released, rows with a missing value, report)``.
@@ -367,7 +404,8 @@ def _write(
                 "checked_on": "the priors rounded to this grid, at the drawn scale (exact check)",
             }
         facts = {"output": str(target.output), "chosen": chosen, "noise": about, "released": released,
-                 "missing": missing, "columns": columns, "insecure": rng is not None}  # fmt: skip
+                 "missing": missing, "columns": columns, "insecure": rng is not None, "written": plan[0],
+                 "kept": plan[1], "secret": request.secret}  # fmt: skip
         return report_dict(table, release=facts)
 
     if request.engine == "spark":
@@ -376,7 +414,7 @@ def _write(
         about, released, missing = release_table(
             source, target.output, target.fmt, columns=columns, noise=noise,
             rng=None if rng is None else int(rng), force=target.force, text_copy=text_copy,
-            spark=request.spark, sampler=target.sampler,
+            spark=request.spark, sampler=target.sampler, keep=target.keep,
         )  # fmt: skip
         report = report_for(about, released, missing)
         write_text(_json_text(report), target.report, force=target.force, kind="report")
@@ -389,6 +427,7 @@ def _write(
             source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total, noise=noise,
             rng=rng, text_copy=text_copy, batch_rows=target.batch_rows, progress=target.progress,
             workers=target.workers, gzip=target.output.name.lower().endswith(".gz"), sampler=target.sampler,
+            keep=target.keep,
         )  # fmt: skip
         report = report_for(about, released, missing)
         tmp_rep.write_text(_json_text(report), encoding="utf-8")

@@ -24,6 +24,7 @@ from typing import Any
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, Utility
 from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.fit import FittedPriors
+from pufferfish.tables.kept import KeptColumn
 from pufferfish.tables.model import EstimatedJointPriors, EstimatedPriors
 from pufferfish.tables.perturb import ReleasedColumn
 
@@ -187,6 +188,9 @@ class ReleaseTarget:
     workers : int
         Threads of the secure sampler.
     sampler : {"exact", "opendp"}
+    keep : tuple of str
+        The other columns written in clear, outside the check (``keep_unchecked``); every other
+        column is left out of the output.
     """
 
     output: Path
@@ -197,6 +201,7 @@ class ReleaseTarget:
     progress: Callable[[int, int], None] | None
     workers: int
     sampler: str
+    keep: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,6 +232,9 @@ class ReleaseResult:
         Rows whose public values were released with noise (every column present).
     rows_missing : int
         Rows with a missing public value: that cell stays missing (the other columns noised).
+    kept : tuple of KeptColumn
+        The columns written in clear outside the check (``keep_unchecked``), each with its
+        measured loss; the output holds the released columns and these, nothing else.
     """
 
     output: Path
@@ -238,6 +246,7 @@ class ReleaseResult:
     drawn_scales: Mapping[str, float | None]
     rows_released: int
     rows_missing: int
+    kept: tuple[KeptColumn, ...] = ()
 
     @property
     def comparison(self) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
@@ -362,12 +371,41 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
         "mechanisms": rows,
         "chosen": chosen.to_dict(),
         "noise": release["noise"],
-        "guarantee": chosen.guarantee(table.prior_kind),
+        "guarantee": _with_kept(chosen.guarantee(table.prior_kind), release),
+        "output_columns": output_columns(table.columns, release),
     }
     if table.fitted is not None:
         out["fitted_priors"] = head["fitted_priors"]
         out["prior_model"] = table.fitted.model
     return out
+
+
+def output_columns(released: Sequence[str], release: Mapping[str, Any]) -> dict[str, Any]:
+    """What the output holds (issue 41): ``written`` (the released and the kept columns, in the
+    table's order, as the file holds them),
+    ``covered_by_the_guarantee`` (the released ones), ``kept_unchecked`` (each kept column with
+    its measured loss and the assumption it rests on) and ``not_written``."""
+    kept: Sequence[KeptColumn] = release.get("kept", ())
+    return {
+        "written": list(release.get("written") or [*released, *(k.column for k in kept)]),
+        "covered_by_the_guarantee": list(released),
+        "kept_unchecked": [k.to_dict() for k in kept],
+        "not_written": (
+            f"every other column of the table, the secret column {release.get('secret')!r} included"
+        ),
+    }
+
+
+def _with_kept(guarantee: str, release: Mapping[str, Any]) -> str:
+    """The guarantee, with the assumption of each column kept in clear outside the check."""
+    kept: Sequence[KeptColumn] = release.get("kept", ())
+    if not kept:
+        return guarantee
+    return (
+        guarantee
+        + " ASSUMES, for the columns kept in clear: "
+        + "; ".join(k.sentence(str(release.get("secret"))) for k in kept)
+    )
 
 
 def _result_rows(table: TableCalibration) -> list[dict[str, Any]]:
@@ -415,7 +453,8 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         "epsilon": chosen.epsilon,
         "scale": chosen.scale,
         "checked_loss": chosen.checked_loss,
-        "guarantee": chosen.guarantee(),
+        "guarantee": _with_kept(chosen.guarantee(), release),
+        "output_columns": output_columns(table.columns, release),
         "column_scales": table.column_scales(chosen.scale),
         "drawn_scales": drawn_scales(columns),
         "column_noise": {c.name: column_noise(c) for c in columns},

@@ -27,6 +27,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from pufferfish.noise.samplers import insecure_generator
+from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     TableAggregates,
     check_columns,
@@ -537,6 +538,7 @@ def stream_release(
     workers: int,
     gzip: bool = False,
     sampler: str = "exact",
+    keep: Sequence[str] = (),
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
@@ -578,6 +580,9 @@ def stream_release(
     sampler : {"exact", "opendp"}
         The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`,
         :func:`pufferfish.noise.samplers.add_gaussian`).
+    keep : sequence of str
+        The other columns written, in clear (:mod:`~pufferfish.tables.kept`); every other column,
+        the secret's included, is left out of the output (issue 41).
 
     Raises
     ------
@@ -594,7 +599,7 @@ def stream_release(
     values = [f"{_VALUE}{k}" for k in range(len(columns))]
 
     with connect() as con:
-        reader, dialect = _release_reader(con, source, fmt, columns, values, text_copy, batch_rows)
+        reader, dialect = _release_reader(con, source, fmt, columns, values, text_copy, batch_rows, keep)
         fields = [f for f in reader.schema if f.name not in values]
         idx = [[f.name for f in fields].index(n) for n in names]
         for i, c in zip(idx, columns, strict=True):
@@ -623,6 +628,42 @@ def stream_release(
     return out, counts["released"], counts["missing"]
 
 
+def written_and_kept(
+    source: TableSource,
+    *,
+    secret: str,
+    pairs: Sequence[tuple[str, str]],
+    released: Sequence[str],
+    keep: Sequence[str],
+    weight: str | None,
+) -> tuple[list[str], list[KeptColumn]]:
+    """The columns a release writes, in the table's order, and the measured loss of each column
+    kept in clear (:func:`~pufferfish.tables.kept.measured_losses`), by DuckDB (labels as
+    written: a CSV's secret and kept columns read as text).
+
+    Raises
+    ------
+    DataError
+        If the table cannot be read or a kept column is unknown.
+    """
+    with connect() as con:
+        try:
+            rel = open_table(con, source, text_columns=[secret, *keep] if source.kind == "csv" else ())
+            try:
+                written = written_columns(list(rel.columns), released, keep)
+            except ValueError as exc:
+                raise DataError(str(exc)) from None
+            if not keep:
+                return written, []
+            con.register("t", rel)
+            return written, measured_losses(
+                lambda sql: con.execute(sql).fetchall(), quote=quote_identifier, text="VARCHAR",
+                secret=secret, pairs=pairs, columns=keep, weight=weight,
+            )  # fmt: skip
+        except duckdb.Error as exc:
+            raise read_error(exc, "the table") from None
+
+
 def _release_reader(
     con: duckdb.DuckDBPyConnection,
     source: TableSource,
@@ -631,9 +672,11 @@ def _release_reader(
     values: Sequence[str],
     text_copy: bool,
     batch_rows: int,
+    keep: Sequence[str] = (),
 ) -> tuple[Any, tuple[str, str]]:
-    """The Arrow batch reader of the table with each released column's value (a label, or a
-    number parsed from the text as written) added as ``values[k]``, and the CSV dialect."""
+    """The Arrow batch reader of the written columns (the released ones and ``keep``, in the
+    table's order) with each released column's value (a label, or a number parsed from the text
+    as written) added as ``values[k]``, and the CSV dialect."""
     try:
         text_csv = text_copy and fmt == "csv" and source.path is not None
         dialect = csv_dialect(con, source) if text_csv else (",", "\n")
@@ -642,7 +685,11 @@ def _release_reader(
         exprs = [
             _value_sql(c.name, c.categorical, text_copy, v, na) for c, v in zip(columns, values, strict=True)
         ]
-        query = rel.select(f"*, {', '.join(exprs)}")
+        try:
+            written = written_columns(list(rel.columns), [c.name for c in columns], keep)
+        except ValueError as exc:
+            raise DataError(str(exc)) from None
+        query = rel.select(", ".join([*(quote_identifier(c) for c in written), *exprs]))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
         return to_reader(batch_rows), dialect
     except duckdb.Error as exc:

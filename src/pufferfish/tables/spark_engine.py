@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pufferfish.priors.distributions import to_release_grid
+from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import TableAggregates, check_columns, check_row_counts
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
@@ -337,6 +338,7 @@ def release_table(
     text_copy: bool,
     spark: Any = None,
     sampler: str = "exact",
+    keep: Sequence[str] = (),
 ) -> tuple[dict[str, Any], int, int]:
     """Write the release with Spark: ``(sampler description, rows released, rows missing)``.
 
@@ -362,6 +364,9 @@ def release_table(
     spark : pyspark.sql.SparkSession, optional
     sampler : {"exact", "opendp"}
         The secure sampler of every partition (:func:`pufferfish.noise.samplers.add_laplace`).
+    keep : sequence of str
+        The other columns written, in clear; every other column, the secret's included, is left
+        out of the output (issue 41).
 
     Returns
     -------
@@ -380,6 +385,11 @@ def release_table(
     types = _pyspark().types
     text = [c.name for c in columns if c.categorical]
     df = read_table(session, source, all_text=text_copy, text_columns=text)
+    try:  # the released columns and the kept ones, nothing else (issue 41)
+        written = written_columns(list(df.columns), [c.name for c in columns], keep)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    df = df.select(*[F.col(f"`{c}`") for c in written])
     kinds = {c.name: types.StringType() if c.as_labels else types.DoubleType() for c in columns}
     schema = types.StructType(
         [types.StructField(f.name, kinds[f.name], True) if f.name in kinds else f for f in df.schema.fields]
@@ -418,6 +428,36 @@ def release_table(
         described[c.name] = about
     out_about = described[columns[0].name] if len(columns) == 1 else {"columns": described}
     return out_about, total - missing, missing
+
+
+def written_and_kept(
+    source: TableSource,
+    *,
+    secret: str,
+    pairs: Sequence[tuple[str, str]],
+    released: Sequence[str],
+    keep: Sequence[str],
+    weight: str | None,
+    spark: Any = None,
+) -> tuple[list[str], list[KeptColumn]]:
+    """:func:`pufferfish.tables.duckdb_engine.written_and_kept` by Spark SQL (the same queries)."""
+    session = spark_session(spark)
+    df = read_table(session, source, text_columns=[secret, *keep])
+    try:
+        written = written_columns(list(df.columns), released, keep)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    if not keep:
+        return written, []
+    df.createOrReplaceTempView("t")
+    try:
+        return written, measured_losses(
+            lambda sql: [tuple(r) for r in session.sql(sql).collect()],
+            quote=lambda c: "`" + c.replace("`", "``") + "`", text="STRING", secret=secret, pairs=pairs,
+            columns=keep, weight=weight,
+        )  # fmt: skip
+    except Exception as exc:
+        raise DataError(f"cannot measure the kept columns with Spark: {first_line(exc)}") from None
 
 
 def _mapping_counts(

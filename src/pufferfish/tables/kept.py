@@ -1,0 +1,171 @@
+"""Columns written in clear beside a release, and what each says about the secret (issue 41).
+
+A release writes its released columns and, beside them, only the columns the user names. A
+column kept in clear with ``keep_unchecked`` is not covered by the exact check: the guarantee
+then *assumes* it independent of the secret, and the output, the report and the printed
+guarantee say so with the column's measured loss beside: the largest privacy loss of the column
+released as it is (an identity channel) under the empirical priors, ``max_v |log P(v | s_i) -
+log P(v | s_j)|`` over the pairs and the column's values, a missing cell being one more value
+(``inf`` when a value occurs under one secret of a pair only; SPEC sec 7). The secret column is
+never written.
+
+The loss is computed by the engine in one aggregate per pair and column (the same SQL for DuckDB
+and Spark); only the deciding value reaches Python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class KeptColumn:
+    """A column written in clear, outside the check, and its measured loss.
+
+    Attributes
+    ----------
+    column : str
+    loss : float
+        Nats, ``>= 0`` (``inf`` when a value occurs under one secret of a pair only).
+    pair : (str, str)
+        The pair that decides it.
+    value : str or None
+        The value that decides it, as text (None: a missing cell).
+    """
+
+    column: str
+    loss: float
+    pair: tuple[str, str]
+    value: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (``inf`` as the string ``"inf"``)."""
+        return {
+            "column": self.column,
+            "measured_loss": self.loss if math.isfinite(self.loss) else "inf",
+            "pair": list(self.pair),
+            "value": self.value,
+            "covered_by_the_guarantee": False,
+            "assumed": "independent of the secret",
+        }
+
+    def sentence(self, secret: str) -> str:
+        """``"id: assumed independent of 'race'; measured loss inf ('7' under 'White' only)"``."""
+        shown = "a missing cell" if self.value is None else repr(self.value)
+        loss = "inf" if not math.isfinite(self.loss) else f"{self.loss:.6g}"
+        return (
+            f"{self.column}: kept in clear, NOT covered by the check: the guarantee assumes it independent "
+            f"of {secret!r}; its measured loss is {loss} (value {shown}, pair {self.pair[0]!r} vs "
+            f"{self.pair[1]!r})"
+        )
+
+
+def check_kept(kept: Any, *, secret: str, released: Sequence[str]) -> tuple[str, ...]:
+    """The columns to keep in clear, validated at the edge: distinct, neither the secret (never
+    written) nor a released column.
+
+    Parameters
+    ----------
+    kept : str, sequence of str or None
+        ``"a,b"`` or a list; None or empty: none.
+    secret : str
+    released : sequence of str
+
+    Raises
+    ------
+    ValueError
+        Naming the column and the rule.
+    """
+    if kept is None:
+        return ()
+    names = [c.strip() for c in kept.split(",")] if isinstance(kept, str) else [str(c) for c in kept]
+    names = [c for c in names if c]
+    if secret in names:
+        raise ValueError(
+            f"keep_unchecked cannot hold the secret column {secret!r}: the secret is never written"
+        )
+    for c in names:
+        if c in released:
+            raise ValueError(
+                f"keep_unchecked names {c!r}, a released column: it is written released, not in clear"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"keep_unchecked names a column twice, got {names}")
+    return tuple(names)
+
+
+def written_columns(table_columns: Sequence[str], released: Sequence[str], kept: Sequence[str]) -> list[str]:
+    """The columns a release writes, in the table's order: the released ones and the kept ones.
+
+    Raises
+    ------
+    ValueError
+        If a kept column is not in the table (the message lists the columns).
+    """
+    missing = [c for c in kept if c not in table_columns]
+    if missing:
+        raise ValueError(
+            f"keep_unchecked names {missing[0]!r}, which is not a column; columns: {list(table_columns)}"
+        )
+    chosen = set(released) | set(kept)
+    return [c for c in table_columns if c in chosen]
+
+
+def measured_losses(
+    run: Callable[[str], list[Any]],
+    *,
+    quote: Callable[[str], str],
+    text: str,
+    secret: str,
+    pairs: Sequence[tuple[str, str]],
+    columns: Sequence[str],
+    weight: str | None,
+) -> list[KeptColumn]:
+    """The measured loss of each kept column (module docstring), by ``run`` (SQL on a table or
+    view named ``t``; ``quote`` quotes an identifier, ``text`` is the engine's text type).
+
+    Two queries per pair and column: a value seen under one secret only (loss ``inf``), else
+    the value of the largest ``|log(n_i / N_i) - log(n_j / N_j)|``; counts are rows (or the
+    weights' sums).
+    """
+    s = f"CAST({quote(secret)} AS {text})"
+    w = "1.0" if weight is None else f"CAST({quote(weight)} AS DOUBLE)"
+    out = []
+    for column in columns:
+        v = f"CAST({quote(column)} AS {text})"
+        worst: KeptColumn | None = None
+        for a, b in pairs:
+            la, lb = _literal(a), _literal(b)
+            groups = (
+                f"SELECT {v} AS v, SUM(CASE WHEN {s} = {la} THEN {w} ELSE 0 END) AS na, "
+                f"SUM(CASE WHEN {s} = {lb} THEN {w} ELSE 0 END) AS nb FROM t WHERE {s} IN ({la}, {lb}) "
+                f"GROUP BY {v}"
+            )
+            one_sided = run(f"SELECT v FROM ({groups}) g WHERE (na > 0) <> (nb > 0) ORDER BY v LIMIT 1")
+            if one_sided:
+                found = KeptColumn(column, math.inf, (a, b), _text(one_sided[0][0]))
+            else:
+                top = run(
+                    f"SELECT v, ABS(LN(na / ta) - LN(nb / tb)) AS l FROM ({groups}) g CROSS JOIN "
+                    f"(SELECT SUM(na) AS ta, SUM(nb) AS tb FROM ({groups}) h) tot WHERE na > 0 AND nb > 0 "
+                    "ORDER BY l DESC, v LIMIT 1"
+                )
+                if not top:
+                    continue  # neither secret of the pair occurs
+                found = KeptColumn(column, float(top[0][1]), (a, b), _text(top[0][0]))
+            if worst is None or found.loss > worst.loss:
+                worst = found
+        if worst is not None:
+            out.append(worst)
+    return out
+
+
+def _literal(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
