@@ -1,7 +1,8 @@
-"""Every column but the released one reaches the output as it was written (issue 14).
+"""Every column kept in clear (``keep_unchecked``) reaches the output as it was written (issue
+14); the secret column, last in these tables, never does (issue 41).
 
 The released column comes first in these tables, so each output record is
-``<released value><delimiter><the input record's other fields, byte for byte>``: the tests
+``<released value><delimiter><the input record's kept fields, byte for byte>``: the tests
 rebuild that expectation from the input's raw text and the released values parsed back, and
 compare bytes.
 """
@@ -35,6 +36,7 @@ RECORDS = [
     ("yes", "1e3", "日本語\ttab", "NaN", "null"),
 ]
 RELEASED = ["1", "2", "3", "", "2", "1"]  # the public column, one missing
+KEPT = ["code", "note", "blank", "empty"]  # written in clear; the secret (last) never is
 
 
 def _field(value: str | None, delimiter: str) -> str:
@@ -47,10 +49,15 @@ def _field(value: str | None, delimiter: str) -> str:
 
 
 def _table(delimiter: str, newline: str) -> tuple[str, list[str]]:
-    rests = [delimiter.join(_field(v, delimiter) for v in fields) for fields in RECORDS]
-    header = delimiter.join(["pub", "secret", "code", "note", "blank", "empty"])
-    body = "".join(f"{v}{delimiter}{rest}{newline}" for v, rest in zip(RELEASED, rests, strict=True))
-    return header + newline + body, [header, *rests]
+    """The input (pub, the kept columns, the secret last) and the expected output's parts (its
+    header and each record's kept fields)."""
+    rests = [delimiter.join(_field(v, delimiter) for v in fields[1:]) for fields in RECORDS]
+    header = delimiter.join(["pub", *KEPT, "secret"])
+    body = "".join(
+        f"{v}{delimiter}{rest}{delimiter}{fields[0]}{newline}"
+        for v, rest, fields in zip(RELEASED, rests, RECORDS, strict=True)
+    )
+    return header + newline + body, [delimiter.join(["pub", *KEPT]), *rests]
 
 
 def _released_values(text: str, delimiter: str) -> list[str]:
@@ -73,7 +80,16 @@ def test_other_columns_byte_for_byte(tmp_path: Path, delimiter: str, newline: st
     src = tmp_path / "in.csv"
     src.write_bytes(text.encode())
     out = tmp_path / f"out{suffix}"
-    res = release(src, secret="secret", public="pub", pairs=[("yes", "no")], epsilon=1.0, output=out, rng=3)
+    res = release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("yes", "no")],
+        epsilon=1.0,
+        output=out,
+        rng=3,
+        keep_unchecked=KEPT,
+    )
     raw = out.read_bytes()
     got = (gzip.decompress(raw) if suffix.endswith(".gz") else raw).decode()
     values = _released_values(got, delimiter)
@@ -91,10 +107,19 @@ def test_hash_is_data_not_a_comment(tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text(text)
     out = tmp_path / "out.csv"
-    res = release(src, secret="secret", public="pub", pairs=[("s1", "s2")], epsilon=1.0, output=out, rng=1)
+    res = release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("s1", "s2")],
+        epsilon=1.0,
+        output=out,
+        rng=1,
+        keep_unchecked="code",
+    )
     assert res.calibration.estimated.rows_total == 3
     lines = out.read_text().splitlines()
-    assert [line.rsplit(",", 1)[0] for line in lines] == ["code,secret", "#0,s1", "1,s2", "1,s1"]
+    assert [line.rsplit(",", 1)[0] for line in lines] == ["code", "#0", "1", "1"]
 
 
 def test_needless_quotes_keep_the_values(tmp_path: Path) -> None:
@@ -103,11 +128,20 @@ def test_needless_quotes_keep_the_values(tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text('"pub","secret","name"\n1,"yes","Ann"\n2,"no","B, C"\n3,"yes",""\n')
     out = tmp_path / "out.csv"
-    release(src, secret="secret", public="pub", pairs=[("yes", "no")], epsilon=1.0, output=out, rng=1)
+    release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("yes", "no")],
+        epsilon=1.0,
+        output=out,
+        rng=1,
+        keep_unchecked="name",
+    )
     got = list(csv.reader(io.StringIO(out.read_text(), newline="")))
-    assert [r[1:] for r in got] == [["secret", "name"], ["yes", "Ann"], ["no", "B, C"], ["yes", ""]]
-    assert out.read_text().splitlines()[1].endswith(",yes,Ann")
-    assert out.read_text().splitlines()[3].endswith(',yes,""')
+    assert [r[1:] for r in got] == [["name"], ["Ann"], ["B, C"], [""]]
+    assert out.read_text().splitlines()[1].endswith(",Ann")
+    assert out.read_text().splitlines()[3].endswith(',""')
 
 
 def test_quoted_empty_public_value_is_missing(tmp_path: Path) -> None:
@@ -126,10 +160,21 @@ def test_csv_to_parquet_keeps_the_text(tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text(text)
     out = tmp_path / "out.parquet"
-    release(src, secret="secret", public="pub", pairs=[("yes", "no")], epsilon=1.0, output=out, rng=3)
+    release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("yes", "no")],
+        epsilon=1.0,
+        output=out,
+        rng=3,
+        keep_unchecked=KEPT,
+    )
     table = pq.read_table(out)
+    assert table.column_names == ["pub", *KEPT]
     want = list(csv.reader(io.StringIO(text, newline="")))
-    for k, name in enumerate(want[0][1:], start=1):
+    for name in KEPT:
+        k = want[0].index(name)
         assert table.schema.field(name).type == pa.string()
         # csv.reader cannot tell "" from an empty field: unquoted empty fields are missing
         got = ["" if v is None else v for v in table.column(name).to_pylist()]
@@ -156,10 +201,20 @@ def test_parquet_keeps_its_types(tmp_path: Path) -> None:
     src = tmp_path / "in.parquet"
     pq.write_table(table, src)
     out = tmp_path / "out.parquet"
-    release(src, secret="secret", public="pub", pairs=[("yes", "no")], epsilon=1.0, output=out, rng=3)
+    kept = [c for c in table.column_names if c not in ("pub", "secret")]
+    release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("yes", "no")],
+        epsilon=1.0,
+        output=out,
+        rng=3,
+        keep_unchecked=kept,
+    )
     got = pq.read_table(out)
-    assert got.column_names == table.column_names
-    for name in table.column_names[1:]:
+    assert got.column_names == ["pub", *kept]  # the table's order, the secret left out
+    for name in kept:
         assert got.schema.field(name).type == table.schema.field(name).type, name
         assert got.column(name).to_pylist() == table.column(name).to_pylist(), name
     assert got.column("pub").null_count == 1
@@ -207,20 +262,29 @@ def _round_trip(tmp_path: Path, rows, seed: int) -> None:
     rows = [("s1", 0, "x", "y"), ("s2", 1, "x", "y"), *rows]  # both secrets present
     buf = io.StringIO(newline="")
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["pub", "secret", "a", "b"])
+    writer.writerow(["pub", "a", "b", "secret"])
     for secret, pub, a, b in rows:
-        writer.writerow([pub, secret, a, b])
+        writer.writerow([pub, a, b, secret])
     text = buf.getvalue()
     src = tmp_path / "in.csv"
     src.write_text(text, encoding="utf-8", newline="")
     out = tmp_path / "out.csv"
-    release(src, secret="secret", public="pub", pairs=[("s1", "s2")], epsilon=1.0, output=out, rng=seed)
+    release(
+        src,
+        secret="secret",
+        public="pub",
+        pairs=[("s1", "s2")],
+        epsilon=1.0,
+        output=out,
+        rng=seed,
+        keep_unchecked="a,b",
+    )
     got = out.read_bytes().decode("utf-8")
     # no field holds a line break, so a record is a line: the released value, then the input
-    # line's other fields byte for byte, in the input's order
+    # line's kept fields byte for byte, in the input's order; the secret (last) is left out
     lines_in, lines_out = text.split("\n"), got.split("\n")
-    assert lines_out[0] == lines_in[0] and len(lines_out) == len(lines_in)
+    assert lines_out[0] == "pub,a,b" and len(lines_out) == len(lines_in)
     for line_in, line_out in zip(lines_in[1:-1], lines_out[1:-1], strict=True):
         value, rest = line_out.split(",", 1)
-        assert rest == line_in.split(",", 1)[1]
+        assert rest == line_in.rsplit(",", 1)[0].split(",", 1)[1]
         assert math.isfinite(float(value))

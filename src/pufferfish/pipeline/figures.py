@@ -221,7 +221,7 @@ class JointReportFigures:
 
 
 def joint_report_figures(
-    table: TableCalibration, *, epsilon: float, output: str | Path | None = None
+    table: TableCalibration, *, epsilon: float, output: str | Path | None = None, source: Any = None
 ) -> JointReportFigures:
     """Compute what the HTML report of several columns draws: plans, loss curve, released values.
 
@@ -235,6 +235,8 @@ def joint_report_figures(
         A release's output: its released columns are binned per secret
         (:func:`pufferfish.tables.histograms.column_histograms`; a categorical column's labels
         counted, :func:`~pufferfish.tables.histograms.label_histograms`).
+    source : TableSource, optional
+        The table released (its secret, matched with the output row by row); with ``output``.
 
     Returns
     -------
@@ -257,14 +259,16 @@ def joint_report_figures(
         [check_privacy(table.scenario, "laplace", float(s), epsilon, 0.0).value for s in loss_scales]
     )
     released: tuple[tuple[str, tuple[Any, ...]], ...] = ()
-    if output is not None:
+    if output is not None and source is not None:
         secret = str(table.inputs["secret"])
         released = tuple(
             (
                 c,
-                label_histograms(output, secret_column=secret, column=c, labels=labels, secrets=list(priors))
+                label_histograms(
+                    output, source, secret_column=secret, column=c, labels=labels, secrets=list(priors)
+                )
                 if cat
-                else column_histograms(output, secret_column=secret, column=c, secrets=list(priors)),
+                else column_histograms(output, source, secret_column=secret, column=c, secrets=list(priors)),
             )
             for c, cat, labels in zip(table.columns, table.categorical, table.labels, strict=True)
         )

@@ -99,8 +99,7 @@ def release(
     keep_unchecked: str | Sequence[str] | None = None,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
-    or by a randomized mapping of its values; the output holds the released columns only (and
-    the columns of ``keep_unchecked``), never the secret.
+    or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
 
     Parameters
     ----------
@@ -110,16 +109,14 @@ def release(
         Column to release, or several (``"a,b"`` or a list: released jointly by the product
         channel, :func:`~pufferfish.pipeline.draws.drawn_scales_check`; ``order``, ``prior``,
         ``priors_from``, ``utility``, ``compare``, Gaussian noise and ``delta`` are for one
-        column and refused). With additive noise a categorical column is replaced by its codes plus
-        noise (see the report's ``mapping``), a numeric column by its values plus noise; with a
-        mapping mechanism (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) each value is
-        replaced by a value of the alphabet drawn from the checked matrix: labels stay labels.
-        Missing values stay missing.
+        column and refused). Additive noise: a categorical column's codes (report's ``mapping``)
+        or a numeric column's values plus noise; a mapping mechanism
+        (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) draws each value from the checked
+        matrix: labels stay labels. Missing values stay missing (not yet checked, issue 41).
     epsilon : float
-        Privacy budget, finite and > 0.
+        Finite and > 0.
     output : str or pathlib.Path
-        Output file, ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``. The JSON report is written
-        beside it (:func:`~pufferfish.tables.source.report_path_for`).
+        ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``; the JSON report beside it.
     mechanism : str, optional
         Calibrator whose scale (or matrix) is used, one of
         :data:`~pufferfish.calibration.MECHANISMS`. Default (None): the column's
@@ -157,21 +154,15 @@ def release(
         ``output`` is written as a folder of part files, ``rng`` must be None or an int, and
         ``batch_rows``, ``progress`` and ``workers`` do not apply (Spark runs one partition per
         core).
-    spark, categorical, numeric, prior_set, confidence, prior_radius, priors_from, utility : see below
-        The Spark session, column kinds, the priors the guarantee holds for and their table, the
-        mappings' objective (:func:`calibrate_table`).
-    read, time_limit, units : see :func:`calibrate_table`
-        How a CSV is read, each mechanism's seconds, several columns' units.
+    spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
+        The Spark session, column kinds, the priors the guarantee holds for.
+    priors_from, utility, read, time_limit, units : see :func:`calibrate_table`
+        The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units.
     compare : bool
-        Also compute and report the other mechanisms of the column's set (every mechanism when
-        ``mechanism`` names one outside it), as ``calibrate`` does; default False.
+        Also compute and report the other mechanisms (as ``calibrate`` does); default False.
     keep_unchecked : str or sequence of str, optional
-        Other columns written in clear (``"a,b"`` or a list; default none): NOT covered by the
-        check. The guarantee then assumes each independent of the secret; the report, the
-        printed guarantee and :attr:`ReleaseResult.kept` say so, with each column's measured
-        loss (:mod:`pufferfish.tables.kept`). The secret column is refused. Every column not
-        released or named here is left out of the output (issue 41: the secret, and columns
-        such as ``relationship`` that reveal it, were written in clear).
+        Other columns written in clear, NOT covered by the check (assumed independent of the
+        secret, each with its measured loss: :mod:`pufferfish.tables.kept`); the secret refused.
 
     Returns
     -------
@@ -181,23 +172,22 @@ def release(
     Raises
     ------
     ValueError
-        Bad epsilon, mechanism, pair or output extension, or a ``keep_unchecked`` column that is the
-        secret or a released one; :class:`~pufferfish.tables.source.DataError` for unreadable
-        data, unknown columns or values, empty groups.
+        Bad epsilon, mechanism, pair, output extension or ``keep_unchecked``;
+        :class:`~pufferfish.tables.source.DataError` for unreadable data, unknown columns or
+        values, empty groups.
     OutputExistsError
         If the output or report file exists and ``force`` is false (nothing is written).
     TypeError
-        If ``rng`` is a Generator with ``engine="spark"`` (partitions cannot share one; pass an int).
+        If ``rng`` is a Generator with ``engine="spark"`` (partitions cannot share one).
     pufferfish.calibration.PrivacyCheckError
         If a scale fails the exact privacy check (a bug).
 
     Notes
     -----
-    Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. For
-    a CSV written from a CSV every other column is copied as text, unchanged; row order is kept.
-    The release and its JSON report are published together, or neither, and nothing is
-    replaced without ``force`` (:func:`~pufferfish.tables.source.atomic_outputs`). Spark commits
-    its output folder itself; a failed Spark job may leave a partial folder, as any Spark write.
+    Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. A
+    kept column of a CSV is copied as text, unchanged; row order is kept. Output and report are
+    published together or neither, nothing replaced without ``force`` (a failed Spark job may
+    leave a partial folder, as any Spark write).
     """
     # The edge: every argument validated once, the table resolved once, outputs checked first.
     (eps,) = check_epsilons([epsilon])
@@ -224,14 +214,12 @@ def release(
             f"{', '.join(JOINT_RELEASE)} (the product channel)"
         )
     out_path = Path(output)
-    fmt = output_format(out_path)
-    rep_path = report_path_for(out_path)
+    fmt, rep_path = output_format(out_path), report_path_for(out_path)
     _check_sampling(engine, rng, sampler)
     source = resolve_source(data, engine, read)  # validates the engine and the reading options
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others)
-
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     request = TableRequest(
         source, secret, columns, pair_list, (eps,), to_run, weight=weight, delta=delta, noise=noise_used,
@@ -283,7 +271,17 @@ def release_request(
     noise, released, missing, report = _write(request, target, table, picked, columns, rng, (written, kept))
     drawn = drawn_scales(columns)
     return ReleaseResult(
-        target.output, target.report, report, table, picked, noise, drawn, released, missing, kept
+        target.output,
+        target.report,
+        report,
+        table,
+        picked,
+        noise,
+        drawn,
+        released,
+        missing,
+        kept,
+        request.source,
     )
 
 
@@ -484,8 +482,9 @@ def write_html_report(
     if isinstance(est, EstimatedJointPriors):  # several columns: joint priors and the product channel
         title = f"pufferfish {what}: ({', '.join(table.columns)}) given {est.secret_column}, eps = {eps:g}"
         figures = joint_report_figures(
-            table, epsilon=eps, output=None if released is None else released.output
-        )
+            table, epsilon=eps, output=None if released is None else released.output,
+            source=None if released is None else released.table_source,
+        )  # fmt: skip
     else:
         title = f"pufferfish {what}: {est.public_column} given {est.secret_column}, eps = {eps:g}"
         if released is not None:
@@ -495,7 +494,9 @@ def write_html_report(
                 table,
                 epsilon=eps,
                 noise=chosen.noise if isinstance(chosen, Calibration) else table.noise,
-                released=released_histograms(released.output, est, labels=mapped and est.categorical),
+                released=released_histograms(
+                    released.output, est, released.table_source, labels=mapped and est.categorical
+                ),
                 chosen=chosen if isinstance(chosen, MappingCalibration) else None,
             )
         else:

@@ -235,6 +235,8 @@ class ReleaseResult:
     kept : tuple of KeptColumn
         The columns written in clear outside the check (``keep_unchecked``), each with its
         measured loss; the output holds the released columns and these, nothing else.
+    table_source : TableSource or None
+        The table released (the HTML report matches its secret with the output row by row).
     """
 
     output: Path
@@ -247,6 +249,7 @@ class ReleaseResult:
     rows_released: int
     rows_missing: int
     kept: tuple[KeptColumn, ...] = ()
+    table_source: Any = None
 
     @property
     def comparison(self) -> tuple[Calibration | MappingCalibration | Skipped, ...]:
