@@ -190,11 +190,14 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     before = src.read_bytes()
     out = tmp_path / "out.csv"
     r = release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out,
-                      units={"x": 2.0}, prior_set="none")  # fmt: skip
+                      units={"x": 2.0}, prior_set="none", keep_unchecked="id")  # fmt: skip
     assert src.read_bytes() == before
     got = pd.read_csv(out, dtype={"id": str})
-    assert list(got.columns) == list(frame.columns) and (got["id"] == frame["id"]).all()
-    assert (got["group"] == frame["group"]).all()
+    # the released columns and the kept id, in the table's order; the secret is not written
+    assert (
+        list(got.columns) == [c for c in frame.columns if c != "group"] and (got["id"] == frame["id"]).all()
+    )
+    assert r.report["release"]["output_columns"]["written"] == list(got.columns)
     assert np.isnan(got.loc[5, "x"]) and got.loc[5, "level"] in ("low", "mid", "high")
     assert r.rows_released == n - 1 and r.rows_missing == 1
     assert r.drawn_scales["x"] >= 2.0 * r.chosen.scale
@@ -248,7 +251,7 @@ def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> No
         assert rel["noise"]["columns"][c]["secure"]
     assert json.loads((tmp_path / "rel.report.json").read_text()) == payload
     got = pd.read_csv(out)
-    assert len(got) == 48842 and got["sex"].isin(["Male", "Female"]).all()
+    assert len(got) == 48842 and "sex" not in got.columns  # the secret is never written
     assert not np.isin(got["age"], np.arange(17, 91)).all()  # noised
     page = page_path.read_text()
     assert _embedded(page) == payload

@@ -125,19 +125,22 @@ def test_release_of_a_header_less_file_keeps_the_other_columns_as_written(tmp_pa
     path.write_text("".join(f"{i};{g};{s or '?'};{n}\n" for i, g, s, n in rows))
     out = tmp_path / "out.csv"
     res = release(path, secret="group", public="score", pairs=["a,b"], epsilon=1.0, output=out, rng=1,
-                  read=check_csv_options(["id", "group", "score", "note"], ["?"]))  # fmt: skip
+                  read=check_csv_options(["id", "group", "score", "note"], ["?"]),
+                  keep_unchecked="id,note")  # fmt: skip
     with out.open(newline="") as f:
         got = list(csv.reader(f, delimiter=";"))
-    assert got[0] == ["id", "group", "score", "note"]  # the names given, as the header
-    assert [r[3] for r in got[1:]] == [n for *_, n in rows]  # '?' in another column stays '?'
-    assert [r[2] == "" for r in got[1:]] == [not s for _, _, s, _ in rows]  # missing stays missing
+    assert got[0] == ["id", "score", "note"]  # the names given, as the header; the secret left out
+    assert [r[2] for r in got[1:]] == [n for *_, n in rows]  # '?' in a kept column stays '?'
+    assert [r[1] == "" for r in got[1:]] == [not s for _, _, s, _ in rows]  # missing stays missing
     assert res.rows_missing == sum(1 for r in rows if not r[2])
 
 
 def test_other_encodings_are_named_and_read(tmp_path) -> None:
     path = tmp_path / "latin.csv"
-    text = "".join(f"{'Zoë' if i % 2 else 'Åsa'},{i % 7}\n" for i in range(60))
-    path.write_bytes(("name,x\n" + text).encode("latin-1"))
+    text = "".join(
+        f"{'Zoë' if i % 2 else 'Åsa'},{i % 7},{'Ørsted' if i % 3 else 'Müller'}\n" for i in range(60)
+    )
+    path.write_bytes(("name,x,street\n" + text).encode("latin-1"))
     args = [
         "calibrate",
         str(path),
@@ -158,8 +161,8 @@ def test_other_encodings_are_named_and_read(tmp_path) -> None:
     assert set(json.loads(res.output)["priors"]) == {"Zoë", "Åsa"}
     out = tmp_path / "out.csv"
     release(path, secret="name", public="x", pairs=["Zoë,Åsa"], epsilon=1.0, output=out, rng=1,
-            read=check_csv_options(encoding="latin-1"))  # fmt: skip
-    assert out.read_text(encoding="utf-8").splitlines()[1].split(",")[0] == "Åsa"  # written as UTF-8
+            read=check_csv_options(encoding="latin-1"), keep_unchecked="street")  # fmt: skip
+    assert out.read_text(encoding="utf-8").splitlines()[1].split(",")[1] == "Müller"  # written as UTF-8
     with pytest.raises(ValueError, match="output must differ from every input file"):
         release(path, secret="name", public="x", pairs=["Zoë,Åsa"], epsilon=1.0, output=path, force=True,
                 read=check_csv_options(encoding="latin-1"))  # fmt: skip

@@ -43,7 +43,16 @@ def test_streamed_parquet_keeps_order_types_and_missing(tmp_path) -> None:
     )
     con.close()
     out = tmp_path / "out.parquet"
-    res = release(src, secret="s", public="x", pairs=[("a", "b")], epsilon=1.0, output=out, batch_rows=1_000)
+    res = release(
+        src,
+        secret="s",
+        public="x",
+        pairs=[("a", "b")],
+        epsilon=1.0,
+        output=out,
+        batch_rows=1_000,
+        keep_unchecked="id,y",
+    )
     table = pd.read_parquet(out)
     assert table["id"].tolist() == list(range(n))  # row order kept across 25 batches
     assert table["y"].tolist() == [i * 0.5 for i in range(n)]

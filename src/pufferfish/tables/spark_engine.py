@@ -326,6 +326,10 @@ def _perturb_partition(
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
+class _OneColumnCsv(Exception):
+    """A one-column CSV output with missing cells, which Spark's writer would drop."""
+
+
 def release_table(
     source: TableSource,
     output: Path,
@@ -407,12 +411,20 @@ def release_table(
             absent = absent | (column.isNull() | (column == "") if text_copy else column.isNull())
         missing = int(df.agg(F.count(F.when(absent, 1))).first()[0])
         total = int(df.count())
+        if fmt == "csv" and len(written) == 1 and missing:
+            raise _OneColumnCsv(
+                f"a Spark CSV output of one column cannot hold its {missing:,} missing cells (Spark skips "
+                "the empty lines, and the rows would no longer line up): write .parquet, or keep another "
+                "column with keep_unchecked"
+            )
         out = df.mapInArrow(perturb, schema).write.mode("overwrite" if force else "errorifexists")
         if fmt == "parquet":
             out.parquet(str(output))
         else:
             gz = output.name.lower().endswith(".gz")
             out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(output))
+    except _OneColumnCsv as exc:
+        raise DataError(str(exc)) from None
     except Exception as exc:
         raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
     gen = None if seed is None else np.random.default_rng(seed)
