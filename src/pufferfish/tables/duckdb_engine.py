@@ -648,13 +648,13 @@ def written_and_kept(
     """
     with connect() as con:
         try:
-            rel = open_table(con, source, text_columns=[secret, *keep] if source.kind == "csv" else ())
             try:
-                written = written_columns(list(rel.columns), released, keep)
+                written = written_columns(list(open_table(con, source).columns), released, keep)
             except ValueError as exc:
                 raise DataError(str(exc)) from None
             if not keep:
                 return written, []
+            rel = open_table(con, source, text_columns=[secret, *keep] if source.kind == "csv" else ())
             con.register("t", rel)
             return written, measured_losses(
                 lambda sql: con.execute(sql).fetchall(), quote=quote_identifier, text="VARCHAR",

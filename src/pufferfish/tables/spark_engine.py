@@ -454,13 +454,13 @@ def written_and_kept(
 ) -> tuple[list[str], list[KeptColumn]]:
     """:func:`pufferfish.tables.duckdb_engine.written_and_kept` by Spark SQL (the same queries)."""
     session = spark_session(spark)
-    df = read_table(session, source, text_columns=[secret, *keep])
     try:
-        written = written_columns(list(df.columns), released, keep)
+        written = written_columns(list(read_table(session, source).columns), released, keep)
     except ValueError as exc:
         raise DataError(str(exc)) from None
     if not keep:
         return written, []
+    df = read_table(session, source, text_columns=[secret, *keep])
     df.createOrReplaceTempView("t")
     try:
         return written, measured_losses(
