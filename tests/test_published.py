@@ -135,3 +135,26 @@ def test_several_columns_write_the_released_tuple_only(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     report = json.loads(res.output)
     assert _header(out) == report["release"]["output_columns"]["written"] == ["age", "workclass"]
+
+
+def test_the_html_report_and_the_markov_report_say_what_is_written(tmp_path: Path) -> None:
+    out, page = tmp_path / "r.csv", tmp_path / "r.html"
+    res = runner.invoke(
+        app, ["release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--report", str(page),
+              "--keep-unchecked", "race"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert 'id="output-columns"' in text and "race is kept in clear, NOT covered" in text
+    src = tmp_path / "series.csv"
+    rows = ["person,time,state"] + [f"p{i},{t},{'ab'[(i + t) % 2]}" for i in range(6) for t in range(5)]
+    src.write_text("\n".join(rows) + "\n")
+    rel = tmp_path / "counts.csv"
+    res = runner.invoke(
+        app, ["markov", "release", str(src), "--id", "person", "--time", "time", "--state", "state",
+              "--target-state", "b", "--epsilon", "1", "--prior-set", "none", "--output", str(rel)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "counts.report.json").read_text())
+    assert _header(rel) == report["output_columns"]["written"] == ["id", "T", "count_b"]
+    assert report["output_columns"]["covered_by_the_guarantee"] == ["count_b"]

@@ -444,6 +444,15 @@ def release_series(
         "output": str(out_path),
         "released": f"one row per id: id, T (its length), {', '.join(columns)} = {what}",
         "guarantee": guarantee_line(calibration, mechanism),
+        "output_columns": {
+            "written": ["id", "T", *columns],
+            "covered_by_the_guarantee": list(columns),
+            "public_by_the_model": {
+                "id": "who the series is about: the guarantee is about each person's states, given who",
+                "T": "the series' length: the chain model conditions on it (each T is calibrated)",
+            },
+            "not_written": "every column of the table: the states, times and ids are read, never copied",
+        },
     }
     if announce is not None:
         announce(report["guarantee"])

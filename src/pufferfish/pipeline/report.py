@@ -224,7 +224,25 @@ def _mechanism_section(
             parts.append(_counts_table(noise["counts"]))
     if payload.get("guarantee"):
         parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
+    parts.extend(_output_columns(payload.get("output_columns")))
     return parts
+
+
+def _output_columns(cols: Any) -> list[str]:
+    """One paragraph: the columns the output holds, which the guarantee covers, the columns kept
+    in clear outside the check (issue 41)."""
+    if not isinstance(cols, dict):
+        return []
+    text = (
+        f"Written: {', '.join(cols['written'])}; covered by the guarantee: "
+        f"{', '.join(cols['covered_by_the_guarantee'])}; not written: {cols['not_written']}."
+    )
+    for kept in cols.get("kept_unchecked", []):
+        text += (
+            f" {kept['column']} is kept in clear, NOT covered: assumed independent of the secret "
+            f"(measured loss {kept['measured_loss']})."
+        )
+    return [f'<p class="note" id="output-columns">{html.escape(text)}</p>']
 
 
 def _counts_table(counts: dict[str, Any]) -> str:
@@ -479,6 +497,7 @@ def _joint_release(release: dict[str, Any], table: TableCalibration) -> list[str
         f'<p class="note">Each row gets one independent draw per column. {drawn_how}'
         f"{'; ' + checked if checked else ''}. Guarantee: {html.escape(release['guarantee'])}</p>"
     )
+    parts.extend(_output_columns(release.get("output_columns")))
     if release.get("insecure"):
         parts.append('<p class="note"><b>Seeded, insecure sampler: for experiments only.</b></p>')
     return parts
