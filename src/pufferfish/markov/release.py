@@ -217,6 +217,19 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
     return SeriesCalibration(request, series, chain, chains, description, results, binding)
 
 
+def _output_columns(counts: list[str]) -> dict[str, Any]:
+    """What a release of counts writes (issue 41): ``id``, ``T`` and the counts, the counts covered."""
+    return {
+        "written": ["id", "T", *counts],
+        "covered_by_the_guarantee": counts,
+        "public_by_the_model": {
+            "id": "who the series is about: the guarantee is about each person's states, given who",
+            "T": "the series' length: the chain model conditions on it (each T is calibrated)",
+        },
+        "not_written": "every column of the table: the states, times and ids are read, never copied",
+    }
+
+
 def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
     """One line: for which priors the release of ``mechanism``'s scales holds (issue 43: a
     release says it before it writes).
@@ -444,15 +457,7 @@ def release_series(
         "output": str(out_path),
         "released": f"one row per id: id, T (its length), {', '.join(columns)} = {what}",
         "guarantee": guarantee_line(calibration, mechanism),
-        "output_columns": {
-            "written": ["id", "T", *columns],
-            "covered_by_the_guarantee": list(columns),
-            "public_by_the_model": {
-                "id": "who the series is about: the guarantee is about each person's states, given who",
-                "T": "the series' length: the chain model conditions on it (each T is calibrated)",
-            },
-            "not_written": "every column of the table: the states, times and ids are read, never copied",
-        },
+        "output_columns": _output_columns(list(columns)),
     }
     if announce is not None:
         announce(report["guarantee"])
