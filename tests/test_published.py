@@ -158,3 +158,27 @@ def test_the_html_report_and_the_markov_report_say_what_is_written(tmp_path: Pat
     report = json.loads((tmp_path / "counts.report.json").read_text())
     assert _header(rel) == report["output_columns"]["written"] == ["id", "T", "count_b"]
     assert report["output_columns"]["covered_by_the_guarantee"] == ["count_b"]
+
+
+@pytest.mark.parametrize("prior_set", ["none", None])
+def test_repro_partial_missing_rows_no_present_column_of_a_partial_row_is_written(
+    tmp_path: Path, prior_set
+) -> None:
+    # shared/repro/published/partial_missing_rows.py: rows with c missing had x released with the
+    # noise of the complete rows (at scale 0 it revealed the secret: x = 0 for A, 4 for B)
+    xs, cs = np.tile(np.arange(5), 20), np.tile(["p", "q"], 50)
+    rows = [("A", x, c) for x, c in zip(xs, cs, strict=True)] + [
+        ("B", x, c) for x, c in zip(xs, cs, strict=True)
+    ]
+    rows += [("A", 0, None)] * 30 + [("B", 4, None)] * 30
+    frame = pd.DataFrame(rows, columns=["s", "x", "c"])
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    res = release(src, secret="s", public="x,c", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv",
+                  rng=1, prior_set=prior_set)  # fmt: skip
+    got = pd.read_csv(tmp_path / "o.csv")
+    partial = frame["c"].isna().to_numpy()
+    assert list(got.columns) == ["x", "c"] and len(got) == len(frame)
+    assert got.loc[partial, ["x", "c"]].isna().all().all()  # nothing of those rows is published
+    assert got.loc[~partial, ["x", "c"]].notna().all().all()
+    assert res.rows_missing == 60 and res.rows_released == 200

@@ -231,7 +231,8 @@ class ReleaseResult:
     rows_released : int
         Rows whose public values were released with noise (every column present).
     rows_missing : int
-        Rows with a missing public value: that cell stays missing (the other columns noised).
+        Rows with a missing public value: written missing; with several columns every released
+        column of such a row is written missing (its others are outside the joint priors).
     kept : tuple of KeptColumn
         The columns written in clear outside the check (``keep_unchecked``), each with its
         measured loss; the output holds the released columns and these, nothing else.

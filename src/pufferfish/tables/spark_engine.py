@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import TableAggregates, check_columns, check_row_counts
-from pufferfish.tables.perturb import ReleasedColumn, column_perturber
+from pufferfish.tables.perturb import ReleasedColumn, column_perturber, suppress_partial_rows
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).
@@ -311,6 +311,7 @@ def _perturb_partition(
     perturbs = [column_perturber(c, noise, 1, sampler) for c in columns]  # one partition per core
     for batch in batches:
         cols, fields = list(batch.columns), list(batch.schema)
+        every = np.ones(batch.num_rows, dtype=bool)
         for c, perturb in zip(columns, perturbs, strict=True):
             k = batch.schema.get_field_index(c.name)
             value = batch.column(k)
@@ -321,8 +322,13 @@ def _perturb_partition(
             else:
                 codes = value.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
                 codes[np.asarray(value.is_null())] = np.nan
+            every &= ~np.isnan(codes)
             cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
             fields[k] = pa.field(c.name, c.arrow_type())
+        if len(columns) > 1:  # a row with a released column missing: every one written missing
+            at = [batch.schema.get_field_index(c.name) for c in columns]
+            for k, array in zip(at, suppress_partial_rows([cols[k] for k in at], every), strict=True):
+                cols[k] = array
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
