@@ -22,7 +22,7 @@ from typing import Any
 from pufferfish.calibration.check import joint_pair_checks
 from pufferfish.loss.exact import privacy_loss
 from pufferfish.markov.classes import chain_scenario
-from pufferfish.markov.counts import CountModel, count_scenario
+from pufferfish.markov.counts import CountModel, NoPairError, count_scenario
 from pufferfish.priors.scenario import Scenario
 
 _SECRET = re.compile(r"X\[(\d+)\]=(.*)", re.DOTALL)
@@ -178,7 +178,7 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
             items.extend((p.prior, p.loss, p.pair, (p.worst_y,)) for p in loss.pairs)
             error_bound = max(error_bound, loss.error_bound)
     if not items:
-        raise ValueError("no time step has two states of positive probability: there is no pair to protect")
+        raise NoPairError()
     per_chain: dict[str, ChainLoss] = {}
     for prior, value, pair, y in items:
         if prior not in per_chain or value > per_chain[prior].loss:

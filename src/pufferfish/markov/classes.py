@@ -31,7 +31,7 @@ from typing import Any
 from pufferfish.calibration import Calibration, Skipped, compare
 from pufferfish.calibration.check import check_pairs
 from pufferfish.calibration.registry import lookup, not_applicable
-from pufferfish.markov.counts import CountModel, count_scenario
+from pufferfish.markov.counts import CountModel, NoPairError, count_scenario
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 #: How many failing chains join the searched subset at each round of the ``optimal`` search.
@@ -114,7 +114,7 @@ def compare_class(
     Raises
     ------
     ValueError
-        For an interval class, or when no chain has a pair to protect.
+        For an interval class; NoPairError (a ValueError) when no chain has a pair to protect.
 
     Notes
     -----
@@ -166,7 +166,7 @@ def compare_class(
                 if not chk.passes(eps):
                     failing[eps].append((chk.upper, index))
     if first is None:
-        raise ValueError("no time step has two states of positive probability: there is no pair to protect")
+        raise NoPairError()
     last = None
     for eps in eps_list:
         current = rows.get((eps, "optimal"))
@@ -249,16 +249,6 @@ def _over_class(model: CountModel, row: Any, optimum: Any) -> Any:
     return replace(row, decided_by=f"{row.decided_by}; checked exactly on each of the {chains} chains")
 
 
-def _worse(row: Any, held: Any) -> bool:
-    """Whether ``row`` (one chain's) replaces ``held`` as the class's row: a Skipped row wins (the
-    mechanism does not apply to the class), then the larger scale."""
-    if isinstance(held, Skipped):
-        return False
-    if isinstance(row, Skipped):
-        return True
-    return bool(row.scale > held.scale)
-
-
 def _chain_of(prior: str) -> int:
     """``"chain 12"`` or ``"chain 12 start 3"`` -> 12."""
     return int(prior.split()[1])
@@ -271,10 +261,8 @@ def chain_scenario(model: CountModel, indices: tuple[int, ...]) -> Scenario | No
     sub = replace(model, chains=tuple(model.chains[i] for i in indices))
     try:
         scenario = count_scenario(sub)
-    except ValueError as exc:
-        if "no pair to protect" in str(exc):
-            return None
-        raise
+    except NoPairError:
+        return None
     names = []
     for i in indices:
         starts = model.chains[i].starts()

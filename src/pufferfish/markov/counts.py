@@ -79,6 +79,13 @@ _BLOCK_NATS = 300.0
 _U = 2.0**-53
 
 
+class NoPairError(ValueError):
+    """No time step has two states of positive probability: there is no pair to protect."""
+
+    def __init__(self) -> None:
+        super().__init__("no time step has two states of positive probability: there is no pair to protect")
+
+
 def secret_name(i: int, state: str) -> str:
     """The secret ``X_i = state`` as written in results: ``"X[i]=state"``."""
     return f"X[{i}]={state}"
@@ -347,8 +354,8 @@ def count_scenario(model: CountModel) -> Scenario:
 
     Raises
     ------
-    ValueError
-        If no time has two states of positive probability (no pair to protect).
+    NoPairError
+        If no time has two states of positive probability (no pair to protect; a ValueError).
     """
     T = model.length
     names = model.states
@@ -370,7 +377,7 @@ def count_scenario(model: CountModel) -> Scenario:
             if a < b and any((i, a) in p and (i, b) in p for p in per_chain)
         )
     if not pairs:
-        raise ValueError("no time step has two states of positive probability: there is no pair to protect")
+        raise NoPairError()
     secrets = {s for pair in pairs for s in pair}
     adversaries = []
     frequencies = np.arange(T + 1, dtype=np.float64) * scale  # one support shared by all priors
