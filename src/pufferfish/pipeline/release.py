@@ -412,7 +412,7 @@ def _write(
         about, released, missing = release_table(
             source, target.output, target.fmt, columns=columns, noise=noise,
             rng=None if rng is None else int(rng), force=target.force, text_copy=text_copy,
-            spark=request.spark, sampler=target.sampler, keep=target.keep,
+            spark=request.spark, sampler=target.sampler, written=plan[0],
         )  # fmt: skip
         report = report_for(about, released, missing)
         write_text(_json_text(report), target.report, force=target.force, kind="report")
@@ -425,7 +425,7 @@ def _write(
             source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total, noise=noise,
             rng=rng, text_copy=text_copy, batch_rows=target.batch_rows, progress=target.progress,
             workers=target.workers, gzip=target.output.name.lower().endswith(".gz"), sampler=target.sampler,
-            keep=target.keep,
+            written=plan[0],
         )  # fmt: skip
         report = report_for(about, released, missing)
         tmp_rep.write_text(_json_text(report), encoding="utf-8")

@@ -538,7 +538,7 @@ def stream_release(
     workers: int,
     gzip: bool = False,
     sampler: str = "exact",
-    keep: Sequence[str] = (),
+    written: Sequence[str] = (),
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
@@ -580,9 +580,10 @@ def stream_release(
     sampler : {"exact", "opendp"}
         The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`,
         :func:`pufferfish.noise.samplers.add_gaussian`).
-    keep : sequence of str
-        The other columns written, in clear (:mod:`~pufferfish.tables.kept`); every other column,
-        the secret's included, is left out of the output (issue 41).
+    written : sequence of str
+        The columns written, in the table's order (:func:`written_and_kept`: the released ones
+        and those kept in clear); every other column, the secret's included, is left out of the
+        output (issue 41). Empty: the released columns.
 
     Raises
     ------
@@ -599,7 +600,7 @@ def stream_release(
     values = [f"{_VALUE}{k}" for k in range(len(columns))]
 
     with connect() as con:
-        reader, dialect = _release_reader(con, source, fmt, columns, values, text_copy, batch_rows, keep)
+        reader, dialect = _release_reader(con, source, fmt, columns, values, text_copy, batch_rows, written)
         fields = [f for f in reader.schema if f.name not in values]
         idx = [[f.name for f in fields].index(n) for n in names]
         for i, c in zip(idx, columns, strict=True):
@@ -648,10 +649,7 @@ def written_and_kept(
     """
     with connect() as con:
         try:
-            try:
-                written = written_columns(list(open_table(con, source).columns), released, keep)
-            except ValueError as exc:
-                raise DataError(str(exc)) from None
+            written = written_columns(list(open_table(con, source).columns), released, keep)
             if not keep:
                 return written, []
             rel = open_table(con, source, text_columns=[secret, *keep] if source.kind == "csv" else ())
@@ -672,10 +670,10 @@ def _release_reader(
     values: Sequence[str],
     text_copy: bool,
     batch_rows: int,
-    keep: Sequence[str] = (),
+    written: Sequence[str] = (),
 ) -> tuple[Any, tuple[str, str]]:
-    """The Arrow batch reader of the written columns (the released ones and ``keep``, in the
-    table's order) with each released column's value (a label, or a number parsed from the text
+    """The Arrow batch reader of the ``written`` columns (default the released ones) with each
+    released column's value (a label, or a number parsed from the text
     as written) added as ``values[k]``, and the CSV dialect."""
     try:
         text_csv = text_copy and fmt == "csv" and source.path is not None
@@ -685,11 +683,8 @@ def _release_reader(
         exprs = [
             _value_sql(c.name, c.categorical, text_copy, v, na) for c, v in zip(columns, values, strict=True)
         ]
-        try:
-            written = written_columns(list(rel.columns), [c.name for c in columns], keep)
-        except ValueError as exc:
-            raise DataError(str(exc)) from None
-        query = rel.select(", ".join([*(quote_identifier(c) for c in written), *exprs]))
+        shown = written or [c.name for c in columns]
+        query = rel.select(", ".join([*(quote_identifier(c) for c in shown), *exprs]))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_arrow_reader  # duckdb < 1.4
         return to_reader(batch_rows), dialect
     except duckdb.Error as exc:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pufferfish.tables.source import DataError
+
 
 @dataclass(frozen=True)
 class KeptColumn:
@@ -102,12 +104,12 @@ def written_columns(table_columns: Sequence[str], released: Sequence[str], kept:
 
     Raises
     ------
-    ValueError
+    DataError
         If a kept column is not in the table (the message lists the columns).
     """
     missing = [c for c in kept if c not in table_columns]
     if missing:
-        raise ValueError(
+        raise DataError(
             f"keep_unchecked names {missing[0]!r}, which is not a column; columns: {list(table_columns)}"
         )
     chosen = set(released) | set(kept)

@@ -332,10 +332,6 @@ def _perturb_partition(
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
-class _OneColumnCsv(Exception):
-    """A one-column CSV output with missing cells, which Spark's writer would drop."""
-
-
 def release_table(
     source: TableSource,
     output: Path,
@@ -348,7 +344,7 @@ def release_table(
     text_copy: bool,
     spark: Any = None,
     sampler: str = "exact",
-    keep: Sequence[str] = (),
+    written: Sequence[str] = (),
 ) -> tuple[dict[str, Any], int, int]:
     """Write the release with Spark: ``(sampler description, rows released, rows missing)``.
 
@@ -374,9 +370,9 @@ def release_table(
     spark : pyspark.sql.SparkSession, optional
     sampler : {"exact", "opendp"}
         The secure sampler of every partition (:func:`pufferfish.noise.samplers.add_laplace`).
-    keep : sequence of str
-        The other columns written, in clear; every other column, the secret's included, is left
-        out of the output (issue 41).
+    written : sequence of str
+        The columns written, in the table's order (:func:`written_and_kept`); every other column,
+        the secret's included, is left out of the output (issue 41). Empty: the released columns.
 
     Returns
     -------
@@ -395,10 +391,7 @@ def release_table(
     types = _pyspark().types
     text = [c.name for c in columns if c.categorical]
     df = read_table(session, source, all_text=text_copy, text_columns=text)
-    try:  # the released columns and the kept ones, nothing else (issue 41)
-        written = written_columns(list(df.columns), [c.name for c in columns], keep)
-    except ValueError as exc:
-        raise DataError(str(exc)) from None
+    written = list(written) or [c.name for c in columns]  # nothing else is written (issue 41)
     df = df.select(*[F.col(f"`{c}`") for c in written])
     kinds = {c.name: types.StringType() if c.as_labels else types.DoubleType() for c in columns}
     schema = types.StructType(
@@ -418,7 +411,7 @@ def release_table(
         missing = int(df.agg(F.count(F.when(absent, 1))).first()[0])
         total = int(df.count())
         if fmt == "csv" and len(written) == 1 and missing:
-            raise _OneColumnCsv(
+            raise DataError(
                 f"a Spark CSV output of one column cannot hold its {missing:,} missing cells (Spark skips "
                 "the empty lines, and the rows would no longer line up): write .parquet, or keep another "
                 "column with keep_unchecked"
@@ -429,8 +422,8 @@ def release_table(
         else:
             gz = output.name.lower().endswith(".gz")
             out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(output))
-    except _OneColumnCsv as exc:
-        raise DataError(str(exc)) from None
+    except DataError:
+        raise
     except Exception as exc:
         raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
     gen = None if seed is None else np.random.default_rng(seed)
@@ -460,10 +453,7 @@ def written_and_kept(
 ) -> tuple[list[str], list[KeptColumn]]:
     """:func:`pufferfish.tables.duckdb_engine.written_and_kept` by Spark SQL (the same queries)."""
     session = spark_session(spark)
-    try:
-        written = written_columns(list(read_table(session, source).columns), released, keep)
-    except ValueError as exc:
-        raise DataError(str(exc)) from None
+    written = written_columns(list(read_table(session, source).columns), released, keep)
     if not keep:
         return written, []
     df = read_table(session, source, text_columns=[secret, *keep])
