@@ -139,9 +139,12 @@ def _log_density_and_errors(
         raise ValueError(f"scale must be finite and > 0, got {scale!r}")
     grid = np.asarray(points, dtype=np.float64)
     log_sum, errors = laplace_log_sums(grid, prior.log_on(grid), scale)
-    log_two_scale = math.log(2.0 * scale)
-    errors = errors + 4 * _EPS * (abs(log_two_scale) + 1.0) + prior.log_error
-    return log_sum - log_two_scale, errors
+    return log_sum - math.log(2.0 * scale), errors + _density_rounding(scale) + prior.log_error
+
+
+def _density_rounding(scale: float) -> float:
+    """The rounding of ``- log(2 scale)`` in a release log-density (beside the sums' own bound)."""
+    return 4 * _EPS * (abs(math.log(2.0 * scale)) + 1.0)
 
 
 def pair_privacy_loss(
@@ -319,8 +322,7 @@ def _shared_support_losses(
     worst_bound = 0.0
     if scale > 0.0:
         density, errors = laplace_log_sums(support, logp, scale)
-        log_two_scale = math.log(2.0 * scale)
-        errors = errors + (4 * _EPS * (abs(log_two_scale) + 1.0)) + extra[:, None]
+        errors = errors + _density_rounding(scale) + extra[:, None]
         # the constant log(2 scale) cancels in every difference: the densities are used as sums
     step = max(1, 4_000_000 // max(support.size, 1))  # pairs per chunk: about 32 MB per array
     for lo in range(0, len(items), step):

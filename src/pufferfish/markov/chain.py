@@ -244,7 +244,8 @@ def stationary_distribution(transition: NDArray[np.float64]) -> NDArray[np.float
     Parameters
     ----------
     transition : numpy.ndarray, shape (k, k)
-        Row-stochastic (the diagonal is not read: only the off-diagonal entries decide ``pi``).
+        Row-stochastic; each row is divided by its exact sum (the off-diagonal entries of the
+        rows so divided decide ``pi``).
 
     Returns
     -------
@@ -303,8 +304,7 @@ def stationary_with_logs(
         return pi, log_pi
     # the chain of the matrix as given: each row divided by its exact sum (a row of floats
     # rarely sums to 1 exactly; :func:`row_sum_log_error` bounds the difference)
-    sums = [sum((Fraction(float(x)) for x in m[a]), Fraction(0)) for a in closed]
-    sub = [[Fraction(float(m[a, b])) / total for b in closed] for a, total in zip(closed, sums, strict=True)]
+    sub = [[Fraction(float(m[a, b])) / _exact_sum(m[a]) for b in closed] for a in closed]
     n = len(sub)
     # state reduction: censor the chain on states 0..last-1, one state at a time
     for last in range(n - 1, 0, -1):
@@ -350,11 +350,14 @@ def row_sum_log_error(transition: NDArray[np.float64]) -> float:
     """
     worst = 0.0
     for row in np.asarray(transition, dtype=np.float64):
-        total = sum((Fraction(float(x)) for x in row), Fraction(0))
-        defect = abs(float(total - 1))  # |S_a - 1|, to within a relative 2^-53
-        worst = max(worst, defect)
+        worst = max(worst, abs(float(_exact_sum(row) - 1)))  # |S_a - 1|, to within a relative 2^-53
     # |log S| <= |S - 1| / (1 - |S - 1|); doubled for the roundings of defect (<< 1 here)
     return 2.0 * worst / (1.0 - worst) if worst < 0.5 else math.inf
+
+
+def _exact_sum(row: NDArray[np.float64]) -> Fraction:
+    """The exact sum of a row of floats (each a dyadic rational)."""
+    return sum((Fraction(float(x)) for x in row), Fraction(0))
 
 
 def _closed_class(transition: NDArray[np.float64]) -> NDArray[np.int64]:

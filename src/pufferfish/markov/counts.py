@@ -440,7 +440,7 @@ def _runs(v: NDArray[np.float64]) -> list[tuple[int, NDArray[np.float64], float]
     if hi - lo == where.size and top - float(v[where].min()) < _BLOCK_NATS:
         return [(lo, np.exp(v[lo:hi] - top), top)]  # one run: the common case, in one step
     band = np.full(v.size, -1.0)
-    band[finite] = np.floor((float(v[finite].max()) - v[finite]) / _BLOCK_NATS)
+    band[finite] = np.floor((top - v[finite]) / _BLOCK_NATS)
     edges = np.flatnonzero(np.diff(band)) + 1
     out = []
     starts = np.concatenate(([0], edges))

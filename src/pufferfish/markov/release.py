@@ -315,9 +315,8 @@ def _estimated(
     description = None
     if request.prior_set == "l1-rows":
         chains, description = confidence_chains(series, chain, request.confidence)
-    lengths = sorted(
-        {int(t) for t in series.segment_lengths}
-    )  # the segments' (module docstring of .estimate)
+    # the segments' lengths (module docstring of .estimate: a series is cut at its holes)
+    lengths = sorted({int(t) for t in series.segment_lengths})
     if request.length == "longest":
         lengths = lengths[-1:]
     elif request.length is not None:

@@ -174,18 +174,20 @@ def mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     return perturb
 
 
-def suppress_partial_rows(arrays: Sequence[pa.Array], present: NDArray[np.bool_]) -> list[pa.Array]:
-    """Several released columns: a row with one of them missing gets every one written missing.
+def suppress_partial_rows(cols: list[pa.Array], at: Sequence[int], present: NDArray[np.bool_]) -> None:
+    """Several released columns (``cols[k]`` for ``k`` in ``at``, replaced in place): a row with
+    one of them missing gets every one written missing.
 
     Its other columns would otherwise be released with the noise calibrated on the complete rows
     (the joint priors leave such rows out), a release the check never saw (issue 41, reproducer
     ``partial_missing_rows.py``: at scale 0 the present column revealed the secret exactly).
     Missingness itself is not yet inside the check.
     """
-    if present.all():
-        return list(arrays)
+    if len(at) < 2 or present.all():
+        return
     keep = pa.array(present)
-    return [pc.if_else(keep, a, pa.scalar(None, a.type)) for a in arrays]
+    for k in at:
+        cols[k] = pc.if_else(keep, cols[k], pa.scalar(None, cols[k].type))
 
 
 def perturb_batch(
@@ -213,7 +215,5 @@ def perturb_batch(
         every &= present
         cols[idx[k]], about = perturbs[k](codes, present, gen)
         described[c.name] = about  # the last batch's: a mapping's counts are the running totals
-    if len(columns) > 1:  # a row with a released column missing: every one written missing
-        for i, array in zip(idx, suppress_partial_rows([cols[i] for i in idx], every), strict=True):
-            cols[i] = array
+    suppress_partial_rows(cols, idx, every)
     return cols, every

@@ -325,10 +325,7 @@ def _perturb_partition(
             every &= ~np.isnan(codes)
             cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
             fields[k] = pa.field(c.name, c.arrow_type())
-        if len(columns) > 1:  # a row with a released column missing: every one written missing
-            at = [batch.schema.get_field_index(c.name) for c in columns]
-            for k, array in zip(at, suppress_partial_rows([cols[k] for k in at], every), strict=True):
-                cols[k] = array
+        suppress_partial_rows(cols, [batch.schema.get_field_index(c.name) for c in columns], every)
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
