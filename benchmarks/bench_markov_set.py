@@ -79,7 +79,8 @@ def main() -> None:
         report = json.loads(output.with_name("released.report.json").read_text())
         scale = report["scales"]["144"]["calibrated"]
         print(
-            f"{'activity release (optimal)':<44} {seconds:>9.1f} {peak:>9.0f} {report['chains_checked']:>7} {scale:>9.4f}"
+            f"{'activity release (optimal)':<44} {seconds:>9.1f} {peak:>9.0f} "
+            f"{report['chains_checked']:>7} {scale:>9.4f}"
         )
 
 

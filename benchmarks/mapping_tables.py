@@ -1,9 +1,9 @@
 """Issue 16's table on Adult: workclass given marital-status (Married-civ-spouse vs
-Never-married; '?' missing; 8 labels), eps 0.1 / 0.5 / 1, every mechanism that applies, with its
-checked loss, expected accuracy and mean absolute error (codes) over the released rows; for the
-point estimate (``--prior-set none``) and for the 95% DKW sets (the default); ``optimal-mapping``
-for the two utilities of labels: ``accuracy`` and ``shares`` (accuracy keeping each label's
-expected share of the output, the default since issue 32).
+Never-married; a missing cell the ninth label, issue 41), eps 0.1 / 0.5 / 1, every mechanism
+that applies, with its checked loss, expected accuracy and mean absolute error (codes) over the
+released rows; for the point estimate (``--prior-set none``) and for the 95% DKW sets (the
+default); ``optimal-mapping`` for the two utilities of labels: ``accuracy`` and ``shares``
+(accuracy keeping each label's expected share of the output, the default since issue 32).
 
 Run: ``python benchmarks/mapping_tables.py`` (prints Markdown tables).
 """

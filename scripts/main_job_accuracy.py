@@ -35,15 +35,16 @@ def main() -> None:
     assert rows[0] == ["workclass"], f"the output holds {rows[0]}"
     after = [r[0] if r else "" for r in rows[1:]]
     assert len(before) == len(after), "row counts differ"
-    released = [(a, b) for a, b in zip(before, after, strict=True) if b != ""]
+    # every row is released: a missing cell is a label of its own (issue 41), "" below
+    released = list(zip(before, after, strict=True))
     kept = sum(a == b for a, b in released)
-    missing = len(before) - len(released)
-    print(f"main job: {seconds:.1f} s wall; {len(released)} rows released, {missing} missing")
+    missing = before.count("")
+    print(f"main job: {seconds:.1f} s wall; {len(released)} rows released, {missing} of them missing")
     print(f"labels kept: {kept} of {len(released)} = {kept / len(released):.4f}")
     n_in, n_out = Counter(a for a, _ in released), Counter(b for _, b in released)
     print(f"{'label':<18}{'input':>8}{'output':>8}")
     for label in sorted(n_in | n_out):
-        print(f"{label:<18}{n_in[label]:>8}{n_out[label]:>8}")
+        print(f"{label or '(missing)':<18}{n_in[label]:>8}{n_out[label]:>8}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pufferfish import release
+from pufferfish.tables.model import MISSING_LABEL
 
 # Every field after the released one: secret, code, note, blank, empty (None: an empty field).
 RECORDS = [
@@ -35,7 +36,7 @@ RECORDS = [
     ("no", "-0.50", "1;5", "'single'", "TRUE"),
     ("yes", "1e3", "日本語\ttab", "NaN", "null"),
 ]
-RELEASED = ["1", "2", "3", "", "2", "1"]  # the public column, one missing
+RELEASED = ["1", "2", "3", "4", "2", "1"]  # the public column (a missing number is refused, issue 41)
 KEPT = ["code", "note", "blank", "empty"]  # written in clear; the secret (last) never is
 
 
@@ -94,9 +95,8 @@ def test_other_columns_byte_for_byte(tmp_path: Path, delimiter: str, newline: st
     got = (gzip.decompress(raw) if suffix.endswith(".gz") else raw).decode()
     values = _released_values(got, delimiter)
     assert got == _expected(parts, values, delimiter, newline)
-    assert [v == "" for v in values] == [v == "" for v in RELEASED]  # missing stays missing
-    assert all(math.isfinite(float(v)) for v in values if v)
-    assert res.rows_released == 5 and res.rows_missing == 1
+    assert all(math.isfinite(float(v)) for v in values)
+    assert res.rows_released == 6 and res.rows_missing == 0
     assert src.read_bytes() == text.encode()  # the input is untouched
 
 
@@ -145,14 +145,18 @@ def test_needless_quotes_keep_the_values(tmp_path: Path) -> None:
 
 
 def test_quoted_empty_public_value_is_missing(tmp_path: Path) -> None:
-    # '""' and an empty field are both missing in the released column, as in the estimate.
+    # '""' and an empty field are both a missing cell, in the estimate and in the release: one
+    # label of its own, released as any other (issue 41)
     src = tmp_path / "in.csv"
-    src.write_text('pub,secret\n1,a\n"",a\n2,b\n,b\n')
+    src.write_text('pub,secret\nu,a\n"",a\nv,b\n,b\n')
     res = release(
         src, secret="secret", public="pub", pairs=[("a", "b")], epsilon=1.0, output=tmp_path / "o.csv", rng=1
     )
-    assert res.rows_released == 2 and res.rows_missing == 2
-    assert res.calibration.estimated.rows_dropped == 2
+    assert res.rows_released == 4 and res.rows_missing == 0
+    est = res.calibration.estimated
+    assert est.rows_dropped == 0 and est.missing_cells == 2  # type: ignore[union-attr]
+    assert [label for label, _ in est.mapping] == ["u", "v", MISSING_LABEL]  # type: ignore[union-attr]
+    assert res.noise["counts"]["input"] == [1, 1, 2]
 
 
 def test_csv_to_parquet_keeps_the_text(tmp_path: Path) -> None:
@@ -185,7 +189,7 @@ def test_csv_to_parquet_keeps_the_text(tmp_path: Path) -> None:
 def test_parquet_keeps_its_types(tmp_path: Path) -> None:
     table = pa.table(
         {
-            "pub": pa.array([1.0, 2.0, None, 3.0, 1.0]),
+            "pub": pa.array([1.0, 2.0, 2.0, 3.0, 1.0]),
             "secret": pa.array(["yes", "no", "yes", "no", "yes"]),
             "code": pa.array(["007", "", None, "ünï", "a,b"]),
             "n": pa.array([1, None, -3, 2**40, 0], type=pa.int64()),
@@ -217,7 +221,7 @@ def test_parquet_keeps_its_types(tmp_path: Path) -> None:
     for name in kept:
         assert got.schema.field(name).type == table.schema.field(name).type, name
         assert got.column(name).to_pylist() == table.column(name).to_pylist(), name
-    assert got.column("pub").null_count == 1
+    assert got.column("pub").null_count == 0
 
 
 # -- hypothesis: random tables of text and numbers ----------------------------------------------

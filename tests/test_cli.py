@@ -32,10 +32,11 @@ def run(*args: str):
 
 
 def test_calibrate_json_on_adult() -> None:
-    # the point-estimate comparison of every mechanism (the robust default: test_robust.py)
+    # the point-estimate comparison of every mechanism (the robust default: test_robust.py), on
+    # the rows with a workclass (--missing omit: the seed papers' convention, 8 labels)
     res = run(
         "calibrate", *ADULT, "--epsilon", "0.5", "--epsilon", "1", "--json", "--prior-set", "none",
-        "--mechanism", "all",
+        "--mechanism", "all", "--missing", "omit",
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
@@ -63,8 +64,20 @@ def test_calibrate_json_on_adult() -> None:
         s = [by[(m, eps)]["scale"] for m in ("optimal", "relaxed", "kantorovich", "l1")]
         assert s == sorted(s)
         assert all(by[(m, eps)]["checked_loss"] <= eps for m in ("optimal", "relaxed", "kantorovich", "l1"))
-    assert out["rows_dropped_missing"] == 2799
-    assert out["mapping"][0] == {"label": "Federal-gov", "code": 0}
+    assert out["rows_dropped_missing"] == 2799 and out["inputs"]["missing"] == "omit"
+    assert out["mapping"][0] == {"label": "Federal-gov", "code": 0} and len(out["mapping"]) == 8
+
+
+def test_calibrate_reads_a_missing_label_as_a_value_by_default() -> None:
+    # issue 41: a release publishes the 2,799 missing workclass cells, so the default priors hold
+    # them as a ninth label (JSON null, code 8) and no row is left out
+    res = run("calibrate", *ADULT, "--epsilon", "0.5", "--json", "--prior-set", "none", "--mechanism", "l1")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["rows_dropped_missing"] == 0 and out["inputs"]["missing"] == "value"
+    assert out["mapping"][-1] == {"label": None, "code": 8} and len(out["mapping"]) == 9
+    (l1,) = [r for r in out["results"] if r["scale"] is not None]
+    assert l1["scale"] == pytest.approx(16.0)  # 2 * (9 - 1) / 0.5: the alphabet spans 8 codes
 
 
 def test_calibrate_table_and_single_mechanism() -> None:
@@ -86,17 +99,17 @@ def test_release_adult_csv(tmp_path) -> None:
     assert list(released.columns) == ["workclass"] and len(released) == len(original)  # issue 41
     report0 = json.loads((tmp_path / "rel.report.json").read_text())
     assert report0["output_columns"]["written"] == list(released.columns) == ["workclass"]
-    missing = original["workclass"] == ""
-    assert (released.loc[missing, "workclass"] == "").all()
-    noisy = released.loc[~missing, "workclass"].astype(float).to_numpy()
+    # a missing cell is the label coded 8 (JSON null), released with noise as every other (issue 41)
+    noisy = released["workclass"].astype(float).to_numpy()
     report = json.loads((tmp_path / "rel.report.json").read_text())
-    codes = {m["label"]: m["code"] for m in report["mapping"]}
-    x = original.loc[~missing, "workclass"].map(codes).to_numpy(dtype=float)
+    codes = {m["label"] or "": m["code"] for m in report["mapping"]}
+    assert codes[""] == 8
+    x = original["workclass"].map(codes).to_numpy(dtype=float)
     scale = report["chosen"]["scale"]
     assert report["chosen"]["mechanism"] == "optimal"
     assert np.mean(np.abs(noisy - x)) == pytest.approx(scale, rel=0.03)  # E|Laplace(b)| = b
     assert report["noise"]["secure"] is False and report["noise"]["seed"] == 7
-    assert report["rows"]["released_with_noise"] == 46043
+    assert report["rows"]["released_with_noise"] == 48842
     # the default: every prior in the 95% DKW band of each estimate; optimal and l1 apply there,
     # and the point-estimate optimal is reported beside them
     assert [m["mechanism"] for m in report["mechanisms"] if m["scale"] is not None] == [
@@ -107,7 +120,7 @@ def test_release_adult_csv(tmp_path) -> None:
     assert (
         report["chosen"]["prior_set"]["kind"] == "dkw" and report["chosen"]["prior_set"]["confidence"] == 0.95
     )
-    assert report["chosen"]["scale"] == pytest.approx(1.0850, abs=5e-4)  # issue 15: 1.085
+    assert report["chosen"]["scale"] == pytest.approx(1.3748, abs=5e-4)  # 9 labels (issue 15: 1.085 on 8)
     assert "95% DKW band" in report["guarantee"]
     assert report["chosen"]["checked_loss"] <= 0.5
 
@@ -124,7 +137,7 @@ def test_release_adult_csv(tmp_path) -> None:
 
 def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
     src = tmp_path / "in.csv"
-    src.write_text("id,s,x\n1,a,0\n2,a,1\n3,b,1\n4,b,2\n5,a,\n6,c,2\n")
+    src.write_text("id,s,x\n1,a,0\n2,a,1\n3,b,1\n4,b,2\n5,a,3\n6,c,2\n")
     out = tmp_path / "out.parquet"
     result = release(
         src,
@@ -142,7 +155,7 @@ def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
     # is not written (issue 41)
     assert list(table.columns) == ["id", "x"]
     assert table["id"].tolist() == ["1", "2", "3", "4", "5", "6"]
-    assert pd.isna(table["x"][4]) and table["x"].notna().sum() == 5
+    assert table["x"].notna().sum() == 6
     (kept,) = result.kept
     assert kept.column == "id" and kept.loss == float("inf")  # each id occurs under one secret
     assert result.noise["secure"] and result.chosen.mechanism == "relaxed"
@@ -224,8 +237,11 @@ def test_bad_input_gives_one_line_and_nonzero_exit(args, message) -> None:
 def test_empty_group_and_existing_output_via_console(tmp_path) -> None:
     src = tmp_path / "in.csv"
     src.write_text("s,x\na,u\nb,\n")
-    res = _cli("calibrate", str(src), "--secret", "s", "--pair", "a,b", "--public", "x", "--epsilon", "1")
+    base = ("calibrate", str(src), "--secret", "s", "--pair", "a,b", "--public", "x", "--epsilon", "1")
+    res = _cli(*base, "--missing", "omit")  # b's one row has x missing, left out
     assert res.returncode == 1 and "secret value 'b' has no row with a public value" in res.stderr
+    res = _cli(*base, "--missing", "nothing")
+    assert res.returncode == 1 and "missing must be one of value, omit, got 'nothing'" in res.stderr
     out = tmp_path / "out.csv"
     out.write_text("precious\n")
     res = _cli("release", *ADULT, "--epsilon", "1", "--output", str(out))
@@ -281,12 +297,12 @@ def test_column_type_overrides_change_how_the_public_column_is_read(tmp_path: Pa
     path.write_text(CODES)
     base = ["calibrate", str(path), "--secret", "loan", "--pair", "yes,no", "--epsilon", "1", "--json"]
     as_text = json.loads(run(*base, "--public", "code").stdout)  # DuckDB reads 007 as text here
-    assert [m["label"] for m in as_text["mapping"]] == ["007", "012"]
+    assert [m["label"] for m in as_text["mapping"]] == ["007", "012", None]  # None: a missing cell
     assert as_text["columns_read_as"] == {
         "loan": "text (labels as written)",
         "code": "categorical (labels as written)",
     }
-    as_numbers = json.loads(run(*base, "--public", "code", "--numeric", "code").stdout)
+    as_numbers = json.loads(run(*base, "--public", "code", "--numeric", "code", "--missing", "omit").stdout)
     assert as_numbers["mapping"] == [] and as_numbers["columns_read_as"]["code"] == "numeric"
     assert as_numbers["inputs"]["numeric"] == ["code"]
     ages = json.loads(run(*base, "--public", "age", "--categorical", "age").stdout)

@@ -10,6 +10,7 @@ import pytest
 
 from pufferfish import DataError, compare, dataset_path, estimate_priors
 from pufferfish.tables import parse_pair
+from pufferfish.tables.model import MISSING_LABEL
 
 PAIR = ("Married-civ-spouse", "Never-married")
 
@@ -35,7 +36,8 @@ def test_shipped_adult_shape(adult: pd.DataFrame) -> None:
 
 
 def test_adult_priors_match_pandas(adult: pd.DataFrame) -> None:
-    est = estimate_priors("adult", secret="marital-status", public="workclass", pairs=[PAIR])
+    # missing="omit": the rows with a workclass (the seed papers' convention)
+    est = estimate_priors("adult", secret="marital-status", public="workclass", pairs=[PAIR], missing="omit")
     labels = sorted(adult["workclass"].dropna().unique())
     assert [label for label, _ in est.mapping] == labels
     assert est.rows_total == 48842 and est.rows_dropped == 2799
@@ -44,6 +46,17 @@ def test_adult_priors_match_pandas(adult: pd.DataFrame) -> None:
         freq = sub["workclass"].value_counts(normalize=True).reindex(labels, fill_value=0.0)
         np.testing.assert_allclose(est.scenario.priors[0].conditionals[s].pmf, freq.to_numpy(), atol=1e-15)
         assert next(g for g in est.groups if g.secret == s).rows == len(sub)
+    # the default (issue 41): a missing cell is a ninth label, last, and every row is in
+    est = estimate_priors("adult", secret="marital-status", public="workclass", pairs=[PAIR])
+    assert [label for label, _ in est.mapping] == [*labels, MISSING_LABEL]
+    assert est.rows_dropped == 0 and est.missing_cells == 2799
+    for s in PAIR:
+        sub = adult[adult["marital-status"] == s]
+        freq = sub["workclass"].fillna(MISSING_LABEL).value_counts(normalize=True)
+        freq = freq.reindex([*labels, MISSING_LABEL], fill_value=0.0)
+        np.testing.assert_allclose(est.scenario.priors[0].conditionals[s].pmf, freq.to_numpy(), atol=1e-15)
+    rates = {s: est.scenario.priors[0].conditionals[s].pmf[-1] for s in PAIR}  # the issue's 4.14%, 7.66%
+    assert round(100 * rates[PAIR[0]], 2) == 4.14 and round(100 * rates[PAIR[1]], 2) == 7.66
 
 
 def test_seed001_census_income_l1_and_kantorovich_rows(adult: pd.DataFrame) -> None:
@@ -82,7 +95,7 @@ def test_explicit_order_and_numeric_column() -> None:
         "Never-worked",
     ]
     est = estimate_priors("adult", secret="marital-status", public="workclass", pairs=[PAIR], order=order)
-    assert [label for label, _ in est.mapping] == order
+    assert [label for label, _ in est.mapping] == [*order, MISSING_LABEL]  # a missing cell: last
     with pytest.raises(
         DataError, match="order must list every label of 'workclass'; it lacks \\['State-gov'\\]"
     ):
@@ -105,12 +118,17 @@ def test_explicit_order_and_numeric_column() -> None:
 def test_csv_with_semicolons_quotes_weights_and_missing(tmp_path) -> None:
     path = tmp_path / "t.csv"
     path.write_text('group;"job; title";w\na;"x; 1";2\na;y;1\nb;"x; 1";1\nb;y;3\nb;;5\n;y;1\n')
-    est = estimate_priors(path, secret="group", public="job; title", pairs=[("a", "b")], weight="w")
+    how = dict(secret="group", public="job; title", pairs=[("a", "b")], weight="w")
+    est = estimate_priors(path, **how, missing="omit")
     assert est.mapping == (("x; 1", 0), ("y", 1))
     prior = est.scenario.priors[0]
     np.testing.assert_allclose(prior.conditionals["a"].pmf, [2 / 3, 1 / 3])
     np.testing.assert_allclose(prior.conditionals["b"].pmf, [1 / 4, 3 / 4])
     assert est.rows_total == 6 and est.rows_dropped == 2
+    est = estimate_priors(path, **how)  # the default: b's missing job is a label of weight 5
+    assert est.mapping == (("x; 1", 0), ("y", 1), (MISSING_LABEL, 2))
+    np.testing.assert_allclose(est.scenario.priors[0].conditionals["b"].pmf, [1 / 9, 3 / 9, 5 / 9])
+    assert est.rows_dropped == 1 and est.missing_cells == 1  # the row without a group
 
 
 def test_weights_equal_expanded_rows(tmp_path) -> None:
@@ -153,7 +171,13 @@ def test_bad_requests(kwargs, message) -> None:
 def test_empty_group_and_unreadable_file(tmp_path) -> None:
     df = pd.DataFrame({"s": ["a", "a", "b"], "x": ["u", "v", None]})
     with pytest.raises(DataError, match="secret value 'b' has no row with a public value"):
-        estimate_priors(df, secret="s", public="x", pairs=[("a", "b")])
+        estimate_priors(df, secret="s", public="x", pairs=[("a", "b")], missing="omit")
+    with pytest.raises(ValueError, match="missing must be one of value, omit, got 'drop'"):
+        estimate_priors(df, secret="s", public="x", pairs=[("a", "b")], missing="drop")
+    with pytest.raises(DataError, match="public column 'x' is numeric and has 1 missing cells"):
+        estimate_priors(df.assign(x=[1.0, 2.0, None]), secret="s", public="x", pairs=[("a", "b")])
+    with pytest.raises(DataError, match=r"holds the label .\u2400missing. \(1 rows\)"):
+        estimate_priors(df.assign(x=["u", MISSING_LABEL, "v"]), secret="s", public="x", pairs=[("a", "b")])
     with pytest.raises(DataError, match="does not exist"):
         estimate_priors(tmp_path / "missing.csv", secret="s", public="x", pairs=[("a", "b")])
     junk = tmp_path / "junk.parquet"

@@ -243,16 +243,17 @@ def test_mixed_release_of_adult_keeps_labels_with_the_default_dkw_set(tmp_path) 
     assert set(ps["radius"]) == {"Male", "Female"} and all(r > 0 for r in ps["radius"].values())
     assert rel["mechanism"] == "optimal" and rel["checked_loss"] <= 1.0 and rel["drawn_scales_checked"]
     noise = rel["column_noise"]
-    assert noise["workclass"]["kind"] == "randomized-response" and noise["workclass"]["labels"] == 8
+    # the 2,799 missing cells are a ninth label (issue 41), inside the joint priors
+    assert noise["workclass"]["kind"] == "randomized-response" and noise["workclass"]["labels"] == 9
     assert noise["age"]["kind"] == "laplace"
     got = pd.read_csv(out, dtype=str, keep_default_na=False)
-    labels = set(payload["labels"]["workclass"])
-    present = got["workclass"] != ""
-    assert got.loc[present, "workclass"].isin(labels).all()  # labels, as written in the file
+    labels = {v or "" for v in payload["labels"]["workclass"]}  # null: a missing cell
+    assert "" in labels and got["workclass"].isin(labels).all()  # labels, as written in the file
     ages = pd.to_numeric(got["age"])
-    # a row whose workclass is missing gets its age written missing too (issue 41)
-    assert (ages.isna() == ~present).all() and not ages[present].isin(range(17, 91)).all()  # noised
-    assert "randomized response on 8 labels" in page.read_text()
+    # every row is released: none is outside the joint priors (issue 41)
+    assert ages.notna().all() and not ages.isin(range(17, 91)).all()  # noised
+    assert payload["rows_dropped"] == 0 and rel["rows_released_with_noise"] == 48_842
+    assert "randomized response on 9 labels" in page.read_text()
 
 
 @settings(max_examples=20, deadline=None)

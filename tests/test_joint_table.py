@@ -67,17 +67,23 @@ def test_units_scale_the_noise_per_column_and_categorical_columns_are_coded(tmp_
     frame.to_csv(path, index=False)
     t = calibrate_table(
         path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1000"],
-        prior_set="none",
+        prior_set="none", missing="omit",  # the missing income left out (a calibration only)
     )  # fmt: skip
     assert t.units == (1000.0, 1.0) and t.categorical == (False, True)
     assert t.labels[1] == ["high", "low", "mid"] and t.rows_dropped == 1
     assert t.scenario.metric is not None and t.scenario.metric.categories == (0, 3)
     unit1 = calibrate_table(
         path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, units=["income=1"],
-        prior_set="none",
+        prior_set="none", missing="omit",
     )  # fmt: skip
     default = calibrate_table(
-        path, secret="group", public=["income", "level"], pairs=["a,b"], epsilon=1.0, prior_set="none"
+        path,
+        secret="group",
+        public=["income", "level"],
+        pairs=["a,b"],
+        epsilon=1.0,
+        prior_set="none",
+        missing="omit",
     )
     span = float(frame["income"].max() - frame["income"].min())
     assert default.units == (span, 1.0)  # a numeric column's range, 1 for a categorical one
@@ -184,7 +190,7 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
         }
     )
     frame.loc[frame["group"] == "b", "x"] += 3.5  # the columns depend on the secret
-    frame.loc[5, "x"] = None
+    frame.loc[5, "level"] = None  # a label of its own (issue 41)
     src = tmp_path / "in.csv"
     frame.to_csv(src, index=False)
     before = src.read_bytes()
@@ -198,21 +204,18 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
         list(got.columns) == [c for c in frame.columns if c != "group"] and (got["id"] == frame["id"]).all()
     )
     assert r.report["release"]["output_columns"]["written"] == list(got.columns)
-    # a row with x missing gets level written missing too (issue 41: released with noise calibrated
-    # on the complete rows, it was outside the check)
-    assert np.isnan(got.loc[5, "x"]) and pd.isna(got.loc[5, "level"])
-    assert got.drop(index=5)[["x", "level"]].notna().all().all()
-    assert r.rows_released == n - 1 and r.rows_missing == 1
+    # the row with level missing is inside the joint priors, its x noised as every other
+    assert got["x"].notna().all() and r.rows_released == n and r.rows_missing == 0
     assert r.drawn_scales["x"] >= 2.0 * r.chosen.scale
     assert r.drawn_scales["x"] == pytest.approx(2.0 * r.chosen.scale, rel=1e-9)
     # the response's log ratio is at most 1 / b (unit 1), within the 2^-52 grid
     level = r.report["release"]["column_noise"]["level"]
-    assert level["kind"] == "randomized-response" and level["labels"] == 3
+    assert level["kind"] == "randomized-response" and level["labels"] == 4  # high, low, mid, missing
     assert level["log_ratio"] <= (1.0 / r.chosen.scale) * (1 + 1e-9)
     rel = r.report["release"]
     assert rel["noise"]["columns"]["x"]["secure"] and rel["checked_loss"] <= 1.0
     assert json.loads((tmp_path / "out.report.json").read_text())["columns"] == ["x", "level"]
-    assert got["level"].drop(index=5).isin(["low", "mid", "high"]).all()  # labels, not codes plus noise
+    assert got["level"].fillna("").isin(["low", "mid", "high", ""]).all()  # labels, not codes plus noise
     assert (got["level"] != frame["level"]).any()  # the response moved some
     with pytest.raises(Exception, match="exists"):
         release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out)

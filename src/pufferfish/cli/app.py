@@ -152,6 +152,15 @@ UtilityOpt = Annotated[
         "(mean absolute error; default for a numeric one).",
     ),
 ]
+MissingOpt = Annotated[
+    str,
+    typer.Option(
+        "--missing",
+        help="value (default): a missing cell of a categorical public column is a label of its own, "
+        "inside the check (a numeric column with a missing cell is refused); omit: rows with a missing "
+        "public cell left out of the priors, as the seed papers' figures (calibration only).",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -200,6 +209,7 @@ def calibrate(
     delimiter: DelimiterOpt = None,
     encoding: EncodingOpt = "utf-8",
     time_limit: TimeLimitOpt = TIME_LIMIT,
+    missing: MissingOpt = "value",
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
@@ -238,6 +248,7 @@ def calibrate(
             read=read,
             time_limit=time_limit,
             units=unit,
+            missing=missing,
         )
 
     table = guard(run)
@@ -316,6 +327,7 @@ def release(
             "released columns and these only; the secret is never written.",
         ),
     ] = None,
+    missing: MissingOpt = "value",
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -340,7 +352,7 @@ def release(
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
-            keep_unchecked=keep_unchecked,
+            keep_unchecked=keep_unchecked, missing=missing,
         )  # fmt: skip
 
     with progress_bar() as advance:

@@ -23,7 +23,7 @@ from pufferfish.pipeline.results import CHANNEL_TEXT
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
 from pufferfish.priors.sets import prior_scope
 from pufferfish.tables.fit import FittedPriors
-from pufferfish.tables.model import EstimatedPriors
+from pufferfish.tables.model import EstimatedPriors, label_text
 
 __all__ = ["PRIORS_ROWS", "print_calibration", "print_release"]
 
@@ -115,7 +115,7 @@ def _inputs_table(est: EstimatedPriors) -> Table:
     for g in est.groups:
         table.add_column(f"{short_text(g.secret)}\n(n={g.rows})", justify="right")
     labels = (
-        [short_text(label) for label, _ in est.mapping]
+        [short_text(label_text(label)) for label, _ in est.mapping]
         if est.categorical
         else [num(float(v), 8) for v in est.support]
     )
@@ -185,7 +185,10 @@ def _counts_table(counts: dict[str, Any], est: EstimatedPriors, report: Any) -> 
             table.add_row(f"({-k:,} more values: every one in {report})", "", "", "")
             continue
         value, n_in, n_out = counts["values"][k], counts["input"][k], counts["output"][k]
-        label = short_text(value) if isinstance(value, str) else num(float(value), 8)
+        if value is None:  # a missing cell, a label of its own (issue 41)
+            label = "(missing)"
+        else:
+            label = short_text(label_text(value)) if isinstance(value, str) else num(float(value), 8)
         table.add_row(label, str(n_in), str(n_out), f"{n_out - n_in:+d}")
     table.add_row("total", str(total_in), str(total_out), f"{total_out - total_in:+d}")
     return table

@@ -57,7 +57,7 @@ from pufferfish.tables.estimate import (
     with_prior_sets,
 )
 from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
-from pufferfish.tables.model import EstimatedJointPriors
+from pufferfish.tables.model import EstimatedJointPriors, check_missing
 from pufferfish.tables.source import CsvOptions, resolve_source
 
 __all__ = [
@@ -95,6 +95,7 @@ def calibrate_table(
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
+    missing: str = "value",
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -120,19 +121,14 @@ def calibrate_table(
         randomized mappings (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`, labels in and
         out) for a categorical column, the additive mechanisms otherwise; a categorical column's
         codes get additive noise only when named.
-    order : sequence of str, optional
-        Label order of a categorical public column (default: sorted labels).
-    weight : str, optional
-        Frequency-weight column.
+    order, weight : sequence of str, str, optional
+        Label order of a categorical public column (default: sorted); frequency-weight column.
     prior : {"empirical", "gaussian", "gmm", "gmm:K"}
         The adversary's prior: empirical (default), a maximum-likelihood Gaussian, or a Gaussian
         mixture (K components, or chosen by BIC), per secret (:mod:`pufferfish.tables.fit`).
-    noise : {"laplace", "gaussian"}
-        Noise of ``optimal`` (the theorems fix their own).
-    delta : float
-        Target delta in [0, 1) (default 0: pure eps).
-    fit_seed : int
-        Seed of the mixture fit (EM initialisation).
+    noise, delta, fit_seed : {"laplace", "gaussian"}, float, int
+        Noise of ``optimal`` (the theorems fix their own); target delta in [0, 1) (default 0:
+        pure eps); seed of the mixture fit (EM initialisation).
     engine, spark : {"duckdb", "spark"}, pyspark.sql.SparkSession or None
         Engine that computes the aggregates, and the Spark engine's session.
     categorical, numeric : sequence of str
@@ -161,6 +157,9 @@ def calibrate_table(
         Several columns: each column's unit ``w_k > 0`` in the metric ``sum_k d_k / w_k``
         (default: a numeric column's range, 1 for a categorical one;
         :func:`~pufferfish.tables.estimate.default_units`).
+    missing : {"value", "omit"}
+        A missing public cell is a label (default) or its row is left out, as in the seed papers
+        (:data:`~pufferfish.tables.model.MISSING_POLICIES`).
 
     Returns
     -------
@@ -201,7 +200,7 @@ def calibrate_table(
         prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
-        time_limit=check_time_limit(time_limit), units=unit_list,
+        time_limit=check_time_limit(time_limit), units=unit_list, missing=check_missing(missing),
     )  # fmt: skip
     return calibrate_request(request)
 
@@ -268,7 +267,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         estimated = estimate_joint(
             r.source, secret=r.secret, columns=r.columns, pairs=r.pairs, weight=r.weight,
             categorical=r.categorical, numeric=r.numeric, units=r.units, prior_set=r.prior_set,
-            engine=r.engine, spark=r.spark,
+            engine=r.engine, spark=r.spark, missing=r.missing,
         )  # fmt: skip
         fitted, data, util, weights = None, None, None, None
         extra: dict[str, Any] = {"units": list(estimated.units)}
@@ -311,6 +310,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         "prior_radius": radius,
         "priors_from": None if r.priors_source is None else r.priors_source.description,
         "utility": None if util is None else util.kind,
+        "missing": r.missing,
     }
     inputs.update(extra)  # several columns: the units used
     if r.categorical or r.numeric:  # the type overrides, when given
@@ -334,7 +334,7 @@ def _estimate_one_column(
     model, n_components = r.prior_model
     how = dict(
         secret=r.secret, public=r.public, pairs=r.pairs, order=r.order, weight=r.weight, engine=r.engine,
-        spark=r.spark,
+        spark=r.spark, missing=r.missing,
     )  # fmt: skip
     data: EstimatedPriors | None = None
     if r.priors_source is None:

@@ -24,6 +24,7 @@ from pufferfish.pipeline.page import fmt, svg_text
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
 from pufferfish.tables.estimate import EstimatedPriors
 from pufferfish.tables.fit import FittedPriors
+from pufferfish.tables.model import label_text
 from pufferfish.transport.line import TransportPlan
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
     secrets = list(conditionals)
     fig = Figure(figsize=(3.6 * len(secrets), 2.8))
     axes = fig.subplots(1, len(secrets), sharey=True, squeeze=False)
-    labels = [label for label, _ in estimated.mapping]
+    labels = [label_text(label) for label, _ in estimated.mapping]
     for ax, s in zip(axes[0], secrets, strict=True):
         prior = conditionals[s]
         assert isinstance(prior, DiscretePrior)
@@ -232,7 +233,7 @@ def matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[st
     matrix = m.matrix
     k = matrix.shape[0]
     names = (
-        [label for label, _ in estimated.mapping]
+        [label_text(label) for label, _ in estimated.mapping]
         if estimated.categorical and len(estimated.mapping) == k
         else [fmt(float(v)) for v in m.support]
     )
@@ -287,7 +288,7 @@ def _axis_values(table: TableCalibration, k: int) -> tuple[str, list[str] | None
     """Axis label of column ``k`` and its labels (categorical columns with at most 20 labels)."""
     if table.categorical[k]:
         labels = table.labels[k]
-        return f"{table.columns[k]} (code)", labels if len(labels) <= 20 else None
+        return f"{table.columns[k]} (code)", [label_text(v) for v in labels] if len(labels) <= 20 else None
     return table.columns[k], None
 
 

@@ -45,7 +45,7 @@ from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.fit import parse_prior_model
 from pufferfish.tables.kept import KeptColumn, check_kept
-from pufferfish.tables.model import EstimatedJointPriors
+from pufferfish.tables.model import EstimatedJointPriors, check_missing, refuse_omitted_cells
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import (
     CsvOptions,
@@ -97,6 +97,7 @@ def release(
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
     keep_unchecked: str | Sequence[str] | None = None,
+    missing: str = "value",
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -112,7 +113,7 @@ def release(
         column and refused). Additive noise: a categorical column's codes (report's ``mapping``)
         or a numeric column's values plus noise; a mapping mechanism
         (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) draws each value from the checked
-        matrix: labels stay labels. Missing values stay missing (not yet checked, issue 41).
+        matrix: labels stay labels (a missing cell one of them, ``missing``).
     epsilon : float
         Finite and > 0.
     output : str or pathlib.Path
@@ -141,8 +142,8 @@ def release(
     progress : callable, optional
         ``progress(rows_done, rows_total)``, called after each batch (for a progress bar).
     workers : int, optional
-        Threads of the secure sampler (default every core); each draws its own chunk of a batch
-        from OS randomness (:mod:`pufferfish.noise.samplers`). Ignored with a seeded ``rng``.
+        Threads of the secure sampler (default every core), each drawing from OS randomness
+        (:mod:`pufferfish.noise.samplers`). Ignored with a seeded ``rng``.
     sampler : {"exact", "opendp"}
         Secure sampler of Laplace and Gaussian noise: the exact one (:mod:`pufferfish.noise.samplers`,
         at the scale rounded up to its grid), or OpenDP's; the scale it draws is checked again
@@ -156,8 +157,9 @@ def release(
         core).
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
-    priors_from, utility, read, time_limit, units : see :func:`calibrate_table`
-        The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units.
+    priors_from, utility, read, time_limit, units, missing : see :func:`calibrate_table`
+        The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
+        a missing cell is read (``"omit"`` refused when a released column has a missing cell).
     compare : bool
         Also compute and report the other mechanisms (as ``calibrate`` does); default False.
     keep_unchecked : str or sequence of str, optional
@@ -184,12 +186,10 @@ def release(
 
     Notes
     -----
-    Calibration: seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. A
-    kept column of a CSV is copied as text, unchanged; row order is kept. Output and report are
-    published together or neither, nothing replaced without ``force`` (a failed Spark job may
-    leave a partial folder, as any Spark write).
+    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. A kept column is
+    copied as text; row order is kept. Output and report are published together or neither,
+    nothing replaced without ``force`` (a failed Spark job may leave a partial folder).
     """
-    # The edge: every argument validated once, the table resolved once, outputs checked first.
     (eps,) = check_epsilons([epsilon])
     delta = check_delta(delta)
     chosen_mechanism = None if mechanism is None else lookup(mechanism)
@@ -228,6 +228,7 @@ def release(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=default_set,
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
+        missing=check_missing(missing),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept)
     return release_request(request, chosen_mechanism, target, rng)
@@ -263,6 +264,9 @@ def release_request(
         If what is drawn fails its exact check (a bug).
     """
     table = calibrate_request(request)
+    released_est = table.estimated if table.data is None else table.data
+    cells = released_est.missing_cells
+    refuse_omitted_cells(request.columns, (cells,) if isinstance(cells, int) else cells, request.missing)
     picked, fallback = _pick(table.comparison, mechanism)
     inputs = {**table.inputs, "mechanism": picked.mechanism, "sampler": target.sampler}
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))

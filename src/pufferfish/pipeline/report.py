@@ -36,6 +36,7 @@ from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.priors.sets import prior_scope, set_label
 from pufferfish.tables.estimate import EstimatedPriors
 from pufferfish.tables.fit import FittedPriors
+from pufferfish.tables.model import label_text
 
 if TYPE_CHECKING:
     from pufferfish.pipeline.figures import JointReportFigures, ReportFigures
@@ -154,7 +155,10 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
         parts.append(
             table_html(
                 ["label", "code"],
-                [[cell(label), cell(code, f"code:{label}")] for label, code in estimated.mapping],
+                [
+                    [cell(label_text(label)), cell(code, f"code:{label_text(label)}")]
+                    for label, code in estimated.mapping
+                ],
                 "mapping",
             )
         )
@@ -249,7 +253,7 @@ def _counts_table(counts: dict[str, Any]) -> str:
     """A mapping's released rows per value, in the input and in the output, side by side."""
     cells = []
     for v, a, b in zip(counts["values"], counts["input"], counts["output"], strict=True):
-        name = html.escape(str(v))
+        name = html.escape(label_text(v))
         cells.append(
             f'<tr><td>{name}</td><td data-key="count-in:{name}">{a}</td>'
             f'<td data-key="count-out:{name}">{b}</td></tr>'
@@ -382,7 +386,10 @@ def _joint_inputs(payload: dict[str, Any], table: TableCalibration) -> list[str]
         parts.append(
             table_html(
                 ["label", "code"],
-                [[cell(lab), cell(k, f"code:{c}:{lab}")] for k, lab in enumerate(labels)],
+                [
+                    [cell(label_text(lab)), cell(k, f"code:{c}:{label_text(lab)}")]
+                    for k, lab in enumerate(labels)
+                ],
                 f"codes-{c}",
             )
         )

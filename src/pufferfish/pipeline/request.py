@@ -74,6 +74,8 @@ class TableRequest:
     units : tuple of float or None
         Several columns: each column's unit as given (None: the default of
         :func:`pufferfish.tables.estimate.default_units`).
+    missing : {"value", "omit"}
+        How a missing public cell is read (:data:`pufferfish.tables.model.MISSING_POLICIES`).
     """
 
     source: TableSource
@@ -101,6 +103,7 @@ class TableRequest:
     point_row: bool = True
     time_limit: float = TIME_LIMIT
     units: tuple[float | None, ...] = ()
+    missing: str = "value"
 
     @property
     def dimension(self) -> int:

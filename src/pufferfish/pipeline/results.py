@@ -25,7 +25,7 @@ from pufferfish.calibration import Calibration, MappingCalibration, Skipped, Uti
 from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.fit import FittedPriors
 from pufferfish.tables.kept import KeptColumn
-from pufferfish.tables.model import EstimatedJointPriors, EstimatedPriors
+from pufferfish.tables.model import EstimatedJointPriors, EstimatedPriors, label_json
 from pufferfish.tables.perturb import ReleasedColumn
 
 __all__ = [
@@ -437,7 +437,9 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         "units": list(table.units),
         "columns_read_as": dict(table.estimated.columns_read_as),
         "labels": {
-            c: lab for c, lab, cat in zip(table.columns, table.labels, table.categorical, strict=True) if cat
+            c: [label_json(v) for v in lab]
+            for c, lab, cat in zip(table.columns, table.labels, table.categorical, strict=True)
+            if cat
         },
         "rows_total": table.rows_total,
         "rows_dropped": table.rows_dropped,

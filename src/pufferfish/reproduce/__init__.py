@@ -185,6 +185,7 @@ def _seed001(out: Path) -> tuple[list[PaperValue], list[Path]]:
             secret="marital-status",
             public="workclass",
             pairs=[("Married-civ-spouse", "Never-married")],
+            missing="omit",  # the paper's priors: rows with a value
         ).scenario,
     }
     notes = {
@@ -192,7 +193,7 @@ def _seed001(out: Path) -> tuple[list[PaperValue], list[Path]]:
         "condition, the paper returns the safe end of its final bracket (larger)",
         "Simulation (Figure 3b)": "priors of 001 Table 2",
         "Census Income": "shipped Adult, marital-status Married-civ-spouse vs Never-married, workclass "
-        "(8 labels, '?' missing); the paper's alphabet has 9 values and its pair is not stated",
+        "(8 labels, rows with '?' left out); the paper's alphabet has 9 values and its pair is not stated",
     }
     values: list[PaperValue] = []
     rows = ["dataset,mechanism,epsilon,printed,ours,optimal"]

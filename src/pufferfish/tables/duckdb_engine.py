@@ -29,8 +29,10 @@ from numpy.typing import NDArray
 from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
+    MISSING_LABEL,
     TableAggregates,
     check_columns,
+    check_no_missing_label,
     check_row_counts,
 )
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber, perturb_batch
@@ -327,6 +329,7 @@ def table_aggregates(
     columns: Sequence[str],
     weight: str | None,
     kinds: Mapping[str, str] | None = None,
+    missing: str = "value",
 ) -> TableAggregates:
     """``GROUP BY secret, public columns`` of a table by DuckDB: the aggregates behind the priors
     of one public column or the joint priors of several (rows never leave DuckDB).
@@ -343,6 +346,8 @@ def table_aggregates(
         Frequency-weight column (numeric, >= 0).
     kinds : mapping of str to {"categorical", "numeric"}, optional
         How to read a public column; default numeric if DuckDB's type is numeric.
+    missing : {"value", "omit"}
+        How a missing public cell is read (:data:`~pufferfish.tables.model.MISSING_POLICIES`).
 
     Returns
     -------
@@ -375,13 +380,7 @@ def table_aggregates(
                 rel = open_table(con, source, text_columns=[secret, *text])
             con.register("t", rel)
             s_col = quote_identifier(secret)
-            exprs = [
-                f"CAST({quote_identifier(c)} AS {'VARCHAR' if cat else 'DOUBLE'})"
-                for c, cat in zip(columns, categorical, strict=True)
-            ]
-            valid = " AND ".join(
-                [f"{s_col} IS NOT NULL"] + [f"{quote_identifier(c)} IS NOT NULL" for c in columns]
-            )
+            exprs, valid = _public_exprs(con, s_col, columns, categorical, missing)
             numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
             check_numbers(con, types, weight=weight, numeric=numeric)
             hints = tuple(
@@ -396,10 +395,12 @@ def table_aggregates(
                 f", count(*) FILTER (WHERE NOT isfinite(CAST({quote_identifier(c)} AS DOUBLE)))"
                 for c in numeric
             )
-            total, dropped, negative, *non_finite = con.execute(
+            absent = "".join(f", count(*) FILTER (WHERE {quote_identifier(c)} IS NULL)" for c in columns)
+            total, dropped, negative, *rest = con.execute(
                 f"SELECT count(*), count(*) FILTER (WHERE NOT ({valid})), "
-                f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})){finite} FROM t"
+                f"count(*) FILTER (WHERE {w_expr} < 0 OR isnan({w_expr})){finite}{absent} FROM t"
             ).fetchone()  # type: ignore[misc]
+            non_finite, missing_cells = rest[: len(numeric)], rest[len(numeric) :]
             check_row_counts(int(total), weight, int(negative), dict(zip(numeric, non_finite, strict=True)))
             # Each column's alphabet over the whole table (the release covers every row).
             labels = tuple(
@@ -434,7 +435,46 @@ def table_aggregates(
         secret_values=secret_values,
         counts=counts,
         hints=hints,
+        missing_cells=tuple(int(n) for n in missing_cells),
     )
+
+
+def _public_exprs(
+    con: duckdb.DuckDBPyConnection,
+    s_col: str,
+    columns: Sequence[str],
+    categorical: Sequence[bool],
+    missing: str,
+) -> tuple[list[str], str]:
+    """The SQL of each public column's value and the condition of a row in the priors.
+
+    Under ``missing="value"`` a missing cell of a categorical column is a label of its own
+    (:data:`~.model.MISSING_LABEL`, issue 41: a release publishes it, so the check covers it); a
+    column holding that text is refused. A row with a numeric column missing (or, under
+    ``"omit"``, any public column) is left out of the priors, as one with the secret missing.
+    """
+    missing_label = "'" + MISSING_LABEL + "'"
+    labelled = [cat and missing == "value" for cat in categorical]
+    for c, cat in zip(columns, labelled, strict=True):
+        if cat:
+            text = f"CAST({quote_identifier(c)} AS VARCHAR)"
+            check_no_missing_label(
+                _first_int(con, f"SELECT count(*) FROM t WHERE {text} = {missing_label}"), c
+            )
+    exprs = [
+        f"COALESCE(CAST({quote_identifier(c)} AS VARCHAR), {missing_label})"
+        if lab
+        else f"CAST({quote_identifier(c)} AS {'VARCHAR' if cat else 'DOUBLE'})"
+        for c, cat, lab in zip(columns, categorical, labelled, strict=True)
+    ]
+    present = [quote_identifier(c) for c, lab in zip(columns, labelled, strict=True) if not lab]
+    valid = " AND ".join([f"{s_col} IS NOT NULL"] + [f"{c} IS NOT NULL" for c in present])
+    return exprs, valid
+
+
+def _first_int(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def estimate_class_counts(

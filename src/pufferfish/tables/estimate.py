@@ -22,10 +22,13 @@ from pufferfish._checks import short_repr
 from pufferfish.priors.distributions import DiscretePrior, to_release_grid
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
 from pufferfish.tables.model import (
+    MISSING_LABEL,
     EstimatedJointPriors,
     EstimatedPriors,
     SecretGroup,
     TableAggregates,
+    check_missing,
+    check_missing_cells,
 )
 from pufferfish.tables.source import (
     CsvOptions,
@@ -74,6 +77,7 @@ def estimate_priors(
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
     read: CsvOptions | None = None,
+    missing: str = "value",
 ) -> EstimatedPriors:
     """Estimate the empirical prior ``P(public | secret = v)`` for each secret value of the pairs.
 
@@ -108,6 +112,10 @@ def estimate_priors(
         How a CSV file is read (:func:`~pufferfish.tables.source.check_csv_options`: the column
         names of a header-less file, missing-value markers, the delimiter, the encoding); default:
         a header row, the delimiter sniffed, UTF-8.
+    missing : {"value", "omit"}
+        How a missing public cell is read (:data:`~pufferfish.tables.model.MISSING_POLICIES`):
+        ``"value"`` (default) a label of its own (a numeric column with a missing cell is
+        refused); ``"omit"`` rows left out, the seed papers' convention.
 
     Returns
     -------
@@ -131,6 +139,7 @@ def estimate_priors(
     same alphabet (the public column's distinct values), zero where it has no row.
     """
     engine = check_engine(engine)
+    missing = check_missing(missing)
     pair_list = check_pairs(pairs)
     public_kind = check_column_kinds(categorical, numeric, secret=secret, public=public, weight=weight)
     return estimate_from_source(
@@ -143,6 +152,7 @@ def estimate_priors(
         engine=engine,
         spark=spark,
         public_kind=public_kind,
+        missing=missing,
     )
 
 
@@ -216,6 +226,7 @@ def estimate_from_source(
     engine: str,
     spark: Any = None,
     public_kind: str | None = None,
+    missing: str = "value",
 ) -> EstimatedPriors:
     """:func:`estimate_priors` on a source already resolved and pairs already checked.
 
@@ -224,10 +235,11 @@ def estimate_from_source(
     """
     check_markers_and_pairs(source, pairs)
     kinds = {} if public_kind is None else {public: public_kind}
-    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds)
+    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
     return priors_from_aggregates(
-        agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description
-    )
+        agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description,
+        missing=missing,
+    )  # fmt: skip
 
 
 def estimate_two_sources(
@@ -242,6 +254,7 @@ def estimate_two_sources(
     engine: str,
     spark: Any = None,
     public_kind: str | None = None,
+    missing: str = "value",
 ) -> tuple[EstimatedPriors, EstimatedPriors]:
     """The table to release and the priors from another one (same column names), one mapping.
 
@@ -252,7 +265,7 @@ def estimate_two_sources(
     priors_source : TableSource
         The table the priors (and their sets) are estimated from, e.g. a public or historical
         sample.
-    secret, public, pairs, order, weight, engine, spark, public_kind :
+    secret, public, pairs, order, weight, engine, spark, public_kind, missing :
         As :func:`estimate_from_source`; a categorical public column gets the codes of ``order``,
         or of the sorted labels of both tables.
 
@@ -268,8 +281,8 @@ def estimate_two_sources(
         in the other.
     """
     kinds = {} if public_kind is None else {public: public_kind}
-    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds)
-    agg_p = _aggregates(priors_source, secret, (public,), weight, engine, spark, kinds)
+    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
+    agg_p = _aggregates(priors_source, secret, (public,), weight, engine, spark, kinds, missing)
     if agg.categorical != agg_p.categorical:
         kinds_read = ["categorical" if a.categorical[0] else "numeric" for a in (agg, agg_p)]
         raise DataError(
@@ -278,7 +291,7 @@ def estimate_two_sources(
         )
     if agg.categorical[0] and order is None:
         order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]))
-    common = dict(secret=secret, public=public, pairs=pairs, order=order, weight=weight)
+    common = dict(secret=secret, public=public, pairs=pairs, order=order, weight=weight, missing=missing)
     return (
         priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
         priors_from_aggregates(agg_p, **common, source=priors_source.description),  # type: ignore[arg-type]
@@ -321,6 +334,7 @@ def estimate_joint(
     prior_set: tuple[str, float, float | None] = ("none", 0.95, None),
     engine: str = "duckdb",
     spark: Any = None,
+    missing: str = "value",
 ) -> EstimatedJointPriors:
     """The empirical joint priors of ``d >= 2`` public columns given each secret of the pairs
     (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
@@ -351,6 +365,10 @@ def estimate_joint(
         ``(kind, confidence, radius)`` (:func:`pufferfish.priors.sets.check_prior_set`).
     engine : {"duckdb", "spark"}
     spark : pyspark.sql.SparkSession or None
+    missing : {"value", "omit"}
+        How a missing public cell is read (:data:`~pufferfish.tables.model.MISSING_POLICIES`):
+        under ``"value"`` a row with a categorical cell missing is inside the joint priors, that
+        cell a label of its own.
 
     Returns
     -------
@@ -375,7 +393,8 @@ def estimate_joint(
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
-    agg = _aggregates(source, secret, columns, weight, engine, spark, kinds)
+    agg = _aggregates(source, secret, columns, weight, engine, spark, kinds, missing)
+    check_missing_cells(agg, columns, missing)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
     rows: dict[str, tuple[list[list[float]], list[float]]] = {}
@@ -393,11 +412,9 @@ def estimate_joint(
     secrets = list(dict.fromkeys(s for pair in pairs for s in pair))
     for s in secrets:
         _check_secret_value(s, agg.secret_values, secret)
-    missing = [s for s in secrets if s not in rows]
-    if missing:
-        raise DataError(
-            f"secret value(s) {missing} of the pairs have no row with every public column present"
-        )
+    absent = [s for s in secrets if s not in rows]
+    if absent:
+        raise DataError(f"secret value(s) {absent} of the pairs have no row with every public column present")
     conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
     every = [r for xs, _ in rows.values() for r in xs]
     w = default_units(tuple(units) or (None,) * len(columns), agg.categorical, list(zip(*every, strict=True)))
@@ -412,7 +429,7 @@ def estimate_joint(
     scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, balls),), metric)
     return EstimatedJointPriors(
         scenario, secret, columns, weight, agg.categorical, labels, w, agg.rows_total, agg.rows_dropped,
-        source.description,
+        source.description, missing, agg.missing_cells,
     )  # fmt: skip
 
 
@@ -424,17 +441,20 @@ def _aggregates(
     engine: str,
     spark: Any,
     kinds: Mapping[str, str],
+    missing: str,
 ) -> TableAggregates:
     """The engine's :class:`TableAggregates` of ``source`` for ``d >= 1`` public columns."""
     if engine == "spark":
         from pufferfish.tables.spark_engine import table_aggregates as spark_aggregates
 
         return spark_aggregates(
-            source, secret=secret, columns=columns, weight=weight, kinds=kinds, spark=spark
+            source, secret=secret, columns=columns, weight=weight, kinds=kinds, spark=spark, missing=missing
         )
     from pufferfish.tables.duckdb_engine import table_aggregates
 
-    return table_aggregates(source, secret=secret, columns=columns, weight=weight, kinds=kinds)
+    return table_aggregates(
+        source, secret=secret, columns=columns, weight=weight, kinds=kinds, missing=missing
+    )
 
 
 def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]:
@@ -459,6 +479,7 @@ def priors_from_aggregates(
     order: Sequence[str] | None,
     weight: str | None,
     source: str,
+    missing: str = "value",
 ) -> EstimatedPriors:
     """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine).
 
@@ -468,6 +489,7 @@ def priors_from_aggregates(
         As :func:`estimate_priors`.
     """
     agg = aggregates
+    check_missing_cells(agg, (public,), missing)
     categorical, labels = agg.categorical[0], sorted(agg.labels[0])
     if not labels:
         raise DataError(f"public column {public!r} has no non-missing value")
@@ -535,6 +557,8 @@ def priors_from_aggregates(
         source=source,
         marginal=marginal,
         read_hint=agg.hints[0],
+        missing=missing,
+        missing_cells=agg.missing_cells[0],
     )
 
 
@@ -565,9 +589,13 @@ def _check_pair_values(pair: Any) -> tuple[str, str]:
 
 
 def _category_order(labels: list[str], order: Sequence[str] | None, public: str) -> list[str]:
+    """The labels in ``order`` (default sorted); the label of a missing cell, not a label the user
+    can name, comes last when ``order`` leaves it out."""
     if order is None:
         return sorted(labels)
     alphabet = [str(v) for v in order]
+    if MISSING_LABEL in labels and MISSING_LABEL not in alphabet:
+        alphabet.append(MISSING_LABEL)
     seen: set[str] = set()
     for v in alphabet:
         if v in seen:

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from pufferfish.noise.channels import RandomizedResponseChannel
 from pufferfish.noise.samplers import add_gaussian, add_laplace, sample_mapping
 from pufferfish.priors.distributions import to_release_grid
-from pufferfish.tables.model import EstimatedPriors
+from pufferfish.tables.model import EstimatedPriors, label_json
 from pufferfish.tables.source import DataError
 
 Perturb = Callable[[NDArray[np.float64], NDArray[np.bool_], Any], tuple[pa.Array, dict[str, Any]]]
@@ -73,6 +73,14 @@ class ReleasedColumn:
             return self.categorical
         return bool(self.labels)
 
+    @property
+    def codes_a_missing_cell(self) -> bool:
+        """Whether a missing cell has a code (a label of its own, issue 41) and is released as any
+        other value, rather than written missing."""
+        if self.codes_for is None:
+            return False
+        return not bool(np.isnan(self.codes_for(pa.array([None], type=pa.string()))[0]))
+
     def arrow_type(self) -> pa.DataType:
         """The released column's Arrow type: text for labels, else float64."""
         return pa.string() if self.as_labels else pa.float64()
@@ -118,7 +126,7 @@ def responder(channel: RandomizedResponseChannel | None, labels: Sequence[str]) 
     k = 1 if channel is None else channel.k
     if len(labels) != k:
         raise ValueError(f"labels must name the channel's {k} codes, got {len(labels)}")
-    out_values = pa.array(list(labels), type=pa.string())
+    out_values = pa.array([label_json(v) for v in labels], type=pa.string())  # the missing label: missing
 
     def perturb(
         codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
@@ -143,13 +151,13 @@ def mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
     the released rows per value of the alphabet, in the input and in the output, so far."""
     support = np.asarray(mapping.support, dtype=np.float64)
     labels = dict((float(code), label) for label, code in estimated.mapping)
-    out_values = (
-        pa.array([labels.get(float(v)) for v in support], type=pa.string())
+    out_values = (  # a drawn MISSING_LABEL is written missing (issue 41)
+        pa.array([label_json(labels.get(float(v))) for v in support], type=pa.string())
         if estimated.categorical
         else pa.array(support, type=pa.float64())
     )
 
-    names = [labels.get(float(v)) for v in support] if estimated.categorical else support.tolist()
+    names = [label_json(labels.get(float(v))) for v in support] if estimated.categorical else support.tolist()
     rows_in = np.zeros(support.size, dtype=np.int64)  # released rows per value, in and out
     rows_out = np.zeros(support.size, dtype=np.int64)
 

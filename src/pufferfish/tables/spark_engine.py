@@ -22,7 +22,14 @@ import pyarrow.compute as pc
 
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
-from pufferfish.tables.model import TableAggregates, check_columns, check_row_counts
+from pufferfish.tables.model import (
+    MISSING_LABEL,
+    TableAggregates,
+    check_columns,
+    check_no_missing_label,
+    check_row_counts,
+    label_json,
+)
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber, suppress_partial_rows
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
 
@@ -149,6 +156,7 @@ def table_aggregates(
     weight: str | None = None,
     kinds: Mapping[str, str] | None = None,
     spark: Any = None,
+    missing: str = "value",
 ) -> TableAggregates:
     """``GROUP BY secret, public columns`` of a table by Spark, where the data lives: the
     aggregates :func:`pufferfish.tables.duckdb_engine.table_aggregates` computes with DuckDB, for
@@ -167,6 +175,8 @@ def table_aggregates(
         How to read a public column; default numeric if Spark infers a numeric type.
     spark : pyspark.sql.SparkSession, optional
         Session (default: :func:`spark_session`).
+    missing : {"value", "omit"}
+        How a missing public cell is read (:data:`~pufferfish.tables.model.MISSING_POLICIES`).
 
     Returns
     -------
@@ -206,11 +216,8 @@ def table_aggregates(
         types = dict(df.dtypes)
     s_col = F.col(f"`{secret}`")
     cols = [F.col(f"`{c}`") for c in columns]
-    exprs = [c.cast("string" if cat else "double") for c, cat in zip(cols, categorical, strict=True)]
+    exprs, valid = _public_exprs(df, s_col, columns, categorical, missing)
     w_expr = F.col(f"`{weight}`").cast("double") if weight else F.lit(1.0)
-    valid = s_col.isNotNull()
-    for c in cols:
-        valid = valid & c.isNotNull()
     if weight:
         valid = valid & F.col(f"`{weight}`").isNotNull()
     numeric = [k for k, cat in enumerate(categorical) if not cat]
@@ -220,12 +227,14 @@ def table_aggregates(
             F.count(F.when(cols[k].isNotNull() & (F.isnan(exprs[k]) | (F.abs(exprs[k]) == float("inf"))), 1))
             for k in numeric
         ]
-        total, dropped, negative, *bad_counts = df.agg(
+        total, dropped, negative, *rest = df.agg(
             F.count(F.lit(1)),
             F.count(F.when(~valid, 1)),
             F.count(F.when((w_expr < 0) | F.isnan(w_expr), 1)),
             *non_finite,
+            *[F.count(F.when(c.isNull(), 1)) for c in cols],
         ).first()
+        bad_counts, missing_cells = rest[: len(numeric)], rest[len(numeric) :]
         check_row_counts(
             int(total),
             weight,
@@ -233,8 +242,8 @@ def table_aggregates(
             {columns[k]: int(n) for k, n in zip(numeric, bad_counts, strict=True)},
         )
         labels = tuple(
-            sorted(r[0] for r in df.where(c.isNotNull()).select(e.alias("v")).distinct().collect())
-            for c, e in zip(cols, exprs, strict=True)
+            sorted(r[0] for r in df.where(e.isNotNull()).select(e.alias("v")).distinct().collect())
+            for e in exprs
         )
         secret_values = {
             r[0]
@@ -254,7 +263,30 @@ def table_aggregates(
         secret_values=secret_values,
         counts=counts,
         hints=(None,) * len(columns),
+        missing_cells=tuple(int(n) for n in missing_cells),
     )
+
+
+def _public_exprs(
+    df: Any, s_col: Any, columns: Sequence[str], categorical: Sequence[bool], missing: str
+) -> tuple[list[Any], Any]:
+    """Each public column's value and the condition of a row in the priors, as
+    :func:`pufferfish.tables.duckdb_engine._public_exprs` (under ``missing="value"`` a missing
+    categorical cell is the label :data:`~.model.MISSING_LABEL`, issue 41)."""
+    F = _pyspark().functions
+    cols = [F.col(f"`{c}`") for c in columns]
+    labelled = [cat and missing == "value" for cat in categorical]
+    exprs = [
+        F.coalesce(c.cast("string"), F.lit(MISSING_LABEL)) if lab else c.cast("string" if cat else "double")
+        for c, cat, lab in zip(cols, categorical, labelled, strict=True)
+    ]
+    valid = s_col.isNotNull()
+    for c, name, cat in zip(cols, columns, labelled, strict=True):
+        if cat:
+            check_no_missing_label(int(df.where(c.cast("string") == MISSING_LABEL).count()), name)
+        else:
+            valid = valid & c.isNotNull()
+    return exprs, valid
 
 
 def _check_numbers(df: Any, columns: Sequence[tuple[str, Any]]) -> None:
@@ -403,14 +435,18 @@ def release_table(
     try:
         absent = F.lit(False)
         for c in columns:
+            if c.codes_a_missing_cell:  # a label of its own: released as any other (issue 41)
+                continue
             column = F.col(f"`{c.name}`")
             absent = absent | (column.isNull() | (column == "") if text_copy else column.isNull())
         missing = int(df.agg(F.count(F.when(absent, 1))).first()[0])
         total = int(df.count())
-        if fmt == "csv" and len(written) == 1 and missing:
+        drawn = any(c.codes_a_missing_cell for c in columns)  # the missing label may be drawn
+        if fmt == "csv" and len(written) == 1 and (missing or drawn):
+            which = f"its {missing:,} missing cells" if missing else "the missing label the release draws"
             raise DataError(
-                f"a Spark CSV output of one column cannot hold its {missing:,} missing cells (Spark skips "
-                "the empty lines, and the rows would no longer line up): write .parquet, or keep another "
+                f"a Spark CSV output of one column cannot hold a missing cell ({which}: Spark skips the "
+                "empty lines, and the rows would no longer line up): write .parquet, or keep another "
                 "column with keep_unchecked"
             )
         out = df.mapInArrow(perturb, schema).write.mode("overwrite" if force else "errorifexists")
@@ -479,9 +515,12 @@ def _mapping_counts(
     names = [labels.get(float(v)) for v in support] if est.categorical else support.tolist()
     position = {name: k for k, name in enumerate(names)}
     cast = "string" if est.categorical else "double"
+    labelled = est.categorical and MISSING_LABEL in position  # a missing cell is a label (issue 41)
 
     def counts(frame: Any) -> list[int]:
         col = F.col(f"`{column.name}`")
+        if labelled:
+            col = F.coalesce(F.when(col.cast("string") != "", col.cast("string")), F.lit(MISSING_LABEL))
         present = col.isNotNull() & (col != "") if text_copy or est.categorical else col.isNotNull()
         out = [0] * len(names)
         for row in frame.where(present).groupBy(col.cast(cast).alias("v")).count().collect():
@@ -493,4 +532,4 @@ def _mapping_counts(
     written = (
         session.read.parquet(str(output)) if fmt == "parquet" else session.read.csv(str(output), **CSV_READ)
     )
-    return {"values": names, "input": counts(df), "output": counts(written)}
+    return {"values": [label_json(v) for v in names], "input": counts(df), "output": counts(written)}
