@@ -175,7 +175,7 @@ CASES = {
     ),
     "all rows missing": (
         ["calibrate", "all_missing.csv", *B, *E1],
-        "public column 'x' is numeric and has 2 missing cells",
+        "secret value 'a' has no row with a public",
     ),
     # release outputs
     "output folder missing": (

@@ -174,7 +174,7 @@ def test_empty_group_and_unreadable_file(tmp_path) -> None:
         estimate_priors(df, secret="s", public="x", pairs=[("a", "b")], missing="omit")
     with pytest.raises(ValueError, match="missing must be one of value, omit, got 'drop'"):
         estimate_priors(df, secret="s", public="x", pairs=[("a", "b")], missing="drop")
-    with pytest.raises(DataError, match="public column 'x' is numeric and has 1 missing cells"):
+    with pytest.raises(DataError, match="secret value 'b' has no row with a public value"):
         estimate_priors(df.assign(x=[1.0, 2.0, None]), secret="s", public="x", pairs=[("a", "b")])
     with pytest.raises(DataError, match=r"holds the label .\u2400missing. \(1 rows\)"):
         estimate_priors(df.assign(x=["u", MISSING_LABEL, "v"]), secret="s", public="x", pairs=[("a", "b")])

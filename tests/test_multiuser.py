@@ -416,7 +416,11 @@ def test_cli_multiuser_every_user_and_release(tmp_path: Path, four_users: MultiU
         app, ["multiuser-release", str(f), "--pair-set", "P-bot", "--sum", "12", "--epsilon", "1", "--json"]
     )
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["noise"]["secure"] is True
+    out = json.loads(res.output)
+    assert out["noise"]["secure"] is True
+    # issue 41: what is published is the noisy sum only, the value the check covers
+    assert out["output_columns"]["written"] == out["output_columns"]["covered_by_the_guarantee"]
+    assert out["output_columns"]["written"] == ["released_sum"] and "released_sum" in out
 
 
 def test_cli_multiuser_errors_are_one_line(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the machine
 from pufferfish import estimate_priors, release  # noqa: E402
 from pufferfish.cli.app import app  # noqa: E402
 from pufferfish.tables import DataError, dataset_path  # noqa: E402
-from pufferfish.tables.model import MISSING_LABEL  # noqa: E402
+from pufferfish.tables.model import MISSING_LABEL, SecretGroup  # noqa: E402
 
 PAIR = [("Married-civ-spouse", "Never-married")]
 
@@ -331,3 +331,16 @@ def test_spark_releases_a_mapping_of_a_categorical_column(
     assert got["workclass"].dropna().isin(counts["values"]).all() and len(got) == len(orig)
     for label, n in zip(counts["values"], counts["output"], strict=True):  # None: a missing cell
         assert int((got["workclass"].isna() if label is None else got["workclass"] == label).sum()) == n
+
+
+def test_spark_counts_the_missing_atom_as_duckdb_does(tmp_path: Path, spark: Any) -> None:
+    # issue 41: one numeric column's missing cells per secret (the missing atom), weighted
+    path = tmp_path / "t.csv"
+    path.write_text("s,x,w\na,1,2\na,,1\nb,3,1\nb,,3\nb,,1\n,,5\na,4,\n")
+    how = dict(secret="s", public="x", pairs=[("a", "b")], weight="w")
+    duck = estimate_priors(path, **how)  # type: ignore[arg-type]
+    spark_est = estimate_priors(path, **how, engine="spark")  # type: ignore[arg-type]
+    by = {g.secret: g for g in duck.missing_groups}
+    assert by == {g.secret: g for g in spark_est.missing_groups}
+    assert by == {"a": SecretGroup("a", 1, 1.0, 1.0), "b": SecretGroup("b", 2, 4.0, 10.0)}
+    assert duck.missing_cells == spark_est.missing_cells == 4

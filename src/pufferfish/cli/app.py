@@ -156,9 +156,9 @@ MissingOpt = Annotated[
     str,
     typer.Option(
         "--missing",
-        help="value (default): a missing cell of a categorical public column is a label of its own, "
-        "inside the check (a numeric column with a missing cell is refused); omit: rows with a missing "
-        "public cell left out of the priors, as the seed papers' figures (calibration only).",
+        help="value (default): a missing public cell is inside the check: a label of its own in a "
+        "categorical column; in a numeric one written missing, its rates checked. omit: rows with a "
+        "missing public cell left out of the priors, as the seed papers' figures (calibration only).",
     ),
 ]
 EngineOpt = Annotated[

@@ -69,6 +69,11 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
             soft_wrap=True,
             highlight=False,
         )
+    atom = table.missing_atom
+    if atom is not None:  # the epsilons shown are the present values' (issue 41)
+        requested = table.inputs["epsilon"]
+        for eps in requested if isinstance(requested, list) else [requested]:
+            console.print(atom.guarantee(float(eps)), soft_wrap=True, highlight=False, markup=False)
     if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
         what = "the column" if len(table.columns) == 1 else "the columns"
         console.print(

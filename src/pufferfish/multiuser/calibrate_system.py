@@ -532,6 +532,12 @@ class SumRelease:
             "mechanism": self.mechanism,
             "noise": self.noise,
             "calibration": self.calibration.to_dict(),
+            # what is published (issue 41): the noisy sum only, the one value the check covers
+            "output_columns": {
+                "written": ["released_sum"],
+                "covered_by_the_guarantee": ["released_sum"],
+                "not_written": "the true sum and every user's value",
+            },
         }
 
 

@@ -57,8 +57,9 @@ from pufferfish.tables.estimate import (
     with_prior_sets,
 )
 from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
+from pufferfish.tables.missing import MissingAtom, missing_atom, present_confidence
 from pufferfish.tables.model import EstimatedJointPriors, check_missing
-from pufferfish.tables.source import CsvOptions, resolve_source
+from pufferfish.tables.source import CsvOptions, DataError, resolve_source
 
 __all__ = [
     "TableCalibration",
@@ -280,16 +281,18 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         extra = {}
         best = next((REGISTRY[n] for n in ("optimal", "optimal-mapping") if REGISTRY[n] in mechanisms), None)
     scenario = estimated.scenario if fitted is None else fitted.scenario
+    atom = _missing_atom(r, estimated)  # a numeric column's missing cells: eps' for its values
+    epsilons = r.epsilons if atom is None else tuple(atom.present_epsilon(e) for e in r.epsilons)
     how: dict[str, Any] = dict(delta=r.delta, noise=r.noise, utility=util, time_limit=r.time_limit)
-    comparison = run_comparison(scenario, r.epsilons, mechanisms, secret_weights=weights, **how)
+    comparison = run_comparison(scenario, epsilons, mechanisms, secret_weights=weights, **how)
     if r.point_row and kind != "none" and best is not None:  # the price of the uncertainty
-        at_point = run_comparison(point, r.epsilons, (best,), **how)
+        at_point = run_comparison(point, epsilons, (best,), **how)
         comparison = tuple(
             c
-            for eps, extra in zip(r.epsilons, at_point, strict=True)
+            for eps, extra in zip(epsilons, at_point, strict=True)
             for c in (*(c for c in comparison if c.epsilon == eps), extra)
         )
-    comparison = tuple(_with_utility(c, util) for c in comparison)
+    comparison = tuple(_with_utility(_composes(c, atom), util) for c in comparison)
     names = [m.name for m in (mechanisms or ())]
     inputs = {
         "data": estimated.source,
@@ -315,7 +318,28 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
     inputs.update(extra)  # several columns: the units used
     if r.categorical or r.numeric:  # the type overrides, when given
         inputs.update({"categorical": list(r.categorical), "numeric": list(r.numeric)})
-    return TableCalibration(inputs, estimated, fitted, comparison, r.epsilons, r.delta, r.noise, data, util)
+    return TableCalibration(
+        inputs, estimated, fitted, comparison, epsilons, r.delta, r.noise, data, util, atom
+    )
+
+
+def _missing_atom(r: TableRequest, estimated: EstimatedPriors | EstimatedJointPriors) -> MissingAtom | None:
+    """The missing atom of one numeric column with missing cells under ``missing="value"``
+    (:mod:`pufferfish.tables.missing`), else None."""
+    if not isinstance(estimated, EstimatedPriors) or estimated.categorical or r.missing != "value":
+        return None
+    if not estimated.missing_cells:
+        return None
+    absent = {g.secret: g for g in estimated.missing_groups}
+    return missing_atom(r.public, estimated.groups, absent, r.pairs, r.prior_set)
+
+
+def _composes(c: Any, atom: MissingAtom | None) -> Any:
+    """``c``, or a Skipped row when the missing atom's split does not apply to its criterion (it
+    composes eps-PP and (eps, delta)-PP, not mutual information)."""
+    if atom is None or not isinstance(c, Calibration) or c.criterion != "eps-MI PP":
+        return c
+    return Skipped(c.mechanism, c.epsilon, "missing cells: their check composes with eps-PP, not eps-MI")
 
 
 def _estimate_one_column(
@@ -345,6 +369,14 @@ def _estimate_one_column(
     if model != "empirical":
         fitted = fit_priors(point, model, n_components=n_components, rng=r.fit_seed)
     kind, confidence, radius = r.prior_set
+    cells = point.missing_cells + (0 if data is None else data.missing_cells)
+    if not point.categorical and cells and r.missing == "value":  # the missing atom of a number
+        if data is not None:
+            raise DataError(
+                f"public column {r.public!r} has missing numbers; their check needs the rates of the table "
+                "released: drop --priors-from, or fill or drop those rows"
+            )
+        confidence = present_confidence(confidence)  # the other half goes to the rates' intervals
     estimated = with_prior_sets(
         point, kind, confidence=confidence, radius=radius, full_alphabet=r.order is not None
     )

@@ -150,6 +150,16 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
         for g in estimated.groups
     ]
     parts.append(table_html(["count", "value"], rows, "counts"))
+    atom = payload.get("missing_atom")
+    if isinstance(atom, dict):  # a numeric column's missing cells, inside the check (issue 41)
+        rates = "; ".join(f"{s}: {fmt(m)} ({atom['rows'][s]} rows)" for s, m in atom["rates"].items())
+        text = (
+            f"Missing cells of {atom['column']}, published as missing: rate {rates}; interval "
+            f"{atom['interval']}; loss of 'missing' alone {fmt(atom['atom_loss'])}; the present values "
+            f"are calibrated at epsilon' = epsilon - {fmt(atom['offset'])} "
+            f"({', '.join(fmt(e) for e in atom['present_epsilons'])})."
+        )
+        parts.append(f'<p class="note" id="missing-atom">{html.escape(text)}</p>')
     if estimated.categorical:
         parts.append("<h2>Category to code</h2>")
         parts.append(

@@ -25,6 +25,7 @@ from pufferfish.calibration import Calibration, MappingCalibration, Skipped, Uti
 from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.fit import FittedPriors
 from pufferfish.tables.kept import KeptColumn
+from pufferfish.tables.missing import MissingAtom
 from pufferfish.tables.model import EstimatedJointPriors, EstimatedPriors, label_json
 from pufferfish.tables.perturb import ReleasedColumn
 
@@ -77,6 +78,10 @@ class TableCalibration:
         One column: the alphabet and the distribution ``mu`` of the released rows behind every
         row's expected accuracy and absolute error (and the objective of ``optimal-mapping``);
         None for a column with one value, and for several columns.
+    missing_atom : MissingAtom or None
+        One numeric column with missing cells: their rates, and the split of each budget
+        (``epsilons`` are then the present values' ``eps'``, the requested ones in ``inputs``;
+        :mod:`pufferfish.tables.missing`). Else None.
     """
 
     inputs: dict[str, Any]
@@ -88,6 +93,7 @@ class TableCalibration:
     noise: str
     data: EstimatedPriors | None = None
     utility: Utility | None = None
+    missing_atom: MissingAtom | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -333,6 +339,8 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
     rows = _result_rows(table)
     head = est.to_dict() if table.fitted is None else table.fitted.to_dict()
     common = {"columns": list(table.columns), "units": list(table.units), "prior_set": table.prior_set()}
+    if table.missing_atom is not None:  # the missing cells of a numeric column, and eps' of its values
+        common["missing_atom"] = table.missing_atom.to_dict() | {"present_epsilons": list(table.epsilons)}
     if release is None:
         return {
             "tool": tool,
@@ -375,7 +383,7 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
         "mechanisms": rows,
         "chosen": chosen.to_dict(),
         "noise": release["noise"],
-        "guarantee": _with_kept(chosen.guarantee(table.prior_kind), release),
+        "guarantee": _with_kept(_with_atom(table, chosen.guarantee(table.prior_kind)), release),
         "output_columns": output_columns(table.columns, release),
     }
     if table.fitted is not None:
@@ -398,6 +406,15 @@ def output_columns(released: Sequence[str], release: Mapping[str, Any]) -> dict[
             f"every other column of the table, the secret column {release.get('secret')!r} included"
         ),
     }
+
+
+def _with_atom(table: TableCalibration, guarantee: str) -> str:
+    """The guarantee of the present values, after the missing cells' part when there are any."""
+    atom = table.missing_atom
+    if atom is None:
+        return guarantee
+    epsilon = table.inputs["epsilon"]
+    return f"{atom.guarantee(float(epsilon))} Present values: {guarantee}"
 
 
 def _with_kept(guarantee: str, release: Mapping[str, Any]) -> str:

@@ -423,6 +423,9 @@ def table_aggregates(
                 f"SELECT CAST({s_col} AS VARCHAR), {', '.join(exprs)}, count(*), sum({w_expr}), "
                 f"sum({w_expr} * {w_expr}) FROM t WHERE {valid} GROUP BY 1, {keys}"
             ).fetchall()
+            atom = []  # one numeric column: the rows of each secret with the cell missing
+            if len(columns) == 1 and not categorical[0] and missing == "value":
+                atom = _missing_groups(con, s_col, columns[0], weight, w_expr)
         except duckdb.Error as exc:
             raise read_error(exc, "the table") from None
     counts = [(str(r[0]), tuple(r[1:-3]), int(r[-3]), float(r[-2]), float(r[-1])) for r in rows]
@@ -436,7 +439,21 @@ def table_aggregates(
         counts=counts,
         hints=hints,
         missing_cells=tuple(int(n) for n in missing_cells),
+        missing_groups=tuple((str(s), int(n), float(w), float(w2)) for s, n, w, w2 in atom),
     )
+
+
+def _missing_groups(
+    con: duckdb.DuckDBPyConnection, s_col: str, column: str, weight: str | None, w_expr: str
+) -> list[Any]:
+    """``(secret, rows, sum of weights, sum of squared weights)`` of the rows with the secret (and
+    weight) present and ``column`` missing, per secret: the missing atom's counts."""
+    where = f"{s_col} IS NOT NULL AND {quote_identifier(column)} IS NULL"
+    where += f" AND {quote_identifier(weight)} IS NOT NULL" if weight else ""
+    return con.execute(
+        f"SELECT CAST({s_col} AS VARCHAR), count(*), sum({w_expr}), sum({w_expr} * {w_expr}) "
+        f"FROM t WHERE {where} GROUP BY 1"
+    ).fetchall()
 
 
 def _public_exprs(

@@ -88,7 +88,11 @@ class EstimatedPriors:
         How a missing public cell was read (:data:`MISSING_POLICIES`).
     missing_cells : int
         Rows of the table with the public cell missing (under ``"value"`` a categorical column's
-        are the label :data:`MISSING_LABEL`; under ``"omit"`` they are in ``rows_dropped``).
+        are the label :data:`MISSING_LABEL`, a numeric column's the missing atom; under ``"omit"``
+        they are in ``rows_dropped``).
+    missing_groups : tuple of SecretGroup
+        A numeric column under ``"value"``: the rows of each secret of the pairs with the cell
+        missing (:mod:`pufferfish.tables.missing`); empty otherwise.
     """
 
     scenario: Scenario
@@ -106,6 +110,7 @@ class EstimatedPriors:
     read_hint: str | None = None
     missing: str = "value"
     missing_cells: int = 0
+    missing_groups: tuple[SecretGroup, ...] = ()
 
     @property
     def secret_weights(self) -> dict[str, float]:
@@ -224,8 +229,9 @@ MISSING_LABEL = "\u2400missing"
 
 #: How a missing cell of a public column is read (issue 41). ``"value"`` (the default): a release
 #: publishes it, so it is a value inside the check: one more label of a categorical column
-#: (:data:`MISSING_LABEL`); a numeric column with a missing cell is refused (its missing atom is
-#: not yet inside the check). ``"omit"``: the rows with a public cell missing are left out of the
+#: (:data:`MISSING_LABEL`); one numeric column's missing cells are the missing atom
+#: (:mod:`pufferfish.tables.missing`), several numeric columns with a missing cell are refused.
+#: ``"omit"``: the rows with a public cell missing are left out of the
 #: priors, the convention of the seed papers' figures (seed 001 sec 6.1 estimates the adult priors
 #: on the rows with a value); a calibration only, since a release would write those cells outside
 #: the check (:func:`refuse_omitted_cells`).
@@ -246,25 +252,25 @@ def check_missing(missing: Any) -> str:
 
 
 def check_missing_cells(aggregates: TableAggregates, columns: Sequence[str], missing: str) -> None:
-    """Refuse, under ``missing="value"``, a numeric public column with a missing cell.
+    """Refuse, under ``missing="value"``, a numeric public column with a missing cell among
+    several columns.
 
-    A release writes that cell missing, and the check of a numeric column does not yet hold the
-    missing atom (the released value in R plus {missing}, issue 41): its rate differs between
-    secrets (the adult job's 4.14% against 7.66%: loss 0.615 on its own).
+    A release writes that cell missing; one numeric column has its missing atom inside the check
+    (:mod:`pufferfish.tables.missing`), several do not yet (an atom per set of missing columns).
 
     Raises
     ------
     DataError
         Naming the column, its missing cells and the ways out.
     """
-    if missing != "value":
+    if missing != "value" or len(columns) == 1:
         return
     for col, cat, n in zip(columns, aggregates.categorical, aggregates.missing_cells, strict=True):
         if n and not cat:
             raise DataError(
-                f"public column {col!r} is numeric and has {n} missing cells; the check does not yet "
-                "cover a missing number: read the column as labels (--categorical), fill or drop those "
-                "rows, or calibrate only with --missing omit"
+                f"public column {col!r} is numeric and has {n} missing cells; the check of several "
+                "columns does not yet cover a missing number: read the column as labels (--categorical), "
+                "fill or drop those rows, or calibrate only with --missing omit"
             )
 
 
@@ -390,6 +396,10 @@ class TableAggregates:
         read as text whose values are mostly numbers (issue 33).
     missing_cells : tuple of int
         Per public column the rows (any secret, missing or not) with that cell missing.
+    missing_groups : tuple of (str, int, float, float)
+        One numeric column under ``missing="value"``: ``(secret, rows, sum of weights, sum of
+        squared weights)`` of the rows with the secret present and the cell missing (the missing
+        atom, :mod:`pufferfish.tables.missing`); empty otherwise.
     """
 
     rows_total: int
@@ -401,6 +411,7 @@ class TableAggregates:
     counts: list[tuple[str, tuple[Any, ...], int, float, float]]
     hints: tuple[str | None, ...]
     missing_cells: tuple[int, ...]
+    missing_groups: tuple[tuple[str, int, float, float], ...] = ()
 
 
 def check_row_counts(

@@ -188,8 +188,9 @@ def suppress_partial_rows(cols: list[pa.Array], at: Sequence[int], present: NDAr
 
     Its other columns would otherwise be released with the noise calibrated on the complete rows
     (the joint priors leave such rows out), a release the check never saw (issue 41, reproducer
-    ``partial_missing_rows.py``: at scale 0 the present column revealed the secret exactly).
-    Missingness itself is not yet inside the check.
+    ``partial_missing_rows.py``: at scale 0 the present column revealed the secret exactly). A
+    guard: under ``missing="value"`` a categorical cell is coded (a label of its own) and a
+    numeric one is refused before any release of several columns, so no such row reaches it.
     """
     if len(at) < 2 or present.all():
         return

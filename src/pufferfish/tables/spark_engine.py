@@ -250,6 +250,8 @@ def table_aggregates(
             for r in df.where(s_col.isNotNull()).select(s_col.cast("string").alias("s")).distinct().collect()
         }
         counts = _grouped_counts(df.where(valid), s_col, exprs, w_expr)
+        one_number = len(columns) == 1 and not categorical[0] and missing == "value"
+        atom = _missing_groups(df, s_col, cols[0], weight, w_expr) if one_number else []
     except DataError:
         raise
     except Exception as exc:  # Spark's AnalysisException / Py4JJavaError
@@ -264,7 +266,20 @@ def table_aggregates(
         counts=counts,
         hints=(None,) * len(columns),
         missing_cells=tuple(int(n) for n in missing_cells),
+        missing_groups=tuple(atom),
     )
+
+
+def _missing_groups(df: Any, s_col: Any, col: Any, weight: str | None, w_expr: Any) -> list[Any]:
+    """The missing atom's counts per secret, as
+    :func:`pufferfish.tables.duckdb_engine._missing_groups` (one Spark job)."""
+    F = _pyspark().functions
+    where = s_col.isNotNull() & col.isNull()
+    if weight:
+        where = where & F.col(f"`{weight}`").isNotNull()
+    grouped = df.where(where).groupBy(s_col.cast("string"))
+    rows = grouped.agg(F.count(F.lit(1)), F.sum(w_expr), F.sum(w_expr * w_expr)).collect()
+    return [(str(r[0]), int(r[1]), float(r[2]), float(r[3])) for r in rows]
 
 
 def _public_exprs(
