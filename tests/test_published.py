@@ -201,3 +201,53 @@ def test_repro_partial_missing_rows_are_inside_the_joint_priors(tmp_path: Path, 
     assert loss <= 1.0 + 1e-9, loss
     if prior_set == "none":  # at the point estimate the loss reaches eps: the check is not vacuous
         assert loss > 0.99
+
+
+def test_declared_labels_enter_the_alphabet_and_the_prior_sets(tmp_path: Path) -> None:
+    # issue 41, declared domains: a label never seen ('c') is in the mapping, in every prior set's
+    # alphabet, and the released matrix meets eps for a prior of the set that puts mass on it
+    from pufferfish.calibration import MappingCalibration
+    from pufferfish.calibration.mapping_check import mapping_loss
+    from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.priors.distributions import DiscretePrior
+    from pufferfish.priors.scenario import Scenario
+
+    rng = np.random.default_rng(4)
+    s = rng.choice(["A", "B"], size=400)
+    x = np.where(rng.random(400) < np.where(s == "A", 0.7, 0.5), "a", "b")
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"s": s, "x": x}).to_csv(src, index=False)
+    table = calibrate_table(src, secret="s", public="x", pairs=["A,B"], epsilon=1.0, labels="c,a",
+                            mechanisms=["optimal-mapping"], prior_set="l1")  # fmt: skip
+    assert [label for label, _ in table.estimated.mapping] == ["a", "b", "c"]  # type: ignore[union-attr]
+    sets = table.scenario.priors[0].sets
+    assert sets is not None and all(ps.alphabet.tolist() == [0.0, 1.0, 2.0] for ps in sets.values())
+    (robust,) = [c for c in table.comparison if isinstance(c, MappingCalibration) and c.prior_set]
+    # a member of A's ball: r / 2 of its mass moved from 'a' to the unseen 'c'
+    r = sets["A"].radius
+    p_a = sets["A"].center.copy()
+    p_a[0] -= r / 2
+    p_a[2] += r / 2
+    member = Scenario.single(
+        DiscretePrior([0.0, 1.0, 2.0], p_a), DiscretePrior([0.0, 1.0, 2.0], sets["B"].center)
+    )
+    assert mapping_loss(member, robust.channel, robust.support).loss <= 1.0 + 1e-9
+    assert table.domain()["declared"] == ["c", "a"] and "declared" in table.domain()["text"]
+
+
+def test_labels_and_domain_lines_are_refused_or_said(tmp_path: Path) -> None:
+    from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.tables.source import DataError
+
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"s": ["A", "B"] * 20, "x": list(range(40)), "c": ["u", "v"] * 20}).to_csv(src, index=False)
+    with pytest.raises(DataError, match="labels declare a categorical column's domain; 'x' is numeric"):
+        calibrate_table(src, secret="s", public="x", pairs=["A,B"], epsilon=1.0, labels="q")
+    with pytest.raises(ValueError, match=r"labels \(--labels\) applies to one public column"):
+        calibrate_table(src, secret="s", public="x,c", pairs=["A,B"], epsilon=1.0, labels="q")
+    with pytest.raises(ValueError, match="labels must name each label once"):
+        calibrate_table(src, secret="s", public="c", pairs=["A,B"], epsilon=1.0, labels="q,q")
+    numeric = calibrate_table(src, secret="s", public="x", pairs=["A,B"], epsilon=1.0)
+    domain = numeric.to_dict()["domain"]
+    assert domain["bounds"] == [0.0, 39.0] and domain["bounds_from"] == "data"
+    assert "taken from the data" in domain["text"]

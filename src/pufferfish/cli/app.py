@@ -161,6 +161,14 @@ MissingOpt = Annotated[
         "missing public cell left out of the priors, as the seed papers' figures (calibration only).",
     ),
 ]
+LabelsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--labels",
+        help="Labels 'a,b' of the public column's domain never seen in the data: added to its alphabet, "
+        "so the prior sets put mass on them and a mapping may write them.",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -210,6 +218,7 @@ def calibrate(
     encoding: EncodingOpt = "utf-8",
     time_limit: TimeLimitOpt = TIME_LIMIT,
     missing: MissingOpt = "value",
+    labels: LabelsOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
@@ -249,6 +258,7 @@ def calibrate(
             time_limit=time_limit,
             units=unit,
             missing=missing,
+            labels=labels,
         )
 
     table = guard(run)
@@ -328,6 +338,7 @@ def release(
         ),
     ] = None,
     missing: MissingOpt = "value",
+    labels: LabelsOpt = None,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -352,7 +363,7 @@ def release(
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
-            keep_unchecked=keep_unchecked, missing=missing,
+            keep_unchecked=keep_unchecked, missing=missing, labels=labels,
         )  # fmt: skip
 
     with progress_bar() as advance:

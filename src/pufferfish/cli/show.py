@@ -69,6 +69,8 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
             soft_wrap=True,
             highlight=False,
         )
+    if robust is not None or len(table.columns) > 1:  # where the sets live (issue 41)
+        console.print(f"domain: {table.domain()['text']}", soft_wrap=True, highlight=False, markup=False)
     atom = table.missing_atom
     if atom is not None:  # the epsilons shown are the present values' (issue 41)
         requested = table.inputs["epsilon"]

@@ -43,7 +43,13 @@ from pufferfish.calibration import (
 from pufferfish.calibration.mapping import additive_utility, check_utility
 from pufferfish.calibration.registry import JOINT_GAUSSIAN
 from pufferfish.loss.density import check_noise
-from pufferfish.pipeline.request import TableRequest, parse_columns, parse_units, refuse_for_several
+from pufferfish.pipeline.request import (
+    TableRequest,
+    check_labels,
+    parse_columns,
+    parse_units,
+    refuse_for_several,
+)
 from pufferfish.pipeline.results import TableCalibration
 from pufferfish.priors.scenario import Scenario
 from pufferfish.priors.sets import check_prior_set
@@ -97,6 +103,7 @@ def calibrate_table(
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
     missing: str = "value",
+    labels: Sequence[str] | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -122,8 +129,9 @@ def calibrate_table(
         randomized mappings (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`, labels in and
         out) for a categorical column, the additive mechanisms otherwise; a categorical column's
         codes get additive noise only when named.
-    order, weight : sequence of str, str, optional
-        Label order of a categorical public column (default: sorted); frequency-weight column.
+    order, labels, weight : sequence of str, sequence of str, str, optional
+        Label order of a categorical public column (default: sorted); labels of its domain never
+        seen (in the alphabet and the prior sets: issue 41); frequency-weight column.
     prior : {"empirical", "gaussian", "gmm", "gmm:K"}
         The adversary's prior: empirical (default), a maximum-likelihood Gaussian, or a Gaussian
         mixture (K components, or chosen by BIC), per secret (:mod:`pufferfish.tables.fit`).
@@ -131,7 +139,7 @@ def calibrate_table(
         Noise of ``optimal`` (the theorems fix their own); target delta in [0, 1) (default 0:
         pure eps); seed of the mixture fit (EM initialisation).
     engine, spark : {"duckdb", "spark"}, pyspark.sql.SparkSession or None
-        Engine that computes the aggregates, and the Spark engine's session.
+        Engine of the aggregates, and its Spark session.
     categorical, numeric : sequence of str
         Columns to read as categorical or numeric where the engine's guess is wrong
         (:func:`~pufferfish.tables.estimate.check_column_kinds`).
@@ -152,12 +160,10 @@ def calibrate_table(
         How a CSV is read (:func:`~pufferfish.tables.source.check_csv_options`: names of a
         header-less file, markers, delimiter, encoding); default: a header row, sniffed, UTF-8.
     time_limit : float
-        Seconds of each mechanism (search, LP), default :data:`~pufferfish.calibration.TIME_LIMIT`;
-        one that does not finish gets a row ``did not finish: ...``.
+        Seconds of each mechanism (search, LP; default :data:`~pufferfish.calibration.TIME_LIMIT`).
     units : mapping or iterable of "col=w", optional
         Several columns: each column's unit ``w_k > 0`` in the metric ``sum_k d_k / w_k``
-        (default: a numeric column's range, 1 for a categorical one;
-        :func:`~pufferfish.tables.estimate.default_units`).
+        (default :func:`~pufferfish.tables.estimate.default_units`).
     missing : {"value", "omit"}
         A missing public cell is a label (default) or its row is left out, as in the seed papers
         (:data:`~pufferfish.tables.model.MISSING_POLICIES`).
@@ -186,7 +192,7 @@ def calibrate_table(
     columns, kinds, unit_list = columns_and_kinds(
         public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
         prior=prior != "empirical", priors_from=priors_from is not None, utility=utility is not None,
-    )  # fmt: skip
+        labels=labels is not None)  # fmt: skip
     prior_model, noise, delta = parse_prior_model(prior), check_noise(noise), check_delta(delta)
     if len(columns) > 1 and noise != "laplace":  # several columns: the product channel (issue 31)
         raise ValueError(JOINT_GAUSSIAN)
@@ -202,6 +208,7 @@ def calibrate_table(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
         time_limit=check_time_limit(time_limit), units=unit_list, missing=check_missing(missing),
+        labels=check_labels(labels),
     )  # fmt: skip
     return calibrate_request(request)
 
@@ -314,6 +321,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         "priors_from": None if r.priors_source is None else r.priors_source.description,
         "utility": None if util is None else util.kind,
         "missing": r.missing,
+        "labels": list(r.labels) or None,
     }
     inputs.update(extra)  # several columns: the units used
     if r.categorical or r.numeric:  # the type overrides, when given
@@ -358,7 +366,7 @@ def _estimate_one_column(
     model, n_components = r.prior_model
     how = dict(
         secret=r.secret, public=r.public, pairs=r.pairs, order=r.order, weight=r.weight, engine=r.engine,
-        spark=r.spark, missing=r.missing,
+        spark=r.spark, missing=r.missing, labels=r.labels,
     )  # fmt: skip
     data: EstimatedPriors | None = None
     if r.priors_source is None:
@@ -377,9 +385,8 @@ def _estimate_one_column(
                 "released: drop --priors-from, or fill or drop those rows"
             )
         confidence = present_confidence(confidence)  # the other half goes to the rates' intervals
-    estimated = with_prior_sets(
-        point, kind, confidence=confidence, radius=radius, full_alphabet=r.order is not None
-    )
+    # the sets live on the column's domain: every value of the table and every declared label
+    estimated = with_prior_sets(point, kind, confidence=confidence, radius=radius, full_alphabet=True)
     released = point if data is None else data
     mechanisms = r.mechanisms
     if r.default_set:

@@ -33,7 +33,7 @@ from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import check_sampler, check_workers
 from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
 from pufferfish.pipeline.draws import released_columns
-from pufferfish.pipeline.request import DEFAULT_BATCH_ROWS, TableRequest, check_batch_rows
+from pufferfish.pipeline.request import DEFAULT_BATCH_ROWS, TableRequest, check_batch_rows, check_labels
 from pufferfish.pipeline.results import (
     ReleaseResult,
     ReleaseTarget,
@@ -98,6 +98,7 @@ def release(
     units: Mapping[str, float] | Iterable[str] | None = None,
     keep_unchecked: str | Sequence[str] | None = None,
     missing: str = "value",
+    labels: Sequence[str] | None = None,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -125,10 +126,8 @@ def release(
         column (labels in, labels out), falling back to the most accurate other mapping that
         passes its check when the LP cannot answer (the report's ``fallback`` says why);
         ``optimal`` otherwise. Only this mechanism is computed, unless ``compare``.
-    order : sequence of str, optional
-        Label order of a categorical public column (default: sorted labels).
-    weight : str, optional
-        Frequency-weight column for the prior estimate.
+    order, weight : sequence of str, str, optional
+        Label order of a categorical public column (default: sorted); frequency-weight column.
     rng : numpy.random.Generator, int or None
         ``None`` (default) samples securely (``sampler``). A seed or Generator switches to NumPy's
         insecure sampler, labelled as such in the report; for experiments only.
@@ -157,9 +156,9 @@ def release(
         core).
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
-    priors_from, utility, read, time_limit, units, missing : see :func:`calibrate_table`
+    priors_from, utility, read, time_limit, units, missing, labels : see :func:`calibrate_table`
         The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
-        a missing cell is read (``"omit"`` refused when a released column has a missing cell).
+        a missing cell is read (``"omit"`` refused when a released column has one), declared labels.
     compare : bool
         Also compute and report the other mechanisms (as ``calibrate`` does); default False.
     keep_unchecked : str or sequence of str, optional
@@ -204,7 +203,7 @@ def release(
     columns, kinds, unit_list = columns_and_kinds(  # several: the product channel (issue 31)
         public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
         prior=prior != "empirical", compare=compare, priors_from=priors_from is not None,
-        utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0,
+        utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0, labels=labels is not None,
     )  # fmt: skip
     kept = check_kept(keep_unchecked, secret=secret, released=columns)
     several = len(columns) > 1
@@ -228,7 +227,7 @@ def release(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=default_set,
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
-        missing=check_missing(missing),
+        missing=check_missing(missing), labels=check_labels(labels),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept)
     return release_request(request, chosen_mechanism, target, rng)

@@ -150,6 +150,9 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
         for g in estimated.groups
     ]
     parts.append(table_html(["count", "value"], rows, "counts"))
+    domain = payload.get("domain")
+    if isinstance(domain, dict):  # where the prior sets live (issue 41)
+        parts.append(f'<p class="note" id="domain">Domain: {html.escape(str(domain["text"]))}.</p>')
     atom = payload.get("missing_atom")
     if isinstance(atom, dict):  # a numeric column's missing cells, inside the check (issue 41)
         rates = "; ".join(f"{s}: {fmt(m)} ({atom['rows'][s]} rows)" for s, m in atom["rates"].items())

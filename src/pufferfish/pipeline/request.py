@@ -76,6 +76,8 @@ class TableRequest:
         :func:`pufferfish.tables.estimate.default_units`).
     missing : {"value", "omit"}
         How a missing public cell is read (:data:`pufferfish.tables.model.MISSING_POLICIES`).
+    labels : tuple of str
+        One categorical column: labels of its domain, added to the alphabet when never seen.
     """
 
     source: TableSource
@@ -104,6 +106,7 @@ class TableRequest:
     time_limit: float = TIME_LIMIT
     units: tuple[float | None, ...] = ()
     missing: str = "value"
+    labels: tuple[str, ...] = ()
 
     @property
     def dimension(self) -> int:
@@ -191,6 +194,7 @@ def check_batch_rows(batch_rows: Any) -> int:
 #: The options of one column, by parameter name, with their command-line flag.
 ONE_COLUMN_OPTIONS = {
     "order": "--order",
+    "labels": "--labels",
     "prior": "--prior",
     "priors_from": "--priors-from",
     "utility": "--utility",
@@ -198,6 +202,25 @@ ONE_COLUMN_OPTIONS = {
     "noise": "--noise gaussian",
     "delta": "--delta",
 }
+
+
+def check_labels(labels: Any) -> tuple[str, ...]:
+    """The declared labels of a categorical column's domain: ``"a,b"`` or a sequence of distinct,
+    non-empty texts (empty for None).
+
+    Raises
+    ------
+    ValueError
+        On an empty or repeated label.
+    """
+    if labels is None:
+        return ()
+    items = [v.strip() for v in labels.split(",")] if isinstance(labels, str) else [str(v) for v in labels]
+    if not items or any(not v for v in items):
+        raise ValueError(f"labels must name non-empty labels 'a,b', got {labels!r}")
+    if len(set(items)) != len(items):
+        raise ValueError(f"labels must name each label once, got {labels!r}")
+    return tuple(items)
 
 
 def refuse_for_several(columns: Sequence[str], **given: bool) -> None:

@@ -137,6 +137,34 @@ class TableCalibration:
         """The estimate of the table a release writes: :attr:`data`, else :attr:`estimated`."""
         return self.data if self.data is not None else self.estimated
 
+    def domain(self) -> dict[str, Any]:
+        """One column: the domain the prior sets live on, in one line (issue 41): the values seen in
+        the table and the declared labels; a numeric column's bounds are taken from the data (a
+        value never seen lies outside every set). Several columns: the tuples' alphabet."""
+        est = self.estimated
+        if isinstance(est, EstimatedJointPriors):
+            return {"text": "the joint prior sets live on the tuples seen in the table (no declared domain)"}
+        declared = list(self.inputs.get("labels") or [])
+        if est.categorical:
+            text = f"the prior sets live on the column's {len(est.mapping)} labels: those seen in the table"
+            text += (
+                f" and the declared {declared}"
+                if declared
+                else " (no --labels: a label never seen is outside)"
+            )
+            return {"labels": len(est.mapping), "declared": declared, "text": text}
+        lo, hi = float(est.support[0]), float(est.support[-1])
+        return {
+            "values": int(est.support.size),
+            "bounds": [lo, hi],
+            "bounds_from": "data",
+            "text": (
+                f"the prior sets live on the {est.support.size} values seen in the table, bounds "
+                f"[{lo:.6g}, {hi:.6g}] taken from the data (no declared bounds: a value never seen is "
+                "outside every set)"
+            ),
+        }
+
     @property
     def scenario(self) -> Scenario:
         """The priors the scales are calibrated for (fitted if any, else empirical)."""
@@ -338,7 +366,12 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
     tool = f"pufferfish-privacy {version('pufferfish-privacy')}"
     rows = _result_rows(table)
     head = est.to_dict() if table.fitted is None else table.fitted.to_dict()
-    common = {"columns": list(table.columns), "units": list(table.units), "prior_set": table.prior_set()}
+    common = {
+        "columns": list(table.columns),
+        "units": list(table.units),
+        "prior_set": table.prior_set(),
+        "domain": table.domain(),
+    }
     if table.missing_atom is not None:  # the missing cells of a numeric column, and eps' of its values
         common["missing_atom"] = table.missing_atom.to_dict() | {"present_epsilons": list(table.epsilons)}
     if release is None:
@@ -462,6 +495,7 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         "rows_dropped": table.rows_dropped,
         "tuples": {s: p.size for s, p in table.priors().items()},
         "prior_set": table.prior_set(),
+        "domain": table.domain(),
         "channel": CHANNEL_TEXT,
         "results": rows,
     }

@@ -227,6 +227,7 @@ def estimate_from_source(
     spark: Any = None,
     public_kind: str | None = None,
     missing: str = "value",
+    labels: Sequence[str] = (),
 ) -> EstimatedPriors:
     """:func:`estimate_priors` on a source already resolved and pairs already checked.
 
@@ -238,7 +239,7 @@ def estimate_from_source(
     agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
     return priors_from_aggregates(
         agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description,
-        missing=missing,
+        missing=missing, declared=labels,
     )  # fmt: skip
 
 
@@ -255,6 +256,7 @@ def estimate_two_sources(
     spark: Any = None,
     public_kind: str | None = None,
     missing: str = "value",
+    labels: Sequence[str] = (),
 ) -> tuple[EstimatedPriors, EstimatedPriors]:
     """The table to release and the priors from another one (same column names), one mapping.
 
@@ -265,7 +267,7 @@ def estimate_two_sources(
     priors_source : TableSource
         The table the priors (and their sets) are estimated from, e.g. a public or historical
         sample.
-    secret, public, pairs, order, weight, engine, spark, public_kind, missing :
+    secret, public, pairs, order, weight, engine, spark, public_kind, missing, labels :
         As :func:`estimate_from_source`; a categorical public column gets the codes of ``order``,
         or of the sorted labels of both tables.
 
@@ -290,8 +292,11 @@ def estimate_two_sources(
             "table; give --categorical or --numeric"
         )
     if agg.categorical[0] and order is None:
-        order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]))
-    common = dict(secret=secret, public=public, pairs=pairs, order=order, weight=weight, missing=missing)
+        order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]) | {str(v) for v in labels})
+    common = dict(
+        secret=secret, public=public, pairs=pairs, order=order, weight=weight, missing=missing,
+        declared=labels,
+    )  # fmt: skip
     return (
         priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
         priors_from_aggregates(agg_p, **common, source=priors_source.description),  # type: ignore[arg-type]
@@ -480,8 +485,10 @@ def priors_from_aggregates(
     weight: str | None,
     source: str,
     missing: str = "value",
+    declared: Sequence[str] = (),
 ) -> EstimatedPriors:
-    """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine).
+    """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine);
+    ``declared`` are labels of a categorical column's domain, added to its alphabet when unseen.
 
     Raises
     ------
@@ -500,8 +507,13 @@ def priors_from_aggregates(
             f"spreads must stay finite in float64), got {big!r}; rescale the column"
         )
     mapping: tuple[tuple[str, int], ...] = ()
+    if not categorical and declared:
+        raise DataError(
+            f"labels declare a categorical column's domain; {public!r} is numeric ({agg.types[0]})"
+        )
     if categorical:
-        alphabet = _category_order(labels, order, public)
+        unseen = [str(v) for v in dict.fromkeys(declared) if str(v) not in set(labels)]
+        alphabet = _category_order(sorted([*labels, *unseen]), order, public)
         mapping = tuple((label, k) for k, label in enumerate(alphabet))
         index = {label: k for label, k in mapping}
         support = np.arange(len(alphabet), dtype=np.float64)
