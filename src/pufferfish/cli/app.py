@@ -169,6 +169,14 @@ LabelsOpt = Annotated[
         "so the prior sets put mass on them and a mapping may write them.",
     ),
 ]
+BoundsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--bounds",
+        help="Domain 'lo,hi' of a numeric public column, public (not from the data): values outside are "
+        "clamped, and the prior sets hold priors with mass anywhere in it.",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -219,6 +227,7 @@ def calibrate(
     time_limit: TimeLimitOpt = TIME_LIMIT,
     missing: MissingOpt = "value",
     labels: LabelsOpt = None,
+    bounds: BoundsOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
@@ -259,6 +268,7 @@ def calibrate(
             units=unit,
             missing=missing,
             labels=labels,
+            bounds=bounds,
         )
 
     table = guard(run)
@@ -339,6 +349,7 @@ def release(
     ] = None,
     missing: MissingOpt = "value",
     labels: LabelsOpt = None,
+    bounds: BoundsOpt = None,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -363,7 +374,7 @@ def release(
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
-            keep_unchecked=keep_unchecked, missing=missing, labels=labels,
+            keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds,
         )  # fmt: skip
 
     with progress_bar() as advance:

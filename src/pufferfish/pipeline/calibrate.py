@@ -53,6 +53,7 @@ from pufferfish.pipeline.request import (
 from pufferfish.pipeline.results import TableCalibration
 from pufferfish.priors.scenario import Scenario
 from pufferfish.priors.sets import check_prior_set
+from pufferfish.tables.domain import check_bounds, grid_gap, snapping_margin
 from pufferfish.tables.estimate import (
     EstimatedPriors,
     check_column_kinds,
@@ -104,6 +105,7 @@ def calibrate_table(
     units: Mapping[str, float] | Iterable[str] | None = None,
     missing: str = "value",
     labels: Sequence[str] | None = None,
+    bounds: str | Sequence[float] | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -129,9 +131,10 @@ def calibrate_table(
         randomized mappings (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`, labels in and
         out) for a categorical column, the additive mechanisms otherwise; a categorical column's
         codes get additive noise only when named.
-    order, labels, weight : sequence of str, sequence of str, str, optional
+    order, labels, bounds, weight : sequence of str, sequence of str, (float, float), str, optional
         Label order of a categorical public column (default: sorted); labels of its domain never
-        seen (in the alphabet and the prior sets: issue 41); frequency-weight column.
+        seen, or a numeric column's domain ``lo,hi`` (values clamped; the prior sets on it:
+        :mod:`pufferfish.tables.domain`); frequency-weight column.
     prior : {"empirical", "gaussian", "gmm", "gmm:K"}
         The adversary's prior: empirical (default), a maximum-likelihood Gaussian, or a Gaussian
         mixture (K components, or chosen by BIC), per secret (:mod:`pufferfish.tables.fit`).
@@ -147,12 +150,10 @@ def calibrate_table(
         Guarantee for every prior in a confidence set around each estimate (DKW band or L1 ball,
         :mod:`pufferfish.priors.sets`), or the estimate alone; default ``"dkw"`` for empirical
         priors with pure eps and Laplace noise, else ``"none"``. Under a set only ``optimal``
-        and ``l1`` (and the mappings) apply; the point-estimate ``optimal`` (or
-        ``optimal-mapping``) is added beside them.
-    confidence, prior_radius : float
-        The sets' level in (0, 1) (default 0.95), or their radius (DKW ``eta``, L1 ``r``) >= 0.
-    priors_from : str, pathlib.Path or DataFrame, optional
-        Table to estimate the priors from instead (same columns; the codes cover both tables).
+        and ``l1`` (and the mappings) apply, with the point-estimate optimum beside them.
+    confidence, prior_radius, priors_from : float, float, table, optional
+        The sets' level in (0, 1) (default 0.95) or radius (DKW ``eta``, L1 ``r``) >= 0; a table
+        to estimate the priors from instead (same columns; the codes cover both tables).
     utility : {"shares", "accuracy", "absolute"}, optional
         Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`); default
         ``"shares"`` (accuracy, each label keeping its share) for labels, else ``"absolute"``.
@@ -192,7 +193,7 @@ def calibrate_table(
     columns, kinds, unit_list = columns_and_kinds(
         public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
         prior=prior != "empirical", priors_from=priors_from is not None, utility=utility is not None,
-        labels=labels is not None)  # fmt: skip
+        labels=labels is not None, bounds=bounds is not None)  # fmt: skip
     prior_model, noise, delta = parse_prior_model(prior), check_noise(noise), check_delta(delta)
     if len(columns) > 1 and noise != "laplace":  # several columns: the product channel (issue 31)
         raise ValueError(JOINT_GAUSSIAN)
@@ -208,7 +209,7 @@ def calibrate_table(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
         time_limit=check_time_limit(time_limit), units=unit_list, missing=check_missing(missing),
-        labels=check_labels(labels),
+        labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     return calibrate_request(request)
 
@@ -291,7 +292,18 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
     atom = _missing_atom(r, estimated)  # a numeric column's missing cells: eps' for its values
     epsilons = r.epsilons if atom is None else tuple(atom.present_epsilon(e) for e in r.epsilons)
     how: dict[str, Any] = dict(delta=r.delta, noise=r.noise, utility=util, time_limit=r.time_limit)
+    gap = 0.0
+    if isinstance(estimated, EstimatedPriors) and r.bounds is not None and kind != "none":
+        gap = grid_gap(estimated.support)
+    margins: tuple[float, ...] = ()
+    if gap:  # declared bounds: the sets are checked on a grid, the margin covers the interval
+        margins = _snapping_margins(scenario, epsilons, best, gap, how)
+        epsilons = tuple(e - m for e, m in zip(epsilons, margins, strict=True))
     comparison = run_comparison(scenario, epsilons, mechanisms, secret_weights=weights, **how)
+    if gap:
+        comparison = tuple(
+            _within_margin(c, gap, dict(zip(epsilons, margins, strict=True))) for c in comparison
+        )
     if r.point_row and kind != "none" and best is not None:  # the price of the uncertainty
         at_point = run_comparison(point, epsilons, (best,), **how)
         comparison = tuple(
@@ -322,13 +334,47 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         "utility": None if util is None else util.kind,
         "missing": r.missing,
         "labels": list(r.labels) or None,
+        "bounds": None if r.bounds is None else list(r.bounds),
     }
     inputs.update(extra)  # several columns: the units used
     if r.categorical or r.numeric:  # the type overrides, when given
         inputs.update({"categorical": list(r.categorical), "numeric": list(r.numeric)})
     return TableCalibration(
-        inputs, estimated, fitted, comparison, epsilons, r.delta, r.noise, data, util, atom
+        inputs, estimated, fitted, comparison, epsilons, r.delta, r.noise, data, util, atom, margins
     )
+
+
+def _snapping_margins(
+    scenario: Scenario, epsilons: tuple[float, ...], best: Mechanism | None, gap: float, how: dict[str, Any]
+) -> tuple[float, ...]:
+    """Each budget's margin ``2 delta / b0`` (:func:`~pufferfish.tables.domain.snapping_margin`),
+    ``b0`` the best mechanism's scale on the grid at the whole budget, at most half the budget:
+    every scale calibrated at ``eps - margin`` is at least ``b0`` (a smaller budget needs more
+    noise), so its own ``2 delta / b`` stays within the margin (checked by :func:`_within_margin`)."""
+    first = run_comparison(scenario, epsilons, () if best is None else (best,), **how)
+    out = []
+    for eps in epsilons:
+        scales = [c.scale for c in first if isinstance(c, Calibration) and c.epsilon == eps]
+        b0 = max(scales, default=0.0)
+        out.append(min(eps / 2.0, snapping_margin(gap, b0)))
+    return tuple(out)
+
+
+def _within_margin(c: Any, gap: float, margins: Mapping[float, float]) -> Any:
+    """``c``, or a Skipped row when its scale does not keep ``2 delta / b`` within the margin of
+    its budget, or it is not Laplace noise (the snapping bound is for Laplace kernels)."""
+    if isinstance(c, Skipped) or c.epsilon not in margins or c.prior_set is None:
+        return c
+    if not isinstance(c, Calibration) or c.noise != "laplace":
+        return Skipped(
+            c.mechanism, c.epsilon, "declared bounds: the interval is checked for Laplace noise only"
+        )
+    if snapping_margin(gap, c.scale) > margins[c.epsilon] * (1 + 1e-12):
+        return Skipped(
+            c.mechanism, c.epsilon,
+            f"declared bounds: scale {c.scale:.6g} leaves 2 delta / b above {margins[c.epsilon]:.3g}",
+        )  # fmt: skip
+    return c
 
 
 def _missing_atom(r: TableRequest, estimated: EstimatedPriors | EstimatedJointPriors) -> MissingAtom | None:
@@ -366,7 +412,7 @@ def _estimate_one_column(
     model, n_components = r.prior_model
     how = dict(
         secret=r.secret, public=r.public, pairs=r.pairs, order=r.order, weight=r.weight, engine=r.engine,
-        spark=r.spark, missing=r.missing, labels=r.labels,
+        spark=r.spark, missing=r.missing, labels=r.labels, bounds=r.bounds,
     )  # fmt: skip
     data: EstimatedPriors | None = None
     if r.priors_source is None:

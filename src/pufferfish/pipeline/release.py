@@ -42,6 +42,7 @@ from pufferfish.pipeline.results import (
     report_dict,
 )
 from pufferfish.priors.sets import check_prior_set
+from pufferfish.tables.domain import check_bounds
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.fit import parse_prior_model
 from pufferfish.tables.kept import KeptColumn, check_kept
@@ -99,6 +100,7 @@ def release(
     keep_unchecked: str | Sequence[str] | None = None,
     missing: str = "value",
     labels: Sequence[str] | None = None,
+    bounds: str | Sequence[float] | None = None,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -156,9 +158,9 @@ def release(
         core).
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
-    priors_from, utility, read, time_limit, units, missing, labels : see :func:`calibrate_table`
+    priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
         The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
-        a missing cell is read (``"omit"`` refused when a released column has one), declared labels.
+        a missing cell is read (``"omit"`` refused when a released column has one), the domain.
     compare : bool
         Also compute and report the other mechanisms (as ``calibrate`` does); default False.
     keep_unchecked : str or sequence of str, optional
@@ -204,7 +206,7 @@ def release(
         public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
         prior=prior != "empirical", compare=compare, priors_from=priors_from is not None,
         utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0, labels=labels is not None,
-    )  # fmt: skip
+        bounds=bounds is not None)  # fmt: skip
     kept = check_kept(keep_unchecked, secret=secret, released=columns)
     several = len(columns) > 1
     if several and chosen_mechanism is not None and chosen_mechanism.name not in JOINT_RELEASE:
@@ -227,7 +229,7 @@ def release(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=default_set,
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
-        missing=check_missing(missing), labels=check_labels(labels),
+        missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept)
     return release_request(request, chosen_mechanism, target, rng)

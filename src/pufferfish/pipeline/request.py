@@ -78,6 +78,8 @@ class TableRequest:
         How a missing public cell is read (:data:`pufferfish.tables.model.MISSING_POLICIES`).
     labels : tuple of str
         One categorical column: labels of its domain, added to the alphabet when never seen.
+    bounds : (float, float) or None
+        One numeric column: its declared domain (:mod:`pufferfish.tables.domain`).
     """
 
     source: TableSource
@@ -107,6 +109,7 @@ class TableRequest:
     units: tuple[float | None, ...] = ()
     missing: str = "value"
     labels: tuple[str, ...] = ()
+    bounds: tuple[float, float] | None = None
 
     @property
     def dimension(self) -> int:
@@ -195,6 +198,7 @@ def check_batch_rows(batch_rows: Any) -> int:
 ONE_COLUMN_OPTIONS = {
     "order": "--order",
     "labels": "--labels",
+    "bounds": "--bounds",
     "prior": "--prior",
     "priors_from": "--priors-from",
     "utility": "--utility",

@@ -82,6 +82,9 @@ class TableCalibration:
         One numeric column with missing cells: their rates, and the split of each budget
         (``epsilons`` are then the present values' ``eps'``, the requested ones in ``inputs``;
         :mod:`pufferfish.tables.missing`). Else None.
+    domain_margins : tuple of float
+        One numeric column with declared bounds under a prior set: each budget's margin ``2
+        delta / b`` taken from it for the interval (:mod:`pufferfish.tables.domain`); empty else.
     """
 
     inputs: dict[str, Any]
@@ -94,6 +97,7 @@ class TableCalibration:
     data: EstimatedPriors | None = None
     utility: Utility | None = None
     missing_atom: MissingAtom | None = None
+    domain_margins: tuple[float, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -154,6 +158,21 @@ class TableCalibration:
             )
             return {"labels": len(est.mapping), "declared": declared, "text": text}
         lo, hi = float(est.support[0]), float(est.support[-1])
+        if est.bounds is not None:  # declared: the sets hold priors anywhere in [lo, hi]
+            margins = ", ".join(f"{m:.3g}" for m in self.domain_margins)
+            return {
+                "values": int(est.support.size),
+                "bounds": list(est.bounds),
+                "bounds_from": "declared",
+                "clamped_rows": est.clamped,
+                "margins": list(self.domain_margins),
+                "text": (
+                    f"the prior sets hold priors with mass anywhere in the declared bounds [{lo:.6g}, "
+                    f"{hi:.6g}] ({est.clamped} rows clamped into them; checked on a grid of "
+                    f"{est.support.size} points"
+                    + (f", plus the margin 2 delta / b = {margins} of epsilon)" if margins else ")")
+                ),
+            }
         return {
             "values": int(est.support.size),
             "bounds": [lo, hi],

@@ -21,6 +21,7 @@ import numpy as np
 from pufferfish._checks import short_repr
 from pufferfish.priors.distributions import DiscretePrior, to_release_grid
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
+from pufferfish.tables.domain import domain_grid
 from pufferfish.tables.model import (
     MISSING_LABEL,
     EstimatedJointPriors,
@@ -228,6 +229,7 @@ def estimate_from_source(
     public_kind: str | None = None,
     missing: str = "value",
     labels: Sequence[str] = (),
+    bounds: tuple[float, float] | None = None,
 ) -> EstimatedPriors:
     """:func:`estimate_priors` on a source already resolved and pairs already checked.
 
@@ -239,7 +241,7 @@ def estimate_from_source(
     agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
     return priors_from_aggregates(
         agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description,
-        missing=missing, declared=labels,
+        missing=missing, declared=labels, bounds=bounds,
     )  # fmt: skip
 
 
@@ -257,6 +259,7 @@ def estimate_two_sources(
     public_kind: str | None = None,
     missing: str = "value",
     labels: Sequence[str] = (),
+    bounds: tuple[float, float] | None = None,
 ) -> tuple[EstimatedPriors, EstimatedPriors]:
     """The table to release and the priors from another one (same column names), one mapping.
 
@@ -267,7 +270,7 @@ def estimate_two_sources(
     priors_source : TableSource
         The table the priors (and their sets) are estimated from, e.g. a public or historical
         sample.
-    secret, public, pairs, order, weight, engine, spark, public_kind, missing, labels :
+    secret, public, pairs, order, weight, engine, spark, public_kind, missing, labels, bounds :
         As :func:`estimate_from_source`; a categorical public column gets the codes of ``order``,
         or of the sorted labels of both tables.
 
@@ -295,7 +298,7 @@ def estimate_two_sources(
         order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]) | {str(v) for v in labels})
     common = dict(
         secret=secret, public=public, pairs=pairs, order=order, weight=weight, missing=missing,
-        declared=labels,
+        declared=labels, bounds=bounds,
     )  # fmt: skip
     return (
         priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
@@ -486,9 +489,12 @@ def priors_from_aggregates(
     source: str,
     missing: str = "value",
     declared: Sequence[str] = (),
+    bounds: tuple[float, float] | None = None,
 ) -> EstimatedPriors:
     """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine);
-    ``declared`` are labels of a categorical column's domain, added to its alphabet when unseen.
+    ``declared`` are labels of a categorical column's domain, added to its alphabet when unseen;
+    ``bounds`` a numeric column's domain: values clamped, the grid of
+    :func:`~pufferfish.tables.domain.domain_grid` added to its alphabet.
 
     Raises
     ------
@@ -511,6 +517,10 @@ def priors_from_aggregates(
         raise DataError(
             f"labels declare a categorical column's domain; {public!r} is numeric ({agg.types[0]})"
         )
+    if categorical and bounds is not None:
+        raise DataError(
+            f"bounds declare a numeric column's domain; {public!r} is categorical ({agg.types[0]})"
+        )
     if categorical:
         unseen = [str(v) for v in dict.fromkeys(declared) if str(v) not in set(labels)]
         alphabet = _category_order(sorted([*labels, *unseen]), order, public)
@@ -522,10 +532,7 @@ def priors_from_aggregates(
             raise DataError(
                 f"order applies to a categorical public column; {public!r} is numeric ({agg.types[0]})"
             )
-        # the released centres: values rounded to the release grid (priors.to_release_grid)
-        on_grid = to_release_grid(np.asarray(labels, dtype=np.float64))
-        support, where = np.unique(on_grid, return_inverse=True)
-        index = {v: int(where[k]) for k, v in enumerate(labels)}
+        support, index = _numeric_alphabet(labels, bounds)
 
     secrets: list[str] = []
     for a, b in pairs:
@@ -572,7 +579,25 @@ def priors_from_aggregates(
         missing=missing,
         missing_cells=agg.missing_cells[0],
         missing_groups=tuple(SecretGroup(s, n, w, w2) for s, n, w, w2 in agg.missing_groups if s in rows),
+        bounds=bounds,
+        clamped=0
+        if bounds is None
+        else sum(n for _, (v,), n, _, _ in agg.counts if not bounds[0] <= v <= bounds[1]),
     )
+
+
+def _numeric_alphabet(values: list[Any], bounds: tuple[float, float] | None) -> tuple[Any, dict[Any, int]]:
+    """A numeric column's alphabet and each value's index in it: the released centres, values
+    rounded to the release grid (:func:`~pufferfish.priors.distributions.to_release_grid`); with
+    ``bounds``, values clamped first and the domain's grid added (:mod:`pufferfish.tables.domain`)."""
+    raw = np.asarray(values, dtype=np.float64)
+    if bounds is None:
+        support, where = np.unique(to_release_grid(raw), return_inverse=True)
+        return support, {v: int(where[k]) for k, v in enumerate(values)}
+    on_grid = to_release_grid(np.clip(raw, bounds[0], bounds[1]))
+    support = np.unique(np.concatenate([on_grid, domain_grid(*bounds)]))
+    where = np.searchsorted(support, on_grid)
+    return support, {v: int(where[k]) for k, v in enumerate(values)}
 
 
 def _check_secret_value(value: str, known: set[str], secret: str) -> None:

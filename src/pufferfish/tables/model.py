@@ -93,6 +93,11 @@ class EstimatedPriors:
     missing_groups : tuple of SecretGroup
         A numeric column under ``"value"``: the rows of each secret of the pairs with the cell
         missing (:mod:`pufferfish.tables.missing`); empty otherwise.
+    bounds : (float, float) or None
+        A numeric column's declared domain (:mod:`pufferfish.tables.domain`): values clamped into
+        it, its grid in ``support``.
+    clamped : int
+        Rows whose value lay outside ``bounds`` (clamped).
     """
 
     scenario: Scenario
@@ -111,6 +116,8 @@ class EstimatedPriors:
     missing: str = "value"
     missing_cells: int = 0
     missing_groups: tuple[SecretGroup, ...] = ()
+    bounds: tuple[float, float] | None = None
+    clamped: int = 0
 
     @property
     def secret_weights(self) -> dict[str, float]:

@@ -88,13 +88,26 @@ class ReleasedColumn:
 
 def column_perturber(column: ReleasedColumn, noise: str, workers: int, sampler: str) -> Perturb:
     """The :data:`Perturb` of one released column: :func:`mapper` with a mapping,
-    :func:`responder` with labels, else :func:`adder`."""
+    :func:`responder` with labels, else :func:`adder`; a numeric column with declared bounds has
+    its values clamped into them first, as in its priors (:mod:`pufferfish.tables.domain`)."""
     if column.mapping is not None:
         assert column.estimated is not None, "a mapping's column carries its estimate"
-        return mapper(column.mapping, column.estimated)
-    if column.labels:
+        perturb = mapper(column.mapping, column.estimated)
+    elif column.labels:
         return responder(column.channel, column.labels)
-    return adder(noise, column.scale, workers, sampler)
+    else:
+        perturb = adder(noise, column.scale, workers, sampler)
+    bounds = None if column.estimated is None else column.estimated.bounds
+    if bounds is None:
+        return perturb
+    lo, hi = bounds
+
+    def clamped(
+        codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
+    ) -> tuple[pa.Array, dict[str, Any]]:
+        return perturb(np.clip(codes, lo, hi), present, gen)
+
+    return clamped
 
 
 def adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
