@@ -129,9 +129,9 @@ def measured_losses(
     """The measured loss of each kept column (module docstring), by ``run`` (SQL on a table or
     view named ``t``; ``quote`` quotes an identifier, ``text`` is the engine's text type).
 
-    Two queries per pair and column: a value seen under one secret only (loss ``inf``), else
-    the value of the largest ``|log(n_i / N_i) - log(n_j / N_j)|``; counts are rows (or the
-    weights' sums).
+    One query per pair and column: a value seen under one secret only comes first (loss
+    ``inf``), else the value of the largest ``|log(n_i / N_i) - log(n_j / N_j)|``; counts are
+    rows (or the weights' sums), ``N`` their totals over the column's values (a window sum).
     """
     s = f"CAST({quote(secret)} AS {text})"
     w = "1.0" if weight is None else f"CAST({quote(weight)} AS DOUBLE)"
@@ -141,23 +141,18 @@ def measured_losses(
         worst: KeptColumn | None = None
         for a, b in pairs:
             la, lb = _literal(a), _literal(b)
-            groups = (
-                f"SELECT {v} AS v, SUM(CASE WHEN {s} = {la} THEN {w} ELSE 0 END) AS na, "
+            top = run(
+                f"WITH g AS (SELECT {v} AS v, SUM(CASE WHEN {s} = {la} THEN {w} ELSE 0 END) AS na, "
                 f"SUM(CASE WHEN {s} = {lb} THEN {w} ELSE 0 END) AS nb FROM t WHERE {s} IN ({la}, {lb}) "
-                f"GROUP BY {v}"
+                f"GROUP BY {v}) "
+                "SELECT v, (na > 0) <> (nb > 0) AS one_sided, CASE WHEN na > 0 AND nb > 0 THEN "
+                "ABS(LN(na / SUM(na) OVER ()) - LN(nb / SUM(nb) OVER ())) END AS l FROM g "
+                "ORDER BY one_sided DESC, l DESC NULLS LAST, v LIMIT 1"
             )
-            one_sided = run(f"SELECT v FROM ({groups}) g WHERE (na > 0) <> (nb > 0) ORDER BY v LIMIT 1")
-            if one_sided:
-                found = KeptColumn(column, math.inf, (a, b), _text(one_sided[0][0]))
-            else:
-                top = run(
-                    f"SELECT v, ABS(LN(na / ta) - LN(nb / tb)) AS l FROM ({groups}) g CROSS JOIN "
-                    f"(SELECT SUM(na) AS ta, SUM(nb) AS tb FROM ({groups}) h) tot WHERE na > 0 AND nb > 0 "
-                    "ORDER BY l DESC, v LIMIT 1"
-                )
-                if not top:
-                    continue  # neither secret of the pair occurs
-                found = KeptColumn(column, float(top[0][1]), (a, b), _text(top[0][0]))
+            if not top or (not top[0][1] and top[0][2] is None):
+                continue  # neither secret of the pair occurs (with a positive weight)
+            value, one_sided, loss = top[0]
+            found = KeptColumn(column, math.inf if one_sided else float(loss), (a, b), _text(value))
             if worst is None or found.loss > worst.loss:
                 worst = found
         if worst is not None:
