@@ -103,6 +103,9 @@ def test_values_outside_are_clamped_and_the_report_says_so(tmp_path: Path) -> No
     noise = got - frame["x"].clip(0, 25).to_numpy()
     assert abs(np.mean(np.abs(noise)) - res.chosen.scale) < 0.15 * res.chosen.scale  # type: ignore[union-attr]
     assert res.calibration.inputs["bounds"] == [0.0, 25.0]
+    point = release(src, secret="s", public="x", pairs=["A,B"], epsilon=1.0, output=tmp_path / "p.csv",
+                    bounds="0,25", rng=1, prior_set="none")  # fmt: skip
+    assert point.report["domain"]["text"].endswith("no prior set: the guarantee is for the point estimate")
 
 
 def test_bounds_are_checked_at_the_edge(tmp_path: Path) -> None:

@@ -143,8 +143,15 @@ class TableCalibration:
 
     def domain(self) -> dict[str, Any]:
         """One column: the domain the prior sets live on, in one line (issue 41): the values seen in
-        the table and the declared labels; a numeric column's bounds are taken from the data (a
-        value never seen lies outside every set). Several columns: the tuples' alphabet."""
+        the table and the declared labels; a numeric column's bounds are declared or taken from the
+        data (a value never seen lies outside every set). Several columns: the tuples' alphabet.
+        Without a prior set the text says the guarantee is for the point estimate."""
+        out = self._domain()
+        if self.prior_set()["kind"] == "none" and "no prior set" not in out["text"]:
+            out["text"] = "no prior set: the guarantee is for the point estimate; " + out["text"]
+        return out
+
+    def _domain(self) -> dict[str, Any]:
         est = self.estimated
         if isinstance(est, EstimatedJointPriors):
             return {"text": "the joint prior sets live on the tuples seen in the table (no declared domain)"}
@@ -169,8 +176,10 @@ class TableCalibration:
                 "text": (
                     f"the prior sets hold priors with mass anywhere in the declared bounds [{lo:.6g}, "
                     f"{hi:.6g}] ({est.clamped} rows clamped into them; checked on a grid of "
-                    f"{est.support.size} points"
-                    + (f", plus the margin 2 delta / b = {margins} of epsilon)" if margins else ")")
+                    f"{est.support.size} points, plus the margin 2 delta / b = {margins} of epsilon)"
+                    if margins
+                    else f"declared bounds [{lo:.6g}, {hi:.6g}] ({est.clamped} rows clamped into them); "
+                    "no prior set: the guarantee is for the point estimate"
                 ),
             }
         return {
