@@ -362,3 +362,21 @@ def test_spark_release_with_declared_bounds_clamps_as_duckdb(tmp_path: Path, spa
     assert sp.report["domain"]["clamped_rows"] > 0
     got = pd.read_parquet(tmp_path / "s.parquet")["x"].to_numpy()
     assert abs(np.median(got) - 15) < 8 and got.size == 300
+
+
+def test_spark_release_with_a_checked_kept_column(tmp_path: Path, spark: Any) -> None:
+    # issue 41, --keep with Spark: the same joint calibration, the kept column written as it is
+    import pandas as pd
+
+    rng = np.random.default_rng(9)
+    n = 2000
+    s = rng.choice(["a", "b"], n)
+    frame = pd.DataFrame({"s": s, "x": rng.integers(0, 6, n), "k": np.where(rng.random(n) < 0.5, "u", "v")})
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    how = dict(secret="s", public="x", pairs=[("a", "b")], epsilon=1.0, keep="k", rng=3, prior_set="none")
+    duck = release(path, output=tmp_path / "d.parquet", **how)  # type: ignore[arg-type]
+    sp = release(path, output=tmp_path / "s.parquet", engine="spark", spark=spark, **how)  # type: ignore[arg-type]
+    assert sp.chosen.scale == duck.chosen.scale  # type: ignore[union-attr]
+    got = pd.read_parquet(tmp_path / "s.parquet")
+    assert sorted(got.columns) == ["k", "x"] and sorted(got["k"]) == sorted(frame["k"])

@@ -340,6 +340,8 @@ def _joint_rule(scenario: Scenario, m: Mechanism, noise: str) -> str | None:
         return JOINT_GAUSSIAN
     if m.criterion == "eps-MI PP" and scenario.metric is not None and any(scenario.metric.categorical):
         return "eps-MI on several columns reads numeric variances: not for a categorical column"
+    if m.name != "optimal" and scenario.metric is not None and any(scenario.metric.identity):
+        return "a column kept in clear is released as it is: only the exact check (optimal) applies"
     return None
 
 

@@ -350,6 +350,15 @@ def release(
     missing: MissingOpt = "value",
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            "--keep",
+            help="Other columns 'a,b' written as they are, INSIDE the check: released jointly with the "
+            "public column(s) (only optimal applies); refused, one line per column, when they alone "
+            "exceed epsilon.",
+        ),
+    ] = None,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -374,7 +383,7 @@ def release(
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
-            keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds,
+            keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds, keep=keep,
         )  # fmt: skip
 
     with progress_bar() as advance:

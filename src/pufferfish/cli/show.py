@@ -289,6 +289,8 @@ def _drawn_text(column: str, about: Mapping[str, Any]) -> str:
     """``"age Laplace(2.5)"`` or ``"workclass randomized response, keep 0.61"``."""
     if about["kind"] == "laplace":
         return f"{column} Laplace({about['scale']:.6g})"
+    if about["kind"] == "randomized-response" and about["keep_probability"] == 1.0:
+        return f"{column} as it is (kept, or no noise needed; inside the check)"
     if about["kind"] == "randomized-response":
         return (
             f"{column} randomized response on {about['labels']} labels, keep {about['keep_probability']:.4g}"

@@ -135,19 +135,22 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
     best = (-math.inf, 0.0, 0)
     for flat, order, dist in _sorted_blocks(alphabet, metric, axes, shape):
         log_k = dist / -float(scale)  # K ascending along each row: distances descending
-        log_k -= log_k[:, -1:]
-        kern = np.exp(log_k)  # ascending, last is 1
+        with np.errstate(invalid="ignore"):  # identity axes: K = 0 off the vertex's label
+            log_k -= np.where(np.isfinite(log_k[:, -1:]), log_k[:, -1:], 0.0)
+        kern = np.exp(log_k)  # ascending, last is 1 (0 when no tuple has the vertex's kept label)
         values = []
         for p, t in ((p_i, t_i), (p_j, t_j)):
             mass = p[order]
             values.append((_knapsack(mass, kern, t, up=True), _knapsack(mass, kern, t, up=False)))
         (n_i, d_i), (n_j, d_j) = values
-        with np.errstate(divide="ignore"):
-            forward = np.log(n_i) - np.log(d_j)
-            backward = np.log(n_j) - np.log(d_i)
-        loss = np.maximum(forward, backward)
-        with np.errstate(divide="ignore"):
-            err = 2.0 * (2 * k + len(axes) + 4) * _U * (1.0 + 1.0 / np.minimum(d_i, d_j)) + _U * np.abs(loss)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # a numerator 0 (identity axes: no prior of the ball gives y) bounds nothing that way
+            forward = np.where(n_i > 0, np.log(n_i) - np.log(d_j), -np.inf)
+            backward = np.where(n_j > 0, np.log(n_j) - np.log(d_i), -np.inf)
+            least = np.minimum(np.where(n_i > 0, d_j, np.inf), np.where(n_j > 0, d_i, np.inf))
+            loss = np.maximum(forward, backward)
+            err = 2.0 * (2 * k + len(axes) + 4) * _U * (1.0 + 1.0 / least) + _U * np.abs(loss)
+        err = np.where(np.isfinite(loss), err, 0.0)  # an infinite loss fails; none is no output
         upper = loss + err
         at = int(np.argmax(upper))
         if upper[at] > best[0] + best[1]:
@@ -219,7 +222,9 @@ def _distances(
     """``sum_c scales_c d_c(y_c, x_c)`` for every vertex (rows of ``y``) and tuple of the alphabet."""
     out = np.zeros((y.shape[0], alphabet.shape[0]))
     for c, cat in enumerate(metric.categorical):
-        if cat:
+        if metric.identity[c]:  # released as it is: another label is infinitely far
+            out += np.where(y[:, c, None] != alphabet[None, :, c], np.inf, 0.0)
+        elif cat:
             out += scales[c] * (y[:, c, None] != alphabet[None, :, c])
         else:
             out += scales[c] * np.abs(y[:, c, None] - alphabet[None, :, c])

@@ -180,8 +180,7 @@ def product_laplace_loss(
     Raises
     ------
     ValueError
-        If the dimensions differ, ``scale`` is not finite and > 0, or a categorical coordinate is
-        not a label code.
+        If the dimensions differ, ``scale`` is not finite and > 0, or a coordinate is not a code.
     pufferfish.loss.divergence.MemoryLimitError
         If the grid has more than ``max_vertices`` vertices ("not run: ... needs about N GiB",
         before allocating; the message gives the grid and suggests binning).
@@ -201,7 +200,8 @@ def product_laplace_loss(
     (likewise below the first). So moving ``y_1``, then ``y_2``, ..., then ``y_d`` to a suitable
     value of its axis never decreases ``|L|``, and ``sup_{R^d} |L| = max`` over the product grid
     ``V_1 x ... x V_d``. A categorical coordinate takes finitely many values, all of them in
-    ``V_k`` (every label code), so the maximum over them is exact.
+    ``V_k`` (every label code), so the maximum over them is exact; an identity axis (a column
+    released as it is) is not contracted, and an output neither prior gives is left out.
 
     *Computation.* ``log f_s`` on the whole grid is a separable contraction: start from the
     tensor ``T = log P(. | s)`` on the grid (``-inf`` off the support) and, for each axis ``k``,
@@ -244,8 +244,9 @@ def product_laplace_loss(
         t[where] = prior.log_pmf
         err = 0.0
         for k, ax in enumerate(axes):
-            # along axis k: logsumexp_x (T[..., x, ...] - d_k(v, x) / (b w_k)), O(|V_k|) per line
-            line = np.moveaxis(t, k, -1)
+            if metric.identity[k]:  # released as it is: y_k = x_k, nothing to sum along the axis
+                continue
+            line = np.moveaxis(t, k, -1)  # logsumexp_x (T[..., x, ...] - d_k(v, x) / (b w_k))
             if metric.categories[k]:
                 rate = (1.0 / (float(scale) * metric.units[k])) * (1.0 + 4.0 * _U)
                 sums, bounds = response_log_sums(line, rate)
@@ -256,7 +257,8 @@ def product_laplace_loss(
             err += float(bounds[finite].max()) if finite.any() else 0.0
         tensors.append((t, err))
     (t_i, e_i), (t_j, e_j) = tensors
-    ratio = t_i - t_j
+    with np.errstate(invalid="ignore"):  # identity axes: an output neither prior can give
+        ratio = np.where(np.isneginf(t_i) & np.isneginf(t_j), 0.0, t_i - t_j)
     flat = int(np.argmax(np.abs(ratio)))
     at = np.unravel_index(flat, shape)
     value = float(abs(ratio[at]))

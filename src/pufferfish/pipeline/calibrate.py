@@ -20,6 +20,7 @@ The walk, each step once:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -65,7 +66,7 @@ from pufferfish.tables.estimate import (
 )
 from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
 from pufferfish.tables.missing import MissingAtom, missing_atom, present_confidence
-from pufferfish.tables.model import EstimatedJointPriors, check_missing
+from pufferfish.tables.model import EstimatedJointPriors, check_missing, label_text
 from pufferfish.tables.source import CsvOptions, DataError, resolve_source
 
 __all__ = [
@@ -273,11 +274,14 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
     estimated: EstimatedPriors | EstimatedJointPriors
     best: Mechanism | None
     if r.dimension > 1:
+        units = (*(r.units or (None,) * len(r.columns)), *(None,) * len(r.keep))  # kept: unused
         estimated = estimate_joint(
-            r.source, secret=r.secret, columns=r.columns, pairs=r.pairs, weight=r.weight,
-            categorical=r.categorical, numeric=r.numeric, units=r.units, prior_set=r.prior_set,
-            engine=r.engine, spark=r.spark, missing=r.missing,
+            r.source, secret=r.secret, columns=(*r.columns, *r.keep), pairs=r.pairs, weight=r.weight,
+            categorical=r.categorical, numeric=r.numeric, units=units, prior_set=r.prior_set,
+            engine=r.engine, spark=r.spark, missing=r.missing, keep=r.keep,
         )  # fmt: skip
+        if r.keep:
+            refuse_kept_alone(estimated, r.keep, min(r.epsilons))
         fitted, data, util, weights = None, None, None, None
         extra: dict[str, Any] = {"units": list(estimated.units)}
         mechanisms = None if r.default_set else r.mechanisms  # None: every one that applies
@@ -375,6 +379,66 @@ def _within_margin(c: Any, gap: float, margins: Mapping[float, float]) -> Any:
             f"declared bounds: scale {c.scale:.6g} leaves 2 delta / b above {margins[c.epsilon]:.3g}",
         )  # fmt: skip
     return c
+
+
+#: A scale at which every noisy column is flat (``Laplace(1e12 w_k)``): the loss left is the kept
+#: columns' own, up to about ``1e-12`` of each column's range.
+KEPT_ALONE_SCALE = 1e12
+
+
+def refuse_kept_alone(estimated: EstimatedJointPriors, keep: Sequence[str], epsilon: float) -> None:
+    """Refuse, before any noise is drawn or anything written, columns kept in clear whose own loss
+    exceeds ``epsilon``: no noise on the released columns can hide them (issue 41).
+
+    The decision is the exact check at :data:`KEPT_ALONE_SCALE` (over the prior sets when there
+    are some); the message has one line per kept column with its loss at the point estimate and
+    the value that decides it (``relationship: loss inf ('Husband' occurs only with
+    Married-civ-spouse)``).
+
+    Raises
+    ------
+    DataError
+        When the kept columns alone exceed ``epsilon``.
+    """
+    from pufferfish.calibration import check_pairs
+
+    chk = check_pairs(estimated.scenario, "laplace", KEPT_ALONE_SCALE, epsilon, 0.0)
+    if chk.passes(epsilon):
+        return
+    lines = []
+    (prior,) = estimated.scenario.priors
+    for name in keep:
+        k = estimated.columns.index(name)
+        labels = estimated.labels[k]
+        worst = (0.0, "")
+        for a, b in estimated.scenario.pairs:
+            p, q = (_marginal(prior.conditionals[s], k, len(labels)) for s in (a, b))
+            for code, (x, y) in enumerate(zip(p, q, strict=True)):
+                shown = label_text(labels[code])
+                if (x > 0) != (y > 0):
+                    only = a if x > 0 else b
+                    worst = max(worst, (math.inf, f"{shown!r} occurs only with {only}"), key=lambda t: t[0])
+                elif x > 0 and abs(math.log(x / y)) > worst[0]:
+                    worst = (abs(math.log(x / y)), f"{shown!r}: {x:.4g} vs {y:.4g}")
+        lines.append(f"{name}: loss {worst[0]:.6g} at the estimate ({worst[1]})")
+    why = ""
+    if prior.sets is not None:
+        why = (
+            "; the prior sets hold priors the kept values tell apart beyond epsilon, e.g. without mass on "
+            "a value for one secret: give --prior-set none for the estimate, or keep fewer values"
+        )
+    raise DataError(
+        f"the columns kept in clear alone exceed epsilon {epsilon:g} (exact loss {chk.value:.6g} over the "
+        f"priors checked{why}), whatever the noise on the others: " + "; ".join(lines)
+    )
+
+
+def _marginal(prior: Any, k: int, labels: int) -> list[float]:
+    """The pmf of column ``k``'s label codes ``0..labels-1`` under a joint prior."""
+    out = [0.0] * labels
+    for point, mass in zip(prior.support, prior.pmf, strict=True):
+        out[int(point[k])] += float(mass)
+    return out
 
 
 def _missing_atom(r: TableRequest, estimated: EstimatedPriors | EstimatedJointPriors) -> MissingAtom | None:

@@ -44,8 +44,17 @@ def _draws(
     (a numeric column's sampler grid, :data:`RELEASE_EXPONENT` for label codes and for a seeded
     draw), from one :func:`~pufferfish.noise.samplers.sampler_grid` per numeric column."""
     out, exponents = [], []
-    for c, cat, labels, w in zip(table.columns, table.categorical, table.labels, table.units, strict=True):
-        if cat:
+    metric = table.scenario.metric
+    kept = metric.identity if metric is not None else (False,) * len(table.columns)
+    for c, cat, labels, w, same in zip(
+        table.columns, table.categorical, table.labels, table.units, kept, strict=True
+    ):
+        if same:  # kept in clear inside the check: the identity channel, every label as it is
+            codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)
+            identity = RandomizedResponseChannel(len(labels), ONE, 0) if len(labels) >= 2 else None
+            out.append(ReleasedColumn(c, True, codes_for, 0.0, identity, tuple(labels)))
+            exponents.append(RELEASE_EXPONENT)
+        elif cat:
             codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)
             channel = None
             drawn = math.inf

@@ -20,6 +20,7 @@ from pufferfish.calibration import REGISTRY, Calibration, MappingCalibration, Sk
 from pufferfish.calibration import check_pairs as check_privacy
 from pufferfish.calibration.mapping import additive_utility
 from pufferfish.priors.distributions import DiscretePrior
+from pufferfish.priors.joint import Metric
 from pufferfish.tables.model import EstimatedPriors
 from pufferfish.transport.line import TransportPlan, kantorovich_plan
 
@@ -250,8 +251,11 @@ def joint_report_figures(
     priors = table.priors()
     metric = table.scenario.metric
     assert metric is not None, "joint scenarios carry a metric"
+    # a kept column (identity channel) is infinitely far from another label: its plans are drawn
+    # with the Hamming distance instead (the figure shows how mass moves; no scale is read from it)
+    drawn = Metric(metric.units, metric.categories)
     plans = tuple(
-        joint_plan(priors[pair[0]], priors[pair[1]], metric, k) for k in ("kantorovich", "bottleneck")
+        joint_plan(priors[pair[0]], priors[pair[1]], drawn, k) for k in ("kantorovich", "bottleneck")
     )
     checked = [c for c in comparison if isinstance(c, Calibration) and c.numerically_checked]
     loss_scales = loss_scale_grid([c.scale for c in checked if c.noise == "laplace"])

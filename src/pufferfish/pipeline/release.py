@@ -99,6 +99,7 @@ def release(
     units: Mapping[str, float] | Iterable[str] | None = None,
     keep_unchecked: str | Sequence[str] | None = None,
     missing: str = "value",
+    keep: str | Sequence[str] | None = None,
     labels: Sequence[str] | None = None,
     bounds: str | Sequence[float] | None = None,
 ) -> ReleaseResult:
@@ -114,13 +115,10 @@ def release(
         channel, :func:`~pufferfish.pipeline.draws.drawn_scales_check`; ``order``, ``prior``,
         ``priors_from``, ``utility``, ``compare``, Gaussian noise and ``delta`` are for one
         column and refused). Additive noise: a categorical column's codes (report's ``mapping``)
-        or a numeric column's values plus noise; a mapping mechanism
-        (:data:`~pufferfish.calibration.MAPPING_MECHANISMS`) draws each value from the checked
-        matrix: labels stay labels (a missing cell one of them, ``missing``).
-    epsilon : float
-        Finite and > 0.
-    output : str or pathlib.Path
-        ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq``; the JSON report beside it.
+        or a numeric column's values plus noise; a mapping (:data:`~.calibration.MAPPING_MECHANISMS`)
+        draws each value from the checked matrix: labels stay labels (a missing cell one of them).
+    epsilon, output : float, str or pathlib.Path
+        Finite and > 0; ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` (the JSON report beside it).
     mechanism : str, optional
         Calibrator whose scale (or matrix) is used, one of
         :data:`~pufferfish.calibration.MECHANISMS`. Default (None): the column's
@@ -162,10 +160,11 @@ def release(
         The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
         a missing cell is read (``"omit"`` refused when a released column has one), the domain.
     compare : bool
-        Also compute and report the other mechanisms (as ``calibrate`` does); default False.
-    keep_unchecked : str or sequence of str, optional
-        Other columns written in clear, NOT covered by the check (assumed independent of the
-        secret, each with its measured loss: :mod:`pufferfish.tables.kept`); the secret refused.
+        Also report the other mechanisms (as ``calibrate`` does); default False.
+    keep, keep_unchecked : str or sequence of str, optional
+        Other columns written as they are: ``keep`` inside the check (released jointly, the
+        identity channel), ``keep_unchecked`` NOT covered (assumed independent of the secret, each
+        with its measured loss: :mod:`pufferfish.tables.kept`); the secret refused.
 
     Returns
     -------
@@ -207,7 +206,8 @@ def release(
         prior=prior != "empirical", compare=compare, priors_from=priors_from is not None,
         utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0, labels=labels is not None,
         bounds=bounds is not None)  # fmt: skip
-    kept = check_kept(keep_unchecked, secret=secret, released=columns)
+    keep_cols = check_kept(keep, secret=secret, released=columns, name="keep")
+    kept = check_kept(keep_unchecked, secret=secret, released=(*columns, *keep_cols))
     several = len(columns) > 1
     if several and chosen_mechanism is not None and chosen_mechanism.name not in JOINT_RELEASE:
         raise ValueError(
@@ -228,7 +228,7 @@ def release(
         prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=default_set,
-        point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list,
+        point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list, keep=keep_cols,
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept)
@@ -298,15 +298,15 @@ def _output_plan(request: TableRequest, keep: Sequence[str]) -> tuple[list[str],
         from pufferfish.tables import spark_engine
 
         written, found = spark_engine.written_and_kept(
-            request.source, secret=request.secret, pairs=pairs, released=request.columns, keep=keep,
-            weight=request.weight, spark=request.spark,
+            request.source, secret=request.secret, pairs=pairs, released=(*request.columns, *request.keep),
+            keep=keep, weight=request.weight, spark=request.spark,
         )  # fmt: skip
     else:
         from pufferfish.tables import duckdb_engine
 
         written, found = duckdb_engine.written_and_kept(
-            request.source, secret=request.secret, pairs=pairs, released=request.columns, keep=keep,
-            weight=request.weight,
+            request.source, secret=request.secret, pairs=pairs, released=(*request.columns, *request.keep),
+            keep=keep, weight=request.weight,
         )  # fmt: skip
     return written, tuple(found)
 

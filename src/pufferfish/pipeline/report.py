@@ -477,6 +477,8 @@ def _joint_release(release: dict[str, Any], table: TableCalibration) -> list[str
         noise = release["column_noise"][c]
         if noise["kind"] == "laplace":
             how = f"Laplace, sd {fmt(math.sqrt(2.0) * drawn)}"
+        elif noise["kind"] == "randomized-response" and noise["keep_probability"] == 1.0:
+            how = "released as it is (a kept column, or no noise needed), inside the check"
         elif noise["kind"] == "randomized-response":
             how = (
                 f"randomized response on {noise['labels']} labels, keep {fmt(noise['keep_probability'])}, "

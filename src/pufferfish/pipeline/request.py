@@ -80,6 +80,9 @@ class TableRequest:
         One categorical column: labels of its domain, added to the alphabet when never seen.
     bounds : (float, float) or None
         One numeric column: its declared domain (:mod:`pufferfish.tables.domain`).
+    keep : tuple of str
+        Columns written as they are, inside the check: released jointly with ``columns`` by the
+        identity channel (:class:`~pufferfish.priors.joint.Metric` ``identity``).
     """
 
     source: TableSource
@@ -110,11 +113,12 @@ class TableRequest:
     missing: str = "value"
     labels: tuple[str, ...] = ()
     bounds: tuple[float, float] | None = None
+    keep: tuple[str, ...] = ()
 
     @property
     def dimension(self) -> int:
-        """``d``, the number of public columns."""
-        return len(self.columns)
+        """``d``, the number of columns the check covers: the released ones and the kept ones."""
+        return len(self.columns) + len(self.keep)
 
     @property
     def public(self) -> str:

@@ -228,6 +228,10 @@ class Metric:
     categories : sequence of int, length d, optional
         ``m_k >= 1``, the number of labels of a categorical column, or 0 for a numeric one.
         Default: every column numeric.
+    identity : sequence of bool, length d, optional
+        Categorical columns released as they are (the identity channel: a column kept in clear
+        inside the check, issue 41): distance ``inf`` between different labels, no noise at any
+        scale. Default: none.
 
     Raises
     ------
@@ -246,6 +250,7 @@ class Metric:
 
     units: tuple[float, ...]
     categories: tuple[int, ...] = ()
+    identity: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         units = tuple(float(w) for w in self.units)
@@ -254,8 +259,14 @@ class Metric:
         cats = tuple(self.categories) or (0,) * len(units)
         if len(cats) != len(units) or not all(isinstance(m, (int, np.integer)) and m >= 0 for m in cats):
             raise ValueError(f"categories must be {len(units)} integers >= 0, got {self.categories!r}")
+        same = tuple(bool(v) for v in self.identity) or (False,) * len(units)
+        if len(same) != len(units) or any(v and not m for v, m in zip(same, cats, strict=True)):
+            raise ValueError(
+                f"identity must mark {len(units)} columns, categorical ones only, got {self.identity!r}"
+            )
         object.__setattr__(self, "units", units)
         object.__setattr__(self, "categories", tuple(int(m) for m in cats))
+        object.__setattr__(self, "identity", same)
 
     @classmethod
     def ones(cls, d: int) -> Metric:
@@ -274,7 +285,7 @@ class Metric:
 
     def with_units(self, units: tuple[float, ...]) -> Metric:
         """The same columns with other units."""
-        return Metric(units, self.categories)
+        return Metric(units, self.categories, self.identity)
 
     def distances(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         """``d(a_r, b_c)`` for every row ``r`` of ``a`` (n, d) and ``c`` of ``b`` (m, d): shape (n, m).
@@ -286,7 +297,9 @@ class Metric:
             raise ValueError(f"points must have {self.dimension} columns, got {a.shape[1]} and {b.shape[1]}")
         out = np.zeros((a.shape[0], b.shape[0]))
         for k, (w, cat) in enumerate(zip(self.units, self.categorical, strict=True)):
-            if cat:
+            if self.identity[k]:  # released as it is: another label is infinitely far
+                out += np.where(a[:, k, None] != b[None, :, k], np.inf, 0.0)
+            elif cat:
                 out += (a[:, k, None] != b[None, :, k]) / w
             else:
                 out += np.abs(a[:, k, None] - b[None, :, k]) / w

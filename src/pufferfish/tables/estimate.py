@@ -343,6 +343,7 @@ def estimate_joint(
     engine: str = "duckdb",
     spark: Any = None,
     missing: str = "value",
+    keep: Sequence[str] = (),
 ) -> EstimatedJointPriors:
     """The empirical joint priors of ``d >= 2`` public columns given each secret of the pairs
     (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
@@ -377,6 +378,9 @@ def estimate_joint(
         How a missing public cell is read (:data:`~pufferfish.tables.model.MISSING_POLICIES`):
         under ``"value"`` a row with a categorical cell missing is inside the joint priors, that
         cell a label of its own.
+    keep : sequence of str
+        Columns among ``columns`` released as they are (read as labels; the identity channel of
+        :class:`~pufferfish.priors.joint.Metric`): kept in clear inside the check.
 
     Returns
     -------
@@ -400,7 +404,7 @@ def estimate_joint(
         raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
-    kinds = {c: "categorical" for c in categorical} | {c: "numeric" for c in numeric}
+    kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
     agg = _aggregates(source, secret, columns, weight, engine, spark, kinds, missing)
     check_missing_cells(agg, columns, missing)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
@@ -427,7 +431,9 @@ def estimate_joint(
     every = [r for xs, _ in rows.values() for r in xs]
     w = default_units(tuple(units) or (None,) * len(columns), agg.categorical, list(zip(*every, strict=True)))
     metric = Metric(
-        w, tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True))
+        w,
+        tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True)),
+        tuple(c in keep for c in columns),
     )
     kind, confidence, radius = prior_set
     balls = None

@@ -65,9 +65,12 @@ class KeptColumn:
         )
 
 
-def check_kept(kept: Any, *, secret: str, released: Sequence[str]) -> tuple[str, ...]:
+def check_kept(
+    kept: Any, *, secret: str, released: Sequence[str], name: str = "keep_unchecked"
+) -> tuple[str, ...]:
     """The columns to keep in clear, validated at the edge: distinct, neither the secret (never
-    written) nor a released column.
+    written) nor a released column; ``name`` is the argument the messages name (``keep`` for
+    the columns kept inside the check).
 
     Parameters
     ----------
@@ -86,16 +89,12 @@ def check_kept(kept: Any, *, secret: str, released: Sequence[str]) -> tuple[str,
     names = [c.strip() for c in kept.split(",")] if isinstance(kept, str) else [str(c) for c in kept]
     names = [c for c in names if c]
     if secret in names:
-        raise ValueError(
-            f"keep_unchecked cannot hold the secret column {secret!r}: the secret is never written"
-        )
+        raise ValueError(f"{name} cannot hold the secret column {secret!r}: the secret is never written")
     for c in names:
         if c in released:
-            raise ValueError(
-                f"keep_unchecked names {c!r}, a released column: it is written released, not in clear"
-            )
+            raise ValueError(f"{name} names {c!r}, a released column: it is written released, not in clear")
     if len(set(names)) != len(names):
-        raise ValueError(f"keep_unchecked names a column twice, got {names}")
+        raise ValueError(f"{name} names a column twice, got {names}")
     return tuple(names)
 
 

@@ -1,0 +1,130 @@
+"""Issue 41: columns kept in clear INSIDE the check (--keep, keep=): released jointly with the
+public column by the identity channel; refused, one line per column, when they alone exceed eps."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from pufferfish import DataError
+from pufferfish.cli.app import app
+from pufferfish.pipeline.release import release
+
+
+def _table(seed: int, n: int = 600) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    s = rng.choice(["A", "B"], size=n)
+    k = np.where(rng.random(n) < np.where(s == "A", 0.45, 0.55), "u", "v")
+    x = rng.integers(0, 5, n) + (s == "B") * rng.integers(0, 2, n) + (k == "u")
+    return pd.DataFrame({"s": s, "x": x.astype(float), "k": k, "id": [f"{i:04d}" for i in range(n)]})
+
+
+def _whole_row_loss(frame: pd.DataFrame, b: float) -> float:
+    """sup over the kept label e and a fine grid of y of |log P_A(y, e) - log P_B(y, e)|, with
+    P_s(y, e) = sum_x P(x, e | s) Laplace(y - x; b)."""
+    ys = np.linspace(-40.0, 50.0, 9001)
+    worst = 0.0
+    for e in ("u", "v"):
+        dens = []
+        for s in ("A", "B"):
+            g = frame[frame["s"] == s]
+            f = np.zeros_like(ys)
+            for x, mass in (g[g["k"] == e]["x"].value_counts() / len(g)).items():
+                f += mass * np.exp(-np.abs(ys - float(x)) / b) / (2 * b)
+            dens.append(f)
+        worst = max(worst, float(np.max(np.abs(np.log(dens[0]) - np.log(dens[1])))))
+    return worst
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_whole_row_meets_eps_by_brute_force(tmp_path: Path, seed: int) -> None:
+    frame = _table(seed)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    res = release(src, secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv",
+                  keep="k", prior_set="none", rng=seed, keep_unchecked="id")  # fmt: skip
+    got = pd.read_csv(tmp_path / "o.csv", dtype={"id": str})
+    assert list(got.columns) == ["x", "k", "id"]
+    assert (got["k"] == frame["k"]).all() and (got["id"] == frame["id"]).all()  # as written
+    assert not np.allclose(got["x"], frame["x"])  # noised
+    cols = res.report["release"]["output_columns"]
+    assert cols["covered_by_the_guarantee"] == ["x", "k"] and [
+        c["column"] for c in cols["kept_unchecked"]
+    ] == ["id"]
+    b = res.report["release"]["drawn_scales"]["x"]
+    loss = _whole_row_loss(frame, b)
+    assert loss <= 1.0 + 1e-9
+    assert loss > 0.9  # the kept column is inside the check: the noise is calibrated with it
+    if seed == 0:  # the secure sampler: the drawn scale is checked again, the kept column undrawn
+        secure = release(src, secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, keep="k",
+                         output=tmp_path / "secure.csv", prior_set="none")  # fmt: skip
+        assert secure.report["release"]["drawn_scales_checked"]
+        assert _whole_row_loss(frame, secure.report["release"]["drawn_scales"]["x"]) <= 1.0 + 1e-9
+        assert (pd.read_csv(tmp_path / "secure.csv")["k"] == frame["k"]).all()
+
+
+def test_kept_columns_alone_beyond_eps_are_refused_one_line_each(tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        app,
+        ["release", "adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married",
+         "--public", "workclass", "--keep", "relationship,sex", "--epsilon", "0.5", "--output",
+         str(tmp_path / "o.csv"), "--prior-set", "none"],
+    )  # fmt: skip
+    assert res.exit_code == 1 and not (tmp_path / "o.csv").exists()
+    line = res.output.strip()
+    assert line.count("\n") == 0 and line.startswith(
+        "error: the columns kept in clear alone exceed epsilon 0.5"
+    )
+    assert "relationship: loss inf at the estimate ('Husband' occurs only with Married-civ-spouse)" in line
+    assert "sex: loss" in line
+
+
+def test_keep_is_checked_at_the_edge(tmp_path: Path) -> None:
+    frame = _table(1)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    how = dict(secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv")
+    with pytest.raises(ValueError, match="keep cannot hold the secret column 's'"):
+        release(src, keep="s", **how)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="keep names 'x', a released column"):
+        release(src, keep="x", **how)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="keep_unchecked names 'k', a released column"):
+        release(src, keep="k", keep_unchecked="k", **how)  # type: ignore[arg-type]
+    with pytest.raises(DataError, match="the columns kept in clear alone exceed epsilon 1"):
+        release(src, keep="id", prior_set="none", **how)  # type: ignore[arg-type]
+    assert not (tmp_path / "o.csv").exists() and math.isfinite(1.0)
+
+
+def test_default_balls_cover_the_kept_column(tmp_path: Path) -> None:
+    # the default prior set (95% L1 balls on the joint alphabet of (x, k)): the whole row is
+    # checked over the balls, and the point estimate's loss at the drawn scale is within eps
+    frame = _table(3, n=6000)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    res = release(src, secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv",
+                  keep="k", rng=1)  # fmt: skip
+    rel = res.report["release"]
+    assert res.report["prior_set"]["kind"] == "l1" and rel["checked_loss"] <= 1.0
+    assert _whole_row_loss(frame, rel["drawn_scales"]["x"]) <= 1.0
+
+
+def test_cli_keep_with_an_html_report(tmp_path: Path) -> None:
+    # the report's transport-plan figures draw a kept column with the Hamming distance (the
+    # identity channel's is infinite); the page says the column is released as it is
+    frame = _table(2, n=3000)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    page = tmp_path / "o.html"
+    res = CliRunner().invoke(
+        app,
+        ["release", str(src), "--secret", "s", "--pair", "A,B", "--public", "x", "--keep", "k",
+         "--epsilon", "1", "--output", str(tmp_path / "o.csv"), "--report", str(page)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "released as it is (a kept column, or no noise needed), inside the check" in page.read_text()
+    assert "written: x, k (covered by the guarantee: x, k)" in res.output
