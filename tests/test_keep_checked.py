@@ -128,3 +128,42 @@ def test_cli_keep_with_an_html_report(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "released as it is (a kept column, or no noise needed), inside the check" in page.read_text()
     assert "written: x, k (covered by the guarantee: x, k)" in res.output
+
+
+def test_one_column_options_are_refused_with_a_kept_column(tmp_path: Path) -> None:
+    # a kept column makes the release one of several columns: options of one column are refused
+    # in one line (never silently ignored)
+    frame = _table(4)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    how = dict(secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv", keep="k")
+    with pytest.raises(ValueError, match=r"prior \(--prior\) applies to one public column"):
+        release(src, prior="gaussian", **how)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"noise \(--noise gaussian\), bounds \(--bounds\) apply to one"):
+        release(src, bounds="0,9", noise="gaussian", **how)  # type: ignore[arg-type]
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_calibrate_with_a_kept_column_compares_what_applies(tmp_path: Path) -> None:
+    from pufferfish.calibration import Calibration, Skipped
+    from pufferfish.pipeline.calibrate import calibrate_table
+
+    frame = _table(0)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    table = calibrate_table(
+        src,
+        secret="s",
+        public="x",
+        pairs=["A,B"],
+        epsilon=1.0,
+        keep="k",
+        prior_set="none",
+        mechanisms=["l1", "kantorovich", "optimal"],
+    )
+    assert table.columns == ("x", "k") and table.scenario.metric.identity == (False, True)  # type: ignore[union-attr]
+    (optimal,) = [c for c in table.comparison if isinstance(c, Calibration)]
+    assert optimal.mechanism == "optimal" and optimal.checked_loss <= 1.0  # type: ignore[operator]
+    assert _whole_row_loss(frame, optimal.scale * table.units[0]) <= 1.0 + 1e-9  # Laplace(b w_x)
+    reasons = {c.mechanism: c.reason for c in table.comparison if isinstance(c, Skipped)}
+    assert "only the exact check (optimal) applies" in reasons["l1"]

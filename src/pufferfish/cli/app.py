@@ -177,6 +177,15 @@ BoundsOpt = Annotated[
         "clamped, and the prior sets hold priors with mass anywhere in it.",
     ),
 ]
+KeepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--keep",
+        help="Other columns 'a,b' written as they are, INSIDE the check: released jointly with the "
+        "public column(s) (only optimal applies); refused, one line per column, when they alone "
+        "exceed epsilon.",
+    ),
+]
 EngineOpt = Annotated[
     str,
     typer.Option(
@@ -228,6 +237,7 @@ def calibrate(
     missing: MissingOpt = "value",
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
+    keep: KeepOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns."""
@@ -269,6 +279,7 @@ def calibrate(
             missing=missing,
             labels=labels,
             bounds=bounds,
+            keep=keep,
         )
 
     table = guard(run)
@@ -350,15 +361,7 @@ def release(
     missing: MissingOpt = "value",
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
-    keep: Annotated[
-        str | None,
-        typer.Option(
-            "--keep",
-            help="Other columns 'a,b' written as they are, INSIDE the check: released jointly with the "
-            "public column(s) (only optimal applies); refused, one line per column, when they alone "
-            "exceed epsilon.",
-        ),
-    ] = None,
+    keep: KeepOpt = None,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written

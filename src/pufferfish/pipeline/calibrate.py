@@ -46,6 +46,7 @@ from pufferfish.calibration.registry import JOINT_GAUSSIAN
 from pufferfish.loss.density import check_noise
 from pufferfish.pipeline.request import (
     TableRequest,
+    check_keep,
     check_labels,
     parse_columns,
     parse_units,
@@ -107,6 +108,7 @@ def calibrate_table(
     missing: str = "value",
     labels: Sequence[str] | None = None,
     bounds: str | Sequence[float] | None = None,
+    keep: str | Sequence[str] | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -122,10 +124,8 @@ def calibrate_table(
         (:func:`~pufferfish.tables.estimate.estimate_joint`): their default prior set
         is the L1 ball on the joint alphabet; ``order``, ``prior``, ``priors_from``, ``utility``
         and Gaussian noise are for one column and refused.
-    pairs : iterable of (str, str) or str
-        Discriminative pairs of secret values, as tuples or as texts 'A,B'.
-    epsilon : float or sequence of float
-        Privacy budgets, each finite and > 0 (nats).
+    pairs, epsilon : iterable of (str, str) or str, float or sequence of float
+        Discriminative pairs of secret values ('A,B' or tuples); budgets, each finite and > 0 (nats).
     mechanisms : sequence of str, optional
         Names from :data:`~pufferfish.calibration.MECHANISMS` (those that do not apply are
         reported with the reason). Default: the column's set (:func:`releases_labels`): the
@@ -137,16 +137,14 @@ def calibrate_table(
         seen, or a numeric column's domain ``lo,hi`` (values clamped; the prior sets on it:
         :mod:`pufferfish.tables.domain`); frequency-weight column.
     prior : {"empirical", "gaussian", "gmm", "gmm:K"}
-        The adversary's prior: empirical (default), a maximum-likelihood Gaussian, or a Gaussian
-        mixture (K components, or chosen by BIC), per secret (:mod:`pufferfish.tables.fit`).
+        Empirical (default), a fitted Gaussian or mixture per secret (:mod:`pufferfish.tables.fit`).
     noise, delta, fit_seed : {"laplace", "gaussian"}, float, int
         Noise of ``optimal`` (the theorems fix their own); target delta in [0, 1) (default 0:
         pure eps); seed of the mixture fit (EM initialisation).
     engine, spark : {"duckdb", "spark"}, pyspark.sql.SparkSession or None
         Engine of the aggregates, and its Spark session.
     categorical, numeric : sequence of str
-        Columns to read as categorical or numeric where the engine's guess is wrong
-        (:func:`~pufferfish.tables.estimate.check_column_kinds`).
+        Columns read as labels or numbers where the engine guesses wrong (``check_column_kinds``).
     prior_set : {"dkw", "l1", "none"}, optional
         Guarantee for every prior in a confidence set around each estimate (DKW band or L1 ball,
         :mod:`pufferfish.priors.sets`), or the estimate alone; default ``"dkw"`` for empirical
@@ -156,19 +154,18 @@ def calibrate_table(
         The sets' level in (0, 1) (default 0.95) or radius (DKW ``eta``, L1 ``r``) >= 0; a table
         to estimate the priors from instead (same columns; the codes cover both tables).
     utility : {"shares", "accuracy", "absolute"}, optional
-        Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`); default
-        ``"shares"`` (accuracy, each label keeping its share) for labels, else ``"absolute"``.
+        Objective of ``optimal-mapping`` (:mod:`pufferfish.calibration.mapping`); default shares.
     read : CsvOptions, optional
-        How a CSV is read (:func:`~pufferfish.tables.source.check_csv_options`: names of a
-        header-less file, markers, delimiter, encoding); default: a header row, sniffed, UTF-8.
+        How a CSV is read (:func:`~pufferfish.tables.source.check_csv_options`); default: a header.
     time_limit : float
         Seconds of each mechanism (search, LP; default :data:`~pufferfish.calibration.TIME_LIMIT`).
     units : mapping or iterable of "col=w", optional
         Several columns: each column's unit ``w_k > 0`` in the metric ``sum_k d_k / w_k``
         (default :func:`~pufferfish.tables.estimate.default_units`).
-    missing : {"value", "omit"}
+    missing, keep : {"value", "omit"}, str or sequence of str
         A missing public cell is a label (default) or its row is left out, as in the seed papers
-        (:data:`~pufferfish.tables.model.MISSING_POLICIES`).
+        (:data:`~pufferfish.tables.model.MISSING_POLICIES`); columns kept in clear inside the check
+        (the identity channel, as :func:`~pufferfish.pipeline.release.release` writes them).
 
     Returns
     -------
@@ -191,12 +188,16 @@ def calibrate_table(
     mechs = tuple(REGISTRY.values()) if mechanisms is None else check_mechanisms(mechanisms)
     assert mechs is not None
     pair_list = check_pairs(pairs)
+    one_column = dict(
+        order=order is not None, prior=prior != "empirical", priors_from=priors_from is not None,
+        utility=utility is not None, labels=labels is not None, bounds=bounds is not None,
+    )  # fmt: skip
     columns, kinds, unit_list = columns_and_kinds(
-        public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
-        prior=prior != "empirical", priors_from=priors_from is not None, utility=utility is not None,
-        labels=labels is not None, bounds=bounds is not None)  # fmt: skip
+        public, units, categorical, numeric, secret=secret, weight=weight, **one_column
+    )
+    keep_cols, _ = check_keep(keep, None, secret=secret, columns=columns, one_column=one_column)
     prior_model, noise, delta = parse_prior_model(prior), check_noise(noise), check_delta(delta)
-    if len(columns) > 1 and noise != "laplace":  # several columns: the product channel (issue 31)
+    if len(columns) + len(keep_cols) > 1 and noise != "laplace":  # the product channel (issue 31)
         raise ValueError(JOINT_GAUSSIAN)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise
@@ -210,7 +211,7 @@ def calibrate_table(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
         time_limit=check_time_limit(time_limit), units=unit_list, missing=check_missing(missing),
-        labels=check_labels(labels), bounds=check_bounds(bounds),
+        labels=check_labels(labels), bounds=check_bounds(bounds), keep=keep_cols,
     )  # fmt: skip
     return calibrate_request(request)
 

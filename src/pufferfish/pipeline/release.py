@@ -33,7 +33,13 @@ from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import check_sampler, check_workers
 from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
 from pufferfish.pipeline.draws import released_columns
-from pufferfish.pipeline.request import DEFAULT_BATCH_ROWS, TableRequest, check_batch_rows, check_labels
+from pufferfish.pipeline.request import (
+    DEFAULT_BATCH_ROWS,
+    TableRequest,
+    check_batch_rows,
+    check_keep,
+    check_labels,
+)
 from pufferfish.pipeline.results import (
     ReleaseResult,
     ReleaseTarget,
@@ -45,7 +51,7 @@ from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.domain import check_bounds
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.fit import parse_prior_model
-from pufferfish.tables.kept import KeptColumn, check_kept
+from pufferfish.tables.kept import KeptColumn
 from pufferfish.tables.model import EstimatedJointPriors, check_missing, refuse_omitted_cells
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import (
@@ -144,16 +150,14 @@ def release(
         Threads of the secure sampler (default every core), each drawing from OS randomness
         (:mod:`pufferfish.noise.samplers`). Ignored with a seeded ``rng``.
     sampler : {"exact", "opendp"}
-        Secure sampler of Laplace and Gaussian noise: the exact one (:mod:`pufferfish.noise.samplers`,
-        at the scale rounded up to its grid), or OpenDP's; the scale it draws is checked again
-        (:func:`~pufferfish.pipeline.draws.sampler_scale`).
+        Secure Laplace and Gaussian sampler: the exact one (:mod:`pufferfish.noise.samplers`, scale
+        rounded up to its grid) or OpenDP's; the scale drawn is checked again (``sampler_scale``).
     engine : {"duckdb", "spark"}
         ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
         aggregations and the release by a per-partition Arrow map with one sampler per partition
         (:mod:`pufferfish.tables.spark_engine`); ``data`` may be a Spark DataFrame or a folder,
-        ``output`` is written as a folder of part files, ``rng`` must be None or an int, and
-        ``batch_rows``, ``progress`` and ``workers`` do not apply (Spark runs one partition per
-        core).
+        ``output`` is a folder of part files, ``rng`` None or an int; no ``batch_rows``,
+        ``progress``, ``workers``.
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
     priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
@@ -201,14 +205,16 @@ def release(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
     )
     pair_list = check_pairs(pairs)
-    columns, kinds, unit_list = columns_and_kinds(  # several: the product channel (issue 31)
-        public, units, categorical, numeric, secret=secret, weight=weight, order=order is not None,
-        prior=prior != "empirical", compare=compare, priors_from=priors_from is not None,
-        utility=utility is not None, noise=noise != "laplace", delta=delta != 0.0, labels=labels is not None,
-        bounds=bounds is not None)  # fmt: skip
-    keep_cols = check_kept(keep, secret=secret, released=columns, name="keep")
-    kept = check_kept(keep_unchecked, secret=secret, released=(*columns, *keep_cols))
-    several = len(columns) > 1
+    one_column = dict(  # the options of one column, refused for several (the product channel)
+        order=order is not None, prior=prior != "empirical", compare=compare, utility=utility is not None,
+        priors_from=priors_from is not None, noise=noise != "laplace", delta=delta != 0.0,
+        labels=labels is not None, bounds=bounds is not None,
+    )  # fmt: skip
+    columns, kinds, unit_list = columns_and_kinds(
+        public, units, categorical, numeric, secret=secret, weight=weight, **one_column
+    )
+    keep_cols, kept = check_keep(keep, keep_unchecked, secret=secret, columns=columns, one_column=one_column)
+    several = len(columns) + len(keep_cols) > 1
     if several and chosen_mechanism is not None and chosen_mechanism.name not in JOINT_RELEASE:
         raise ValueError(
             f"mechanism {chosen_mechanism.name} has no numerical check on several columns: release with "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pufferfish.calibration import TIME_LIMIT, Mechanism
+from pufferfish.tables.kept import check_kept
 from pufferfish.tables.source import TableSource
 
 
@@ -229,6 +230,25 @@ def check_labels(labels: Any) -> tuple[str, ...]:
     if len(set(items)) != len(items):
         raise ValueError(f"labels must name each label once, got {labels!r}")
     return tuple(items)
+
+
+def check_keep(
+    keep: Any, keep_unchecked: Any, *, secret: str, columns: Sequence[str], one_column: Mapping[str, bool]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The columns kept inside the check and those kept outside it, validated
+    (:func:`~pufferfish.tables.kept.check_kept`). Kept columns make the release one of several
+    columns (the product channel): the options of one column given (``one_column``) are then
+    refused, as for several public columns (:func:`refuse_for_several`).
+
+    Raises
+    ------
+    ValueError
+        Naming the column or the options and the rule.
+    """
+    keep_cols = check_kept(keep, secret=secret, released=columns, name="keep")
+    if keep_cols:
+        refuse_for_several((*columns, *keep_cols), **one_column)
+    return keep_cols, check_kept(keep_unchecked, secret=secret, released=(*columns, *keep_cols))
 
 
 def refuse_for_several(columns: Sequence[str], **given: bool) -> None:
