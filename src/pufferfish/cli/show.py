@@ -58,7 +58,10 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
             scope += (
                 " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
             )
-        console.print(f"The {CHANNEL_TEXT}. {scope}", soft_wrap=True, highlight=False, markup=False)
+        metric = table.scenario.metric
+        kept = [c for c, same in zip(table.columns, metric.identity if metric else (), strict=False) if same]
+        also = f" Kept in clear inside the check: {', '.join(kept)} (released as it is)." if kept else ""
+        console.print(f"The {CHANNEL_TEXT}.{also} {scope}", soft_wrap=True, highlight=False, markup=False)
     elif robust is not None:
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
     point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
