@@ -271,7 +271,7 @@ def _print_joint_release(console: Console, result: Any) -> None:
     rel = result.report["release"]
     console.print(
         f"released: {result.output} ({result.rows_released} rows with noise on every column, "
-        f"{result.rows_missing} with a missing value: that cell left missing, the others noised)"
+        f"{result.rows_missing} with a missing value: every released column written missing)"
     )
     c = result.chosen
     drawn = ", ".join(_drawn_text(col, about) for col, about in rel["column_noise"].items())

@@ -416,10 +416,9 @@ def refuse_kept_alone(estimated: EstimatedJointPriors, keep: Sequence[str], epsi
             p, q = (_marginal(prior.conditionals[s], k, len(labels)) for s in (a, b))
             for code, (x, y) in enumerate(zip(p, q, strict=True)):
                 shown = label_text(labels[code])
-                if (x > 0) != (y > 0):
-                    only = a if x > 0 else b
-                    worst = max(worst, (math.inf, f"{shown!r} occurs only with {only}"), key=lambda t: t[0])
-                elif x > 0 and abs(math.log(x / y)) > worst[0]:
+                if (x > 0) != (y > 0) and worst[0] < math.inf:
+                    worst = (math.inf, f"{shown!r} occurs only with {a if x > 0 else b}")
+                elif x > 0 and y > 0 and abs(math.log(x / y)) > worst[0]:
                     worst = (abs(math.log(x / y)), f"{shown!r}: {x:.4g} vs {y:.4g}")
         lines.append(f"{name}: loss {worst[0]:.6g} at the estimate ({worst[1]})")
     why = ""
@@ -436,10 +435,7 @@ def refuse_kept_alone(estimated: EstimatedJointPriors, keep: Sequence[str], epsi
 
 def _marginal(prior: Any, k: int, labels: int) -> list[float]:
     """The pmf of column ``k``'s label codes ``0..labels-1`` under a joint prior."""
-    out = [0.0] * labels
-    for point, mass in zip(prior.support, prior.pmf, strict=True):
-        out[int(point[k])] += float(mass)
-    return out
+    return np.bincount(prior.support[:, k].astype(np.intp), weights=prior.pmf, minlength=labels).tolist()
 
 
 def _missing_atom(r: TableRequest, estimated: EstimatedPriors | EstimatedJointPriors) -> MissingAtom | None:

@@ -299,21 +299,18 @@ def release_request(
 def _output_plan(request: TableRequest, keep: Sequence[str]) -> tuple[list[str], tuple[KeptColumn, ...]]:
     """The columns written (in the table's order) and the measured loss of each column kept in
     clear, by the request's engine."""
-    pairs = [(str(a), str(b)) for a, b in request.pairs]
+    how: dict[str, Any] = dict(
+        secret=request.secret, pairs=[(str(a), str(b)) for a, b in request.pairs],
+        released=(*request.columns, *request.keep), keep=keep, weight=request.weight,
+    )  # fmt: skip
     if request.engine == "spark":
         from pufferfish.tables import spark_engine
 
-        written, found = spark_engine.written_and_kept(
-            request.source, secret=request.secret, pairs=pairs, released=(*request.columns, *request.keep),
-            keep=keep, weight=request.weight, spark=request.spark,
-        )  # fmt: skip
+        written, found = spark_engine.written_and_kept(request.source, **how, spark=request.spark)
     else:
         from pufferfish.tables import duckdb_engine
 
-        written, found = duckdb_engine.written_and_kept(
-            request.source, secret=request.secret, pairs=pairs, released=(*request.columns, *request.keep),
-            keep=keep, weight=request.weight,
-        )  # fmt: skip
+        written, found = duckdb_engine.written_and_kept(request.source, **how)
     return written, tuple(found)
 
 

@@ -460,7 +460,7 @@ def _joint_release(release: dict[str, Any], table: TableCalibration) -> list[str
         '<p>Released with <b>{}</b>: scale b = <span data-key="chosen:scale">{}</span>, exact loss '
         '<span data-key="chosen:checked">{}</span> &le; epsilon {}; {} rows with noise on every column, '
         "{} with a "
-        "missing value (that cell left missing, the others noised). Output: {}.</p>".format(
+        "missing value (every released column written missing). Output: {}.</p>".format(
             html.escape(release["mechanism"]),
             fmt(release["scale"]),
             fmt(release["checked_loss"]),

@@ -147,8 +147,8 @@ class TableCalibration:
         data (a value never seen lies outside every set). Several columns: the tuples' alphabet.
         Without a prior set the text says the guarantee is for the point estimate."""
         out = self._domain()
-        if self.prior_set()["kind"] == "none" and "no prior set" not in out["text"]:
-            out["text"] = "no prior set: the guarantee is for the point estimate; " + out["text"]
+        if self.prior_set()["kind"] == "none":
+            out["text"] += "; no prior set: the guarantee is for the point estimate"
         return out
 
     def _domain(self) -> dict[str, Any]:
@@ -178,8 +178,7 @@ class TableCalibration:
                     f"{hi:.6g}] ({est.clamped} rows clamped into them; checked on a grid of "
                     f"{est.support.size} points, plus the margin 2 delta / b = {margins} of epsilon)"
                     if margins
-                    else f"declared bounds [{lo:.6g}, {hi:.6g}] ({est.clamped} rows clamped into them); "
-                    "no prior set: the guarantee is for the point estimate"
+                    else f"declared bounds [{lo:.6g}, {hi:.6g}] ({est.clamped} rows clamped into them)"
                 ),
             }
         return {
@@ -293,8 +292,8 @@ class ReleaseResult:
     rows_released : int
         Rows whose public values were released with noise (every column present).
     rows_missing : int
-        Rows with a missing public value: written missing; with several columns every released
-        column of such a row is written missing (its others are outside the joint priors).
+        Rows written with a missing value: one numeric column's missing cells (inside the check:
+        :mod:`pufferfish.tables.missing`); a categorical missing cell is a label, released as any.
     kept : tuple of KeptColumn
         The columns written in clear outside the check (``keep_unchecked``), each with its
         measured loss; the output holds the released columns and these, nothing else.
