@@ -1,11 +1,14 @@
-"""Helpers shared by the benchmark scripts: median wall time, a line naming the machine, and the
-synthetic table the release and engine benchmarks read."""
+"""Helpers shared by the benchmark scripts: median wall time, a line naming the machine, a CLI
+command's median time and peak memory in a child process, and the synthetic table the release and
+engine benchmarks read."""
 
 from __future__ import annotations
 
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +22,35 @@ def median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+#: The child process of :func:`cli_runs`: runs the CLI, then prints its peak resident memory.
+_CHILD = """
+import resource, sys
+from pufferfish.cli.app import app
+try:
+    app(sys.argv[1:], standalone_mode=False)
+finally:
+    print(f"PEAK_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+"""
+
+
+def cli_runs(args: list[str], repeats: int) -> tuple[float, float, str]:
+    """``pufferfish ARGS`` in a fresh process ``repeats`` times: (median wall seconds, largest peak
+    resident memory in MiB, the last run's standard output)."""
+    times, peaks = [], []
+    out = ""
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, check=False
+        )
+        times.append(time.perf_counter() - t0)
+        if done.returncode != 0:
+            raise SystemExit(f"failed: {' '.join(args)}\n{done.stderr[-2000:]}")
+        peaks.append(int(done.stderr.split("PEAK_KB")[-1].split()[0]))
+        out = done.stdout
+    return statistics.median(times), max(peaks) / 1024.0, out
 
 
 def machine() -> str:

@@ -19,22 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
-import sys
-import time
 
 import numpy as np
-from _timing import machine
-
-_CHILD = """
-import resource, sys
-from pufferfish.cli.app import app
-try:
-    app(sys.argv[1:], standalone_mode=False)
-finally:
-    print(f"PEAK_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
-"""
+from _timing import cli_runs, machine
 
 
 def matrix_text(m: np.ndarray) -> str:
@@ -60,22 +47,6 @@ def drifting(k: int) -> np.ndarray:
     return m
 
 
-def run(args: list[str], repeats: int) -> tuple[float, float, dict]:
-    times, peaks = [], []
-    out: dict = {}
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, check=False
-        )
-        times.append(time.perf_counter() - t0)
-        if done.returncode != 0:
-            raise SystemExit(f"failed: {' '.join(args)}\n{done.stderr[-2000:]}")
-        peaks.append(int(done.stderr.split("PEAK_KB")[-1].split()[0]))
-        out = json.loads(done.stdout)
-    return statistics.median(times), max(peaks) / 1024.0, out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1)
@@ -97,7 +68,8 @@ def main() -> None:
             "markov", "calibrate", "--transition", matrix, "--length", str(length),
             "--epsilon", "1", "--mechanism", "optimal", "--json",
         ]  # fmt: skip
-        seconds, peak, out = run(args, opts.repeats)
+        seconds, peak, text = cli_runs(args, opts.repeats)
+        out = json.loads(text)
         row = out["results"][0]
         times = out["model"]["checked_times"].split(" ")[0]
         print(

@@ -21,39 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _timing import machine
-
-_CHILD = """
-import resource, sys
-from pufferfish.cli.app import app
-try:
-    app(sys.argv[1:], standalone_mode=False)
-finally:
-    print(f"PEAK_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
-"""
-
-
-def run(args: list[str], repeats: int) -> tuple[float, float, str]:
-    times, peaks = [], []
-    out = ""
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, check=False
-        )
-        times.append(time.perf_counter() - t0)
-        if done.returncode != 0:
-            raise SystemExit(f"failed: {' '.join(args)}\n{done.stderr[-2000:]}")
-        peaks.append(int(done.stderr.split("PEAK_KB")[-1].split()[0]))
-        out = done.stdout
-    return statistics.median(times), max(peaks) / 1024.0, out
+from _timing import cli_runs, machine
 
 
 def main() -> None:
@@ -68,14 +39,16 @@ def main() -> None:
         ("activity calibrate (defaults)", activity, "144"),
         ("mvad calibrate (defaults)", mvad, "72"),
     ):
-        seconds, peak, out = run(["markov", "calibrate", *data, "--epsilon", "1", "--json"], opts.repeats)
+        seconds, peak, out = cli_runs(
+            ["markov", "calibrate", *data, "--epsilon", "1", "--json"], opts.repeats
+        )
         got = json.loads(out)
         (opt,) = [r for r in got["results"][length] if r["mechanism"] == "optimal"]
         print(f"{name:<44} {seconds:>9.1f} {peak:>9.0f} {got['chains_checked']:>7} {opt['scale']:>9.4f}")
     with tempfile.TemporaryDirectory() as tmp:
         output = Path(tmp) / "released.csv"
         args = ["markov", "release", *activity, "--epsilon", "1", "--output", str(output), "--force"]
-        seconds, peak, _ = run(args, opts.repeats)
+        seconds, peak, _ = cli_runs(args, opts.repeats)
         report = json.loads(output.with_name("released.report.json").read_text())
         scale = report["scales"]["144"]["calibrated"]
         print(
