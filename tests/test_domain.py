@@ -110,14 +110,16 @@ def test_values_outside_are_clamped_and_the_report_says_so(tmp_path: Path) -> No
 
 def test_bounds_are_checked_at_the_edge(tmp_path: Path) -> None:
     src = tmp_path / "t.csv"
-    pd.DataFrame({"s": ["A", "B"] * 10, "x": range(20), "c": ["u", "v"] * 10}).to_csv(src, index=False)
+    pd.DataFrame({"s": ["A", "B"] * 10, "x": range(20), "c": ["u", "v"] * 10, "y": range(20)}).to_csv(
+        src, index=False
+    )
     for bad in ("1", "2,1", "0,inf", "a,b"):
         with pytest.raises(ValueError, match="bounds must be"):
             check_bounds(bad)
     with pytest.raises(DataError, match="bounds declare a numeric column's domain; 'c' is categorical"):
         calibrate_table(src, secret="s", public="c", pairs=["A,B"], epsilon=1.0, bounds="0,1")
-    with pytest.raises(ValueError, match=r"bounds \(--bounds\) applies to one public column"):
-        calibrate_table(src, secret="s", public="x,c", pairs=["A,B"], epsilon=1.0, bounds="0,1")
+    with pytest.raises(ValueError, match=r"bounds declare the domain of the one numeric column .* 2 numeric"):
+        calibrate_table(src, secret="s", public="x,c,y", pairs=["A,B"], epsilon=1.0, bounds="0,1")
     grid = domain_grid(0.0, 1.0)
     assert grid[0] == 0.0 and grid[-1] == 1.0 and grid.size == 4097
     assert snapping_margin(0.5, 0.0) == float("inf") and snapping_margin(0.0, 0.0) == 0.0

@@ -139,8 +139,8 @@ def test_one_column_options_are_refused_with_a_kept_column(tmp_path: Path) -> No
     how = dict(secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv", keep="k")
     with pytest.raises(ValueError, match=r"prior \(--prior\) applies to one public column"):
         release(src, prior="gaussian", **how)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"noise \(--noise gaussian\), bounds \(--bounds\) apply to one"):
-        release(src, bounds="0,9", noise="gaussian", **how)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"noise \(--noise gaussian\), labels \(--labels\) apply to one"):
+        release(src, labels="z", noise="gaussian", **how)  # type: ignore[arg-type]
     assert not (tmp_path / "o.csv").exists()
 
 

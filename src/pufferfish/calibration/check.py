@@ -15,7 +15,9 @@ pure eps, Laplace      joint         exact loss of the product channel (Laplace,
                                      vertices,
                                      :func:`~pufferfish.loss.product.product_laplace_loss`;
                                      over L1 balls,
-                                     :func:`~pufferfish.loss.balls.ball_loss`
+                                     :func:`~pufferfish.loss.balls.ball_loss`;
+                                     over DKW bands on a declared domain,
+                                     :func:`~pufferfish.loss.bands.band_loss`
 (eps, delta), delta>0  any           hockey-stick divergence, both directions                    delta
                                      (:func:`~pufferfish.loss.divergence.hockey_stick`;
                                      closed form for two Gaussians with Gaussian noise)
@@ -43,12 +45,14 @@ from scipy.special import logsumexp
 
 from pufferfish.calibration.result import num
 from pufferfish.loss.balls import ball_loss
+from pufferfish.loss.bands import band_loss
 from pufferfish.loss.density import release_density
 from pufferfish.loss.divergence import hockey_stick, mutual_information, privacy_loss_sup
 from pufferfish.loss.exact import PrivacyLoss, privacy_loss
 from pufferfish.loss.gaussian import gaussian_delta_bound
 from pufferfish.loss.product import product_laplace_loss
 from pufferfish.loss.robust import worst_case_loss
+from pufferfish.priors.bands import JointBand
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior, union_support
 from pufferfish.priors.joint import JointPrior
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
@@ -306,8 +310,11 @@ def joint_pair_checks(scenario: Scenario, scale: float) -> list[Check]:
             if scale == 0.0:
                 out.append(Check(math.inf, 0.0, prior.name, pair, "no noise", prior_set=summary))
                 continue
-            bl = ball_loss(prior.sets[pair[0]], prior.sets[pair[1]], scenario.metric, scale)
-            where = "y = (" + ", ".join(num(v) for v in bl.worst_vertex) + "), worst case over the L1 balls"
+            set_i, set_j = prior.sets[pair[0]], prior.sets[pair[1]]
+            band = isinstance(set_i, JointBand)
+            bl = (band_loss if band else ball_loss)(set_i, set_j, scenario.metric, scale)
+            over = "the DKW bands on the declared domain" if band else "the L1 balls"
+            where = "y = (" + ", ".join(num(v) for v in bl.worst_vertex) + f"), worst case over {over}"
             out.append(Check(bl.loss, bl.error_bound, prior.name, pair, where, prior_set=summary))
             continue
         if scale == 0.0:

@@ -54,10 +54,6 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
     if len(table.columns) > 1:
         ps = table.prior_set()
         scope = prior_scope(None if ps["kind"] == "none" else ps, table.prior_kind)
-        if ps.get("requested") == "dkw":
-            scope += (
-                " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
-            )
         metric = table.scenario.metric
         kept = [c for c, same in zip(table.columns, metric.identity if metric else (), strict=False) if same]
         also = f" Kept in clear inside the check: {', '.join(kept)} (released as it is)." if kept else ""

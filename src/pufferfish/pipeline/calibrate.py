@@ -190,7 +190,7 @@ def calibrate_table(
     pair_list = check_pairs(pairs)
     one_column = dict(
         order=order is not None, prior=prior != "empirical", priors_from=priors_from is not None,
-        utility=utility is not None, labels=labels is not None, bounds=bounds is not None,
+        utility=utility is not None, labels=labels is not None,
     )  # fmt: skip
     columns, kinds, unit_list = columns_and_kinds(
         public, units, categorical, numeric, secret=secret, weight=weight, **one_column
@@ -279,7 +279,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         estimated = estimate_joint(
             r.source, secret=r.secret, columns=(*r.columns, *r.keep), pairs=r.pairs, weight=r.weight,
             categorical=r.categorical, numeric=r.numeric, units=units, prior_set=r.prior_set,
-            engine=r.engine, spark=r.spark, missing=r.missing, keep=r.keep,
+            engine=r.engine, spark=r.spark, missing=r.missing, keep=r.keep, bounds=r.bounds,
         )  # fmt: skip
         if r.keep:
             refuse_kept_alone(estimated, r.keep, min(r.epsilons))
@@ -297,9 +297,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
     atom = _missing_atom(r, estimated)  # a numeric column's missing cells: eps' for its values
     epsilons = r.epsilons if atom is None else tuple(atom.present_epsilon(e) for e in r.epsilons)
     how: dict[str, Any] = dict(delta=r.delta, noise=r.noise, utility=util, time_limit=r.time_limit)
-    gap = 0.0
-    if isinstance(estimated, EstimatedPriors) and r.bounds is not None and kind != "none":
-        gap = grid_gap(estimated.support)
+    gap = _domain_gap(estimated, kind)
     margins: tuple[float, ...] = ()
     if gap:  # declared bounds: the sets are checked on a grid, the margin covers the interval
         margins = _snapping_margins(scenario, epsilons, best, gap, how)
@@ -347,6 +345,19 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
     return TableCalibration(
         inputs, estimated, fitted, comparison, epsilons, r.delta, r.noise, data, util, atom, margins
     )
+
+
+def _domain_gap(estimated: EstimatedPriors | EstimatedJointPriors, kind: str) -> float:
+    """``delta`` of a declared numeric domain in the distance the scale divides: the largest gap
+    of the grid the sets are checked on (one column), divided by the numeric column's unit for
+    several (its noise is ``Laplace(b w)``); 0 without declared bounds or a prior set."""
+    if estimated.bounds is None or kind == "none":
+        return 0.0
+    if isinstance(estimated, EstimatedPriors):
+        return grid_gap(estimated.support)
+    column = estimated.bounded_column
+    assert column is not None
+    return estimated.grid_gap / estimated.units[column]
 
 
 def _snapping_margins(

@@ -46,6 +46,7 @@ def _draws(
     out, exponents = [], []
     metric = table.scenario.metric
     kept = metric.identity if metric is not None else (False,) * len(table.columns)
+    bounds = table.estimated.bounds  # the one numeric column's declared domain (None for one column here)
     for c, cat, labels, w, same in zip(
         table.columns, table.categorical, table.labels, table.units, kept, strict=True
     ):
@@ -71,7 +72,7 @@ def _draws(
             k, drawn = RELEASE_EXPONENT, b
             if sampler is not None and b != 0.0:
                 k, _, drawn = sampler_grid(b, "laplace", sampler)
-            out.append(ReleasedColumn(c, False, None, drawn))
+            out.append(ReleasedColumn(c, False, None, drawn, bounds=bounds))
             exponents.append(k)
     return out, exponents
 
@@ -246,5 +247,13 @@ def released_columns(
     scale = sampler_scale(table, chosen, rng, sampler)
     codes_for = est.codes_for if est.categorical else None
     return [
-        ReleasedColumn(est.public_column, est.categorical, codes_for, scale, mapping=mapping, estimated=est)
+        ReleasedColumn(
+            est.public_column,
+            est.categorical,
+            codes_for,
+            scale,
+            mapping=mapping,
+            estimated=est,
+            bounds=est.bounds,
+        )
     ]

@@ -208,7 +208,7 @@ def release(
     one_column = dict(  # the options of one column, refused for several (the product channel)
         order=order is not None, prior=prior != "empirical", compare=compare, utility=utility is not None,
         priors_from=priors_from is not None, noise=noise != "laplace", delta=delta != 0.0,
-        labels=labels is not None, bounds=bounds is not None,
+        labels=labels is not None,
     )  # fmt: skip
     columns, kinds, unit_list = columns_and_kinds(
         public, units, categorical, numeric, secret=secret, weight=weight, **one_column

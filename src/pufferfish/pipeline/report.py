@@ -408,8 +408,6 @@ def _joint_inputs(payload: dict[str, Any], table: TableCalibration) -> list[str]
         )
     ps = payload["prior_set"]
     scope = prior_scope(None if ps["kind"] == "none" else ps, "empirical joint")
-    if ps.get("requested") == "dkw":
-        scope += " (dkw on several columns is this L1 ball: a CDF band has no form on a product of columns)"
     parts.append(f'<p class="note">Priors: {html.escape(scope)} {html.escape(payload["channel"])}.</p>')
     return parts
 

@@ -203,7 +203,6 @@ def check_batch_rows(batch_rows: Any) -> int:
 ONE_COLUMN_OPTIONS = {
     "order": "--order",
     "labels": "--labels",
-    "bounds": "--bounds",
     "prior": "--prior",
     "priors_from": "--priors-from",
     "utility": "--utility",

@@ -83,8 +83,9 @@ class TableCalibration:
         (``epsilons`` are then the present values' ``eps'``, the requested ones in ``inputs``;
         :mod:`pufferfish.tables.missing`). Else None.
     domain_margins : tuple of float
-        One numeric column with declared bounds under a prior set: each budget's margin ``2
-        delta / b`` taken from it for the interval (:mod:`pufferfish.tables.domain`); empty else.
+        A numeric column with declared bounds under a prior set: each budget's margin ``2
+        delta / b`` (``2 delta / (b w)`` among several columns) taken from it for the interval
+        (:mod:`pufferfish.tables.domain`, :mod:`pufferfish.priors.bands`); empty else.
     """
 
     inputs: dict[str, Any]
@@ -154,7 +155,7 @@ class TableCalibration:
     def _domain(self) -> dict[str, Any]:
         est = self.estimated
         if isinstance(est, EstimatedJointPriors):
-            return {"text": "the joint prior sets live on the tuples seen in the table (no declared domain)"}
+            return self._joint_domain(est)
         declared = list(self.inputs.get("labels") or [])
         if est.categorical:
             text = f"the prior sets live on the column's {len(est.mapping)} labels: those seen in the table"
@@ -190,6 +191,32 @@ class TableCalibration:
                 f"[{lo:.6g}, {hi:.6g}] taken from the data (no declared bounds: a value never seen is "
                 "outside every set)"
             ),
+        }
+
+    def _joint_domain(self, est: EstimatedJointPriors) -> dict[str, Any]:
+        column = est.bounded_column
+        if column is None:
+            return {"text": "the joint prior sets live on the tuples seen in the table (no declared domain)"}
+        lo, hi = est.bounds or (0.0, 0.0)
+        name = est.columns[column]
+        tuples = math.prod(len(labs) for labs, cat in zip(est.labels, est.categorical, strict=True) if cat)
+        margins = ", ".join(f"{m:.3g}" for m in self.domain_margins)
+        text = f"declared bounds [{lo:.6g}, {hi:.6g}] of {name!r} ({est.clamped} rows clamped into them)"
+        if margins:
+            text = (
+                f"the prior sets (DKW bands of the joint CDF in lexicographic order) hold priors with mass "
+                f"on every one of the {tuples} label tuples and anywhere in the declared bounds "
+                f"[{lo:.6g}, {hi:.6g}] of {name!r} ({est.clamped} rows clamped into them; checked on a "
+                f"grid, plus the margin 2 delta / (b w) = {margins} of epsilon)"
+            )
+        return {
+            "bounds": [lo, hi],
+            "bounds_from": "declared",
+            "bounded_column": name,
+            "label_tuples": tuples,
+            "clamped_rows": est.clamped,
+            "margins": list(self.domain_margins),
+            "text": text,
         }
 
     @property

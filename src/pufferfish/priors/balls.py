@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from pufferfish.priors.bands import JointBand, same_domain
 from pufferfish.priors.distributions import to_grid
 from pufferfish.priors.joint import JointPrior
 from pufferfish.priors.sets import l1_radius
@@ -145,23 +146,27 @@ def joint_balls(
     return out
 
 
-def check_balls(balls: Mapping[str, Any], conditionals: Mapping[str, Any]) -> dict[str, JointBall]:
-    """The balls of one adversary, checked against its joint conditionals: one per secret, one
-    alphabet, each centred on its secret's prior.
+def check_balls(balls: Mapping[str, Any], conditionals: Mapping[str, Any]) -> dict[str, Any]:
+    """The sets of one adversary on joint priors, checked against its joint conditionals: one per
+    secret, all L1 balls on one alphabet or all DKW bands on one declared domain
+    (:class:`pufferfish.priors.bands.JointBand`), each centred on its secret's prior.
 
     Raises
     ------
     ValueError, TypeError
-        If a secret lacks a ball or a ball breaks a rule above.
+        If a secret lacks a set or a set breaks a rule above.
     """
     out = dict(balls)
     if set(out) != set(conditionals):
         raise ValueError(f"sets must give a ball for each secret {sorted(conditionals)}, got {sorted(out)}")
     first = next(iter(out.values()))
+    kind = type(first) if isinstance(first, (JointBall, JointBand)) else JointBall
     for s, ball in out.items():
-        if not isinstance(ball, JointBall):
-            raise TypeError(f"sets[{s!r}] must be a JointBall, got {type(ball).__name__}")
-        if not np.array_equal(ball.alphabet, first.alphabet):
+        if not isinstance(ball, kind):
+            raise TypeError(f"sets[{s!r}] must be a {kind.__name__}, got {type(ball).__name__}")
+        if isinstance(ball, JointBand) and not same_domain(ball, first):
+            raise ValueError("joint bands must share one domain")
+        if isinstance(ball, JointBall) and not np.array_equal(ball.alphabet, first.alphabet):
             raise ValueError("joint balls must share one alphabet")
         prior = conditionals[s]
         same = ball.center.support.shape == prior.support.shape and np.array_equal(

@@ -364,7 +364,7 @@ def _dkw_extremes(
     k, c = v.shape
     width, a, b = dkw_pieces(p_hat, eta)
     key = v if maximize else -v
-    best = _window_best(key, a, b)  # (pieces, c)
+    best = window_best(key, a, b)  # (pieces, c)
     pmf = np.zeros((c, k))
     np.add.at(pmf, (np.broadcast_to(np.arange(c), best.shape), best), width[:, None])
     return pmf
@@ -394,7 +394,7 @@ def dkw_pieces(
     return width[keep], a[keep], b[keep]
 
 
-def _window_best(key: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp]) -> NDArray[np.intp]:
+def window_best(key: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp]) -> NDArray[np.intp]:
     """Per window ``[a_q, b_q]`` and column, the largest index of the maximum of ``key`` (sparse table)."""
     k, c = key.shape
     cols = np.arange(c)[None, :]
@@ -548,7 +548,9 @@ def set_summary(sets: Mapping[str, Any] | None) -> dict[str, Any]:
     """``{"kind", "confidence", "radius": {secret: radius}}`` of one adversary's prior sets, the
     form results and reports carry (kind ``"none"``, no radius, for ``None``: the estimates).
     Sets on a joint alphabet (:class:`pufferfish.priors.balls.JointBall`) add ``"requested"``
-    (``dkw`` asked for on several columns is the L1 ball) and ``"alphabet"`` (its tuples)."""
+    (``dkw`` asked for on several columns is the L1 ball) and ``"alphabet"`` (its tuples); a DKW
+    band on a declared domain (:class:`pufferfish.priors.bands.JointBand`) adds ``"order"``, the
+    order its CDF is taken in."""
     if sets is None:
         return {"kind": "none", "confidence": None, "radius": {}}
     first = next(iter(sets.values()))
@@ -558,7 +560,10 @@ def set_summary(sets: Mapping[str, Any] | None) -> dict[str, Any]:
         "radius": {secret: ps.radius for secret, ps in sets.items()},
     }
     if hasattr(first, "requested"):
-        out.update(requested=first.requested, alphabet=int(first.alphabet.shape[0]))
+        size = first.size if hasattr(first, "order") else first.alphabet.shape[0]
+        out.update(requested=first.requested, alphabet=int(size))
+    if hasattr(first, "order"):  # a DKW band of a joint CDF (pufferfish.priors.bands)
+        out["order"] = first.order
     return out
 
 
@@ -593,6 +598,10 @@ def prior_scope(prior_set: Mapping[str, Any] | None, prior_kind: str = "empirica
         return f"It holds for adversaries whose prior is the {prior_kind} one."
     ps = prior_set
     shape = "DKW band (sup-distance of the CDFs)" if ps["kind"] == "dkw" else "L1 ball"
+    if ps.get("order"):
+        shape = f"DKW band of the joint CDF in {ps['order']} order, on the declared domain"
+    elif ps.get("requested") == "dkw" and ps["kind"] == "l1":
+        shape += " (dkw asked for: on several columns without a declared domain a CDF band has no form)"
     radii = ", ".join(f"{short_text(s)} {r:.4g}" for s, r in ps["radius"].items())
     return (
         f"It holds for every adversary prior within the {_level(ps)}{shape} around the empirical "

@@ -21,7 +21,7 @@ import numpy as np
 from pufferfish._checks import short_repr
 from pufferfish.priors.distributions import DiscretePrior, to_release_grid
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
-from pufferfish.tables.domain import domain_grid
+from pufferfish.tables.domain import domain_grid, grid_gap
 from pufferfish.tables.model import (
     MISSING_LABEL,
     EstimatedJointPriors,
@@ -344,6 +344,7 @@ def estimate_joint(
     spark: Any = None,
     missing: str = "value",
     keep: Sequence[str] = (),
+    bounds: tuple[float, float] | None = None,
 ) -> EstimatedJointPriors:
     """The empirical joint priors of ``d >= 2`` public columns given each secret of the pairs
     (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
@@ -381,6 +382,9 @@ def estimate_joint(
     keep : sequence of str
         Columns among ``columns`` released as they are (read as labels; the identity channel of
         :class:`~pufferfish.priors.joint.Metric`): kept in clear inside the check.
+    bounds : (float, float), optional
+        The one numeric column's declared domain (issue 41): values clamped (counted), unit ``hi -
+        lo``, a prior set the DKW band on it (:func:`_joint_sets`, :mod:`pufferfish.priors.bands`).
 
     Returns
     -------
@@ -390,13 +394,13 @@ def estimate_joint(
     ------
     ValueError
         On fewer than two columns, or ``categorical``/``numeric`` naming a column twice or one
-        that is not the secret, a public or the weight column (:func:`check_kind_lists`), or more
-        than :data:`~pufferfish.priors.joint.MAX_TUPLES` distinct tuples for a secret.
+        that is not the secret, a public or the weight column (:func:`check_kind_lists`), more
+        than :data:`~pufferfish.priors.joint.MAX_TUPLES` distinct tuples for a secret, or
+        ``bounds`` with other than one numeric column.
     DataError
         If the table cannot be read, a column is unknown, or a secret of the pairs has no row with
         every public column present.
     """
-    from pufferfish.priors.balls import joint_balls
     from pufferfish.priors.joint import JointPrior, Metric
 
     columns = tuple(columns)
@@ -409,18 +413,9 @@ def estimate_joint(
     check_missing_cells(agg, columns, missing)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
-    rows: dict[str, tuple[list[list[float]], list[float]]] = {}
-    groups: dict[str, SecretGroup] = {}
-    for s, values, n_rows, n, n2 in agg.counts:  # numbers on the release grid, as every released value
-        tup = [
-            codes[k][v] if agg.categorical[k] else float(to_release_grid(float(v)))
-            for k, v in enumerate(values)
-        ]
-        xs, ws = rows.setdefault(s, ([], []))
-        xs.append(tup)
-        ws.append(n)
-        g = groups.get(s, SecretGroup(s, 0, 0.0, 0.0))
-        groups[s] = SecretGroup(s, g.rows + n_rows, g.weight + n, g.weight_sq + n2)
+    bounded = _bounded_column(columns, agg.categorical, bounds)
+    lo, hi = bounds if bounds is not None else (-math.inf, math.inf)
+    rows, groups, clamped = _joint_rows(agg, codes, bounded, (lo, hi))
     secrets = list(dict.fromkeys(s for pair in pairs for s in pair))
     for s in secrets:
         _check_secret_value(s, agg.secret_values, secret)
@@ -429,22 +424,92 @@ def estimate_joint(
         raise DataError(f"secret value(s) {absent} of the pairs have no row with every public column present")
     conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
     every = [r for xs, _ in rows.values() for r in xs]
-    w = default_units(tuple(units) or (None,) * len(columns), agg.categorical, list(zip(*every, strict=True)))
-    metric = Metric(
-        w,
-        tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True)),
-        tuple(c in keep for c in columns),
-    )
-    kind, confidence, radius = prior_set
-    balls = None
-    if kind != "none":
-        sizes = {s: groups[s].effective_size for s in secrets}  # Kish's, as for one column
-        balls = joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius)
-    scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, balls),), metric)
+    given = [
+        hi - lo if k == bounded and u is None else u
+        for k, u in enumerate(list(units) or [None] * len(columns))
+    ]
+    w = default_units(given, agg.categorical, list(zip(*every, strict=True)))
+    categories = tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True))
+    metric = Metric(w, categories, tuple(c in keep for c in columns))
+    sizes = {s: groups[s].effective_size for s in secrets}  # Kish's, as for one column
+    sets, gap = _joint_sets(conditionals, sizes, categories, prior_set, bounded, (lo, hi))
+    scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, sets),), metric)
     return EstimatedJointPriors(
         scenario, secret, columns, weight, agg.categorical, labels, w, agg.rows_total, agg.rows_dropped,
-        source.description, missing, agg.missing_cells,
+        source.description, missing, agg.missing_cells, bounds, clamped, gap,
     )  # fmt: skip
+
+
+def _joint_rows(
+    agg: TableAggregates, codes: list[dict[str, float]], bounded: int | None, bounds: tuple[float, float]
+) -> tuple[dict[str, tuple[list[list[float]], list[float]]], dict[str, SecretGroup], int]:
+    """Per secret the tuples (label codes; numbers clamped into ``bounds`` on the release grid,
+    as every released value) and their weights, the groups' sizes, and the rows clamped."""
+    lo, hi = bounds
+    rows: dict[str, tuple[list[list[float]], list[float]]] = {}
+    groups: dict[str, SecretGroup] = {}
+    clamped = 0
+    for s, values, n_rows, n, n2 in agg.counts:  # numbers on the release grid, as every released value
+        if bounded is not None and not lo <= float(values[bounded]) <= hi:
+            clamped += n_rows
+        tup = [
+            codes[k][v] if agg.categorical[k] else float(to_release_grid(min(max(float(v), lo), hi)))
+            for k, v in enumerate(values)
+        ]
+        rows.setdefault(s, ([], []))[0].append(tup)
+        rows[s][1].append(n)
+        g = groups.get(s, SecretGroup(s, 0, 0.0, 0.0))
+        groups[s] = SecretGroup(s, g.rows + n_rows, g.weight + n, g.weight_sq + n2)
+    return rows, groups, clamped
+
+
+def _joint_sets(
+    conditionals: Mapping[str, Any],
+    sizes: Mapping[str, float],
+    categories: tuple[int, ...],
+    prior_set: tuple[str, float, float | None],
+    bounded: int | None,
+    bounds: tuple[float, float],
+) -> tuple[Any, float]:
+    """The prior sets of :func:`estimate_joint` and the grid's largest gap: None without a set;
+    the L1 balls on the tuples seen without bounds; with them the DKW bands on every label tuple
+    times the bounds' grid and the values seen (:mod:`pufferfish.priors.bands`)."""
+    from pufferfish.priors.balls import joint_balls
+    from pufferfish.priors.bands import joint_bands
+
+    kind, confidence, radius = prior_set
+    if kind == "none":
+        return None, 0.0
+    if bounded is None:
+        return joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius), 0.0
+    seen = np.concatenate([p.support[:, bounded] for p in conditionals.values()])
+    alphabet = np.unique(np.concatenate([seen, domain_grid(*bounds)]))
+    bands = joint_bands(
+        conditionals, sizes, categories, alphabet, confidence=confidence, requested=kind, radius=radius
+    )
+    return bands, grid_gap(alphabet)
+
+
+def _bounded_column(
+    columns: Sequence[str], categorical: Sequence[bool], bounds: tuple[float, float] | None
+) -> int | None:
+    """The position of the column ``bounds`` declare: the one numeric column (None without bounds).
+
+    Raises
+    ------
+    ValueError
+        If ``bounds`` are given and the columns do not hold exactly one numeric column.
+    """
+    if bounds is None:
+        return None
+    numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
+    if len(numeric) != 1:
+        raise ValueError(
+            "bounds declare the domain of the one numeric column of a joint release; got "
+            f"{len(numeric)} numeric columns {numeric}: no prior set is built here on a declared domain of "
+            "several numeric columns (leave out --bounds, or release the numeric columns one at a time)"
+        )
+    return columns.index(numeric[0])
 
 
 def _aggregates(

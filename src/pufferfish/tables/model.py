@@ -203,6 +203,13 @@ class EstimatedJointPriors:
         How a missing public cell was read (:data:`MISSING_POLICIES`).
     missing_cells : tuple of int
         Per column the rows with that cell missing.
+    bounds : (float, float) or None
+        The declared domain of the one numeric column (issue 41), or None.
+    clamped : int
+        Rows whose numeric value lay outside ``bounds`` (clamped into them).
+    grid_gap : float
+        With ``bounds`` and a prior set: ``delta``, the largest gap of the numeric column's
+        alphabet (:mod:`pufferfish.priors.bands`), in the column's own units; else 0.
     """
 
     scenario: Scenario
@@ -217,6 +224,16 @@ class EstimatedJointPriors:
     source: str
     missing: str = "value"
     missing_cells: tuple[int, ...] = ()
+    bounds: tuple[float, float] | None = None
+    clamped: int = 0
+    grid_gap: float = 0.0
+
+    @property
+    def bounded_column(self) -> int | None:
+        """The position of the column ``bounds`` declare (the one numeric column), or None."""
+        if self.bounds is None:
+            return None
+        return self.categorical.index(False)
 
     @property
     def columns_read_as(self) -> dict[str, str]:

@@ -55,6 +55,9 @@ class ReleasedColumn:
         categorical column keeps its labels, a numeric one gets values of the alphabet.
     estimated : EstimatedPriors, optional
         With ``mapping``: the column's label-to-code mapping.
+    bounds : (float, float), optional
+        A numeric column's declared domain: its values are clamped into it before the noise, as in
+        its priors (:mod:`pufferfish.tables.domain`, :mod:`pufferfish.priors.bands`).
     """
 
     name: str
@@ -65,6 +68,7 @@ class ReleasedColumn:
     labels: tuple[str, ...] = ()
     mapping: Any = None
     estimated: EstimatedPriors | None = None
+    bounds: tuple[float, float] | None = None
 
     @property
     def as_labels(self) -> bool:
@@ -97,10 +101,9 @@ def column_perturber(column: ReleasedColumn, noise: str, workers: int, sampler: 
         return responder(column.channel, column.labels)
     else:
         perturb = adder(noise, column.scale, workers, sampler)
-    bounds = None if column.estimated is None else column.estimated.bounds
-    if bounds is None:
+    if column.bounds is None:
         return perturb
-    lo, hi = bounds
+    lo, hi = column.bounds
 
     def clamped(
         codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
