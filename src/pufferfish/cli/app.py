@@ -173,8 +173,9 @@ BoundsOpt = Annotated[
     str | None,
     typer.Option(
         "--bounds",
-        help="Domain 'lo,hi' of a numeric public column, public (not from the data): values outside are "
-        "clamped, and the prior sets hold priors with mass anywhere in it.",
+        help="Domain 'lo,hi' of a numeric public column (among several: of the one numeric column), public "
+        "(not from the data): values outside are clamped, and the prior sets hold priors with mass anywhere "
+        "in it.",
     ),
 ]
 KeepOpt = Annotated[

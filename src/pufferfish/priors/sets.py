@@ -395,7 +395,21 @@ def dkw_pieces(
 
 
 def window_best(key: NDArray[np.float64], a: NDArray[np.intp], b: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Per window ``[a_q, b_q]`` and column, the largest index of the maximum of ``key`` (sparse table)."""
+    """Per window ``[a_q, b_q]`` and column, the largest index of the maximum of ``key``.
+
+    Parameters
+    ----------
+    key : numpy.ndarray, shape (k, c)
+        Values per position (rows) and column; ``-inf`` and ``inf`` allowed.
+    a, b : numpy.ndarray of int, shape (q,)
+        Windows, ``0 <= a_q <= b_q < k``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (q, c)
+        The position of each window's maximum per column (the largest on ties), from a sparse
+        table: O(k log k) per column to build, O(1) per window.
+    """
     k, c = key.shape
     cols = np.arange(c)[None, :]
 
