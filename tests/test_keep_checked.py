@@ -167,3 +167,56 @@ def test_calibrate_with_a_kept_column_compares_what_applies(tmp_path: Path) -> N
     assert _whole_row_loss(frame, optimal.scale * table.units[0]) <= 1.0 + 1e-9  # Laplace(b w_x)
     reasons = {c.mechanism: c.reason for c in table.comparison if isinstance(c, Skipped)}
     assert "only the exact check (optimal) applies" in reasons["l1"]
+
+
+def test_typed_kept_columns_are_written_in_their_own_type(tmp_path: Path) -> None:
+    """Issue 41 (c): a Parquet column kept inside the check comes back in its own type, equal to the
+    input value by value (a function of its released labels, checked equal); a CSV keeps its text."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(2)
+    n = 400
+    table = pa.table({
+        "s": rng.choice(["A", "B"], n),
+        "x": rng.integers(0, 9, n).astype(float),
+        "i": pa.array(rng.choice([1, 2, None], n).tolist(), type=pa.int64()),
+        "f": pa.array(rng.choice([0.1, 1e-5, 1.5], n)),
+        "b": pa.array(rng.choice([True, False], n)),
+        "d": pa.array([dt.date(2020, 1, 1 + int(v)) for v in rng.integers(0, 2, n)]),
+        "ts": pa.array([dt.datetime(2020, 1, 1, 3, 4, int(v)) for v in rng.integers(0, 2, n)]),
+    })  # fmt: skip
+    src = tmp_path / "t.parquet"
+    pq.write_table(table, src)
+    for col in ("i", "f", "b", "d", "ts"):
+        out = tmp_path / f"o-{col}.parquet"
+        release(src, secret="s", public="x", keep=col, pairs=["A,B"], epsilon=3.0, output=out, rng=1,
+                prior_set="none")  # fmt: skip
+        written = pq.read_table(out)
+        assert written.schema.field(col).type == table.schema.field(col).type, col
+        assert written.column(col).equals(table.column(col)), col
+    csv = tmp_path / "t.csv"
+    csv.write_text(
+        "s,x,f\n" + "".join(f"{'AB'[i % 2]},{i % 5},{['1.50', '2.25'][i % 3 % 2]}\n" for i in range(200))
+    )
+    how = dict(secret="s", public="x", keep="f", pairs=["A,B"], epsilon=3.0, rng=1, prior_set="none")
+    release(csv, output=tmp_path / "c.csv", **how)  # type: ignore[arg-type]
+    assert pd.read_csv(tmp_path / "c.csv", dtype=str)["f"].tolist() == [
+        ["1.50", "2.25"][i % 3 % 2] for i in range(200)
+    ]
+
+
+def test_restore_type_refuses_a_text_that_does_not_come_back() -> None:
+    import pyarrow as pa
+
+    from pufferfish.tables.perturb import restore_type
+
+    labels = pa.array(["0.1", None, "2"])
+    assert restore_type(labels, pa.array([0.1, None, 2.0]), "f").equals(pa.array([0.1, None, 2.0]))
+    with pytest.raises(DataError, match="kept column 'f' \\(double\\) does not come back from its text"):
+        restore_type(labels, pa.array([0.1000001, None, 2.0]), "f")
+    with pytest.raises(DataError, match="kept column 'g' \\(int64\\)"):
+        restore_type(pa.array(["x"]), pa.array([1]), "g")
+    assert restore_type(labels, pa.array(["a", "b", "c"]), "t") is labels

@@ -380,3 +380,37 @@ def test_spark_release_with_a_checked_kept_column(tmp_path: Path, spark: Any) ->
     assert sp.chosen.scale == duck.chosen.scale  # type: ignore[union-attr]
     got = pd.read_parquet(tmp_path / "s.parquet")
     assert sorted(got.columns) == ["k", "x"] and sorted(got["k"]) == sorted(frame["k"])
+
+
+def test_spark_typed_kept_columns_match_duckdb(spark: Any, tmp_path: Path) -> None:
+    """Issue 41 (c): a Parquet column kept inside the check is written in its own type by Spark as
+    by DuckDB, equal to the input value by value."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(2)
+    n = 400
+    table = pa.table({
+        "s": rng.choice(["A", "B"], n),
+        "x": rng.integers(0, 9, n).astype(float),
+        "i": pa.array(rng.choice([1, 2, None], n).tolist(), type=pa.int64()),
+        "b": pa.array(rng.choice([True, False], n)),
+        "d": pa.array([dt.date(2020, 1, 1 + int(v)) for v in rng.integers(0, 2, n)]),
+    })  # fmt: skip
+    src = tmp_path / "t.parquet"
+    pq.write_table(table, src)
+    how = dict(secret="s", public="x", keep="i,b,d", pairs=[("A", "B")], epsilon=3.0, prior_set="none")
+    release(src, output=tmp_path / "duck.parquet", **how)  # type: ignore[arg-type]
+    release(src, output=tmp_path / "spark.parquet", engine="spark", spark=spark, **how)  # type: ignore[arg-type]
+    duck = pq.read_table(tmp_path / "duck.parquet")
+    got = pq.read_table(tmp_path / "spark.parquet")  # Spark's folder of part files
+    for col in ("i", "b", "d"):
+        assert duck.schema.field(col).type == table.schema.field(col).type
+        assert duck.column(col).equals(table.column(col))
+        assert got.schema.field(col).type == table.schema.field(col).type, col
+        key = pa.compute.value_counts(got.column(col)).to_pylist()
+        assert sorted(map(str, key)) == sorted(
+            map(str, pa.compute.value_counts(table.column(col)).to_pylist())
+        )

@@ -134,9 +134,8 @@ def calibrate_table(
         codes get additive noise only when named.
     order, labels, bounds, weight : sequence of str, sequence of str, (float, float), str, optional
         Label order of a categorical public column (default: sorted); labels of its domain never
-        seen, or a numeric column's domain ``lo,hi`` (values clamped; the prior sets on it:
-        :mod:`pufferfish.tables.domain`; among several columns the one numeric column's, the sets
-        then :mod:`pufferfish.priors.bands`); frequency-weight column.
+        seen, or a numeric column's domain ``lo,hi`` (values clamped; sets: :mod:`~pufferfish.tables.domain`,
+        among several columns :mod:`~pufferfish.priors.bands`); frequency-weight column.
     prior : {"empirical", "gaussian", "gmm", "gmm:K"}
         Empirical (default), a fitted Gaussian or mixture per secret (:mod:`pufferfish.tables.fit`).
     noise, delta, fit_seed : {"laplace", "gaussian"}, float, int

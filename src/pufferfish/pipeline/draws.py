@@ -53,7 +53,7 @@ def _draws(
         if same:  # kept in clear inside the check: the identity channel, every label as it is
             codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)
             identity = RandomizedResponseChannel(len(labels), ONE, 0) if len(labels) >= 2 else None
-            out.append(ReleasedColumn(c, True, codes_for, 0.0, identity, tuple(labels)))
+            out.append(ReleasedColumn(c, True, codes_for, 0.0, identity, tuple(labels), kept=True))
             exponents.append(RELEASE_EXPONENT)
         elif cat:
             codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)

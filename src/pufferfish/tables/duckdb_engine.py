@@ -661,7 +661,7 @@ def stream_release(
         fields = [f for f in reader.schema if f.name not in values]
         idx = [[f.name for f in fields].index(n) for n in names]
         for i, c in zip(idx, columns, strict=True):
-            fields[i] = pa.field(c.name, c.arrow_type())
+            fields[i] = pa.field(c.name, c.arrow_type(fields[i].type))
         schema = pa.schema(fields)
         perturbs = [column_perturber(c, noise, workers, sampler) for c in columns]
 

@@ -58,6 +58,9 @@ class ReleasedColumn:
     bounds : (float, float), optional
         A numeric column's declared domain: its values are clamped into it before the noise, as in
         its priors (:mod:`pufferfish.tables.domain`, :mod:`pufferfish.priors.bands`).
+    kept : bool
+        Kept in clear inside the check (the identity channel on its labels): written in the
+        table's own type when its labels come back to the values exactly (:func:`restore_type`).
     """
 
     name: str
@@ -69,6 +72,7 @@ class ReleasedColumn:
     mapping: Any = None
     estimated: EstimatedPriors | None = None
     bounds: tuple[float, float] | None = None
+    kept: bool = False
 
     @property
     def as_labels(self) -> bool:
@@ -85,9 +89,40 @@ class ReleasedColumn:
             return False
         return not bool(np.isnan(self.codes_for(pa.array([None], type=pa.string()))[0]))
 
-    def arrow_type(self) -> pa.DataType:
-        """The released column's Arrow type: text for labels, else float64."""
+    def arrow_type(self, source: pa.DataType | None = None) -> pa.DataType:
+        """The released column's Arrow type: text for labels, else float64; a kept column keeps
+        ``source``, its type in the table (when given and not text)."""
+        if self.kept and source is not None and not pa.types.is_string(source):
+            return source
         return pa.string() if self.as_labels else pa.float64()
+
+
+def restore_type(labels: pa.Array, original: pa.Array, column: str) -> pa.Array:
+    """A kept column's released labels (text, the identity channel's output) in the table's own
+    type: ``labels`` cast back to ``original``'s type, a function of the released labels (so
+    post-processing of what the check covered), and verified equal to ``original`` value by value,
+    so nothing the table holds is altered; text stays text.
+
+    Raises
+    ------
+    DataError
+        If a label does not cast back to its value exactly (two values sharing one text would
+        be told apart by the output but not by the check): the message names the column.
+    """
+    if pa.types.is_string(original.type) or pa.types.is_large_string(original.type):
+        return labels
+    try:
+        typed = pc.cast(labels, original.type)
+        same_nulls = pc.is_null(typed).equals(pc.is_null(original))
+        exact = same_nulls and pc.all(pc.equal(typed, original)).as_py() is not False  # nulls skipped
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        exact = False
+    if not exact:
+        raise DataError(
+            f"kept column {column!r} ({original.type}) does not come back from its text labels exactly; "
+            "cast it to text in the table first, or write a CSV output"
+        )
+    return typed
 
 
 def column_perturber(column: ReleasedColumn, noise: str, workers: int, sampler: str) -> Perturb:
@@ -238,7 +273,10 @@ def perturb_batch(
             codes[np.asarray(value.is_null())] = np.nan
         present = ~np.isnan(codes)
         every &= present
+        original = cols[idx[k]]
         cols[idx[k]], about = perturbs[k](codes, present, gen)
+        if c.kept:  # in the table's own type, checked equal to it
+            cols[idx[k]] = restore_type(cols[idx[k]], original, c.name)
         described[c.name] = about  # the last batch's: a mapping's counts are the running totals
     suppress_partial_rows(cols, idx, every)
     return cols, every

@@ -30,7 +30,7 @@ from pufferfish.tables.model import (
     check_row_counts,
     label_json,
 )
-from pufferfish.tables.perturb import ReleasedColumn, column_perturber, suppress_partial_rows
+from pufferfish.tables.perturb import ReleasedColumn, column_perturber, restore_type, suppress_partial_rows
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).
@@ -371,7 +371,9 @@ def _perturb_partition(
                 codes[np.asarray(value.is_null())] = np.nan
             every &= ~np.isnan(codes)
             cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
-            fields[k] = pa.field(c.name, c.arrow_type())
+            if c.kept:  # in the table's own type (text from a CSV), checked equal to it
+                cols[k] = restore_type(cols[k], batch.column(k), c.name)
+            fields[k] = pa.field(c.name, c.arrow_type(fields[k].type))
         suppress_partial_rows(cols, [batch.schema.get_field_index(c.name) for c in columns], every)
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
@@ -437,7 +439,7 @@ def release_table(
     df = read_table(session, source, all_text=text_copy, text_columns=text)
     written = list(written) or [c.name for c in columns]  # nothing else is written (issue 41)
     df = df.select(*[F.col(f"`{c}`") for c in written])
-    kinds = {c.name: types.StringType() if c.as_labels else types.DoubleType() for c in columns}
+    kinds = {c.name: types.StringType() if c.as_labels else types.DoubleType() for c in columns if not c.kept}
     schema = types.StructType(
         [types.StructField(f.name, kinds[f.name], True) if f.name in kinds else f for f in df.schema.fields]
     )
