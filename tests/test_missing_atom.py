@@ -134,12 +134,14 @@ def test_rates_alone_beyond_eps_are_refused_naming_them(tmp_path: Path) -> None:
         release(src, secret="s", public="x", pairs=["a,b"], epsilon=0.5, output=out, missing="omit")
 
 
-def test_several_numeric_columns_with_missing_cells_and_priors_from_are_refused(tmp_path: Path) -> None:
+def test_several_columns_take_the_atom_per_column_and_priors_from_is_refused(tmp_path: Path) -> None:
     frame = _table(1).assign(y=lambda f: f["x"].fillna(0.0) * 2)
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
-    with pytest.raises(DataError, match="check of several columns does not yet cover a missing number"):
-        calibrate_table(src, secret="s", public="x,y", pairs=["a,b"], epsilon=1.0)
+    # several columns: each numeric column's missing cells are its atom (tests/test_joint_missing.py)
+    joint = calibrate_table(src, secret="s", public="x,y", pairs=["a,b"], epsilon=1.0, prior_set="none")
+    assert joint.scenario.metric is not None and joint.scenario.metric.missing == (True, False)
+    assert any(c.mechanism == "optimal" and getattr(c, "scale", None) for c in joint.comparison)
     with pytest.raises(
         DataError, match="has missing numbers; their check needs the rates of the table released"
     ):

@@ -12,6 +12,7 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -414,3 +415,27 @@ def test_spark_typed_kept_columns_match_duckdb(spark: Any, tmp_path: Path) -> No
         assert sorted(map(str, key)) == sorted(
             map(str, pa.compute.value_counts(table.column(col)).to_pylist())
         )
+
+
+def test_spark_missing_numbers_among_several_columns_match_duckdb(spark: Any, tmp_path: Path) -> None:
+    """Issue 41 (b): a missing number among several columns is its column's missing atom, the same
+    priors and scale by Spark as by DuckDB, the cell written missing and the row's others released."""
+    rng = np.random.default_rng(4)
+    n = 1200
+    s = rng.choice(["A", "B"], n)
+    x = rng.integers(0, 5, n).astype(float)
+    x[rng.random(n) < 0.1] = np.nan
+    frame = pd.DataFrame({"s": s, "c": rng.choice(["u", "v"], n), "x": x})
+    src = tmp_path / "t.parquet"
+    frame.to_parquet(src)
+    how = dict(secret="s", public="c,x", pairs=[("A", "B")], epsilon=1.0, prior_set="none")
+    duck = release(src, output=tmp_path / "duck.parquet", **how)  # type: ignore[arg-type]
+    res = release(src, output=tmp_path / "spark.parquet", engine="spark", spark=spark, **how)  # type: ignore[arg-type]
+    assert res.chosen.scale == duck.chosen.scale
+    assert res.calibration.scenario.metric.missing == (False, True)
+    got = pd.read_parquet(tmp_path / "spark.parquet")
+    assert (
+        len(got) == n
+        and got["c"].notna().all()
+        and int(got["x"].isna().sum()) == int(frame["x"].isna().sum())
+    )

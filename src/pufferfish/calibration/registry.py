@@ -342,6 +342,8 @@ def _joint_rule(scenario: Scenario, m: Mechanism, noise: str) -> str | None:
         return "eps-MI on several columns reads numeric variances: not for a categorical column"
     if m.name != "optimal" and scenario.metric is not None and any(scenario.metric.identity):
         return "a column kept in clear is released as it is: only the exact check (optimal) applies"
+    if m.name != "optimal" and scenario.metric is not None and any(scenario.metric.missing):
+        return "a missing number is released as missing (its pattern as it is): only optimal applies"
     return None
 
 

@@ -22,12 +22,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import brentq
 
 from pufferfish.calibration.check import Check, from_loss, joint_pair_checks, measure
 from pufferfish.calibration.result import Calibration, PrivacyCheckError, RootFinding, TimeLimitError, num
 from pufferfish.loss.divergence import GridTooFineError, MemoryLimitError
 from pufferfish.priors.distributions import GaussianMixturePrior
+from pufferfish.priors.joint import MISSING_NUMBER
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 #: Relative steps by which a scale that fails its exact check is moved up before giving up.
@@ -579,14 +581,28 @@ def _bracket_below(
     return None
 
 
+def _present_moments(prior: Any, atoms: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each column's mean and variance under a joint prior, over its present values on a column
+    with a missing atom (:data:`~pufferfish.priors.joint.MISSING_NUMBER` is no number)."""
+    x = prior.support.copy()
+    w = np.broadcast_to(prior.pmf[:, None], x.shape).copy()
+    gone = (x == MISSING_NUMBER) & atoms[None, :]
+    x[gone], w[gone] = 0.0, 0.0
+    total = np.maximum(w.sum(axis=0), 1e-300)
+    mean = (w * x).sum(axis=0) / total
+    return mean, (w * (x - mean) ** 2).sum(axis=0) / total
+
+
 def _spread(scenario: Scenario) -> float:
     """A length scale of the priors (largest mean gap plus spread), to start bracketing."""
     out = 0.0
     if scenario.kind == "joint":  # in the metric: sum over columns of (gap + spread) / w_k
         assert scenario.metric is not None
         units = np.array(scenario.metric.units)
+        atoms = np.array(scenario.metric.missing)
         for _, _, q_i, q_j in scenario.iter_joint_pairs():
-            per = np.abs(q_i.mean - q_j.mean) + np.sqrt(q_i.variance) + np.sqrt(q_j.variance)
+            (m_i, v_i), (m_j, v_j) = (_present_moments(q, atoms) for q in (q_i, q_j))
+            per = np.abs(m_i - m_j) + np.sqrt(v_i) + np.sqrt(v_j)
             per[np.array(scenario.metric.categorical)] = 1.0  # Hamming: at most 1 per column
             out = max(out, float((per / units).sum()))
         return out if out > 0 else 1.0

@@ -267,7 +267,8 @@ def _print_joint_release(console: Console, result: Any) -> None:
     rel = result.report["release"]
     console.print(
         f"released: {result.output} ({result.rows_released} rows with noise on every column, "
-        f"{result.rows_missing} with a missing value: every released column written missing)"
+        f"{result.rows_missing} with a missing number: that cell written missing, inside the check, the "
+        "others released as drawn)"
     )
     c = result.chosen
     drawn = ", ".join(_drawn_text(col, about) for col, about in rel["column_noise"].items())

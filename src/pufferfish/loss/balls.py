@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.loss.product import axes_of
 from pufferfish.priors.balls import JointBall
-from pufferfish.priors.joint import Metric
+from pufferfish.priors.joint import Metric, atom_distances
 
 #: Largest (grid vertices) x (alphabet tuples) one worst case over two balls evaluates; each
 #: entry is sorted once per check (about 0.1 microsecond of work per entry and log), so a check
@@ -226,8 +226,8 @@ def _distances(
             out += np.where(y[:, c, None] != alphabet[None, :, c], np.inf, 0.0)
         elif cat:
             out += scales[c] * (y[:, c, None] != alphabet[None, :, c])
-        else:
-            out += scales[c] * np.abs(y[:, c, None] - alphabet[None, :, c])
+        else:  # a missing cell (the atom) is infinitely far from a present value
+            out += atom_distances(y[:, c, None], alphabet[None, :, c], scales[c], metric.missing[c])
     return out
 
 

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.loss.laplace_sums import laplace_log_sums
-from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.priors.joint import MISSING_NUMBER, JointPrior, Metric
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -201,7 +201,10 @@ def product_laplace_loss(
     value of its axis never decreases ``|L|``, and ``sup_{R^d} |L| = max`` over the product grid
     ``V_1 x ... x V_d``. A categorical coordinate takes finitely many values, all of them in
     ``V_k`` (every label code), so the maximum over them is exact; an identity axis (a column
-    released as it is) is not contracted, and an output neither prior gives is left out.
+    released as it is) is not contracted, and an output neither prior gives is left out. A
+    numeric axis with its missing atom (:attr:`~.joint.Metric.missing`) has the output "missing"
+    for the value :data:`~.joint.MISSING_NUMBER` only (its last point): the argument above holds
+    on the present values, and the atom's slot is carried as it is (an identity on it).
 
     *Computation.* ``log f_s`` on the whole grid is a separable contraction: start from the
     tensor ``T = log P(. | s)`` on the grid (``-inf`` off the support) and, for each axis ``k``,
@@ -236,26 +239,7 @@ def product_laplace_loss(
             f"product grid of {' x '.join(map(str, shape))} = {vertices:,} vertices (more than "
             f"{max_vertices:,}): bin the columns (fewer distinct values)"
         )
-    tensors = []
-    for prior in (prior_i, prior_j):
-        t = np.full(shape, -np.inf)
-        where = tuple(np.searchsorted(axes[k], prior.support[:, k]) for k in range(len(axes)))
-        assert prior.log_pmf is not None
-        t[where] = prior.log_pmf
-        err = 0.0
-        for k, ax in enumerate(axes):
-            if metric.identity[k]:  # released as it is: y_k = x_k, nothing to sum along the axis
-                continue
-            line = np.moveaxis(t, k, -1)  # logsumexp_x (T[..., x, ...] - d_k(v, x) / (b w_k))
-            if metric.categories[k]:
-                rate = (1.0 / (float(scale) * metric.units[k])) * (1.0 + 4.0 * _U)
-                sums, bounds = response_log_sums(line, rate)
-            else:
-                sums, bounds = laplace_log_sums(ax, line, float(scale) * metric.units[k])
-            t = np.moveaxis(sums, -1, k)
-            finite = np.isfinite(sums)
-            err += float(bounds[finite].max()) if finite.any() else 0.0
-        tensors.append((t, err))
+    tensors = [_log_density(prior, axes, shape, metric, float(scale)) for prior in (prior_i, prior_j)]
     (t_i, e_i), (t_j, e_j) = tensors
     with np.errstate(invalid="ignore"):  # identity axes: an output neither prior can give
         ratio = np.where(np.isneginf(t_i) & np.isneginf(t_j), 0.0, t_i - t_j)
@@ -270,3 +254,33 @@ def product_laplace_loss(
         larger="i" if ratio[at] >= 0 else "j",
         vertices=vertices,
     )
+
+
+def _log_density(
+    prior: JointPrior, axes: list[NDArray[np.float64]], shape: tuple[int, ...], metric: Metric, scale: float
+) -> tuple[NDArray[np.float64], float]:
+    """``log f_s`` on the product grid and its rounding bound: the separable contraction of
+    :func:`product_laplace_loss` (Notes), one axis at a time."""
+    t = np.full(shape, -np.inf)
+    where = tuple(np.searchsorted(axes[k], prior.support[:, k]) for k in range(len(axes)))
+    assert prior.log_pmf is not None
+    t[where] = prior.log_pmf
+    err = 0.0
+    for k, ax in enumerate(axes):
+        if metric.identity[k]:  # released as it is: y_k = x_k, nothing to sum along the axis
+            continue
+        line = np.moveaxis(t, k, -1)  # logsumexp_x (T[..., x, ...] - d_k(v, x) / (b w_k))
+        if metric.categories[k]:
+            rate = (1.0 / (scale * metric.units[k])) * (1.0 + 4.0 * _U)
+            sums, bounds = response_log_sums(line, rate)
+        elif metric.missing[k] and ax[-1] == MISSING_NUMBER:  # the atom: released as missing
+            sums, bounds = line.copy(), np.zeros(line.shape)
+            if ax.size > 1:
+                beta = scale * metric.units[k]
+                sums[..., :-1], bounds[..., :-1] = laplace_log_sums(ax[:-1], line[..., :-1], beta)
+        else:
+            sums, bounds = laplace_log_sums(ax, line, scale * metric.units[k])
+        t = np.moveaxis(sums, -1, k)
+        finite = np.isfinite(sums)
+        err += float(bounds[finite].max()) if finite.any() else 0.0
+    return t, err

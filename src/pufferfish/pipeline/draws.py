@@ -47,8 +47,9 @@ def _draws(
     metric = table.scenario.metric
     kept = metric.identity if metric is not None else (False,) * len(table.columns)
     bounds = table.estimated.bounds  # the one numeric column's declared domain (None for one column here)
-    for c, cat, labels, w, same in zip(
-        table.columns, table.categorical, table.labels, table.units, kept, strict=True
+    atoms = metric.missing if metric is not None else (False,) * len(table.columns)
+    for c, cat, labels, w, same, atom in zip(
+        table.columns, table.categorical, table.labels, table.units, kept, atoms, strict=True
     ):
         if same:  # kept in clear inside the check: the identity channel, every label as it is
             codes_for = partial(label_codes, known=labels, codes=range(len(labels)), column=c)
@@ -72,7 +73,7 @@ def _draws(
             k, drawn = RELEASE_EXPONENT, b
             if sampler is not None and b != 0.0:
                 k, _, drawn = sampler_grid(b, "laplace", sampler)
-            out.append(ReleasedColumn(c, False, None, drawn, bounds=bounds))
+            out.append(ReleasedColumn(c, False, None, drawn, bounds=bounds, missing_checked=atom))
             exponents.append(k)
     return out, exponents
 

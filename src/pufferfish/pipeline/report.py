@@ -458,7 +458,8 @@ def _joint_release(release: dict[str, Any], table: TableCalibration) -> list[str
         '<p>Released with <b>{}</b>: scale b = <span data-key="chosen:scale">{}</span>, exact loss '
         '<span data-key="chosen:checked">{}</span> &le; epsilon {}; {} rows with noise on every column, '
         "{} with a "
-        "missing value (every released column written missing). Output: {}.</p>".format(
+        "missing number (that cell written missing inside the check, the others as drawn). "
+        "Output: {}.</p>".format(
             html.escape(release["mechanism"]),
             fmt(release["scale"]),
             fmt(release["checked_loss"]),

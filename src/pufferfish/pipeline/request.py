@@ -74,7 +74,7 @@ class TableRequest:
         Seconds of each mechanism.
     units : tuple of float or None
         Several columns: each column's unit as given (None: the default of
-        :func:`pufferfish.tables.estimate.default_units`).
+        :func:`pufferfish.tables.joint.default_units`).
     missing : {"value", "omit"}
         How a missing public cell is read (:data:`pufferfish.tables.model.MISSING_POLICIES`).
     labels : tuple of str
@@ -155,7 +155,7 @@ def parse_units(
     units: Mapping[str, float] | Iterable[str] | None, columns: Sequence[str]
 ) -> tuple[float | None, ...]:
     """The unit ``w_k`` of each column from ``{"col": w}`` or texts ``"col=w"`` (None where not
-    given: the default of :func:`default_units`).
+    given: the default of :func:`~pufferfish.tables.joint.default_units`).
 
     Raises
     ------

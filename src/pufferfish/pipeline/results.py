@@ -319,8 +319,10 @@ class ReleaseResult:
     rows_released : int
         Rows whose public values were released with noise (every column present).
     rows_missing : int
-        Rows written with a missing value: one numeric column's missing cells (inside the check:
-        :mod:`pufferfish.tables.missing`); a categorical missing cell is a label, released as any.
+        Rows written with a missing value: a numeric column's missing cells, inside the check (one
+        column: :mod:`pufferfish.tables.missing`; several: each numeric column's missing atom,
+        :attr:`pufferfish.priors.joint.Metric.missing`, the row's other columns released as
+        drawn); a categorical missing cell is a label, released as any.
     kept : tuple of KeptColumn
         The columns written in clear outside the check (``keep_unchecked``), each with its
         measured loss; the output holds the released columns and these, nothing else.

@@ -17,6 +17,13 @@ from numpy.typing import NDArray
 
 from pufferfish.priors.distributions import normalised_log_pmf, to_grid
 
+#: The value a missing cell of a numeric column has in a joint prior (issue 41): larger than any
+#: value a table can hold (the largest float; a value this large is refused when read), so it is
+#: the last point of the column's axis, and rounding to any sampler grid leaves it where it is. The
+#: channel releases it as missing: with :attr:`Metric.missing` the column's channel is the missing
+#: atom (an output "missing" for this value only, ``x + Laplace(b w)`` for every other).
+MISSING_NUMBER = float(np.finfo(np.float64).max)
+
 #: Largest number of distinct tuples of one joint prior (memory: a few floats per tuple and
 #: column; the transport plans have their own limit, :data:`pufferfish.transport.plans.MAX_PLAN_ENTRIES`).
 MAX_TUPLES = 10_000_000
@@ -232,6 +239,10 @@ class Metric:
         Categorical columns released as they are (the identity channel: a column kept in clear
         inside the check, issue 41): distance ``inf`` between different labels, no noise at any
         scale. Default: none.
+    missing : sequence of bool, length d, optional
+        Numeric columns whose value :data:`MISSING_NUMBER` is a missing cell (issue 41), released
+        as missing: distance ``inf`` between a missing and a present value, 0 between two missing
+        ones; the pattern of missing cells is released as it is, like a kept column. Default: none.
 
     Raises
     ------
@@ -251,6 +262,7 @@ class Metric:
     units: tuple[float, ...]
     categories: tuple[int, ...] = ()
     identity: tuple[bool, ...] = ()
+    missing: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         units = tuple(float(w) for w in self.units)
@@ -264,9 +276,15 @@ class Metric:
             raise ValueError(
                 f"identity must mark {len(units)} columns, categorical ones only, got {self.identity!r}"
             )
+        atoms = tuple(bool(v) for v in self.missing) or (False,) * len(units)
+        if len(atoms) != len(units) or any(v and m for v, m in zip(atoms, cats, strict=True)):
+            raise ValueError(
+                f"missing must mark {len(units)} columns, numeric ones only, got {self.missing!r}"
+            )
         object.__setattr__(self, "units", units)
         object.__setattr__(self, "categories", tuple(int(m) for m in cats))
         object.__setattr__(self, "identity", same)
+        object.__setattr__(self, "missing", atoms)
 
     @classmethod
     def ones(cls, d: int) -> Metric:
@@ -285,7 +303,7 @@ class Metric:
 
     def with_units(self, units: tuple[float, ...]) -> Metric:
         """The same columns with other units."""
-        return Metric(units, self.categories, self.identity)
+        return Metric(units, self.categories, self.identity, self.missing)
 
     def distances(self, a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
         """``d(a_r, b_c)`` for every row ``r`` of ``a`` (n, d) and ``c`` of ``b`` (m, d): shape (n, m).
@@ -302,5 +320,17 @@ class Metric:
             elif cat:
                 out += (a[:, k, None] != b[None, :, k]) / w
             else:
-                out += np.abs(a[:, k, None] - b[None, :, k]) / w
+                out += atom_distances(a[:, k, None], b[None, :, k], 1.0 / w, self.missing[k])
         return out
+
+
+def atom_distances(y: Any, x: Any, rate: float | Any, missing: bool) -> Any:
+    """``rate |y - x|`` on a numeric column; with its missing atom (:attr:`Metric.missing`),
+    ``inf`` between a missing (:data:`MISSING_NUMBER`) and a present value and 0 between two
+    missing ones (broadcast)."""
+    if not missing:
+        return rate * np.abs(y - x)
+    y_gone, x_gone = y == MISSING_NUMBER, x == MISSING_NUMBER
+    with np.errstate(over="ignore", invalid="ignore"):
+        present = rate * np.abs(np.where(y_gone, 0.0, y) - np.where(x_gone, 0.0, x))
+    return np.where(y_gone != x_gone, np.inf, np.where(y_gone, 0.0, present))

@@ -467,8 +467,10 @@ def _public_exprs(
 
     Under ``missing="value"`` a missing cell of a categorical column is a label of its own
     (:data:`~.model.MISSING_LABEL`, issue 41: a release publishes it, so the check covers it); a
-    column holding that text is refused. A row with a numeric column missing (or, under
-    ``"omit"``, any public column) is left out of the priors, as one with the secret missing.
+    column holding that text is refused. Among several columns a missing number is NULL in the
+    counts (the atom of its column, :data:`~pufferfish.priors.joint.MISSING_NUMBER`); one
+    numeric column's missing cells are counted apart (:mod:`~.missing`). Under ``"omit"`` a row
+    with any public column missing is left out of the priors, as one with the secret missing.
     """
     missing_label = "'" + MISSING_LABEL + "'"
     labelled = [cat and missing == "value" for cat in categorical]
@@ -484,7 +486,8 @@ def _public_exprs(
         else f"CAST({quote_identifier(c)} AS {'VARCHAR' if cat else 'DOUBLE'})"
         for c, cat, lab in zip(columns, categorical, labelled, strict=True)
     ]
-    present = [quote_identifier(c) for c, lab in zip(columns, labelled, strict=True) if not lab]
+    atom = missing == "value" and len(columns) > 1  # a missing number is the atom of its column
+    present = [quote_identifier(c) for c, lab in zip(columns, labelled, strict=True) if not (lab or atom)]
     valid = " AND ".join([f"{s_col} IS NOT NULL"] + [f"{c} IS NOT NULL" for c in present])
     return exprs, valid
 

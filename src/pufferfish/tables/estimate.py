@@ -20,8 +20,10 @@ import numpy as np
 
 from pufferfish._checks import short_repr
 from pufferfish.priors.distributions import DiscretePrior, to_release_grid
+from pufferfish.priors.joint import MISSING_NUMBER
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
-from pufferfish.tables.domain import domain_grid, grid_gap
+from pufferfish.tables.domain import domain_grid
+from pufferfish.tables.joint import bounded_column, default_units, joint_rows, joint_sets, missing_atoms
 from pufferfish.tables.model import (
     MISSING_LABEL,
     EstimatedJointPriors,
@@ -29,7 +31,6 @@ from pufferfish.tables.model import (
     SecretGroup,
     TableAggregates,
     check_missing,
-    check_missing_cells,
 )
 from pufferfish.tables.source import (
     CsvOptions,
@@ -306,29 +307,6 @@ def estimate_two_sources(
     )
 
 
-def default_units(
-    given: Sequence[float | None], categorical: Sequence[bool], values: Sequence[Sequence[float]]
-) -> tuple[float, ...]:
-    """Each column's unit: as given, else 1 for a categorical column (a change of label) and the
-    range ``max - min`` of a numeric column's values (1 if the column is constant).
-
-    Parameters
-    ----------
-    given : sequence of float or None
-        :func:`~pufferfish.pipeline.request.parse_units`.
-    categorical : sequence of bool
-    values : sequence of sequences of float
-        The values of each column over the rows used (codes for a categorical one).
-    """
-    out = []
-    for w, cat, vals in zip(given, categorical, values, strict=True):
-        if w is None:
-            span = float(max(vals) - min(vals)) if (len(vals) and not cat) else 0.0
-            w = span if span > 0 and math.isfinite(span) else 1.0
-        out.append(float(w))
-    return tuple(out)
-
-
 def estimate_joint(
     source: TableSource,
     *,
@@ -350,13 +328,15 @@ def estimate_joint(
     (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
 
     The engine counts the distinct tuples per secret (only aggregates reach Python); a
-    categorical column is coded ``0, 1, ...`` in the sorted order of its labels, a numeric one
-    is used as it is, on the release grid. The metric ``d(x, x') = sum_k d_k(x_k, x'_k) / w_k``
-    (absolute difference on a numeric column, Hamming on a categorical one) puts the columns on
-    one scale (:func:`default_units`). With a prior set (``prior_set[0]`` ``"dkw"`` or ``"l1"``)
-    each secret gets the L1 ball around its joint distribution on the tuples of the pairs' groups
-    (:func:`pufferfish.priors.balls.joint_balls`; ``dkw`` on several columns is this ball: a CDF
-    band has no product form), of Kish's effective size for weighted rows.
+    categorical column is coded ``0, 1, ...`` in the sorted order of its labels (a missing cell a
+    label of its own), a numeric one is used as it is, on the release grid (a missing cell its
+    column's missing atom, :data:`~pufferfish.priors.joint.MISSING_NUMBER`). The metric ``d(x,
+    x') = sum_k d_k(x_k, x'_k) / w_k`` (absolute difference on a numeric column, Hamming on a
+    categorical one) puts the columns on one scale (:func:`~pufferfish.tables.joint.default_units`).
+    With a prior set (``prior_set[0]`` ``"dkw"`` or ``"l1"``) each secret gets the L1 ball around
+    its joint distribution on the tuples of the pairs' groups (:func:`pufferfish.priors.balls.joint_balls`;
+    ``dkw`` on several columns is this ball without declared bounds), of Kish's effective size for
+    weighted rows; with ``bounds`` the DKW band of the declared domain.
 
     Parameters
     ----------
@@ -384,7 +364,7 @@ def estimate_joint(
         :class:`~pufferfish.priors.joint.Metric`): kept in clear inside the check.
     bounds : (float, float), optional
         The one numeric column's declared domain (issue 41): values clamped (counted), unit ``hi -
-        lo``, a prior set the DKW band on it (:func:`_joint_sets`, :mod:`pufferfish.priors.bands`).
+        lo``, a prior set the DKW band on it (:func:`~pufferfish.tables.joint.joint_sets`).
 
     Returns
     -------
@@ -410,12 +390,11 @@ def estimate_joint(
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
     agg = _aggregates(source, secret, columns, weight, engine, spark, kinds, missing)
-    check_missing_cells(agg, columns, missing)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
-    bounded = _bounded_column(columns, agg.categorical, bounds)
+    bounded = bounded_column(columns, agg.categorical, bounds)
     lo, hi = bounds if bounds is not None else (-math.inf, math.inf)
-    rows, groups, clamped = _joint_rows(agg, codes, bounded, (lo, hi))
+    rows, groups, clamped = joint_rows(agg, columns, codes, bounded, (lo, hi))
     secrets = list(dict.fromkeys(s for pair in pairs for s in pair))
     for s in secrets:
         _check_secret_value(s, agg.secret_values, secret)
@@ -423,93 +402,25 @@ def estimate_joint(
     if absent:
         raise DataError(f"secret value(s) {absent} of the pairs have no row with every public column present")
     conditionals = {s: JointPrior.from_rows(np.array(rows[s][0]), np.array(rows[s][1])) for s in secrets}
-    every = [r for xs, _ in rows.values() for r in xs]
+    every = [
+        [v for v in r if v != MISSING_NUMBER] or [0.0]
+        for r in zip(*(r for xs, _ in rows.values() for r in xs), strict=True)
+    ]
     given = [
         hi - lo if k == bounded and u is None else u
         for k, u in enumerate(list(units) or [None] * len(columns))
     ]
-    w = default_units(given, agg.categorical, list(zip(*every, strict=True)))
+    w = default_units(given, agg.categorical, every)  # the missing atom is no value of the range
     categories = tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True))
-    metric = Metric(w, categories, tuple(c in keep for c in columns))
+    atoms = missing_atoms(conditionals, columns, bounded)
+    metric = Metric(w, categories, tuple(c in keep for c in columns), atoms)
     sizes = {s: groups[s].effective_size for s in secrets}  # Kish's, as for one column
-    sets, gap = _joint_sets(conditionals, sizes, categories, prior_set, bounded, (lo, hi))
+    sets, gap = joint_sets(conditionals, sizes, categories, prior_set, bounded, (lo, hi))
     scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, sets),), metric)
     return EstimatedJointPriors(
         scenario, secret, columns, weight, agg.categorical, labels, w, agg.rows_total, agg.rows_dropped,
         source.description, missing, agg.missing_cells, bounds, clamped, gap,
     )  # fmt: skip
-
-
-def _joint_rows(
-    agg: TableAggregates, codes: list[dict[str, float]], bounded: int | None, bounds: tuple[float, float]
-) -> tuple[dict[str, tuple[list[list[float]], list[float]]], dict[str, SecretGroup], int]:
-    """Per secret the tuples (label codes; numbers clamped into ``bounds`` on the release grid,
-    as every released value) and their weights, the groups' sizes, and the rows clamped."""
-    lo, hi = bounds
-    rows: dict[str, tuple[list[list[float]], list[float]]] = {}
-    groups: dict[str, SecretGroup] = {}
-    clamped = 0
-    for s, values, n_rows, n, n2 in agg.counts:  # numbers on the release grid, as every released value
-        if bounded is not None and not lo <= float(values[bounded]) <= hi:
-            clamped += n_rows
-        tup = [
-            codes[k][v] if agg.categorical[k] else float(to_release_grid(min(max(float(v), lo), hi)))
-            for k, v in enumerate(values)
-        ]
-        rows.setdefault(s, ([], []))[0].append(tup)
-        rows[s][1].append(n)
-        g = groups.get(s, SecretGroup(s, 0, 0.0, 0.0))
-        groups[s] = SecretGroup(s, g.rows + n_rows, g.weight + n, g.weight_sq + n2)
-    return rows, groups, clamped
-
-
-def _joint_sets(
-    conditionals: Mapping[str, Any],
-    sizes: Mapping[str, float],
-    categories: tuple[int, ...],
-    prior_set: tuple[str, float, float | None],
-    bounded: int | None,
-    bounds: tuple[float, float],
-) -> tuple[Any, float]:
-    """The prior sets of :func:`estimate_joint` and the grid's largest gap: None without a set;
-    the L1 balls on the tuples seen without bounds; with them the DKW bands on every label tuple
-    times the bounds' grid and the values seen (:mod:`pufferfish.priors.bands`)."""
-    from pufferfish.priors.balls import joint_balls
-    from pufferfish.priors.bands import joint_bands
-
-    kind, confidence, radius = prior_set
-    if kind == "none":
-        return None, 0.0
-    if bounded is None:
-        return joint_balls(conditionals, sizes, confidence=confidence, requested=kind, radius=radius), 0.0
-    seen = np.concatenate([p.support[:, bounded] for p in conditionals.values()])
-    alphabet = np.unique(np.concatenate([seen, domain_grid(*bounds)]))
-    bands = joint_bands(
-        conditionals, sizes, categories, alphabet, confidence=confidence, requested=kind, radius=radius
-    )
-    return bands, grid_gap(alphabet)
-
-
-def _bounded_column(
-    columns: Sequence[str], categorical: Sequence[bool], bounds: tuple[float, float] | None
-) -> int | None:
-    """The position of the column ``bounds`` declare: the one numeric column (None without bounds).
-
-    Raises
-    ------
-    ValueError
-        If ``bounds`` are given and the columns do not hold exactly one numeric column.
-    """
-    if bounds is None:
-        return None
-    numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
-    if len(numeric) != 1:
-        raise ValueError(
-            "bounds declare the domain of the one numeric column of a joint release; got "
-            f"{len(numeric)} numeric columns {numeric}: no prior set is built here on a declared domain of "
-            "several numeric columns (leave out --bounds, or release the numeric columns one at a time)"
-        )
-    return columns.index(numeric[0])
 
 
 def _aggregates(
@@ -573,7 +484,6 @@ def priors_from_aggregates(
         As :func:`estimate_priors`.
     """
     agg = aggregates
-    check_missing_cells(agg, (public,), missing)
     categorical, labels = agg.categorical[0], sorted(agg.labels[0])
     if not labels:
         raise DataError(f"public column {public!r} has no non-missing value")

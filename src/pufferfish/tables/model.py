@@ -229,6 +229,13 @@ class EstimatedJointPriors:
     grid_gap: float = 0.0
 
     @property
+    def missing_atoms(self) -> tuple[bool, ...]:
+        """Per column: whether it is numeric with missing cells, its missing atom inside the check
+        (:attr:`pufferfish.priors.joint.Metric.missing`)."""
+        metric = self.scenario.metric
+        return metric.missing if metric is not None else (False,) * len(self.columns)
+
+    @property
     def bounded_column(self) -> int | None:
         """The position of the column ``bounds`` declare (the one numeric column), or None."""
         if self.bounds is None:
@@ -273,29 +280,6 @@ def check_missing(missing: Any) -> str:
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     return str(missing)
-
-
-def check_missing_cells(aggregates: TableAggregates, columns: Sequence[str], missing: str) -> None:
-    """Refuse, under ``missing="value"``, a numeric public column with a missing cell among
-    several columns.
-
-    A release writes that cell missing; one numeric column has its missing atom inside the check
-    (:mod:`pufferfish.tables.missing`), several do not yet (an atom per set of missing columns).
-
-    Raises
-    ------
-    DataError
-        Naming the column, its missing cells and the ways out.
-    """
-    if missing != "value" or len(columns) == 1:
-        return
-    for col, cat, n in zip(columns, aggregates.categorical, aggregates.missing_cells, strict=True):
-        if n and not cat:
-            raise DataError(
-                f"public column {col!r} is numeric and has {n} missing cells; the check of several "
-                "columns does not yet cover a missing number: read the column as labels (--categorical), "
-                "fill or drop those rows, or calibrate only with --missing omit"
-            )
 
 
 def refuse_omitted_cells(columns: Sequence[str], missing_cells: Sequence[int], missing: str) -> None:

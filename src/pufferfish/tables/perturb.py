@@ -58,6 +58,10 @@ class ReleasedColumn:
     bounds : (float, float), optional
         A numeric column's declared domain: its values are clamped into it before the noise, as in
         its priors (:mod:`pufferfish.tables.domain`, :mod:`pufferfish.priors.bands`).
+    missing_checked : bool
+        A numeric column whose missing cells are inside the check (the missing atom of several
+        columns, :attr:`pufferfish.priors.joint.Metric.missing`): written missing, the row's other
+        columns released as they are drawn.
     kept : bool
         Kept in clear inside the check (the identity channel on its labels): written in the
         table's own type when its labels come back to the values exactly (:func:`restore_type`).
@@ -73,6 +77,7 @@ class ReleasedColumn:
     estimated: EstimatedPriors | None = None
     bounds: tuple[float, float] | None = None
     kept: bool = False
+    missing_checked: bool = False
 
     @property
     def as_labels(self) -> bool:
@@ -235,13 +240,13 @@ def mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
 
 def suppress_partial_rows(cols: list[pa.Array], at: Sequence[int], present: NDArray[np.bool_]) -> None:
     """Several released columns (``cols[k]`` for ``k`` in ``at``, replaced in place): a row with
-    one of them missing gets every one written missing.
+    one of them missing outside the check (``present`` False) gets every one written missing.
 
-    Its other columns would otherwise be released with the noise calibrated on the complete rows
-    (the joint priors leave such rows out), a release the check never saw (issue 41, reproducer
-    ``partial_missing_rows.py``: at scale 0 the present column revealed the secret exactly). A
-    guard: under ``missing="value"`` a categorical cell is coded (a label of its own) and a
-    numeric one is refused before any release of several columns, so no such row reaches it.
+    Its other columns would otherwise be released with the noise calibrated on the rows the
+    priors hold, a release the check never saw (issue 41, reproducer ``partial_missing_rows.py``:
+    at scale 0 the present column revealed the secret exactly). A guard: under ``missing="value"``
+    a categorical cell is coded (a label of its own) and a numeric one is its column's missing
+    atom (:attr:`ReleasedColumn.missing_checked`), so no such row reaches it.
     """
     if len(at) < 2 or present.all():
         return
@@ -264,6 +269,7 @@ def perturb_batch(
     into ``described`` (the same but for a mapping's running counts)."""
     cols = [batch.column(k) for k, f in enumerate(batch.schema) if f.name not in values]
     every = np.ones(batch.num_rows, dtype=bool)
+    covered = np.ones(batch.num_rows, dtype=bool)  # every missing cell inside the check
     for k, c in enumerate(columns):
         value = batch.column(batch.schema.get_field_index(values[k]))
         if c.codes_for is not None:
@@ -273,10 +279,11 @@ def perturb_batch(
             codes[np.asarray(value.is_null())] = np.nan
         present = ~np.isnan(codes)
         every &= present
+        covered &= present | c.missing_checked
         original = cols[idx[k]]
         cols[idx[k]], about = perturbs[k](codes, present, gen)
         if c.kept:  # in the table's own type, checked equal to it
             cols[idx[k]] = restore_type(cols[idx[k]], original, c.name)
         described[c.name] = about  # the last batch's: a mapping's counts are the running totals
-    suppress_partial_rows(cols, idx, every)
+    suppress_partial_rows(cols, idx, covered)
     return cols, every

@@ -295,11 +295,12 @@ def _public_exprs(
         F.coalesce(c.cast("string"), F.lit(MISSING_LABEL)) if lab else c.cast("string" if cat else "double")
         for c, cat, lab in zip(cols, categorical, labelled, strict=True)
     ]
+    atom = missing == "value" and len(columns) > 1  # a missing number is the atom of its column
     valid = s_col.isNotNull()
     for c, name, cat in zip(cols, columns, labelled, strict=True):
         if cat:
             check_no_missing_label(int(df.where(c.cast("string") == MISSING_LABEL).count()), name)
-        else:
+        elif not atom:
             valid = valid & c.isNotNull()
     return exprs, valid
 
@@ -358,7 +359,7 @@ def _perturb_partition(
     perturbs = [column_perturber(c, noise, 1, sampler) for c in columns]  # one partition per core
     for batch in batches:
         cols, fields = list(batch.columns), list(batch.schema)
-        every = np.ones(batch.num_rows, dtype=bool)
+        every = np.ones(batch.num_rows, dtype=bool)  # every missing cell inside the check
         for c, perturb in zip(columns, perturbs, strict=True):
             k = batch.schema.get_field_index(c.name)
             value = batch.column(k)
@@ -369,7 +370,7 @@ def _perturb_partition(
             else:
                 codes = value.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
                 codes[np.asarray(value.is_null())] = np.nan
-            every &= ~np.isnan(codes)
+            every &= ~np.isnan(codes) | c.missing_checked
             cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
             if c.kept:  # in the table's own type (text from a CSV), checked equal to it
                 cols[k] = restore_type(cols[k], batch.column(k), c.name)
