@@ -232,3 +232,25 @@ def test_other_mechanisms_say_why_and_bounds_refuse_missing_cells(tmp_path: Path
     assert reasons["optimal"] is None
     with pytest.raises(DataError, match="declared bounds with missing cells in 'x'"):
         calibrate_table(src, secret="s", public="c,x", pairs=["A,B"], epsilon=1.0, bounds="0,10")
+
+
+def test_cli_release_with_a_report_draws_the_missing_atom_beside_the_values(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pufferfish.cli.app import app
+
+    frame = _table(0)
+    src = tmp_path / "t.csv"
+    frame.to_csv(src, index=False)
+    out, rep = str(tmp_path / "o.csv"), str(tmp_path / "o.html")
+    args = ["release", str(src), "--secret", "s", "--public", "c,x,z", "--pair", "A,B", "--epsilon", "1",
+            "--prior-set", "none", "--output", out, "--report", rep]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    assert "with a missing number: that cell written missing, inside the check" in " ".join(
+        run.output.split()
+    )
+    html = (tmp_path / "o.html").read_text()
+    report = (tmp_path / "o.report.json").read_text()
+    assert "1.797" not in html and "1.797" not in report  # the atom is never shown as a number
+    assert "A missing x is drawn at" in html and "missing)" in report

@@ -54,7 +54,7 @@ from pufferfish.loss.product import product_laplace_loss
 from pufferfish.loss.robust import worst_case_loss
 from pufferfish.priors.bands import JointBand
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior, union_support
-from pufferfish.priors.joint import JointPrior
+from pufferfish.priors.joint import MISSING_NUMBER, JointPrior
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 
@@ -314,7 +314,7 @@ def joint_pair_checks(scenario: Scenario, scale: float) -> list[Check]:
             band = isinstance(set_i, JointBand)
             bl = (band_loss if band else ball_loss)(set_i, set_j, scenario.metric, scale)
             over = "the DKW bands on the declared domain" if band else "the L1 balls"
-            where = "y = (" + ", ".join(num(v) for v in bl.worst_vertex) + f"), worst case over {over}"
+            where = f"y = ({_vertex(bl.worst_vertex)}), worst case over {over}"
             out.append(Check(bl.loss, bl.error_bound, prior.name, pair, where, prior_set=summary))
             continue
         if scale == 0.0:
@@ -322,9 +322,14 @@ def joint_pair_checks(scenario: Scenario, scale: float) -> list[Check]:
         else:
             vl = product_laplace_loss(p_i, p_j, scenario.metric, scale)
             value, error = vl.loss, vl.error_bound
-            where = "y = (" + ", ".join(num(v) for v in vl.worst_vertex) + ")"
+            where = f"y = ({_vertex(vl.worst_vertex)})"
         out.append(Check(value, error, prior.name, pair, where))
     return out
+
+
+def _vertex(vertex: tuple[float, ...]) -> str:
+    """A vertex of the product grid in words: its numbers, a missing atom as ``missing``."""
+    return ", ".join("missing" if v == MISSING_NUMBER else num(v) for v in vertex)
 
 
 def _joint_at_zero(p_i: JointPrior, p_j: JointPrior) -> tuple[float, float, str]:

@@ -248,7 +248,7 @@ def joint_report_figures(
 
     comparison = tuple(c for c in table.comparison if c.epsilon == epsilon)
     pair = table.scenario.pairs[0]
-    priors = table.priors()
+    priors, _ = table.drawn_priors()  # a missing number drawn beyond the column's values
     metric = table.scenario.metric
     assert metric is not None, "joint scenarios carry a metric"
     # a kept column (identity channel) is infinitely far from another label: its plans are drawn

@@ -309,7 +309,7 @@ def _edges(values: np.ndarray) -> np.ndarray:
 
 def joint_priors_figure(table: TableCalibration) -> str:
     """Two columns: heat maps of P(x | s); more: each column's marginal per secret."""
-    priors = table.priors()
+    priors, _ = table.drawn_priors()
     secrets = list(priors)
     if len(table.columns) != 2:
         return _marginals_figure(table)
@@ -342,12 +342,16 @@ def joint_priors_figure(table: TableCalibration) -> str:
 
 
 def joint_priors_caption(table: TableCalibration) -> str:
+    _, at = table.drawn_priors()
+    where = "".join(
+        f" A missing {c} is drawn at {fmt(v)} (its largest value plus its unit)." for c, v in at.items()
+    )
     if len(table.columns) != 2:
         return (
             f"Each column's marginal per secret ({len(table.columns)} columns: the joint priors are not "
-            "drawn; they are what the check uses)."
+            f"drawn; they are what the check uses).{where}"
         )
-    return (
+    return where + (
         f"Joint distribution of ({table.columns[0]}, {table.columns[1]}) given each secret, on the "
         f"product of their values (cells with probability 0 blank; over {DENSE_AXIS} distinct values "
         "per axis the mass is binned on a 60 x 60 grid). One logarithmic colour scale for both panels."
@@ -369,7 +373,7 @@ def _label_axes(ax: Any, table: TableCalibration) -> None:
 
 
 def _marginals_figure(table: TableCalibration) -> str:
-    priors = table.priors()
+    priors, _ = table.drawn_priors()
     d = len(table.columns)
     fig = Figure(figsize=(3.6 * d, 2.8), layout="constrained")
     axes = fig.subplots(1, d, squeeze=False)[0]

@@ -21,7 +21,10 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, Utility
+from pufferfish.priors.joint import MISSING_NUMBER, JointPrior
 from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.fit import FittedPriors
 from pufferfish.tables.kept import KeptColumn
@@ -240,6 +243,28 @@ class TableCalibration:
         """The prior of each secret value of the pairs (a ``DiscretePrior`` of one column, a
         ``JointPrior`` of several; the estimate, without its set)."""
         return dict(self.estimated.scenario.priors[0].conditionals)
+
+    def drawn_priors(self) -> tuple[dict[str, Any], dict[str, float]]:
+        """:meth:`priors` for figures, and where each numeric column's missing atom is drawn: at its
+        largest present value plus its unit (a missing number has no place on the axis; the
+        checks use the atom itself, :data:`~pufferfish.priors.joint.MISSING_NUMBER`)."""
+        priors = self.priors()
+        est = self.estimated
+        if not isinstance(est, EstimatedJointPriors) or not any(est.missing_atoms):
+            return priors, {}
+        support = np.concatenate([p.support for p in priors.values()])
+        at = {}
+        for k, atom in enumerate(est.missing_atoms):
+            if atom:
+                present = support[support[:, k] != MISSING_NUMBER, k]
+                at[est.columns[k]] = (float(present.max()) if present.size else 0.0) + est.units[k]
+        out = {}
+        for s, p in priors.items():
+            moved = p.support.copy()
+            for k, name in ((k, c) for k, c in enumerate(est.columns) if c in at):
+                moved[moved[:, k] == MISSING_NUMBER, k] = at[name]
+            out[s] = JointPrior(moved, p.pmf)
+        return out, at
 
     def column_scales(self, scale: float) -> dict[str, float]:
         """The scale of each column's channel, ``scale w_k`` (a categorical column's randomized
