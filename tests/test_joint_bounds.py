@@ -5,6 +5,7 @@ reproducer shared/repro/published/coverage_sim.py with --bounds, and the release
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
@@ -24,7 +25,7 @@ from pufferfish.loss.bands import band_loss
 from pufferfish.pipeline.calibrate import calibrate_table
 from pufferfish.pipeline.release import release
 from pufferfish.priors.bands import JointBand, joint_bands
-from pufferfish.priors.joint import JointPrior, Metric
+from pufferfish.priors.joint import MISSING_NUMBER, JointPrior, Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
 
 REPRO = Path(__file__).resolve().parents[2] / "shared" / "repro" / "published"
@@ -66,10 +67,12 @@ def _brute(bi: JointBand, bj: JointBand, metric: Metric, b: float) -> float:
     return best
 
 
-def _random_domain(rng: np.random.Generator) -> tuple[tuple[int, ...], np.ndarray]:
+def _random_domain(rng: np.random.Generator, atom: bool = False) -> tuple[tuple[int, ...], np.ndarray]:
     cats = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 3)))]
     cats.insert(int(rng.integers(0, len(cats) + 1)), 0)
     values = np.sort(rng.choice(np.arange(20.0), int(rng.integers(2, 7)), replace=False))
+    if atom:  # a missing number: the column's atom, its last value (issue 41 (b))
+        values = np.r_[values, MISSING_NUMBER]
     return tuple(cats), values
 
 
@@ -84,17 +87,32 @@ def _random_prior(rng: np.random.Generator, cats: tuple[int, ...], values: np.nd
         axis=0,
     )
     w = rng.random(pts.shape[0]) + 0.1
+    if values[-1] == MISSING_NUMBER:  # every label tuple has missing cells (30% of the mass)
+        sizes = [m for m in cats if m]
+        tuples = np.array(list(itertools.product(*(range(m) for m in sizes))), dtype=float).reshape(
+            -1, len(sizes)
+        )
+        gone = np.empty((tuples.shape[0], len(cats)))
+        gone[:, [c for c, m in enumerate(cats) if m]] = tuples
+        gone[:, cats.index(0)] = MISSING_NUMBER
+        keep = pts[:, cats.index(0)] != MISSING_NUMBER
+        pts, w = (
+            np.r_[pts[keep], gone],
+            np.r_[0.7 * w[keep] / w[keep].sum(), np.full(len(gone), 0.3 / len(gone))],
+        )
     return JointPrior(pts, w / w.sum())
 
 
-def test_band_loss_equals_linear_programs_at_every_vertex() -> None:
+@pytest.mark.parametrize("atom", [False, True])
+def test_band_loss_equals_linear_programs_at_every_vertex(atom: bool) -> None:
     rng = np.random.default_rng(1)
     checked = 0
     for _ in range(60):
-        cats, values = _random_domain(rng)
-        eta = float(rng.choice([0.0, 0.05, 0.2, 0.5]))
+        cats, values = _random_domain(rng, atom)
+        eta = float(rng.choice([0.0, 0.02, 0.05] if atom else [0.0, 0.05, 0.2, 0.5]))
         metric = Metric(tuple(float(rng.choice([1, 3, 10])) for _ in cats), cats,
-                        tuple(bool(m and rng.random() < 0.2) for m in cats))  # fmt: skip
+                        tuple(bool(m and not atom and rng.random() < 0.2) for m in cats),
+                        tuple(atom and not m for m in cats))  # fmt: skip
         bi, bj = (JointBand(cats, values, _random_prior(rng, cats, values), eta) for _ in range(2))
         b = float(rng.choice([2.0, 7.0]))
         got = band_loss(bi, bj, metric, b)

@@ -221,7 +221,7 @@ def test_missingness_alone_beyond_eps_is_refused_naming_the_rates(tmp_path: Path
     assert not out.exists()
 
 
-def test_other_mechanisms_say_why_and_bounds_refuse_missing_cells(tmp_path: Path) -> None:
+def test_other_mechanisms_say_why_and_bounds_hold_the_atom(tmp_path: Path) -> None:
     frame = _table(2)
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
@@ -230,8 +230,11 @@ def test_other_mechanisms_say_why_and_bounds_refuse_missing_cells(tmp_path: Path
     reasons = {c.mechanism: getattr(c, "reason", None) for c in t.comparison}
     assert "a missing number is released as missing" in str(reasons["l1"])
     assert reasons["optimal"] is None
-    with pytest.raises(DataError, match="declared bounds with missing cells in 'x'"):
-        calibrate_table(src, secret="s", public="c,x", pairs=["A,B"], epsilon=1.0, bounds="0,10")
+    # declared bounds: the atom is the last value of the band's alphabet (tests/test_joint_bounds.py)
+    bounded = calibrate_table(src, secret="s", public="c,x", pairs=["A,B"], epsilon=1.0, bounds="0,10",
+                              prior_set="dkw", prior_radius=0.01, mechanisms=["optimal"])  # fmt: skip
+    (row,) = [c for c in bounded.comparison if c.prior_set is not None]
+    assert getattr(row, "scale", 0) > 0 and "DKW bands" in row.decided_by  # type: ignore[union-attr]
 
 
 def test_cli_release_with_a_report_draws_the_missing_atom_beside_the_values(tmp_path: Path) -> None:

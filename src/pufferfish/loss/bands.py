@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 from pufferfish.loss.balls import BallLoss
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.priors.bands import JointBand, same_domain
-from pufferfish.priors.joint import Metric
+from pufferfish.priors.joint import MISSING_NUMBER, Metric
 from pufferfish.priors.sets import dkw_pieces, window_best
 
 __all__ = ["MAX_BAND_ENTRIES", "band_loss"]
@@ -101,6 +101,7 @@ def band_loss(band_i: JointBand, band_j: JointBand, metric: Metric, scale: float
     tuples = band_i.tuples
     n_t, n_x = tuples.shape[0], values.size
     rate_x = 1.0 / (float(scale) * metric.units[num])
+    atom = bool(metric.missing[num] and values[-1] == MISSING_NUMBER)  # the missing atom, last
     log_c = _tuple_logs(tuples, band_i.categories, metric, float(scale))  # (T, T): [u, t]
     pieces = [_pieces(band, n_x) for band in (band_i, band_j)]
     q_total = sum(p[0].size for p in pieces)
@@ -120,7 +121,7 @@ def band_loss(band_i: JointBand, band_j: JointBand, metric: Metric, scale: float
         for start in range(0, n_x, block):
             ys = values[start : start + block]
             (n_i, d_i), (n_j, d_j) = (
-                _log_extremes(log_c[u], p, m_max[:, u], m_min[:, u], values, ys, rate_x)
+                _log_extremes(log_c[u], p, m_max[:, u], m_min[:, u], values, ys, rate_x, atom)
                 for p, (m_max, m_min) in zip(pieces, extremes, strict=True)
             )
             with np.errstate(invalid="ignore", over="ignore"):
@@ -196,25 +197,45 @@ def _log_extremes(
     values: NDArray[np.float64],
     ys: NDArray[np.float64],
     rate_x: float,
+    atom: bool,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``log N(y)`` and ``log D(y)`` over one band for the vertices ``(u, y_x)``, ``y_x`` in
-    ``ys`` (shape (len(ys),) each): the Notes of :func:`band_loss`."""
+    ``ys`` (shape (len(ys),) each): the Notes of :func:`band_loss`. With the missing ``atom`` (the
+    last value, :data:`~pufferfish.priors.joint.MISSING_NUMBER`) a present output has kernel 0 at
+    the atom and the output "missing" has kernel ``c_u(t)`` at the atom only."""
     log_w, ta, ja, tb, jb = pieces
-    y = ys[:, None]  # (vertices, 1) against pieces (Q,)
+    last = values.size - 1
+    top_p = last if atom else values.size  # positions 0..top_p-1 hold present values
+    y = np.where(ys == MISSING_NUMBER, values[0], ys)[:, None]  # (vertices, 1) against pieces (Q,)
     same = ta == tb
-    first_hi = np.where(same, values[jb], values[-1])
-    lo_a, hi_a = values[ja], first_hi
-    lo_b, hi_b = values[0], values[jb]
+    end_a = np.where(same, jb, last)  # the first run: positions ja..end_a of tuple ta
+    with_atom_a = atom & (end_a == last)
+    with_atom_b = atom & ~same & (jb == last)
+    hi_a = values[np.minimum(end_a, top_p - 1)]
+    lo_a, lo_b, hi_b = values[np.minimum(ja, top_p - 1)], values[0], values[np.minimum(jb, top_p - 1)]
+    present_a = ja < top_p  # the first run holds a present value
     near_a = np.maximum(np.maximum(lo_a - y, y - hi_a), 0.0)
     far_a = np.maximum(np.abs(y - lo_a), np.abs(y - hi_a))
     near_b = np.maximum(np.maximum(lo_b - y, y - hi_b), 0.0)
     far_b = np.maximum(np.abs(y - lo_b), np.abs(y - hi_b))
-    far_all = np.maximum(np.abs(y - values[0]), np.abs(y - values[-1]))
-    top = c_u[ta] - near_a * rate_x
-    low = c_u[ta] - far_a * rate_x
+    far_all = np.maximum(np.abs(y - values[0]), np.abs(y - values[top_p - 1]))
+    top = np.where(present_a, c_u[ta] - near_a * rate_x, -np.inf)
+    low = np.where(with_atom_a, -np.inf, c_u[ta] - far_a * rate_x)
     top = np.where(same, top, np.maximum(top, c_u[tb] - near_b * rate_x))
-    low = np.where(same, low, np.minimum(low, c_u[tb] - far_b * rate_x))
+    low = np.where(
+        same | ~with_atom_b, np.where(same, low, np.minimum(low, c_u[tb] - far_b * rate_x)), -np.inf
+    )
     inner = ~np.isnan(mid_max)
     top = np.where(inner, np.maximum(top, np.where(inner, mid_max, -np.inf)), top)
-    low = np.where(inner, np.minimum(low, np.where(inner, mid_min, np.inf) - far_all * rate_x), low)
-    return logsumexp(top + log_w, axis=1), logsumexp(low + log_w, axis=1)
+    inner_low = -np.inf if atom else np.where(inner, mid_min, np.inf) - far_all * rate_x
+    low = np.where(inner, np.minimum(low, inner_low), low)
+    if atom and (ys == MISSING_NUMBER).any():  # the output "missing": the atoms in the window
+        gone = ys == MISSING_NUMBER
+        a_top = np.where(with_atom_a, c_u[ta], -np.inf)
+        a_top = np.maximum(a_top, np.where(with_atom_b, c_u[tb], -np.inf))
+        a_top = np.where(inner, np.maximum(a_top, np.where(inner, mid_max, -np.inf)), a_top)
+        only_atom = same & (ja == last)
+        a_low = np.where(only_atom, c_u[ta], -np.inf)
+        top[gone], low[gone] = a_top, a_low
+    with np.errstate(divide="ignore"):
+        return logsumexp(top + log_w, axis=1), logsumexp(low + log_w, axis=1)

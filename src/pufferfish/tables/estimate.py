@@ -412,7 +412,7 @@ def estimate_joint(
     ]
     w = default_units(given, agg.categorical, every)  # the missing atom is no value of the range
     categories = tuple(len(labs) if cat else 0 for labs, cat in zip(labels, agg.categorical, strict=True))
-    atoms = missing_atoms(conditionals, columns, bounded)
+    atoms = missing_atoms(conditionals, columns)
     metric = Metric(w, categories, tuple(c in keep for c in columns), atoms)
     sizes = {s: groups[s].effective_size for s in secrets}  # Kish's, as for one column
     sets, gap = joint_sets(conditionals, sizes, categories, prior_set, bounded, (lo, hi))

@@ -107,7 +107,7 @@ def joint_sets(
     bands = joint_bands(
         conditionals, sizes, categories, alphabet, confidence=confidence, requested=kind, radius=radius
     )
-    return bands, grid_gap(alphabet)
+    return bands, grid_gap(alphabet[alphabet != MISSING_NUMBER])  # the atom does not move
 
 
 def bounded_column(
@@ -132,24 +132,10 @@ def bounded_column(
     return columns.index(numeric[0])
 
 
-def missing_atoms(
-    conditionals: Mapping[str, Any], columns: Sequence[str], bounded: int | None
-) -> tuple[bool, ...]:
+def missing_atoms(conditionals: Mapping[str, Any], columns: Sequence[str]) -> tuple[bool, ...]:
     """Per column: whether a joint prior holds its missing atom (a missing number,
-    :data:`MISSING_NUMBER`), for :attr:`pufferfish.priors.joint.Metric.missing`.
-
-    Raises
-    ------
-    DataError
-        If the column with declared bounds has missing cells (the bands on a declared domain do
-        not hold the atom).
-    """
-    atoms = tuple(
+    :data:`MISSING_NUMBER`), for :attr:`pufferfish.priors.joint.Metric.missing` (with declared
+    bounds the atom is the last value of the band's alphabet, :mod:`pufferfish.priors.bands`)."""
+    return tuple(
         any(MISSING_NUMBER in p.support[:, k] for p in conditionals.values()) for k in range(len(columns))
     )
-    if bounded is not None and atoms[bounded]:
-        raise DataError(
-            f"declared bounds with missing cells in {columns[bounded]!r}: the bands on a declared domain do "
-            "not hold the missing atom yet; leave out --bounds, or fill or drop those rows"
-        )
-    return atoms

@@ -261,7 +261,8 @@ MISSING_LABEL = "\u2400missing"
 #: How a missing cell of a public column is read (issue 41). ``"value"`` (the default): a release
 #: publishes it, so it is a value inside the check: one more label of a categorical column
 #: (:data:`MISSING_LABEL`); one numeric column's missing cells are the missing atom
-#: (:mod:`pufferfish.tables.missing`), several numeric columns with a missing cell are refused.
+#: (:mod:`pufferfish.tables.missing`); among several columns each numeric column's missing cells
+#: are its atom in the joint priors (:data:`pufferfish.priors.joint.MISSING_NUMBER`).
 #: ``"omit"``: the rows with a public cell missing are left out of the
 #: priors, the convention of the seed papers' figures (seed 001 sec 6.1 estimates the adult priors
 #: on the rows with a value); a calibration only, since a release would write those cells outside
