@@ -517,3 +517,114 @@ def test_cli_release_with_a_mapping_on_a_bad_alphabet_is_one_line(tmp_path, publ
     lines = res.output.strip().splitlines()
     assert res.exit_code == 1 and len(lines) == 1 and message in lines[0], res.output
     assert not (tmp_path / "o.csv").exists()
+
+
+# ----------------------------------------------------------------------------- issue 44: the LP's size
+
+
+def _band_vertices(ps: PriorSet) -> list[np.ndarray]:
+    """Every vertex of the DKW band, as pmfs: the CDF values F_1..F_{k-1} at which k - 1 of the
+    constraints L <= F <= U, F_{j-1} <= F_j (F_0 = 0, F_k = 1) are tight and all hold."""
+    lower, upper = dkw_band(ps.center, ps.radius)
+    d = ps.center.size - 1
+    rows, rhs = [], []  # a . F >= b
+    for j in range(d):
+        e = np.eye(d)[j]
+        rows += [e, -e]
+        rhs += [lower[j], -upper[j]]
+        rows.append(e - (np.eye(d)[j - 1] if j else 0.0))
+        rhs.append(0.0)
+    rows.append(-np.eye(d)[d - 1])
+    rhs.append(-1.0)
+    a, b = np.array(rows), np.array(rhs)
+    out = []
+    for pick in itertools.combinations(range(len(b)), d):
+        sub = a[list(pick)]
+        if abs(np.linalg.det(sub)) < 1e-12:
+            continue
+        f = np.linalg.solve(sub, b[list(pick)])
+        if np.all(a @ f >= b - 1e-12):
+            out.append(np.diff(np.concatenate([[0.0], f, [1.0]])))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dkw_dual_form_gives_the_optimum_of_the_vertex_form(seed: int) -> None:
+    """The mapping LP over DKW bands (its dual form, issue 44) against the same LP written with
+    every vertex of both bands (an independent formulation), on 3 and 4 labels."""
+    rng = np.random.default_rng(seed)
+    k = 3 + seed % 2
+    a = np.arange(k, dtype=float)
+    p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    eta = float(rng.uniform(0.02, 0.15))
+    sets = {"s_i": PriorSet("dkw", a, p, eta), "s_j": PriorSet("dkw", a, q, eta)}
+    rho = AdversaryPrior("p", {"s_i": DiscretePrior(a, p), "s_j": DiscretePrior(a, q)}, sets)
+    sc = Scenario([("s_i", "s_j")], (rho,))
+    mu = rng.dirichlet(np.ones(k))
+    util = Utility("accuracy", mu, a)
+    eps = float(rng.choice([0.3, 0.8]))
+    got = optimal_matrix(sc, eps, util)
+    # variables: M (k x k) then I_w for each output and direction
+    n = k * k + 2 * k
+    a_ub, b_ub = [], []
+    for d, (up, down) in enumerate((("s_i", "s_j"), ("s_j", "s_i"))):
+        for w in range(k):
+            for v in _band_vertices(sets[up]):  # <P, m_w> <= e^eps I_w
+                row = np.zeros(n)
+                row[np.arange(k) * k + w] = v
+                row[k * k + d * k + w] = -math.exp(eps)
+                a_ub.append(row), b_ub.append(0.0)
+            for v in _band_vertices(sets[down]):  # I_w <= <Q, m_w>
+                row = np.zeros(n)
+                row[np.arange(k) * k + w] = -v
+                row[k * k + d * k + w] = 1.0
+                a_ub.append(row), b_ub.append(0.0)
+    a_eq = np.zeros((k, n))
+    for x in range(k):
+        a_eq[x, x * k : (x + 1) * k] = 1.0
+    c = np.zeros(n)
+    c[np.arange(k) * (k + 1)] = -mu
+    res = linprog(
+        c, A_ub=np.array(a_ub), b_ub=b_ub, A_eq=a_eq, b_eq=np.ones(k), bounds=(0, None), method="highs"
+    )
+    assert res.status == 0
+    assert got.bound == pytest.approx(-res.fun, abs=1e-7)
+
+
+def test_lp_size_is_counted_before_building_and_large_lps_are_not_run(tmp_path) -> None:
+    import pufferfish.calibration.mapping as mp
+
+    rng = np.random.default_rng(3)
+    k = 12
+    a = np.arange(k, dtype=float)
+    built = []
+    real = mp.linprog
+
+    def spy(**problem):  # the LP actually built
+        built.append((problem["c"].size, problem["A_ub"].nnz + problem["A_eq"].nnz))
+        return real(**problem)
+
+    for kind in ("dkw", "l1"):
+        p, q = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+        sets = {"s_i": PriorSet(kind, a, p, 0.05), "s_j": PriorSet(kind, a, q, 0.05)}
+        rho = AdversaryPrior("p", {"s_i": DiscretePrior(a, p), "s_j": DiscretePrior(a, q)}, sets)
+        sc = Scenario([("s_i", "s_j")], (rho,))
+        util = Utility("shares", rng.dirichlet(np.ones(k)), a)
+        built.clear()
+        mp.linprog = spy
+        try:
+            mp.optimal_matrix(sc, 1.0, util)
+        finally:
+            mp.linprog = real
+        assert built == [mp.lp_size(sc, a, "shares")]  # (variables, entries), exactly
+    # 300 labels under the default band: refused before anything is built, the others answer
+    labels = [f"L{i:03d}" for i in rng.integers(0, 300, 6000)]
+    src = tmp_path / "t.csv"
+    src.write_text("s,v\n" + "".join(f"{'AB'[i % 2]},{v}\n" for i, v in enumerate(labels)))
+    out = tmp_path / "o.csv"
+    res = release(src, secret="s", public="v", pairs=["A,B"], epsilon=1.0, output=out, rng=1)
+    skipped = [
+        c for c in res.calibration.comparison if c.mechanism == "optimal-mapping" and hasattr(c, "reason")
+    ]
+    assert any("not run: the mapping LP of 300 labels" in c.reason for c in skipped)  # type: ignore[attr-defined]
+    assert res.chosen.mechanism != "optimal-mapping" and out.exists()

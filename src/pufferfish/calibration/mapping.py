@@ -43,10 +43,11 @@ from scipy.stats import laplace, norm
 from pufferfish.calibration.deadline import LP_IN_PROCESS, linprog_within
 from pufferfish.calibration.mapping_check import MappingLoss, mapping_loss, on_alphabet
 from pufferfish.calibration.result import MappingCalibration, PrivacyCheckError, TimeLimitError, num
+from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.noise.channels import DenseChannel, RandomizedResponseChannel
 from pufferfish.priors.distributions import DiscretePrior, union_support
 from pufferfish.priors.scenario import Scenario
-from pufferfish.priors.sets import PriorSet, dkw_pieces, set_summary
+from pufferfish.priors.sets import PriorSet, dkw_band, set_summary
 
 #: Utilities of a mapping: expected accuracy (maximised), the same keeping every value's share of
 #: the released rows (``shares``, the default for labels: rare labels are not collapsed into
@@ -369,21 +370,44 @@ def _point_form(lp: _Program, pmf: NDArray[np.float64]) -> _Form:
 
 
 def _dkw_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> _Form:
-    """``sum_q width_q z_q`` with ``z_q >= M[l, w]`` on each window (``upper``), or
-    ``sum_q width_q y_q`` with ``y_q <= M[l, w]``: equal to the band's max (min) at the optimum."""
-    k = lp.k
-    width, a, b = dkw_pieces(ps.center, ps.radius)
-    q = width.size
-    z = lp.variables(k * q).reshape(k, q)  # z[w, piece]
-    piece = np.repeat(np.arange(q), b - a + 1)
-    pos = np.concatenate([np.arange(lo, hi + 1) for lo, hi in zip(a, b, strict=True)])
-    n = piece.size
+    """By LP duality, ``max {<P, m> : P >= 0, sum P = 1, L_j <= F_j <= U_j (j < n)}`` (the band,
+    ``F`` the CDF of ``P`` on the set's ``n`` points) equals ``min alpha + sum_j (U_j beta_j -
+    L_j gamma_j)`` over ``beta, gamma >= 0`` with ``alpha + t_i >= m_i``, ``t_i = sum_{j >= i}
+    (beta_j - gamma_j)`` (``upper``); the minimum is ``-max`` of the same with ``-m``.
+
+    ``t`` is written as a chain ``t_i <= t_{i+1} + beta_i - gamma_i`` (``t_n = 0``): a ``t`` below
+    the suffix sum only tightens ``alpha + t_i >= m_i``, so every feasible point is dual-feasible
+    (weak duality: the form is >= the band's max) and the suffix sums themselves are feasible
+    (strong duality: equal at the outer optimum, which prefers a small left side). Per output
+    ``3 n`` variables, ``2 n`` rows and ``7 n`` entries, whatever the band's radius (the window form
+    of :func:`pufferfish.priors.sets.set_extremes` needs an entry per window and label, ``O(n^2)``
+    per output when the windows are long: 20 GiB at 1,000 labels, issue 44)."""
+    k, n = lp.k, rows.size
+    lower, upper_cdf = dkw_band(ps.center, ps.radius)
+    alpha = lp.variables(k)
+    beta = lp.variables(k * (n - 1), lower=0.0).reshape(k, n - 1)
+    gamma = lp.variables(k * (n - 1), lower=0.0).reshape(k, n - 1)
+    t = lp.variables(k * (n - 1)).reshape(k, n - 1)
     w = np.arange(k)[:, None]
     sign = 1.0 if upper else -1.0
-    r = w * n + np.arange(n)[None, :]  # one row per (w, window entry)
-    m_col = np.broadcast_to(rows[pos][None, :] * k + w, r.shape)
-    lp.add(np.stack([r, r], -1), np.stack([m_col, z[:, piece]], -1), np.array([sign, -sign]), k * n)
-    return z, np.broadcast_to(width, z.shape).astype(np.float64)
+    m_col = rows[None, :] * k + w  # M[rows[i], w]
+    # sign M[i, w] - alpha_w - t_wi <= 0 (i < n - 1), sign M[n - 1, w] - alpha_w <= 0
+    r = w * (n - 1) + np.arange(n - 1)[None, :]
+    lp.add(np.stack([r] * 3, -1), np.stack(np.broadcast_arrays(m_col[:, : n - 1], alpha[:, None], t), -1),
+           np.array([sign, -1.0, -1.0]), k * (n - 1))  # fmt: skip
+    lp.add(
+        np.stack([np.arange(k)] * 2, -1), np.stack([m_col[:, n - 1], alpha], -1), np.array([sign, -1.0]), k
+    )
+    # t_i - t_{i+1} - beta_i + gamma_i <= 0, t_{n-1} = 0 beyond the last
+    nxt = np.concatenate([t[:, 1:], t[:, :1]], axis=1)  # t_{i+1} (the last column's is unused)
+    last = np.arange(n - 1) == n - 2
+    cols = np.stack(np.broadcast_arrays(t, nxt, beta, gamma), -1)
+    vals = np.broadcast_to(np.array([1.0, -1.0, -1.0, 1.0]), cols.shape).copy()
+    vals[:, last, 1] = 0.0  # no t_n
+    lp.add(np.stack([r] * 4, -1), cols, vals, k * (n - 1))
+    form_cols = np.concatenate([alpha[:, None], beta, gamma], axis=1)
+    coefs = np.concatenate([[1.0], upper_cdf[: n - 1], -lower[: n - 1]])
+    return form_cols, np.broadcast_to(sign * coefs, form_cols.shape).astype(np.float64)
 
 
 def _l1_form(lp: _Program, ps: PriorSet, rows: NDArray[np.intp], upper: bool) -> _Form:
@@ -420,6 +444,61 @@ def _side(lp: _Program, prior: Any, ps: PriorSet | None, a: NDArray[np.float64],
     return (_dkw_form if ps.kind == "dkw" else _l1_form)(lp, ps, rows, upper)
 
 
+#: Largest working set of the mapping LP, estimated before anything is built (issue 44): its
+#: entries at :data:`LP_BYTES_PER_ENTRY` each. Beyond it ``optimal-mapping`` answers "not run"
+#: (the other mappings, checked the same way, still answer).
+MAPPING_LP_MEMORY = 1.5 * 2**30
+
+#: Peak bytes per entry of the mapping LP's constraint matrix (SciPy's sparse copies and HiGHS's
+#: interior-point factorisation), an upper estimate from ``python benchmarks/bench_labels.py --lp``.
+LP_BYTES_PER_ENTRY = 400
+
+
+#: Largest number of entries of the mapping LP that is run (issue 44): HiGHS's interior-point
+#: time grows faster than its size (``python benchmarks/bench_labels.py --lp``: about 400,000
+#: entries at 100 labels under the DKW band took 35 s, 1.6 million at 200 labels did not finish in
+#: 300 s), so beyond it ``optimal-mapping`` answers "not run" within a minute's budget and the
+#: other mappings, checked the same way, answer.
+MAPPING_LP_ENTRIES = 450_000
+
+
+def lp_size(scenario: Scenario, a: NDArray[np.float64], utility_kind: str) -> tuple[int, int]:
+    """``(variables, entries)`` of :func:`optimal_matrix`'s LP on the alphabet ``a``, counted from
+    the forms' sizes without building them.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Discrete priors, possibly with prior sets.
+    a : numpy.ndarray, shape (k,)
+        The mapping's alphabet.
+    utility_kind : str
+        ``"shares"`` adds the ``k - 1`` share equations.
+
+    Returns
+    -------
+    (int, int)
+    """
+    k = int(a.size)
+    variables, entries = k * k, k * k + (k * (k - 1) if utility_kind == "shares" else 0)
+    for rho, (s_i, s_j), p_i, p_j in scenario.iter_pairs():
+        sets = rho.sets or {}
+        for secret, prior in ((s_i, p_i), (s_j, p_j)):  # each side appears once per direction
+            ps = sets.get(secret)
+            if ps is None or ps.kind == "none" or ps.radius == 0.0:
+                width = int(np.count_nonzero(on_alphabet(prior, a)))
+                per = (0, 0, width)  # (variables, form entries, entries in the final row)
+            elif ps.kind == "dkw":
+                n = int(ps.alphabet.size)
+                per = (3 * (n - 1) + 1, 7 * (n - 1) + 2, 2 * n - 1)
+            else:
+                n = int(ps.alphabet.size)
+                per = (n + 2, 7 * n, n + 2)
+            variables += 2 * k * per[0]
+            entries += 2 * k * (per[1] + per[2])
+    return variables, entries
+
+
 def optimal_matrix(
     scenario: Scenario, epsilon: float, utility: Utility, *, time_limit: float = 600.0
 ) -> LPSolution:
@@ -444,9 +523,10 @@ def optimal_matrix(
     variables (``S >= max`` on the left, ``I <= min`` on the right, both tight at the optimum, so
     the feasible ``M`` are exactly those satisfying (C)):
 
-    * DKW band: ``max_{P} <P, m> = sum_q width_q max_{l in [a_q, b_q]} m_l``
-      (:func:`pufferfish.priors.sets.set_extremes`, the quantile form), so ``S = sum_q width_q z_q``
-      with ``z_q >= M[l, w]`` for ``l`` in window ``q``; the minimum likewise with ``y_q <= M[l, w]``.
+    * DKW band: the dual of ``max {<P, m> : P >= 0, 1'P = 1, L <= F <= U}`` (``F`` the CDF of
+      ``P``) is ``min alpha + sum_j (U_j beta_j - L_j gamma_j)`` over ``alpha + sum_{j >= i}
+      (beta_j - gamma_j) >= m_i``, ``beta, gamma >= 0`` (:func:`_dkw_form`: ``7 n`` entries per
+      output, whatever the radius).
     * L1 ball: the dual of ``max {<P, m> : P >= 0, 1'P = 1, ||P - c||_1 <= r}`` (variables ``P``,
       ``e >= |P - c|``; multipliers ``alpha`` of ``1'P = 1``, ``beta, gamma >= 0`` of
       ``+-(P - c) <= e``, ``tau >= 0`` of ``1'e <= r``) is ``min alpha + <theta, c> + tau r`` over
@@ -473,11 +553,23 @@ def optimal_matrix(
     ------
     TimeLimitError
         If HiGHS stops at ``time_limit`` (or its iteration limit) without an answer.
+    pufferfish.loss.divergence.MemoryLimitError
+        If the LP (:func:`lp_size`) has more than :data:`MAPPING_LP_ENTRIES` entries or its
+        estimated working set exceeds :data:`MAPPING_LP_MEMORY` ("not run", before anything is
+        built).
     PrivacyCheckError
         If HiGHS does not return an optimal solution otherwise.
     """
     a = utility.support
     k = a.size
+    variables, entries = lp_size(scenario, a, utility.kind)
+    need = entries * LP_BYTES_PER_ENTRY
+    if need > MAPPING_LP_MEMORY or entries > MAPPING_LP_ENTRIES:
+        raise MemoryLimitError(
+            f"not run: the mapping LP of {k:,} labels has {variables:,} variables and {entries:,} entries "
+            f"(about {need / 2**30:.2g} GiB; more than {MAPPING_LP_ENTRIES:,} entries take minutes); the "
+            "other mappings answer (or bin the column, or give --prior-set none)"
+        )
     e = math.exp(epsilon)
     lp = _Program(k)
     start = time.perf_counter()
