@@ -201,11 +201,22 @@ def _oracle(scenario: Scenario, matrix: np.ndarray) -> float:
 def _inner_lp(ps: PriorSet, v: np.ndarray, *, maximize: bool) -> float:
     k = v.size
     if ps.kind == "l1":
-        c = np.concatenate([-v if maximize else v, np.zeros(k)])
+        # P = c + r d, ||d||_1 <= 1, sum d = 0, P >= 0: HiGHS's absolute tolerance (1e-10) then
+        # acts on d, not on P, so a ball of radius 1e-11 is not widened ten times by it
+        r = ps.radius
+        if r == 0.0:
+            return float(ps.center @ v)
+        c = np.concatenate([-r * v if maximize else r * v, np.zeros(k)])
         eye = np.eye(k)
-        a_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, k)), np.ones((1, k))]])
-        b_ub = np.concatenate([ps.center, -ps.center, [ps.radius]])
+        a_ub = np.block(
+            [[eye, -eye], [-eye, -eye], [np.zeros((1, k)), np.ones((1, k))], [-r * eye, np.zeros((k, k))]]
+        )
+        b_ub = np.concatenate([np.zeros(k), np.zeros(k), [1.0], ps.center])
         a_eq = np.concatenate([np.ones(k), np.zeros(k)])[None]
+        tight = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[0.0], bounds=(None, None), method="highs",
+                      options=tight)  # fmt: skip
+        return float(ps.center @ v + (-res.fun if maximize else res.fun))
     else:
         lower, upper = dkw_band(ps.center, ps.radius)
         tri = np.tril(np.ones((k, k)))
@@ -592,7 +603,7 @@ def test_dkw_dual_form_gives_the_optimum_of_the_vertex_form(seed: int) -> None:
 
 
 def test_lp_size_is_counted_before_building_and_large_lps_are_not_run(tmp_path) -> None:
-    import pufferfish.calibration.mapping as mp
+    import pufferfish.calibration.mapping_lp as mp
 
     rng = np.random.default_rng(3)
     k = 12
