@@ -72,13 +72,24 @@ def test_header_less_files_with_markers_match_the_clean_table(tmp_path, delimite
     assert table.comparison[0].scale == expected
 
 
-def test_a_numeric_column_with_markers_gets_the_hint_without_na(tmp_path) -> None:
+def test_a_numeric_column_with_markers_is_refused_before_any_work(tmp_path) -> None:
+    """Issue 44: read as text, a column of 96% numbers would become labels in string order; it is
+    refused at once, naming the other tokens and the two ways on."""
     path = _written(tmp_path / "raw.csv", [("id", "group", "score"), *_rows()], ",", "?", False)
-    table = calibrate_table(path, secret="group", public="score", pairs=["a,b"], epsilon=1.0,
-                            mechanisms=["randomized-response"], prior_set="none")  # fmt: skip
-    read_as = table.estimated.columns_read_as["score"]
-    assert table.estimated.categorical
-    assert "96% of its values are numbers; the others are '?' (18 rows): pass --na '?'" in read_as
+    with pytest.raises(DataError) as err:
+        calibrate_table(path, secret="group", public="score", pairs=["a,b"], epsilon=1.0,
+                        mechanisms=["randomized-response"], prior_set="none")  # fmt: skip
+    assert str(err.value) == (
+        "public column 'score' is read as text, but 96% of its values are numbers; the others are '?' "
+        "(18 rows): pass --na '?' to read it as numbers, or --categorical score to read it as labels"
+    )
+    out = tmp_path / "o.csv"
+    res = runner.invoke(app, ["release", str(path), "--secret", "group", "--pair", "a,b", "--public", "score",
+                              "--epsilon", "1", "--output", str(out)])  # fmt: skip
+    assert res.exit_code != 0 and "--categorical score" in res.output and not out.exists()
+    how = dict(secret="group", public="score", pairs=["a,b"], epsilon=1.0, prior_set="none")
+    labels = calibrate_table(path, mechanisms=["randomized-response"], categorical=["score"], **how)  # type: ignore[arg-type]
+    assert labels.estimated.categorical  # asked for: read as labels
     args = [
         "--secret",
         "group",

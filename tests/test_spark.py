@@ -439,3 +439,17 @@ def test_spark_missing_numbers_among_several_columns_match_duckdb(spark: Any, tm
         and got["c"].notna().all()
         and int(got["x"].isna().sum()) == int(frame["x"].isna().sum())
     )
+
+
+def test_spark_refuses_a_text_column_of_mostly_numbers_as_duckdb(spark: Any, tmp_path: Path) -> None:
+    """Issue 44: the same one line from both engines, before any work."""
+    rows = [f"{'ab'[i % 2]},{'?' if i % 25 == 0 else 100 + i % 37}\n" for i in range(500)]
+    src = tmp_path / "t.csv"
+    src.write_text("g,chol\n" + "".join(rows))
+    messages = []
+    for engine in ("duckdb", "spark"):
+        with pytest.raises(DataError) as err:
+            estimate_priors(src, secret="g", public="chol", pairs=[("a", "b")], engine=engine, spark=spark)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "96% of its values are numbers; the others are '?' (20 rows): pass --na '?'" in messages[0]

@@ -30,10 +30,12 @@ from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
+    MOSTLY_NUMBERS,
     TableAggregates,
     check_columns,
     check_no_missing_label,
     check_row_counts,
+    refuse_mostly_numbers,
 )
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber, perturb_batch
 from pufferfish.tables.source import (
@@ -293,10 +295,6 @@ def check_numbers(
                 )
 
 
-#: Share of a text column's values that parse as numbers from which the summary says so.
-MOSTLY_NUMBERS = 0.9
-
-
 def mostly_numbers(con: duckdb.DuckDBPyConnection, column: str) -> str | None:
     """The hint for a column read as text whose values are mostly numbers (table ``t``): the share,
     the other values (up to 5, with their rows) and the option that reads them as missing; None
@@ -383,10 +381,10 @@ def table_aggregates(
             exprs, valid = _public_exprs(con, s_col, columns, categorical, missing)
             numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
             check_numbers(con, types, weight=weight, numeric=numeric)
-            hints = tuple(
-                mostly_numbers(con, c) if cat and kinds.get(c) is None else None
-                for c, cat in zip(columns, categorical, strict=True)
-            )
+            for c, cat in zip(columns, categorical, strict=True):
+                hint = mostly_numbers(con, c) if cat and kinds.get(c) is None else None
+                if hint is not None:  # before any work (issue 44): never 150 labels in string order
+                    raise DataError(refuse_mostly_numbers(c, hint))
             w_expr = "1.0"
             if weight:
                 valid += f" AND {quote_identifier(weight)} IS NOT NULL"
@@ -437,7 +435,6 @@ def table_aggregates(
         labels=labels,
         secret_values=secret_values,
         counts=counts,
-        hints=hints,
         missing_cells=tuple(int(n) for n in missing_cells),
         missing_groups=tuple((str(s), int(n), float(w), float(w2)) for s, n, w, w2 in atom),
     )

@@ -556,7 +556,6 @@ def priors_from_aggregates(
         rows_dropped=agg.rows_dropped,
         source=source,
         marginal=marginal,
-        read_hint=agg.hints[0],
         missing=missing,
         missing_cells=agg.missing_cells[0],
         missing_groups=tuple(SecretGroup(s, n, w, w2) for s, n, w, w2 in agg.missing_groups if s in rows),

@@ -81,9 +81,6 @@ class EstimatedPriors:
         Summed weight (rows without a weight column) of each support value over every row with
         a secret and a public value, whatever the secret: the distribution ``mu`` of the values a
         release replaces (the utility of :mod:`pufferfish.calibration.mapping`).
-    read_hint : str or None
-        What may have been read wrongly, and the option that fixes it: a public column read as
-        text whose values are mostly numbers (issue 33).
     missing : {"value", "omit"}
         How a missing public cell was read (:data:`MISSING_POLICIES`).
     missing_cells : int
@@ -112,7 +109,6 @@ class EstimatedPriors:
     rows_dropped: int
     source: str
     marginal: np.ndarray | None = None
-    read_hint: str | None = None
     missing: str = "value"
     missing_cells: int = 0
     missing_groups: tuple[SecretGroup, ...] = ()
@@ -131,8 +127,6 @@ class EstimatedPriors:
         numbers, the weight as numbers."""
         out = {self.secret_column: "text (labels as written)"}
         out[self.public_column] = "categorical (labels as written)" if self.categorical else "numeric"
-        if self.read_hint:
-            out[self.public_column] += f"; {self.read_hint}"
         if self.weight_column is not None:
             out[self.weight_column] = "numeric (weights)"
         return out
@@ -400,9 +394,6 @@ class TableAggregates:
     counts : list of (str, tuple, int, float, float)
         ``(secret, tuple of public values, rows, sum of weights, sum of squared weights)`` per
         group of valid rows (the squares give Kish's effective size of a weighted group).
-    hints : tuple of str or None
-        Per public column what may have been read wrongly and the option that fixes it: a column
-        read as text whose values are mostly numbers (issue 33).
     missing_cells : tuple of int
         Per public column the rows (any secret, missing or not) with that cell missing.
     missing_groups : tuple of (str, int, float, float)
@@ -418,7 +409,6 @@ class TableAggregates:
     labels: tuple[list[Any], ...]
     secret_values: set[str]
     counts: list[tuple[str, tuple[Any, ...], int, float, float]]
-    hints: tuple[str | None, ...]
     missing_cells: tuple[int, ...]
     missing_groups: tuple[tuple[str, int, float, float], ...] = ()
 
@@ -451,3 +441,24 @@ def check_row_counts(
     for column, n in non_finite.items():
         if n:
             raise DataError(f"public column {column!r} must hold finite numbers; {n} rows do not")
+
+
+#: Share of a text column's values that parse as numbers from which the column is refused as
+#: labels (issue 44): a numeric column with a few stray markers, read as text.
+MOSTLY_NUMBERS = 0.9
+
+
+def refuse_mostly_numbers(column: str, hint: str) -> str:
+    """The one line refusing a public column read as text whose values are mostly numbers
+    (:func:`mostly_numbers`), with the two ways on; both engines say it."""
+    return (
+        f"public column {column!r} is read as text, but {hint}, or --categorical {_quoted(column)} "
+        "to read it as labels"
+    )
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a shell word (:func:`shlex.quote`)."""
+    import shlex
+
+    return shlex.quote(text)

@@ -24,11 +24,13 @@ from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
+    MOSTLY_NUMBERS,
     TableAggregates,
     check_columns,
     check_no_missing_label,
     check_row_counts,
     label_json,
+    refuse_mostly_numbers,
 )
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber, restore_type, suppress_partial_rows
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
@@ -222,6 +224,10 @@ def table_aggregates(
         valid = valid & F.col(f"`{weight}`").isNotNull()
     numeric = [k for k, cat in enumerate(categorical) if not cat]
     try:
+        for k, cat in enumerate(categorical):  # as DuckDB: mostly numbers read as text is refused
+            hint = _mostly_numbers(df, cols[k]) if cat and kinds.get(columns[k]) is None else None
+            if hint is not None:
+                raise DataError(refuse_mostly_numbers(columns[k], hint))
         _check_numbers(df, [(columns[k], cols[k]) for k in numeric if not inferred[columns[k]]])
         non_finite = [
             F.count(F.when(cols[k].isNotNull() & (F.isnan(exprs[k]) | (F.abs(exprs[k]) == float("inf"))), 1))
@@ -264,7 +270,6 @@ def table_aggregates(
         labels=labels,
         secret_values=secret_values,
         counts=counts,
-        hints=(None,) * len(columns),
         missing_cells=tuple(int(n) for n in missing_cells),
         missing_groups=tuple(atom),
     )
@@ -280,6 +285,29 @@ def _missing_groups(df: Any, s_col: Any, col: Any, weight: str | None, w_expr: A
     grouped = df.where(where).groupBy(s_col.cast("string"))
     rows = grouped.agg(F.count(F.lit(1)), F.sum(w_expr), F.sum(w_expr * w_expr)).collect()
     return [(str(r[0]), int(r[1]), float(r[2]), float(r[3])) for r in rows]
+
+
+def _mostly_numbers(df: Any, col: Any) -> str | None:
+    """:func:`pufferfish.tables.duckdb_engine.mostly_numbers` with Spark: the hint for a text
+    column whose values are mostly numbers (the same text), or None."""
+    import shlex
+
+    F = _pyspark().functions
+    text = col.cast("string")
+    number = text.try_cast("double").isNotNull()  # ANSI mode: cast would raise on "?"
+    total, numbers = df.where(col.isNotNull()).agg(F.count(F.lit(1)), F.count(F.when(number, 1))).first()
+    if not total or numbers == total or numbers < MOSTLY_NUMBERS * total:
+        return None
+    others = (
+        df.where(col.isNotNull() & ~number).groupBy(text.alias("v")).count()
+        .orderBy(F.desc("count"), F.asc("v")).limit(5).collect()
+    )  # fmt: skip
+    listed = ", ".join(f"{r['v']!r} ({r['count']} rows)" for r in others)
+    flags = " ".join(f"--na {shlex.quote(str(r['v']))}" for r in others)
+    return (
+        f"{100 * numbers / total:.0f}% of its values are numbers; the others are {listed}: "
+        f"pass {flags} to read it as numbers"
+    )
 
 
 def _public_exprs(
