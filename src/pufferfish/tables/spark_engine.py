@@ -225,7 +225,7 @@ def table_aggregates(
     numeric = [k for k, cat in enumerate(categorical) if not cat]
     try:
         for k, cat in enumerate(categorical):  # as DuckDB: mostly numbers read as text is refused
-            hint = _mostly_numbers(df, cols[k]) if cat and kinds.get(columns[k]) is None else None
+            hint = _mostly_numbers(df, columns[k]) if cat and kinds.get(columns[k]) is None else None
             if hint is not None:
                 raise DataError(refuse_mostly_numbers(columns[k], hint))
         _check_numbers(df, [(columns[k], cols[k]) for k in numeric if not inferred[columns[k]]])
@@ -287,14 +287,16 @@ def _missing_groups(df: Any, s_col: Any, col: Any, weight: str | None, w_expr: A
     return [(str(r[0]), int(r[1]), float(r[2]), float(r[3])) for r in rows]
 
 
-def _mostly_numbers(df: Any, col: Any) -> str | None:
+def _mostly_numbers(df: Any, name: str) -> str | None:
     """:func:`pufferfish.tables.duckdb_engine.mostly_numbers` with Spark: the hint for a text
     column whose values are mostly numbers (the same text), or None."""
     import shlex
 
     F = _pyspark().functions
+    quoted = "`" + name.replace("`", "``") + "`"
+    col = F.col(quoted)
     text = col.cast("string")
-    number = text.try_cast("double").isNotNull()  # ANSI mode: cast would raise on "?"
+    number = F.expr(f"try_cast(CAST({quoted} AS STRING) AS DOUBLE)").isNotNull()  # ANSI: cast raises
     total, numbers = df.where(col.isNotNull()).agg(F.count(F.lit(1)), F.count(F.when(number, 1))).first()
     if not total or numbers == total or numbers < MOSTLY_NUMBERS * total:
         return None
