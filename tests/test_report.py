@@ -194,3 +194,37 @@ def test_reports_render_in_headless_chromium(reports: dict[str, Any], tmp_path: 
             assert (tmp_path / f"{name}.png").stat().st_size > 10_000
     finally:
         browser.quit()
+
+
+def test_release_outputs_are_all_or_nothing(tmp_path, monkeypatch) -> None:
+    """Issue 44: the data, its JSON report and the HTML report are published together or none is
+    (a failing HTML report no longer leaves the data written, which a re-run with --force would
+    release twice with fresh noise)."""
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    import pufferfish.pipeline.release as rel
+    from pufferfish.cli.app import app
+
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"s": ["A", "B"] * 100, "x": [float(i % 7) for i in range(200)]}).to_csv(src, index=False)
+    out, rep = tmp_path / "o.csv", tmp_path / "o.html"
+    args = ["release", str(src), "--secret", "s", "--public", "x", "--pair", "A,B", "--epsilon", "1",
+            "--prior-set", "none", "--output", str(out), "--report", str(rep)]  # fmt: skip
+
+    def broken(*_: object, **__: object) -> str:
+        raise ValueError("the report cannot be drawn")
+
+    monkeypatch.setattr(rel, "html_report_text", broken)
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 1 and "the report cannot be drawn" in run.output
+    assert not out.exists() and not (tmp_path / "o.report.json").exists() and not rep.exists()
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left
+    monkeypatch.undo()
+    rep.mkdir()  # a folder where the report goes: refused before any work, even with --force
+    run = CliRunner().invoke(app, [*args, "--force"])
+    assert run.exit_code != 0 and not out.exists() and not (tmp_path / "o.report.json").exists()
+    rep.rmdir()
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    assert out.exists() and (tmp_path / "o.report.json").exists() and "<svg" in rep.read_text()

@@ -367,17 +367,13 @@ def release(
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
     unless named with --keep-unchecked, and the secret never is."""
-    from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.release import release as do_release
-    from pufferfish.pipeline.release import write_html_report
     from pufferfish.tables.source import report_path_for
 
     _will_write(output, report_path_for(Path(output)), report)
     read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
 
     def run(advance: Callable[[int, int], None]) -> Any:
-        if report is not None:
-            check_report_path(report, force=force)
         if len(epsilon) != 1:
             raise ValueError(f"release takes one --epsilon, got {len(epsilon)}")
         return do_release(
@@ -388,13 +384,13 @@ def release(
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
             keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds, keep=keep,
+            html_report=report,
         )  # fmt: skip
 
     with progress_bar() as advance:
         result = guard(lambda: run(advance))
-    publish(
-        result.report, as_json=as_json, report=report,
-        write_report=lambda path: write_html_report(result, path, payload=result.report, force=force),
+    publish(  # the HTML report was published with the output (all or none)
+        result.report, as_json=as_json, report=report, write_report=None,
         show=lambda console: print_release(console, result),
     )  # fmt: skip
 

@@ -104,21 +104,21 @@ def publish(
     *,
     as_json: bool,
     report: str | None,
-    write_report: Callable[[str], object],
+    write_report: Callable[[str], object] | None,
     show: Callable[[Console], None],
 ) -> None:
     """The end of ``calibrate`` and ``release``: the HTML report if asked for
-    (``write_report(report)``), then one JSON object (``--json``) or the printed tables
-    (``show``) and the report's path.
+    (``write_report(report)``; None when the command has written it already), then one JSON
+    object (``--json``) or the printed tables (``show``) and the report's path.
 
     Raises
     ------
     typer.Exit
         If the report cannot be written (code 1, one line on standard error).
     """
-    if report is not None:
-        path = report
-        guard(lambda: write_report(path))
+    if report is not None and write_report is not None:
+        path, write = report, write_report
+        guard(lambda: write(path))
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return

@@ -113,11 +113,14 @@ def check_report_path(path: str | Path, *, force: bool = False) -> Path:
     Raises
     ------
     ValueError
-        If ``path`` does not end in ``.html`` (or ``.htm``) or its folder does not exist.
+        If ``path`` does not end in ``.html`` (or ``.htm``), is a folder, or its folder does not
+        exist.
     OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
     out = Path(path)
     if out.suffix.lower() not in (".html", ".htm"):
         raise ValueError(f"report must be an .html file, got {str(out)!r}")
+    if out.is_dir():  # never replaced, --force or not (issue 44)
+        raise ValueError(f"report {str(out)!r} is a folder: give the path of an .html file")
     return check_output_path(out, force=force, kind="report")

@@ -33,6 +33,7 @@ from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import check_sampler, check_workers
 from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
 from pufferfish.pipeline.draws import released_columns
+from pufferfish.pipeline.page import check_report_path
 from pufferfish.pipeline.request import (
     DEFAULT_BATCH_ROWS,
     TableRequest,
@@ -66,7 +67,14 @@ from pufferfish.tables.source import (
     write_text,
 )
 
-__all__ = ["OutputExistsError", "ReleaseResult", "release", "release_request", "write_html_report"]
+__all__ = [
+    "OutputExistsError",
+    "ReleaseResult",
+    "html_report_text",
+    "release",
+    "release_request",
+    "write_html_report",
+]
 
 
 def release(
@@ -108,6 +116,7 @@ def release(
     keep: str | Sequence[str] | None = None,
     labels: Sequence[str] | None = None,
     bounds: str | Sequence[float] | None = None,
+    html_report: str | Path | None = None,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -144,27 +153,25 @@ def release(
     batch_rows : int
         Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`). The table is read,
         perturbed and written one batch at a time, so memory stays bounded whatever its size.
-    progress : callable, optional
-        ``progress(rows_done, rows_total)``, called after each batch (for a progress bar).
-    workers : int, optional
-        Threads of the secure sampler (default every core), each drawing from OS randomness
-        (:mod:`pufferfish.noise.samplers`). Ignored with a seeded ``rng``.
+    progress, workers : callable, int, optional
+        ``progress(rows_done, rows_total)`` after each batch; threads of the secure sampler
+        (default every core, :mod:`pufferfish.noise.samplers`), ignored with a seeded ``rng``.
     sampler : {"exact", "opendp"}
         Secure Laplace and Gaussian sampler: the exact one (:mod:`pufferfish.noise.samplers`, scale
         rounded up to its grid) or OpenDP's; the scale drawn is checked again (``sampler_scale``).
     engine : {"duckdb", "spark"}
-        ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: priors by Spark
-        aggregations and the release by a per-partition Arrow map with one sampler per partition
-        (:mod:`pufferfish.tables.spark_engine`); ``data`` may be a Spark DataFrame or a folder,
-        ``output`` is a folder of part files, ``rng`` None or an int; no ``batch_rows``,
-        ``progress``, ``workers``.
+        ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: a per-partition Arrow
+        map, one sampler per partition (:mod:`pufferfish.tables.spark_engine`); ``data`` may be a
+        Spark DataFrame or a folder, ``output`` a folder of part files, ``rng`` None or an int.
+    html_report : str or pathlib.Path, optional
+        Also the HTML report (``.html``), published with the output and JSON report (see Notes).
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
     priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
         The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
         a missing cell is read (``"omit"`` refused when a released column has one), the domain.
     compare : bool
-        Also report the other mechanisms (as ``calibrate`` does); default False.
+        Also report the other mechanisms (as ``calibrate`` does).
     keep, keep_unchecked : str or sequence of str, optional
         Other columns written as they are: ``keep`` inside the check (released jointly, the
         identity channel), ``keep_unchecked`` NOT covered (assumed independent of the secret, each
@@ -182,7 +189,7 @@ def release(
         :class:`~pufferfish.tables.source.DataError` for unreadable data, unknown columns or
         values, empty groups.
     OutputExistsError
-        If the output or report file exists and ``force`` is false (nothing is written).
+        If an output or report file exists and ``force`` is false (nothing is written).
     TypeError
         If ``rng`` is a Generator with ``engine="spark"`` (partitions cannot share one).
     pufferfish.calibration.PrivacyCheckError
@@ -190,16 +197,14 @@ def release(
 
     Notes
     -----
-    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. A kept column is
-    copied as text; row order is kept. Output and report are published together or neither,
-    nothing replaced without ``force`` (a failed Spark job may leave a partial folder).
+    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. Row order is kept.
+    Output and reports are published together or none is (issue 44), nothing replaced without
+    ``force`` (a failed Spark job may leave a partial folder).
     """
-    (eps,) = check_epsilons([epsilon])
-    delta = check_delta(delta)
+    (eps,), delta = check_epsilons([epsilon]), check_delta(delta)
     chosen_mechanism = None if mechanism is None else lookup(mechanism)
     noise_used = (chosen_mechanism.noise if chosen_mechanism else None) or check_noise(noise)
-    check_batch_rows(batch_rows)
-    n_workers = check_workers(workers)
+    batch_rows, n_workers = check_batch_rows(batch_rows), check_workers(workers)
     prior_model = parse_prior_model(prior)
     sets = check_prior_set(
         prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
@@ -227,6 +232,7 @@ def release(
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others)
+    html = None if html_report is None else check_report_path(html_report, force=force)
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     request = TableRequest(
         source, secret, columns, pair_list, (eps,), to_run, weight=weight, delta=delta, noise=noise_used,
@@ -237,7 +243,9 @@ def release(
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list, keep=keep_cols,
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
-    target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept)
+    target = ReleaseTarget(
+        out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept, html
+    )
     return release_request(request, chosen_mechanism, target, rng)
 
 
@@ -279,8 +287,17 @@ def release_request(
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
     written, kept = _output_plan(request, target.keep)  # before any noise is drawn or anything written
     columns = released_columns(table, picked, rng, target.sampler)
-    noise, released, missing, report = _write(request, target, table, picked, columns, rng, (written, kept))
     drawn = drawn_scales(columns)
+
+    def page(output: Path, about: dict[str, Any], rows: int, gone: int, report: dict[str, Any]) -> str:
+        """The HTML report of this release, its output read at ``output`` (a temporary file)."""
+        result = ReleaseResult(output, target.report, report, table, picked, about, drawn, rows, gone, kept,
+                               request.source)  # fmt: skip
+        return html_report_text(result, payload=report)
+
+    noise, released, missing, report = _write(
+        request, target, table, picked, columns, rng, (written, kept), page if target.html else None
+    )
     return ReleaseResult(
         target.output,
         target.report,
@@ -388,13 +405,15 @@ def _write(
     columns: Sequence[ReleasedColumn],
     rng: Any,
     plan: tuple[Sequence[str], Sequence[KeptColumn]] = ((), ()),
+    page: Callable[[Path, dict[str, Any], int, int, dict[str, Any]], str] | None = None,
 ) -> tuple[dict[str, Any], int, int, dict[str, Any]]:
-    """Write and publish the release and its JSON report by the request's engine: ``(how the
-    noise was drawn, rows released, rows with a missing value, report)``.
+    """Write and publish the release, its JSON report and (with ``page``) its HTML report by the
+    request's engine: ``(how the noise was drawn, rows released, rows with a missing value, report)``.
 
-    DuckDB streams the table in batches into temporary files published together
-    (:func:`~pufferfish.tables.source.atomic_outputs`), or neither is; Spark writes and commits
-    its output folder itself (one sampler per partition), then the report is written. A CSV
+    DuckDB streams the table in batches into temporary files published together with the reports
+    (:func:`~pufferfish.tables.source.atomic_outputs`; the HTML page reads the temporary output),
+    or none is; Spark writes and commits its output folder itself (one sampler per partition),
+    then both reports are published together. A CSV
     source (or a folder of CSV parts) is read with every column as the text written in it, so
     the other columns are copied unchanged (as strings, to a Parquet output); a Parquet source
     or a DataFrame keeps its column types.
@@ -423,12 +442,19 @@ def _write(
             spark=request.spark, sampler=target.sampler, written=plan[0],
         )  # fmt: skip
         report = report_for(about, released, missing)
-        write_text(_json_text(report), target.report, force=target.force, kind="report")
+        reports = [target.report, *([target.html] if target.html and page else [])]
+        with atomic_outputs(reports, force=target.force, kinds=["report"] * len(reports)) as tmps:
+            tmps[0].write_text(_json_text(report), encoding="utf-8")
+            if page is not None and len(tmps) > 1:
+                tmps[1].write_text(page(target.output, about, released, missing, report), encoding="utf-8")
         return about, released, missing, report
     from pufferfish.tables.duckdb_engine import stream_release
 
-    outputs = [target.output, target.report]
-    with atomic_outputs(outputs, force=target.force, kinds=["output", "report"]) as (tmp, tmp_rep):
+    outputs = [target.output, target.report, *([target.html] if target.html and page else [])]
+    with atomic_outputs(
+        outputs, force=target.force, kinds=["output", "report", "report"][: len(outputs)]
+    ) as tmps:
+        tmp, tmp_rep = tmps[0], tmps[1]
         about, released, missing = stream_release(
             source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total, noise=noise,
             rng=rng, text_copy=text_copy, batch_rows=target.batch_rows, progress=target.progress,
@@ -437,6 +463,8 @@ def _write(
         )  # fmt: skip
         report = report_for(about, released, missing)
         tmp_rep.write_text(_json_text(report), encoding="utf-8")
+        if page is not None and len(tmps) > 2:  # the page reads the output before it is published
+            tmps[2].write_text(page(tmp, about, released, missing, report), encoding="utf-8")
     return about, released, missing, report
 
 
@@ -475,12 +503,17 @@ def write_html_report(
     OutputExistsError
         If ``path`` exists and ``force`` is false.
     """
+    out = check_report_path(path, force=force)
+    return write_text(html_report_text(result, payload=payload), out, force=force, kind="report")
+
+
+def html_report_text(result: TableCalibration | ReleaseResult, *, payload: dict[str, Any]) -> str:
+    """The self-contained HTML report of a calibration or a release (:func:`write_html_report`),
+    as text; a release's figures read its output at ``result.output``."""
     from pufferfish.pipeline.figures import joint_report_figures, report_figures
-    from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.report import build_report
     from pufferfish.tables.histograms import released_histograms
 
-    out = check_report_path(path, force=force)
     released = result if isinstance(result, ReleaseResult) else None
     table = result.calibration if isinstance(result, ReleaseResult) else result
     what = "calibration" if released is None else "release"
@@ -509,5 +542,4 @@ def write_html_report(
             )
         else:
             figures = report_figures(table, epsilon=eps, noise=table.noise)
-    text = build_report(payload, table=table, figures=figures, title=title)
-    return write_text(text, out, force=force, kind="report")
+    return build_report(payload, table=table, figures=figures, title=title)

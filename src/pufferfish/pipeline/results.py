@@ -304,6 +304,8 @@ class ReleaseTarget:
     keep : tuple of str
         The other columns written in clear, outside the check (``keep_unchecked``); every other
         column is left out of the output.
+    html : pathlib.Path or None
+        The HTML report, published with the output and the JSON report (all or none).
     """
 
     output: Path
@@ -315,6 +317,7 @@ class ReleaseTarget:
     workers: int
     sampler: str
     keep: tuple[str, ...] = ()
+    html: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -654,10 +654,15 @@ def atomic_outputs(
 
     Raises
     ------
+    ValueError
+        If a final path is a folder (before anything is created).
     OutputExistsError
         If a final file exists when publishing and ``force`` is false.
     """
     kinds = list(kinds) if kinds is not None else ["output"] * len(finals)
+    for final, kind in zip(finals, kinds, strict=True):
+        if final.is_dir():  # a file never replaces a folder, so nothing is published (issue 44)
+            raise ValueError(f"{kind} {str(final)!r} is a folder: give the path of a file")
     temps: list[Path] = []
     try:
         with _signals_deferred():  # an interrupt here would leave a file this call does not know

@@ -224,10 +224,7 @@ def table_aggregates(
         valid = valid & F.col(f"`{weight}`").isNotNull()
     numeric = [k for k, cat in enumerate(categorical) if not cat]
     try:
-        for k, cat in enumerate(categorical):  # as DuckDB: mostly numbers read as text is refused
-            hint = _mostly_numbers(df, columns[k]) if cat and kinds.get(columns[k]) is None else None
-            if hint is not None:
-                raise DataError(refuse_mostly_numbers(columns[k], hint))
+        _refuse_mostly_numbers(df, columns, categorical, kinds)  # as DuckDB, before any work
         _check_numbers(df, [(columns[k], cols[k]) for k in numeric if not inferred[columns[k]]])
         non_finite = [
             F.count(F.when(cols[k].isNotNull() & (F.isnan(exprs[k]) | (F.abs(exprs[k]) == float("inf"))), 1))
@@ -285,6 +282,17 @@ def _missing_groups(df: Any, s_col: Any, col: Any, weight: str | None, w_expr: A
     grouped = df.where(where).groupBy(s_col.cast("string"))
     rows = grouped.agg(F.count(F.lit(1)), F.sum(w_expr), F.sum(w_expr * w_expr)).collect()
     return [(str(r[0]), int(r[1]), float(r[2]), float(r[3])) for r in rows]
+
+
+def _refuse_mostly_numbers(
+    df: Any, columns: Sequence[str], categorical: Sequence[bool], kinds: Mapping[str, str]
+) -> None:
+    """Refuse a public column read as text (not asked for as labels) whose values are mostly
+    numbers (:func:`pufferfish.tables.model.refuse_mostly_numbers`)."""
+    for name, cat in zip(columns, categorical, strict=True):
+        hint = _mostly_numbers(df, name) if cat and kinds.get(name) is None else None
+        if hint is not None:
+            raise DataError(refuse_mostly_numbers(name, hint))
 
 
 def _mostly_numbers(df: Any, name: str) -> str | None:
