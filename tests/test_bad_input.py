@@ -533,3 +533,34 @@ def test_an_epsilon_below_the_checks_resolution_is_a_range_not_a_failure() -> No
         assert r.reason.startswith("not applicable: ") and "below what the exact check resolves" in r.reason
         assert "supported range is" in r.reason and "fails" not in r.reason
     assert run_comparison(sc, [1e-9], mechs, delta=0.0, noise="laplace")[-1].scale > 0  # 1e-9 is resolved
+
+
+def test_issue_44_api_types_and_help_defaults(tmp_path) -> None:
+    """force must be a bool ('no' is a true value), a bare tuple of two values is named as one
+    pair not wrapped in a list, and the CLI's help states the defaults the code uses."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from pufferfish.calibration.mapping import DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS
+    from pufferfish.cli.app import app
+    from pufferfish.pipeline.calibrate import calibrate_table
+    from pufferfish.pipeline.release import release
+
+    out = tmp_path / "o.csv"
+    pair = ["Married-civ-spouse,Never-married"]
+    with pytest.raises(TypeError, match="force must be True or False, got 'no'"):
+        release("adult", secret="marital-status", public="workclass", pairs=pair, epsilon=0.5, output=out,
+                force="no", rng=1)  # type: ignore[arg-type]  # fmt: skip
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"pairs must be a list of pairs .* one pair\? wrap it in a list"):
+        calibrate_table("adult", secret="marital-status", public="workclass",
+                        pairs=("Married-civ-spouse", "Never-married"), epsilon=0.5)  # type: ignore[arg-type]  # fmt: skip
+    text = " ".join(CliRunner().invoke(app, ["release", "--help"], env={"COLUMNS": "400"}).output.split())
+    text = re.sub(r"[│╭╮╰╯─]", " ", text)
+    text = " ".join(text.split())
+    assert f"default {DEFAULT_UTILITY_LABELS} for a categorical column" in text
+    assert f"{DEFAULT_UTILITY_NUMBERS}, the mean absolute error, for a numeric one" in text
+    assert "default: a numeric column's range" in text and "--epsilon FLOAT" in text
+    markov = CliRunner().invoke(app, ["markov", "calibrate", "--help"], env={"COLUMNS": "400"}).output
+    assert "95%%" not in markov and "95%" in markov

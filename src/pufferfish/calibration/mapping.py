@@ -52,6 +52,11 @@ from pufferfish.priors.sets import set_summary
 #: common ones), or expected absolute error (minimised).
 UTILITIES = ("shares", "accuracy", "absolute")
 
+#: The default utility of ``optimal-mapping``: ``shares`` for a categorical column (labels keep
+#: their share of the released rows), ``absolute`` (mean absolute error) for a numeric one. The
+#: CLI's help is written from these.
+DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS = "shares", "absolute"
+
 #: Largest alphabet of a mapping mechanism (the LP has ``k^2`` variables).
 MAPPING_MAX_K = 1000
 

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from pufferfish._checks import check_epsilons
 from pufferfish.calibration import MECHANISMS, TIME_LIMIT
+from pufferfish.calibration.mapping import DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS, UTILITIES
 from pufferfish.cli.common import (
     guard,
     num,
@@ -63,7 +64,9 @@ PublicOpt = Annotated[
 UnitOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--unit", help="With several --public columns: 'col=w', w of col counts as distance 1 (default 1)."
+        "--unit",
+        help="With several --public columns: 'col=w', w of col counts as distance 1 (default: a numeric "
+        "column's range, hi - lo with --bounds; 1 for a categorical one).",
     ),
 ]
 OrderOpt = Annotated[
@@ -148,8 +151,9 @@ UtilityOpt = Annotated[
     str | None,
     typer.Option(
         "--utility",
-        help="Objective of optimal-mapping: accuracy (default for a categorical column) or absolute "
-        "(mean absolute error; default for a numeric one).",
+        help=f"Objective of optimal-mapping: {', '.join(UTILITIES)} (default {DEFAULT_UTILITY_LABELS} for a "
+        f"categorical column: every label keeps its share of the released rows; {DEFAULT_UTILITY_NUMBERS}, "
+        "the mean absolute error, for a numeric one).",
     ),
 ]
 MissingOpt = Annotated[
@@ -297,7 +301,10 @@ def release(
     data: DataArg,
     secret: SecretOpt,
     public: PublicOpt,
-    epsilon: Annotated[list[float], typer.Option("--epsilon", help="Privacy budget (one value).")],
+    epsilon: Annotated[
+        list[float],
+        typer.Option("--epsilon", metavar="FLOAT", help="Privacy budget (one value; a second is refused)."),
+    ],
     output: Annotated[str, typer.Option("--output", help="Output file: .csv, .csv.gz, .parquet or .pq.")],
     pair: PairOpt,
     order: OrderOpt = None,

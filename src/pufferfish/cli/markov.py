@@ -72,7 +72,7 @@ PriorSetOpt = Annotated[
     str,
     typer.Option(
         "--prior-set",
-        help="From data: l1-rows (95%% L1 balls around each estimated row, checked on their extreme "
+        help="From data: l1-rows (95% L1 balls around each estimated row, checked on their extreme "
         "chains; not certified over the whole set) or none (the estimate).",
     ),
 ]

@@ -41,7 +41,12 @@ from pufferfish.calibration import (
     check_time_limit,
     run_comparison,
 )
-from pufferfish.calibration.mapping import additive_utility, check_utility
+from pufferfish.calibration.mapping import (
+    DEFAULT_UTILITY_LABELS,
+    DEFAULT_UTILITY_NUMBERS,
+    additive_utility,
+    check_utility,
+)
 from pufferfish.calibration.registry import JOINT_GAUSSIAN
 from pufferfish.loss.density import check_noise
 from pufferfish.pipeline.request import (
@@ -578,7 +583,7 @@ def _utility(released: EstimatedPriors, priors: EstimatedPriors, kind: str | Non
     mu = np.zeros(support.size)
     marginal = released.marginal if released.marginal is not None else np.ones(released.support.size)
     mu[np.searchsorted(support, released.support)] = marginal
-    default = "shares" if released.categorical else "absolute"
+    default = DEFAULT_UTILITY_LABELS if released.categorical else DEFAULT_UTILITY_NUMBERS
     return Utility(kind or default, mu, support)
 
 

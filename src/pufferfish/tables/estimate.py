@@ -448,7 +448,19 @@ def _aggregates(
 
 
 def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]:
-    """The discriminative pairs as a list of distinct-value string pairs (ValueError otherwise)."""
+    """The discriminative pairs as a list of distinct-value string pairs (ValueError otherwise;
+    a bare tuple of two plain values, one pair not wrapped in a list, is named as such)."""
+    if isinstance(pairs, str):
+        pairs = [pairs]  # one pair 'A,B'
+    elif (
+        isinstance(pairs, tuple)
+        and len(pairs) == 2
+        and all(isinstance(p, str) and "," not in p for p in pairs)
+    ):
+        raise ValueError(
+            f"pairs must be a list of pairs such as [{pairs!r}] or ['{pairs[0]},{pairs[1]}'], got the tuple "
+            f"{pairs!r}: one pair? wrap it in a list"
+        )
     pair_list = [_check_pair_values(p) for p in pairs]
     if not pair_list:
         raise ValueError("pairs must hold at least one pair of secret values, got none")

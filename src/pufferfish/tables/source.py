@@ -545,11 +545,15 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
 
     Raises
     ------
+    TypeError
+        If ``force`` is not a bool.
     ValueError
         If the folder does not exist.
     OutputExistsError
         If the file exists and ``force`` is false.
     """
+    if not isinstance(force, bool):  # 'no' is a true value: never read a text as permission
+        raise TypeError(f"force must be True or False, got {force!r}")
     out = Path(path)
     if not out.parent.is_dir():
         raise ValueError(f"{kind} folder must exist, got {str(out.parent)!r}")
