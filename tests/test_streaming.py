@@ -84,3 +84,30 @@ def test_codes_for_arrow_and_lists() -> None:
     assert np.array_equal(est.codes_for(["Private", None]), got[:2], equal_nan=True)
     with pytest.raises(DataError, match="label not in the mapping: 'zzz'"):
         est.codes_for(["Private", "zzz"])
+
+
+def test_a_noiseless_release_keeps_integers_and_text_as_numbers(tmp_path) -> None:
+    """Issue 44: at scale 0 (equal priors) an integer column stays integers (8, not 8.0), in a
+    CSV and in a Parquet file; a float column's value is the one the check saw (8.50 and 8.5 are
+    one value, written 8.5)."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from pufferfish.pipeline.release import release
+
+    frame = pd.DataFrame([("A", 8), ("B", 8), ("A", 3), ("B", 3)] * 10, columns=["s", "x"])
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet")
+    how = dict(secret="s", public="x", pairs=["A,B"], epsilon=1.0, prior_set="none")
+    res = release(tmp_path / "t.csv", output=tmp_path / "o.csv", **how)  # type: ignore[arg-type]
+    assert res.chosen.scale == 0.0
+    assert (tmp_path / "o.csv").read_text().splitlines()[:3] == ["x", "8", "8"]
+    release(tmp_path / "t.parquet", output=tmp_path / "p.parquet", **how)  # type: ignore[arg-type]
+    table = pq.read_table(tmp_path / "p.parquet")
+    assert str(table.schema.field("x").type) == "int64" and table.column("x").to_pylist()[:4] == [8, 8, 3, 3]
+    text = "s,x\n" + "".join(
+        f"{s},{v}\n" for s, v in [("A", "8.50"), ("B", "8.5"), ("A", "3"), ("B", "3.0")] * 5
+    )
+    (tmp_path / "f.csv").write_text(text)
+    release(tmp_path / "f.csv", output=tmp_path / "g.csv", **how)  # type: ignore[arg-type]
+    assert (tmp_path / "g.csv").read_text().splitlines()[1:5] == ["8.5", "8.5", "3", "3"]

@@ -94,12 +94,45 @@ class ReleasedColumn:
             return False
         return not bool(np.isnan(self.codes_for(pa.array([None], type=pa.string()))[0]))
 
+    @property
+    def noiseless(self) -> bool:
+        """A numeric column released without noise (scale 0, no mapping): written in the table's
+        type (:func:`noiseless_as_written`)."""
+        return not self.categorical and self.mapping is None and self.scale == 0.0
+
     def arrow_type(self, source: pa.DataType | None = None) -> pa.DataType:
         """The released column's Arrow type: text for labels, else float64; a kept column keeps
-        ``source``, its type in the table (when given and not text)."""
-        if self.kept and source is not None and not pa.types.is_string(source):
+        ``source``, its type in the table (when given and not text), and a noiseless one keeps an
+        integer or text type (:func:`noiseless_as_written`)."""
+        if source is not None and self.kept and not pa.types.is_string(source):
+            return source
+        if source is not None and self.noiseless and _integer_or_text(source):
             return source
         return pa.string() if self.as_labels else pa.float64()
+
+
+def _integer_or_text(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def noiseless_as_written(released: pa.Array, source: pa.DataType) -> pa.Array:
+    """A numeric column released without noise, in the table's type (issue 44): ``released`` (the
+    values the check saw, on the release grid, as float64) cast to an integer type or to text
+    (``8`` stays ``8``, not ``8.0``), a float type left as float64. Only the checked values are
+    written (a function of them), never the input's own text (``8.50`` and ``8.5`` are one value to
+    the check, so they are one text in the output).
+
+    Raises
+    ------
+    DataError
+        If a value does not fit the integer type exactly (a bug: integers lie on the grid).
+    """
+    if not _integer_or_text(source):
+        return released
+    try:
+        return pc.cast(released, source)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise DataError(f"a noiseless value does not fit the column's type {source}: {exc}") from None
 
 
 def restore_type(labels: pa.Array, original: pa.Array, column: str) -> pa.Array:
@@ -284,6 +317,8 @@ def perturb_batch(
         cols[idx[k]], about = perturbs[k](codes, present, gen)
         if c.kept:  # in the table's own type, checked equal to it
             cols[idx[k]] = restore_type(cols[idx[k]], original, c.name)
+        elif c.noiseless:  # the value the check saw, in the table's type (8 stays 8, not 8.0)
+            cols[idx[k]] = noiseless_as_written(cols[idx[k]], original.type)
         described[c.name] = about  # the last batch's: a mapping's counts are the running totals
     suppress_partial_rows(cols, idx, covered)
     return cols, every

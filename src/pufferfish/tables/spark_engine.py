@@ -32,7 +32,13 @@ from pufferfish.tables.model import (
     label_json,
     refuse_mostly_numbers,
 )
-from pufferfish.tables.perturb import ReleasedColumn, column_perturber, restore_type, suppress_partial_rows
+from pufferfish.tables.perturb import (
+    ReleasedColumn,
+    column_perturber,
+    noiseless_as_written,
+    restore_type,
+    suppress_partial_rows,
+)
 from pufferfish.tables.source import DataError, TableSource, first_line, is_parquet
 
 #: Spark SQL type names of numeric columns (the others are categorical).
@@ -284,6 +290,11 @@ def _missing_groups(df: Any, s_col: Any, col: Any, weight: str | None, w_expr: A
     return [(str(r[0]), int(r[1]), float(r[2]), float(r[3])) for r in rows]
 
 
+def _keeps_type(spark_type: str) -> bool:
+    """Whether a noiseless column keeps this Spark type (integers and text; floats become double)."""
+    return spark_type in ("tinyint", "smallint", "int", "bigint", "string")
+
+
 def _refuse_mostly_numbers(
     df: Any, columns: Sequence[str], categorical: Sequence[bool], kinds: Mapping[str, str]
 ) -> None:
@@ -412,6 +423,8 @@ def _perturb_partition(
             cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
             if c.kept:  # in the table's own type (text from a CSV), checked equal to it
                 cols[k] = restore_type(cols[k], batch.column(k), c.name)
+            elif c.noiseless:  # the value the check saw, in the table's integer or text type
+                cols[k] = noiseless_as_written(cols[k], batch.column(k).type)
             fields[k] = pa.field(c.name, c.arrow_type(fields[k].type))
         suppress_partial_rows(cols, [batch.schema.get_field_index(c.name) for c in columns], every)
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
@@ -478,7 +491,11 @@ def release_table(
     df = read_table(session, source, all_text=text_copy, text_columns=text)
     written = list(written) or [c.name for c in columns]  # nothing else is written (issue 41)
     df = df.select(*[F.col(f"`{c}`") for c in written])
-    kinds = {c.name: types.StringType() if c.as_labels else types.DoubleType() for c in columns if not c.kept}
+    kinds = {
+        c.name: types.StringType() if c.as_labels else types.DoubleType()
+        for c in columns
+        if not (c.kept or (c.noiseless and _keeps_type(dict(df.dtypes)[c.name])))  # the table's type
+    }
     schema = types.StructType(
         [types.StructField(f.name, kinds[f.name], True) if f.name in kinds else f for f in df.schema.fields]
     )
