@@ -292,3 +292,35 @@ def _round_trip(tmp_path: Path, rows, seed: int) -> None:
         value, rest = line_out.split(",", 1)
         assert rest == line_in.rsplit(",", 1)[0].split(",", 1)[1]
         assert math.isfinite(float(value))
+
+
+def test_layout_changes_are_stated(tmp_path) -> None:
+    """Issue 44: a UTF-8 byte-order mark and a header-less input are not kept by the output; the
+    report (output_layout) and the CLI say so."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from pufferfish.cli.app import app
+
+    body = "".join(f"{'AB'[i % 2]},{i % 5}\n" for i in range(80))
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + ("s,x\n" + body).encode())
+    (tmp_path / "plain.data").write_text(body)
+    base = ["--secret", "s", "--public", "x", "--pair", "A,B", "--epsilon", "1", "--prior-set", "none"]
+    run = CliRunner().invoke(
+        app, ["release", str(tmp_path / "bom.csv"), *base, "--output", str(tmp_path / "o.csv")]
+    )
+    assert run.exit_code == 0, run.output
+    assert "layout: the input starts with a UTF-8 byte-order mark; the output does not" in " ".join(
+        run.output.split()
+    )
+    report = json.loads((tmp_path / "o.report.json").read_text())
+    assert report["output_layout"] == ["the input starts with a UTF-8 byte-order mark; the output does not"]
+    run = CliRunner().invoke(app, ["release", str(tmp_path / "plain.data"), *base, "--names", "s,x",
+                                   "--output", str(tmp_path / "p.csv")])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    report = json.loads((tmp_path / "p.report.json").read_text())
+    assert report["output_layout"] == [
+        "the input has no header row; the output's first line names the columns (s, x)"
+    ]
+    assert (tmp_path / "p.csv").read_text().splitlines()[0] == "x"

@@ -103,6 +103,9 @@ def print_release(console: Console, result: Any) -> None:
         f"{', '.join(cols.get('covered_by_the_guarantee', []))}); not written: {cols.get('not_written')}",
         soft_wrap=True, highlight=False, markup=False,
     )  # fmt: skip
+    layout = result.report.get("output_layout") or result.report.get("release", {}).get("output_layout", [])
+    if layout:  # what the output's layout does not keep of the input's (issue 44)
+        console.print(f"layout: {'; '.join(layout)}", soft_wrap=True, highlight=False, markup=False)
     secret = result.calibration.estimated.secret_column
     for kept in result.kept:
         console.print(kept.sentence(secret), soft_wrap=True, highlight=False, markup=False)

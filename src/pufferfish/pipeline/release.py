@@ -430,7 +430,7 @@ def _write(
             }
         facts = {"output": str(target.output), "chosen": chosen, "noise": about, "released": released,
                  "missing": missing, "columns": columns, "insecure": rng is not None, "written": plan[0],
-                 "kept": plan[1], "secret": request.secret}  # fmt: skip
+                 "kept": plan[1], "secret": request.secret, "layout": source.layout_changes()}  # fmt: skip
         return report_dict(table, release=facts)
 
     if request.engine == "spark":

@@ -471,10 +471,12 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
     chosen: Calibration | MappingCalibration = release["chosen"]
     noise_name = "Laplace" if chosen.noise == "laplace" else "Gaussian"
     released_as = (
-        f"code of the label (see mapping) + {noise_name} noise"
+        f"code of the label (see mapping) + {noise_name} noise, written as a floating-point number"
         if est.categorical
-        else f"value + {noise_name} noise"
+        else f"value + {noise_name} noise, written as a floating-point number (an integer column too)"
     )
+    if isinstance(chosen, Calibration) and chosen.scale == 0.0 and not est.categorical:
+        released_as = "value as the check saw it (scale 0: no noise), in the column's integer or text type"
     if isinstance(chosen, MappingCalibration):
         released_as = (
             "a label drawn from row 'label' of the checked matrix (chosen.matrix; rows and columns in "
@@ -502,6 +504,7 @@ def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = 
         "noise": release["noise"],
         "guarantee": _with_kept(_with_atom(table, chosen.guarantee(table.prior_kind)), release),
         "output_columns": output_columns(table.columns, release),
+        "output_layout": list(release.get("layout", ())),
     }
     if table.fitted is not None:
         out["fitted_priors"] = head["fitted_priors"]
@@ -596,6 +599,7 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         "checked_loss": chosen.checked_loss,
         "guarantee": _with_kept(chosen.guarantee(), release),
         "output_columns": output_columns(table.columns, release),
+        "output_layout": list(release.get("layout", ())),
         "column_scales": table.column_scales(chosen.scale),
         "drawn_scales": drawn_scales(columns),
         "column_noise": {c.name: column_noise(c) for c in columns},

@@ -240,6 +240,23 @@ class TableSource:
         """The files this table is read from, which no output may replace."""
         return tuple(p for p in (self.path, self.origin) if p is not None)
 
+    def layout_changes(self) -> list[str]:
+        """How a release's output is laid out differently from this CSV file, one sentence each
+        (issue 44): a UTF-8 byte-order mark is not written; a file without a header row gets one
+        (the names given); another encoding is written as UTF-8. Empty for other tables."""
+        if self.kind != "csv" or self.path is None or not self.path.is_file():
+            return []
+        out = []
+        with open(self.path, "rb") as fh:  # the UTF-8 file read (a copy of another encoding)
+            if fh.read(3) == b"\xef\xbb\xbf":
+                out.append("the input starts with a UTF-8 byte-order mark; the output does not")
+        if self.csv.names is not None:
+            names = ", ".join(self.csv.names)
+            out.append(f"the input has no header row; the output's first line names the columns ({names})")
+        if self.csv.encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
+            out.append(f"the input is {self.csv.encoding}; the output is UTF-8")
+        return out
+
 
 def resolve_source(data: Any, engine: str = "duckdb", csv_options: CsvOptions | None = None) -> TableSource:
     """Resolve what the user named as a table, once.
