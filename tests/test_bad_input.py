@@ -564,3 +564,41 @@ def test_issue_44_api_types_and_help_defaults(tmp_path) -> None:
     assert "default: a numeric column's range" in text and "--epsilon FLOAT" in text
     markov = CliRunner().invoke(app, ["markov", "calibrate", "--help"], env={"COLUMNS": "400"}).output
     assert "95%%" not in markov and "95%" in markov
+
+
+def test_issue_44_order_folder_and_no_answer(tmp_path) -> None:
+    """An extra label in order is refused unless declared (labels=); an output that is a folder
+    is named as such (no --force suggested); a calibration where no mechanism answers exits 1."""
+    from typer.testing import CliRunner
+
+    from pufferfish import DataError
+    from pufferfish.cli.app import app
+    from pufferfish.pipeline.calibrate import calibrate_table
+
+    order = ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
+             "Without-pay", "Never-worked", "Bogus"]  # fmt: skip
+    how = dict(
+        secret="marital-status", public="workclass", pairs=["Married-civ-spouse,Never-married"], epsilon=0.5
+    )
+    with pytest.raises(
+        DataError, match=r"order lists \['Bogus'\], which 'workclass' does not hold: declare them"
+    ):
+        calibrate_table("adult", order=order, **how)  # type: ignore[arg-type]
+    declared = calibrate_table(
+        "adult", order=order, labels=["Bogus"], mechanisms=["randomized-response"], **how
+    )  # type: ignore[arg-type]
+    assert dict(declared.estimated.mapping)["Bogus"] == 8
+    folder = tmp_path / "o.csv"
+    folder.mkdir()
+    args = ["release", "adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married",
+            "--public", "workclass", "--epsilon", "0.5", "--output", str(folder)]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert (
+        run.exit_code == 1
+        and "is a folder: give the path of a file" in run.output
+        and "pass --force" not in run.output
+    )
+    (tmp_path / "t.csv").write_text("s,x\nA,1\nB,2\nA,3\nB,1\n")
+    run = CliRunner().invoke(app, ["calibrate", str(tmp_path / "t.csv"), "--secret", "s", "--public", "x",
+                                   "--pair", "A,B", "--epsilon", "1e-15"])  # fmt: skip
+    assert run.exit_code == 1 and "no mechanism gives a checked scale at epsilon 1e-15" in run.output

@@ -294,6 +294,14 @@ def calibrate(
         write_report=lambda path: write_html_report(table, path, payload=payload, force=force),
         show=lambda console: print_calibration(console, table),
     )  # fmt: skip
+    empty = [e for e in table.epsilons if not any(hasattr(c, "checked_loss") for c in table.at(e))]
+    if empty:  # nothing answered at a budget: not a success (issue 44), the reasons are printed above
+        typer.echo(
+            f"error: no mechanism gives a checked scale at epsilon {', '.join(f'{e:g}' for e in empty)} "
+            "(each one's reason is listed above)",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 @app.command()

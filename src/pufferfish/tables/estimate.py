@@ -297,9 +297,10 @@ def estimate_two_sources(
         )
     if agg.categorical[0] and order is None:
         order = sorted(set(agg.labels[0]) | set(agg_p.labels[0]) | {str(v) for v in labels})
-    common = dict(
+    both = (*labels, *agg.labels[0], *agg_p.labels[0]) if agg.categorical[0] else tuple(labels)
+    common = dict(  # each table's labels are labels of the other's domain
         secret=secret, public=public, pairs=pairs, order=order, weight=weight, missing=missing,
-        declared=labels, bounds=bounds,
+        declared=both, bounds=bounds,
     )  # fmt: skip
     return (
         priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
@@ -634,6 +635,12 @@ def _category_order(labels: list[str], order: Sequence[str] | None, public: str)
     missing = [v for v in labels if v not in seen]
     if missing:
         raise DataError(f"order must list every label of {public!r}; it lacks {missing}")
+    extra = [v for v in alphabet if v not in set(labels)]
+    if extra:  # a label released by no row: part of the domain only when declared (issue 44)
+        raise DataError(
+            f"order lists {extra}, which {public!r} does not hold: declare them as labels of its domain "
+            "with --labels (labels=), or leave them out"
+        )
     return alphabet
 
 

@@ -565,7 +565,7 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
     TypeError
         If ``force`` is not a bool.
     ValueError
-        If the folder does not exist.
+        If the folder does not exist, or ``path`` is a folder and ``force`` is false.
     OutputExistsError
         If the file exists and ``force`` is false.
     """
@@ -574,6 +574,11 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
     out = Path(path)
     if not out.parent.is_dir():
         raise ValueError(f"{kind} folder must exist, got {str(out.parent)!r}")
+    if out.is_dir() and not force:  # a file never replaces a folder: --force is no way on for it
+        raise ValueError(
+            f"{kind} {str(out)!r} is a folder: give the path of a file (only a Spark output folder is "
+            "replaced, with --force)"
+        )
     if out.exists() and not force:
         raise _exists(kind, out)
     return out
