@@ -333,3 +333,28 @@ def test_one_value_column_every_mechanism_answers(tmp_path: Path) -> None:
         res = run("calibrate", str(src), "--secret", "s", "--pair", "a,b", "--public", "v", "--epsilon", "1",
                   "--prior-set", "none", *args)  # fmt: skip
         assert res.exit_code == 0, (args, res.output)
+
+
+def test_joint_calibration_prints_each_columns_own_scale(tmp_path) -> None:
+    """Issue 44: beside the scale in units, each column's own noise (x: Laplace(b w_x))."""
+    import re
+
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(
+        {"s": ["A", "B"] * 100, "c": rng.choice(["u", "v"], 200), "x": rng.integers(0, 9, 200) * 10}
+    )
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    args = ["calibrate", str(tmp_path / "t.csv"), "--secret", "s", "--public", "c,x", "--pair", "A,B",
+            "--epsilon", "1", "--prior-set", "none", "--mechanism", "optimal"]  # fmt: skip
+    run = runner.invoke(app, args)
+    assert run.exit_code == 0, run.output
+    text = " ".join(run.output.split())
+    head = r"optimal \(eps 1\) per column: c: randomized response, log ratio <= ([0-9.]+); "
+    found = re.search(head + r"x: Laplace\(([0-9.]+)\)", text)
+    assert found is not None, text
+    log_ratio, laplace = float(found.group(1)), float(found.group(2))
+    assert laplace == pytest.approx(
+        80.0 / log_ratio, rel=1e-3
+    )  # w_x = 80 (the range), w_c = 1: b = 1 / log ratio

@@ -58,6 +58,7 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
         kept = [c for c, same in zip(table.columns, metric.identity if metric else (), strict=False) if same]
         also = f" Kept in clear inside the check: {', '.join(kept)} (released as it is)." if kept else ""
         console.print(f"The {CHANNEL_TEXT}.{also} {scope}", soft_wrap=True, highlight=False, markup=False)
+        _print_column_scales(console, table, kept)
     elif robust is not None:
         console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
     point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
@@ -109,6 +110,27 @@ def print_release(console: Console, result: Any) -> None:
     secret = result.calibration.estimated.secret_column
     for kept in result.kept:
         console.print(kept.sentence(secret), soft_wrap=True, highlight=False, markup=False)
+
+
+def _print_column_scales(console: Console, table: Any, kept: list[str]) -> None:
+    """Each calibration's noise per column, in the column's own units (issue 44): ``x:
+    Laplace(97.35)`` on a numeric column, the randomized response's log ratio on a categorical one."""
+    for c in table.comparison:
+        if isinstance(c, Skipped) or getattr(c, "scale", None) is None or not c.scale:
+            continue
+        per = []
+        for name, w_scale in table.column_scales(c.scale).items():
+            cat = table.categorical[table.columns.index(name)]
+            if name in kept:
+                per.append(f"{name} as it is")
+            elif cat:
+                per.append(f"{name}: randomized response, log ratio <= {1.0 / w_scale:.4g}")
+            else:
+                per.append(f"{name}: Laplace({w_scale:.4g})")
+        console.print(
+            f"{c.mechanism} (eps {c.epsilon:g}) per column: {'; '.join(per)}",
+            soft_wrap=True, highlight=False, markup=False,
+        )  # fmt: skip
 
 
 def _pmf(prior: Any) -> Any:
