@@ -358,3 +358,16 @@ def test_joint_calibration_prints_each_columns_own_scale(tmp_path) -> None:
     assert laplace == pytest.approx(
         80.0 / log_ratio, rel=1e-3
     )  # w_x = 80 (the range), w_c = 1: b = 1 / log ratio
+
+
+def test_long_steps_show_progress_on_a_terminal_only(capsys) -> None:
+    """Issue 44: a spinner with the time elapsed while a long step runs, and the release bar says
+    'calibrating' before its first row; neither writes anything when standard error is no terminal."""
+    from pufferfish.cli.common import progress_bar, working
+
+    with working("calibrating"):
+        pass
+    with progress_bar() as advance:
+        advance(5, 10)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""

@@ -31,6 +31,7 @@ from pufferfish.cli.common import (
     progress_bar,
     publish,
     require_pairs,
+    working,
 )
 from pufferfish.cli.markov import markov_app
 from pufferfish.cli.show import print_calibration, print_release
@@ -287,7 +288,8 @@ def calibrate(
             keep=keep,
         )
 
-    table = guard(run)
+    with working("calibrating (priors, mechanisms, exact checks)"):
+        table = guard(run)
     payload = report_dict(table)
     publish(
         payload, as_json=as_json, report=report,

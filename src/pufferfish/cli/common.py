@@ -277,22 +277,44 @@ def progress_bar(what: str = "releasing rows") -> Iterator[Callable[[int, int], 
     callable
         ``advance(rows_done, rows_total)``, the ``progress`` argument of the releases.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     err = Console(stderr=True)
     bar = Progress(
-        TextColumn(what),
+        TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err,
         transient=True,
         disable=not err.is_terminal,  # a bar only on a terminal; pipes get the one-line messages
     )
-    with bar:
-        task = bar.add_task("release", total=None)
+    with bar:  # before the first row: the calibration (priors, mechanisms, checks), its time shown
+        task = bar.add_task("calibrating (priors, mechanisms, exact checks)", total=None)
 
         def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            bar.update(task, completed=done, total=total, description=what)
 
         yield advance
+
+
+@contextmanager
+def working(what: str) -> Iterator[None]:
+    """A spinner with the time elapsed on standard error while a long step runs (only on a
+    terminal; issue 44: ``markov calibrate`` printed nothing for 85 s)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    err = Console(stderr=True)
+    spin = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err, transient=True,
+                    disable=not err.is_terminal)  # fmt: skip
+    with spin:
+        spin.add_task(what, total=None)
+        yield

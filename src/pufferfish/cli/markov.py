@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from pufferfish._checks import check_epsilons
-from pufferfish.cli.common import guard, parse_mechanisms, print_comparisons
+from pufferfish.cli.common import guard, parse_mechanisms, print_comparisons, working
 from pufferfish.markov.audit import result_row
 from pufferfish.markov.counts import MARKOV_MECHANISMS
 
@@ -172,7 +172,8 @@ def markov_calibrate(
         from pufferfish.pipeline.page import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
-    scenario, results = guard(lambda: _calibrate_chain(epsilon, chain_args, mechanism))
+    with working("calibrating (count priors, mechanisms, exact checks)"):
+        scenario, results = guard(lambda: _calibrate_chain(epsilon, chain_args, mechanism))
     model = scenario.model
     certified = _certified(model)
     out = {"model": model.describe(), "certified_over_class": certified}
@@ -420,7 +421,8 @@ def _calibrate_data(
         from pufferfish.pipeline.page import check_report_path
 
         guard(lambda: check_report_path(report, force=force))  # before any work
-    result = guard(run)
+    with working("estimating the chain and calibrating (mechanisms, exact checks)"):
+        result = guard(run)
     if report is not None:
         from pufferfish.markov.report import write_markov_report
 
