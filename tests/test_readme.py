@@ -63,3 +63,26 @@ def test_multiuser_table_matches_reproductions() -> None:
         got = curves[fig].column(mech)
         printed = [float(v) for v in cells.split(" | ")]
         assert [float(f"{g:.4g}") for g in got] == printed, (fig, mech)
+
+
+def test_adult_table_command_prints_the_table() -> None:
+    """Issue 44: the command the README gives for its Adult table prints the table's mechanisms
+    (a categorical column's default is its mappings: the command needs --mechanism all)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from pufferfish.cli.app import app
+
+    text = " ".join(_readme().split())
+    found = re.search(r"\(`pufferfish calibrate (adult --secret marital-status [^`]*)`", text)
+    assert found is not None
+    args = ["calibrate", *found.group(1).split(), "--json"]
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    got = {(r["epsilon"], r["mechanism"]): r.get("scale") for r in json.loads(run.output)["results"]}
+    rows = re.findall(r"^\| (0\.1|0\.5|1) \| (.+) \|$", _readme(), re.M)
+    for eps_text, cells in rows[:3]:
+        for mech, value in zip(("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal"),
+                               (float(v) for v in cells.split(" | ")), strict=True):  # fmt: skip
+            assert float(f"{got[(float(eps_text), mech)]:.4g}") == value, (eps_text, mech)

@@ -90,7 +90,8 @@ InitialOpt = Annotated[
 def markov_calibrate(
     data: DataArg = None,
     epsilon: Annotated[
-        list[float] | None, typer.Option("--epsilon", help="Privacy budget (repeatable).")
+        list[float] | None,
+        typer.Option("--epsilon", help="Privacy budget (repeatable; one value with a DATA table)."),
     ] = None,
     transition: Annotated[
         str | None,
