@@ -351,3 +351,21 @@ def test_a_release_that_needs_no_noise_says_so_once(tmp_path) -> None:
     text = " ".join(res.output.split())
     assert text.count("no noise is needed") == 1 and "with noise" not in text
     assert "scale 0 means" not in text and "noise: none" not in text
+
+
+def test_write_errors_name_the_users_file_not_the_temporary_one(tmp_path) -> None:
+    """Issue 44: an OS error (or an engine's message) while writing names the output the user
+    asked for; nothing is left behind."""
+    import errno
+
+    from pufferfish.tables.source import DataError, atomic_outputs
+
+    final = tmp_path / "o.csv"
+    with pytest.raises(OSError) as err:
+        with atomic_outputs([final], force=False) as (tmp,):
+            raise OSError(errno.ENOSPC, "No space left on device", str(tmp))
+    assert err.value.filename == str(final) and ".tmp" not in str(err.value)
+    with pytest.raises(DataError, match=f"cannot write {final}$"):
+        with atomic_outputs([final], force=False) as (tmp,):
+            raise DataError(f"cannot write {tmp}")
+    assert list(tmp_path.iterdir()) == []

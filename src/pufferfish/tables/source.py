@@ -700,7 +700,20 @@ def atomic_outputs(
                 os.close(fd)
                 temps.append(Path(name))
                 os.chmod(name, 0o666 & ~umask)
-        yield temps
+        try:
+            yield temps
+        except (OSError, DataError) as exc:  # name the user's file, not the temporary one (issue 44)
+            named = {str(t): str(f) for t, f in zip(temps, finals, strict=True)}
+            if isinstance(exc, OSError):
+                if exc.filename is not None and str(exc.filename) in named and exc.errno is not None:
+                    raise OSError(exc.errno, exc.strerror, named[str(exc.filename)]) from None
+                raise
+            text = str(exc)
+            for tmp_name, final_name in named.items():  # an engine's message quoting the path
+                text = text.replace(tmp_name, final_name)
+            if text != str(exc):
+                raise DataError(text) from None
+            raise
         with _signals_deferred():
             linked: list[Path] = []
             try:
