@@ -283,8 +283,11 @@ def test_bad_input_is_one_line_and_changes_nothing(
 ACCEPTED = {
     # A text column is categorical, labels as written, and the results say so.
     "mixed types read as text": (["calibrate", "x_mixed.csv", *B, *E1], "x: categorical (labels as written)"),
-    # --order may name a label the data lacks: it gets a code and no mass.
-    "order with an unseen label": (["calibrate", "ok.csv", *T, "--order", "u,v,w"], "│ w │"),
+    # --order may name a label the data lacks when --labels declares it (issue 44): a code, no mass.
+    "order with a declared unseen label": (
+        ["calibrate", "ok.csv", *T, "--order", "u,v,w", "--labels", "w"],
+        "│ w │",
+    ),
 }
 
 

@@ -231,7 +231,7 @@ def release(
     source = resolve_source(data, engine, read)  # validates the engine and the reading options
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
-    check_release_outputs(source, out_path, rep_path, force=force, others=others)
+    check_release_outputs(source, out_path, rep_path, force=force, others=others, folder=engine == "spark")
     html = None if html_report is None else check_report_path(html_report, force=force)
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     request = TableRequest(

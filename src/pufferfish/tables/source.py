@@ -450,10 +450,17 @@ def check_markers_and_pairs(source: TableSource, pairs: Sequence[tuple[str, str]
 
 
 def check_release_outputs(
-    source: TableSource, output: Path, report: Path, *, force: bool, others: Sequence[TableSource] = ()
+    source: TableSource,
+    output: Path,
+    report: Path,
+    *,
+    force: bool,
+    others: Sequence[TableSource] = (),
+    folder: bool = False,
 ) -> None:
     """A release's output and report differ from every file the table (and ``others``, such as
-    the table of ``priors_from``) is read from, and neither exists unless ``force``.
+    the table of ``priors_from``) is read from, and neither exists unless ``force``; ``folder``:
+    the output is a folder (Spark's part files), which ``force`` replaces.
 
     Raises
     ------
@@ -473,7 +480,7 @@ def check_release_outputs(
             f"name this output differently from {owner.name!r} (outputs of one stem share a report)"
         )
     for path in (output, report):
-        check_output_path(path, force=force)
+        check_output_path(path, force=force, folder=folder and path == output)
 
 
 def _report_owner(report: Path) -> Path | None:
@@ -548,7 +555,7 @@ def _exists(kind: str, path: Path) -> OutputExistsError:
     )
 
 
-def check_output_path(path: str | Path, *, force: bool, kind: str = "output") -> Path:
+def check_output_path(path: str | Path, *, force: bool, kind: str = "output", folder: bool = False) -> Path:
     """``path`` as a Path if a file may be written there, checked before any work is done.
 
     Parameters
@@ -559,6 +566,9 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
         Whether an existing file may be replaced.
     kind : str
         What the file is, for messages (``"output"``, ``"report"``).
+    folder : bool
+        The output is a folder (Spark's part files): an existing folder is replaced with
+        ``force``, else it "exists"; a file output never replaces a folder.
 
     Raises
     ------
@@ -574,11 +584,8 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output") ->
     out = Path(path)
     if not out.parent.is_dir():
         raise ValueError(f"{kind} folder must exist, got {str(out.parent)!r}")
-    if out.is_dir() and not force:  # a file never replaces a folder: --force is no way on for it
-        raise ValueError(
-            f"{kind} {str(out)!r} is a folder: give the path of a file (only a Spark output folder is "
-            "replaced, with --force)"
-        )
+    if out.is_dir() and not folder:  # a file never replaces a folder: --force is no way on for it
+        raise ValueError(f"{kind} {str(out)!r} is a folder: give the path of a file")
     if out.exists() and not force:
         raise _exists(kind, out)
     return out
