@@ -443,7 +443,8 @@ def multiuser(
             return [calibrate_system(sys_, pair_set, e) for e in check_epsilons(epsilon)]
         return list(compare_user(sys_, user, pair_set, epsilon, mechanism or None))
 
-    results = guard(run)
+    with working("calibrating (the system's mechanisms, exact checks)"):
+        results = guard(run)
     if as_json:
         rows: list[dict[str, Any]] = []
         for r in results:
@@ -503,7 +504,8 @@ def multiuser_release(
         sys_ = MultiUserSystem.from_json(system)
         return release_sum(sys_, value, pair_set, epsilon, user=user, mechanism=mechanism, rng=rng_seed)
 
-    result = guard(run)
+    with working("calibrating and releasing"):
+        result = guard(run)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
         return
@@ -536,7 +538,8 @@ def reproduce(
 
     if what is not None and paper is not None and what != paper:
         guard(lambda: _refuse_both(what, paper))
-    result = guard(lambda: do_reproduce(what or paper, output))
+    with working("reproducing"):
+        result = guard(lambda: do_reproduce(what or paper, output))
     compared = [v for v in result.values if v.difference is not None]
     worst = max((abs(v.difference) for v in compared if v.difference is not None), default=0.0)
     typer.echo(f"index: {result.files[0]}")

@@ -501,7 +501,8 @@ def markov_release(
         )  # fmt: skip
 
     console = Console()
-    result = guard(run)
+    with working("estimating the chain, calibrating and releasing the series"):
+        result = guard(run)
     cal = result.calibration
     console.print(f"released: {result.output} ({len(cal.series.ids)} ids, one {query} each)")
     for t, (scale, drawn) in list(result.scales.items())[:5]:
