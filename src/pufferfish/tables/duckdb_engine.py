@@ -13,7 +13,6 @@ import itertools
 import math
 import os
 import re
-import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,11 +29,11 @@ from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
-    MOSTLY_NUMBERS,
     TableAggregates,
     check_columns,
     check_no_missing_label,
     check_row_counts,
+    mostly_numbers_hint,
     refuse_mostly_numbers,
 )
 from pufferfish.tables.perturb import ReleasedColumn, column_perturber, perturb_batch
@@ -306,17 +305,13 @@ def mostly_numbers(con: duckdb.DuckDBPyConnection, column: str) -> str | None:
         f"SELECT count(*), count(*) FILTER (WHERE TRY_CAST({text} AS DOUBLE) IS NOT NULL) "
         f"FROM t WHERE {col} IS NOT NULL"
     ).fetchone()  # type: ignore[misc]
-    if not total or numbers == total or numbers < MOSTLY_NUMBERS * total:
-        return None
-    others = con.execute(
-        f"SELECT {text}, count(*) FROM t WHERE {col} IS NOT NULL AND TRY_CAST({text} AS DOUBLE) IS NULL "
-        f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
-    ).fetchall()
-    listed = ", ".join(f"{v!r} ({n} rows)" for v, n in others)
-    flags = " ".join(f"--na {shlex.quote(str(v))}" for v, _ in others)
-    return (
-        f"{100 * numbers / total:.0f}% of its values are numbers; the others are {listed}: "
-        f"pass {flags} to read it as numbers"
+    return mostly_numbers_hint(
+        total,
+        numbers,
+        lambda: con.execute(
+            f"SELECT {text}, count(*) FROM t WHERE {col} IS NOT NULL AND TRY_CAST({text} AS DOUBLE) IS NULL "
+            f"GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
+        ).fetchall(),
     )
 
 

@@ -9,7 +9,7 @@ imports them: no cycle.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -446,6 +446,24 @@ def check_row_counts(
 #: Share of a text column's values that parse as numbers from which the column is refused as
 #: labels (issue 44): a numeric column with a few stray markers, read as text.
 MOSTLY_NUMBERS = 0.9
+
+
+def mostly_numbers_hint(
+    total: int, numbers: int, others: Callable[[], Sequence[tuple[Any, int]]]
+) -> str | None:
+    """The hint for a column read as text whose values are mostly numbers, the same from every
+    engine: the share of ``numbers`` among ``total`` present cells, the other values with their
+    rows (``others()``, asked only then: up to 5, most rows first) and the ``--na`` flags that
+    read them as missing; None below :data:`MOSTLY_NUMBERS` or when every value is a number."""
+    if not total or numbers == total or numbers < MOSTLY_NUMBERS * total:
+        return None
+    found = others()
+    listed = ", ".join(f"{v!r} ({n} rows)" for v, n in found)
+    flags = " ".join(f"--na {_quoted(str(v))}" for v, _ in found)
+    return (
+        f"{100 * numbers / total:.0f}% of its values are numbers; the others are {listed}: "
+        f"pass {flags} to read it as numbers"
+    )
 
 
 def refuse_mostly_numbers(column: str, hint: str) -> str:

@@ -24,12 +24,12 @@ from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
-    MOSTLY_NUMBERS,
     TableAggregates,
     check_columns,
     check_no_missing_label,
     check_row_counts,
     label_json,
+    mostly_numbers_hint,
     refuse_mostly_numbers,
 )
 from pufferfish.tables.perturb import (
@@ -308,27 +308,23 @@ def _refuse_mostly_numbers(
 
 def _mostly_numbers(df: Any, name: str) -> str | None:
     """:func:`pufferfish.tables.duckdb_engine.mostly_numbers` with Spark: the hint for a text
-    column whose values are mostly numbers (the same text), or None."""
-    import shlex
-
+    column whose values are mostly numbers (:func:`~pufferfish.tables.model.mostly_numbers_hint`),
+    or None."""
     F = _pyspark().functions
     quoted = "`" + name.replace("`", "``") + "`"
     col = F.col(quoted)
     text = col.cast("string")
     number = F.expr(f"try_cast(CAST({quoted} AS STRING) AS DOUBLE)").isNotNull()  # ANSI: cast raises
     total, numbers = df.where(col.isNotNull()).agg(F.count(F.lit(1)), F.count(F.when(number, 1))).first()
-    if not total or numbers == total or numbers < MOSTLY_NUMBERS * total:
-        return None
-    others = (
-        df.where(col.isNotNull() & ~number).groupBy(text.alias("v")).count()
-        .orderBy(F.desc("count"), F.asc("v")).limit(5).collect()
-    )  # fmt: skip
-    listed = ", ".join(f"{r['v']!r} ({r['count']} rows)" for r in others)
-    flags = " ".join(f"--na {shlex.quote(str(r['v']))}" for r in others)
-    return (
-        f"{100 * numbers / total:.0f}% of its values are numbers; the others are {listed}: "
-        f"pass {flags} to read it as numbers"
-    )
+
+    def others() -> list[tuple[Any, int]]:
+        rows = (
+            df.where(col.isNotNull() & ~number).groupBy(text.alias("v")).count()
+            .orderBy(F.desc("count"), F.asc("v")).limit(5).collect()
+        )  # fmt: skip
+        return [(r["v"], r["count"]) for r in rows]
+
+    return mostly_numbers_hint(int(total), int(numbers), others)
 
 
 def _public_exprs(
@@ -491,10 +487,11 @@ def release_table(
     df = read_table(session, source, all_text=text_copy, text_columns=text)
     written = list(written) or [c.name for c in columns]  # nothing else is written (issue 41)
     df = df.select(*[F.col(f"`{c}`") for c in written])
+    dtypes = dict(df.dtypes)
     kinds = {
         c.name: types.StringType() if c.as_labels else types.DoubleType()
         for c in columns
-        if not (c.kept or (c.noiseless and _keeps_type(dict(df.dtypes)[c.name])))  # the table's type
+        if not (c.kept or (c.noiseless and _keeps_type(dtypes[c.name])))  # these keep the table's type
     }
     schema = types.StructType(
         [types.StructField(f.name, kinds[f.name], True) if f.name in kinds else f for f in df.schema.fields]
