@@ -141,7 +141,7 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
         values = []
         for p, t in ((p_i, t_i), (p_j, t_j)):
             mass = p[order]
-            values.append((_knapsack(mass, kern, t, up=True), _knapsack(mass, kern, t, up=False)))
+            values.append((knapsack(mass, kern, t, up=True), knapsack(mass, kern, t, up=False)))
         (n_i, d_i), (n_j, d_j) = values
         with np.errstate(divide="ignore", invalid="ignore"):
             # a numerator 0 (identity axes: no prior of the ball gives y) bounds nothing that way
@@ -231,7 +231,7 @@ def _distances(
     return out
 
 
-def _knapsack(
+def knapsack(
     mass: NDArray[np.float64], kern: NDArray[np.float64], t: float, *, up: bool
 ) -> NDArray[np.float64]:
     """Per row: ``max`` (``up``) or ``min`` of ``<P, K>`` over ``||P - mass||_1 <= 2 t``, with each
