@@ -29,10 +29,13 @@ from pufferfish.calibration import (
     lookup,
 )
 from pufferfish.calibration.mapping import check_utility
+from pufferfish.ledger.record import LedgerContext, LedgerPlan, check_budget, reserve, settle
+from pufferfish.ledger.store import Ledger
 from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import check_sampler, check_workers
 from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
 from pufferfish.pipeline.draws import released_columns
+from pufferfish.pipeline.ledgered import against_ledger
 from pufferfish.pipeline.page import check_report_path
 from pufferfish.pipeline.request import (
     DEFAULT_BATCH_ROWS,
@@ -117,6 +120,8 @@ def release(
     labels: Sequence[str] | None = None,
     bounds: str | Sequence[float] | None = None,
     html_report: str | Path | None = None,
+    ledger: str | Path | None = None,
+    budget: float | None = None,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -165,6 +170,12 @@ def release(
         Spark DataFrame or a folder, ``output`` a folder of part files, ``rng`` None or an int.
     html_report : str or pathlib.Path, optional
         Also the HTML report (``.html``), published with the output and JSON report (see Notes).
+    ledger, budget : str or pathlib.Path, float, optional
+        Record the release in this ledger (:mod:`pufferfish.ledger`, SQLite; created if new),
+        entry and output published together; refused when the table is not the ledger's. With
+        ``budget`` (nats, > 0) the guarantee of everything released about the secret together
+        must meet it: a Laplace release's scale is raised until it does, a mapping is refused
+        (:class:`~pufferfish.ledger.record.BudgetError`), before any noise is drawn.
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
     priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
@@ -233,6 +244,7 @@ def release(
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others, folder=engine == "spark")
     html = None if html_report is None else check_report_path(html_report, force=force)
+    book = _ledger_context(ledger, budget, source, engine, spark)
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     request = TableRequest(
         source, secret, columns, pair_list, (eps,), to_run, weight=weight, delta=delta, noise=noise_used,
@@ -244,7 +256,7 @@ def release(
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     target = ReleaseTarget(
-        out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept, html
+        out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept, html, book
     )
     return release_request(request, chosen_mechanism, target, rng)
 
@@ -287,6 +299,9 @@ def release_request(
     table = replace(table, inputs=inputs | ({"fallback": fallback} if fallback else {}))
     written, kept = _output_plan(request, target.keep)  # before any noise is drawn or anything written
     columns = released_columns(table, picked, rng, target.sampler)
+    book = None
+    if target.ledger is not None:  # checked against the ledger before any noise is drawn
+        picked, columns, book = against_ledger(target.ledger, request, table, picked, columns, rng, target.sampler)
     drawn = drawn_scales(columns)
 
     def page(output: Path, about: dict[str, Any], rows: int, gone: int, report: dict[str, Any]) -> str:
@@ -296,7 +311,7 @@ def release_request(
         return html_report_text(result, payload=report)
 
     noise, released, missing, report = _write(
-        request, target, table, picked, columns, rng, (written, kept), page if target.html else None
+        request, target, table, picked, columns, rng, (written, kept), page if target.html else None, book
     )
     return ReleaseResult(
         target.output,
@@ -329,6 +344,21 @@ def _output_plan(request: TableRequest, keep: Sequence[str]) -> tuple[list[str],
 
         written, found = duckdb_engine.written_and_kept(request.source, **how)
     return written, tuple(found)
+
+
+def _ledger_context(
+    ledger: str | Path | None, budget: Any, source: Any, engine: str, spark: Any
+) -> LedgerContext | None:
+    """The ledger of a release, validated at the edge (a file that is not a ledger is refused
+    before anything is read or written); a budget needs a ledger."""
+    spent = check_budget(budget)
+    if ledger is None:
+        if spent is not None:
+            raise ValueError(f"budget needs a ledger (--ledger FILE) to count what was released, got budget {budget!r}")
+        return None
+    if engine == "spark":
+        raise ValueError("ledger is not available with engine 'spark' in this version: release with engine 'duckdb'")
+    return LedgerContext(Ledger(ledger), spent, source, engine, spark)
 
 
 def _check_sampling(engine: str, rng: Any, sampler: str) -> None:
@@ -406,6 +436,7 @@ def _write(
     rng: Any,
     plan: tuple[Sequence[str], Sequence[KeptColumn]] = ((), ()),
     page: Callable[[Path, dict[str, Any], int, int, dict[str, Any]], str] | None = None,
+    book: LedgerPlan | None = None,
 ) -> tuple[dict[str, Any], int, int, dict[str, Any]]:
     """Write and publish the release, its JSON report and (with ``page``) its HTML report by the
     request's engine: ``(how the noise was drawn, rows released, rows with a missing value, report)``.
@@ -431,7 +462,13 @@ def _write(
         facts = {"output": str(target.output), "chosen": chosen, "noise": about, "released": released,
                  "missing": missing, "columns": columns, "insecure": rng is not None, "written": plan[0],
                  "kept": plan[1], "secret": request.secret, "layout": source.layout_changes()}  # fmt: skip
-        return report_dict(table, release=facts)
+        out = report_dict(table, release=facts)
+        if book is not None:
+            out["ledger"] = {"file": str(book.ledger.path), "entry": entry[0], "budget": book.budget,
+                             "together": book.joint.to_dict()}  # fmt: skip
+        return out
+
+    entry: list[int | None] = [None]
 
     if request.engine == "spark":
         from pufferfish.tables.spark_engine import release_table
@@ -451,20 +488,29 @@ def _write(
     from pufferfish.tables.duckdb_engine import stream_release
 
     outputs = [target.output, target.report, *([target.html] if target.html and page else [])]
-    with atomic_outputs(
-        outputs, force=target.force, kinds=["output", "report", "report"][: len(outputs)]
-    ) as tmps:
-        tmp, tmp_rep = tmps[0], tmps[1]
-        about, released, missing = stream_release(
-            source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total, noise=noise,
-            rng=rng, text_copy=text_copy, batch_rows=target.batch_rows, progress=target.progress,
-            workers=target.workers, gzip=target.output.name.lower().endswith(".gz"), sampler=target.sampler,
-            written=plan[0],
-        )  # fmt: skip
-        report = report_for(about, released, missing)
-        tmp_rep.write_text(_json_text(report), encoding="utf-8")
-        if page is not None and len(tmps) > 2:  # the page reads the output before it is published
-            tmps[2].write_text(page(tmp, about, released, missing, report), encoding="utf-8")
+    try:
+        with atomic_outputs(
+            outputs, force=target.force, kinds=["output", "report", "report"][: len(outputs)]
+        ) as tmps:
+            tmp, tmp_rep = tmps[0], tmps[1]
+            about, released, missing = stream_release(
+                source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total,
+                noise=noise, rng=rng, text_copy=text_copy, batch_rows=target.batch_rows,
+                progress=target.progress, workers=target.workers, sampler=target.sampler, written=plan[0],
+                gzip=target.output.name.lower().endswith(".gz"),
+            )  # fmt: skip
+            if book is not None and target.ledger is not None:  # pending until the output is published
+                entry[0] = reserve(book, target.ledger, target.output, tmp)
+            report = report_for(about, released, missing)
+            tmp_rep.write_text(_json_text(report), encoding="utf-8")
+            if page is not None and len(tmps) > 2:  # the page reads the output before it is published
+                tmps[2].write_text(page(tmp, about, released, missing, report), encoding="utf-8")
+    except BaseException:
+        if book is not None and entry[0] is not None:
+            settle(book.ledger, entry[0], published=False)
+        raise
+    if book is not None and entry[0] is not None:
+        settle(book.ledger, entry[0], published=True)
     return about, released, missing, report
 
 

@@ -306,6 +306,8 @@ class ReleaseTarget:
         column is left out of the output.
     html : pathlib.Path or None
         The HTML report, published with the output and the JSON report (all or none).
+    ledger : LedgerContext or None
+        The ledger the release is recorded in (:mod:`pufferfish.ledger.record`), with its budget.
     """
 
     output: Path
@@ -318,6 +320,7 @@ class ReleaseTarget:
     sampler: str
     keep: tuple[str, ...] = ()
     html: Path | None = None
+    ledger: Any = None
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,7 @@ def estimate_from_source(
     """
     check_markers_and_pairs(source, pairs)
     kinds = {} if public_kind is None else {public: public_kind}
-    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
+    agg = aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
     return priors_from_aggregates(
         agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description,
         missing=missing, declared=labels, bounds=bounds,
@@ -287,8 +287,8 @@ def estimate_two_sources(
         in the other.
     """
     kinds = {} if public_kind is None else {public: public_kind}
-    agg = _aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
-    agg_p = _aggregates(priors_source, secret, (public,), weight, engine, spark, kinds, missing)
+    agg = aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
+    agg_p = aggregates(priors_source, secret, (public,), weight, engine, spark, kinds, missing)
     if agg.categorical != agg_p.categorical:
         kinds_read = ["categorical" if a.categorical[0] else "numeric" for a in (agg, agg_p)]
         raise DataError(
@@ -325,7 +325,7 @@ def estimate_joint(
     keep: Sequence[str] = (),
     bounds: tuple[float, float] | None = None,
 ) -> EstimatedJointPriors:
-    """The empirical joint priors of ``d >= 2`` public columns given each secret of the pairs
+    """The empirical joint priors of ``d >= 1`` public columns given each secret of the pairs
     (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
 
     The engine counts the distinct tuples per secret (only aggregates reach Python); a
@@ -344,7 +344,7 @@ def estimate_joint(
     source : TableSource
     secret : str
     columns : sequence of str
-        Two or more distinct public columns.
+        Distinct public columns (one for the ledger's joint check of a column released twice).
     pairs : list of (str, str)
         Checked pairs (:func:`check_pairs`).
     weight : str or None
@@ -374,7 +374,7 @@ def estimate_joint(
     Raises
     ------
     ValueError
-        On fewer than two columns, or ``categorical``/``numeric`` naming a column twice or one
+        On no column, or ``categorical``/``numeric`` naming a column twice or one
         that is not the secret, a public or the weight column (:func:`check_kind_lists`), more
         than :data:`~pufferfish.priors.joint.MAX_TUPLES` distinct tuples for a secret, or
         ``bounds`` with other than one numeric column.
@@ -385,12 +385,12 @@ def estimate_joint(
     from pufferfish.priors.joint import JointPrior, Metric
 
     columns = tuple(columns)
-    if len(columns) < 2:
-        raise ValueError(f"public must name two or more columns for a joint release, got {list(columns)}")
+    if not columns:
+        raise ValueError("public must name one or more columns, got none")
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
-    agg = _aggregates(source, secret, columns, weight, engine, spark, kinds, missing)
+    agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
     bounded = bounded_column(columns, agg.categorical, bounds)
@@ -424,7 +424,7 @@ def estimate_joint(
     )  # fmt: skip
 
 
-def _aggregates(
+def aggregates(
     source: TableSource,
     secret: str,
     columns: Sequence[str],

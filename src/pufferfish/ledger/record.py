@@ -1,0 +1,207 @@
+"""A release with a ledger: check the data and the budget before any noise is drawn, record the
+entry and publish the output together (issue 42).
+
+:func:`plan` runs before the noise: the table must be the ledger's (:func:`~.guarantee.check_data`),
+and with a budget the guarantee of everything released about the secret, this release included
+(:func:`~.guarantee.guarantee`), must meet it, else :class:`BudgetError` says the joint loss it
+would reach. :func:`reserve` runs when the output is written but not yet published: it records the
+entry ``pending`` in one transaction that re-reads the ledger, so a release recorded meanwhile by
+another process is checked too (:class:`BudgetError` then, nothing published); :func:`settle`
+marks it done once the output is published, or removes it when publishing failed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pufferfish.ledger.guarantee import (
+    JointGuarantee,
+    JointPriors,
+    check_data,
+    column_kinds,
+    estimate_for,
+    fingerprint,
+    guarantee,
+)
+from pufferfish.ledger.store import Entry, Ledger, LedgerError, add_pending, read_entries
+from pufferfish.ledger.views import Unsupported
+from pufferfish.tables.source import TableSource
+
+
+class BudgetError(LedgerError):
+    """A release whose guarantee together with what was released before would exceed the budget
+    (refused before any noise is drawn; the message gives the joint loss it would reach)."""
+
+
+def check_budget(budget: Any) -> float | None:
+    """``budget`` in nats: None, or finite and > 0.
+
+    Raises
+    ------
+    ValueError
+        Naming the value otherwise.
+    """
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not (math.isfinite(budget) and budget > 0):
+        raise ValueError(f"budget must be finite and > 0, got {budget!r}")
+    return float(budget)
+
+
+@dataclass(frozen=True)
+class LedgerPlan:
+    """A release's entry, checked against its ledger before the noise.
+
+    Attributes
+    ----------
+    ledger : Ledger
+    budget : float or None
+    body : dict
+        The entry to record (with the data's fingerprint).
+    before : tuple of int
+        The ids of the entries about the secret the check covered.
+    joint : JointGuarantee
+        The guarantee of those entries and this release together.
+    """
+
+    ledger: Ledger
+    budget: float | None
+    body: dict[str, Any]
+    before: tuple[int, ...]
+    joint: JointGuarantee
+
+
+@dataclass(frozen=True)
+class LedgerContext:
+    """What :func:`plan` needs besides the entry: the ledger, the budget and the table."""
+
+    ledger: Ledger
+    budget: float | None
+    source: TableSource
+    engine: str = "duckdb"
+    spark: Any = None
+
+
+def _provisional(entries: list[Entry], body: Mapping[str, Any]) -> Entry:
+    return Entry(max((e.id for e in entries), default=0) + 1, "pending", "", dict(body))
+
+
+def prepare(context: LedgerContext, body: Mapping[str, Any]) -> tuple[list[Entry], dict[str, Any], JointPriors | None]:
+    """The entries about the body's secret, the body with the data's fingerprint, and the joint
+    priors of every column released about the secret with this release (None when rule 1 cannot
+    read them).
+
+    Raises
+    ------
+    LedgerError
+        If the table is not the ledger's or changed since its last release about the secret.
+    """
+    secret = str(body["secret"])
+    before = [e for e in context.ledger.entries() if e.secret == secret]
+    how = dict(secret=secret, weight=body.get("weight"), missing=body.get("missing", "value"),
+               engine=context.engine, spark=context.spark)  # fmt: skip
+    if before:
+        last = before[-1].body["data"]
+        found = fingerprint(context.source, kinds=dict(zip(last["columns"], last["kinds"], strict=True)), **how)
+        check_data(before, found, context.source.description)
+    try:
+        kinds = column_kinds([*before, _provisional(before, body)])
+    except Unsupported as exc:
+        raise LedgerError(f"this release cannot join the ledger's: {exc}") from None
+    data = fingerprint(context.source, kinds=kinds, **how) | {"description": context.source.description}
+    path = context.source.origin or context.source.path
+    data |= {"path": None if path is None else str(Path(path).resolve())}
+    full = dict(body) | {"data": data}
+    joint = None
+    if all(e.body.get("kind") == "table" for e in before):
+        try:
+            joint = estimate_for([*before, _provisional(before, full)], context.source, engine=context.engine,
+                                 spark=context.spark)  # fmt: skip
+        except Unsupported:
+            joint = None
+    return before, full, joint
+
+
+def plan(
+    context: LedgerContext, body: Mapping[str, Any], prepared: tuple[list[Entry], dict[str, Any], JointPriors | None]
+) -> LedgerPlan:
+    """Check the release against the ledger before any noise is drawn.
+
+    Raises
+    ------
+    BudgetError
+        If the guarantee of the release together with the earlier ones exceeds the budget, or
+        none holds (with the joint loss or the reason).
+    """
+    before, full, joint = prepared
+    full = full | {k: v for k, v in body.items() if k != "data"}
+    together = guarantee([*before, _provisional(before, full)], context.source, engine=context.engine,
+                         spark=context.spark, joint=joint)  # fmt: skip
+    refuse_over(together, context.budget, context.ledger)
+    return LedgerPlan(context.ledger, context.budget, full, tuple(e.id for e in before), together)
+
+
+def refuse_over(together: JointGuarantee, budget: float | None, ledger: Ledger) -> None:
+    """Raise :class:`BudgetError` when ``together`` does not meet ``budget`` (None: no budget)."""
+    if budget is None:
+        return
+    if together.epsilon is None:
+        raise BudgetError(
+            f"refused before any noise was drawn: ledger {str(ledger.path)!r} has a budget of {budget:g} and "
+            f"there is no guarantee for this release together with releases "
+            f"{', '.join(map(str, together.entries[:-1])) or 'none'} ({together.detail})"
+        )
+    if together.epsilon > budget:
+        earlier = ", ".join(map(str, together.entries[:-1]))
+        raise BudgetError(
+            f"refused before any noise was drawn: with release(s) {earlier} of ledger {str(ledger.path)!r} "
+            f"this release would reach eps {together.epsilon:.6g} by the {together.rule} (budget {budget:g})"
+        )
+
+
+def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temporary: Path | None) -> int:
+    """Record the entry ``pending`` (output written, not yet published), re-checking the budget
+    against entries recorded since :func:`plan`: its id.
+
+    Raises
+    ------
+    BudgetError
+        If a release recorded meanwhile makes this one exceed the budget.
+    """
+    with plan_.ledger.transaction() as con:
+        now = [e for e in read_entries(con) if e.secret == plan_.body["secret"]]
+        if tuple(e.id for e in now) != plan_.before and plan_.budget is not None:
+            together = guarantee([*now, _provisional(now, plan_.body)], context.source, engine=context.engine,
+                                 spark=context.spark)  # fmt: skip
+            refuse_over(together, plan_.budget, plan_.ledger)
+        return add_pending(con, plan_.body | {"output": None if output is None else str(output)}, output, temporary)
+
+
+def settle(ledger: Ledger, entry_id: int, published: bool) -> None:
+    """Mark the entry done (its output published) or remove it (nothing was published)."""
+    if published:
+        ledger.confirm(entry_id)
+    else:
+        ledger.cancel(entry_id)
+
+
+def with_joint(body: Mapping[str, Any], joint: JointGuarantee) -> dict[str, Any]:
+    """The body with the guarantee together with the earlier releases (as checked)."""
+    return dict(body) | {"together": joint.to_dict()}
+
+
+__all__ = [
+    "BudgetError",
+    "LedgerContext",
+    "LedgerPlan",
+    "check_budget",
+    "plan",
+    "prepare",
+    "reserve",
+    "settle",
+    "with_joint",
+]

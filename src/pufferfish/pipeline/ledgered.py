@@ -1,0 +1,146 @@
+"""A table release made with a ledger (issue 42): its entry, and its noise calibrated against what
+was released before.
+
+:func:`entry_body` is what the ledger records of a release. :func:`against_ledger` checks the
+release together with the ledger's earlier releases about its secret before any noise is drawn
+(:mod:`pufferfish.ledger.record`); with a budget that the calibrated release would exceed, a
+Laplace release is *calibrated against the ledger*: the smallest scale whose joint check meets
+the budget (SciPy's ``brentq`` on the log of the scale, then the closest passing scale above it,
+checked), since raising a scale is post-processing of the release (SPEC sec 2.1) so the joint
+loss never grows with it; a mapping is refused with the joint loss it would reach.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from pufferfish.calibration import Calibration, MappingCalibration
+from pufferfish.ledger.guarantee import JointGuarantee, guarantee
+from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan, prepare
+from pufferfish.ledger.store import Entry
+from pufferfish.ledger.views import record_views
+from pufferfish.pipeline.draws import released_columns
+from pufferfish.pipeline.request import TableRequest
+from pufferfish.pipeline.results import TableCalibration
+from pufferfish.tables.perturb import ReleasedColumn
+
+#: Mechanisms whose guarantee adds up with others of the same kind (rule 3 of
+#: :mod:`pufferfish.ledger.guarantee`): eps-MI PP (seed 004 Thm 2), differential privacy.
+COMPOSES = {"mi-gaussian": "mi", "mi-gaussian-entropy": "mi", "mi-laplace": "mi",
+            "randomized-response-dp": "dp", "group-dp": "dp", "mqm-approx": "quilt", "mqm-exact": "quilt"}  # fmt: skip
+
+#: Doublings of the scale tried before the budget is declared out of reach.
+MAX_DOUBLINGS = 60
+
+
+def entry_body(
+    request: TableRequest, chosen: Calibration | MappingCalibration, columns: list[ReleasedColumn],
+    rng: Any, sampler: str,
+) -> dict[str, Any]:  # fmt: skip
+    """The ledger entry of a table release (:class:`pufferfish.ledger.store.Entry` ``body``)."""
+    noise = "laplace" if isinstance(chosen, MappingCalibration) else chosen.noise
+    return {
+        "kind": "table",
+        "secret": request.secret,
+        "pairs": [[str(a), str(b)] for a, b in request.pairs],
+        "columns": [c.name for c in columns],
+        "mechanism": chosen.mechanism,
+        "epsilon": float(chosen.epsilon),
+        "delta": float(getattr(chosen, "delta", 0.0)),
+        "criterion": getattr(chosen, "criterion", "eps-PP"),
+        "prior_set": list(request.prior_set),
+        "views": record_views(columns, noise=noise, sampler=None if rng is not None else sampler),
+        "weight": request.weight,
+        "missing": request.missing,
+        "composes": COMPOSES.get(chosen.mechanism),
+        "insecure": rng is not None,
+        "read": {"names": None if request.source.csv.names is None else list(request.source.csv.names),
+                 "na": list(request.source.csv.na), "delimiter": request.source.csv.delimiter,
+                 "encoding": request.source.csv.encoding},
+    }
+
+
+def against_ledger(
+    context: LedgerContext, request: TableRequest, table: TableCalibration,
+    chosen: Calibration | MappingCalibration, columns: list[ReleasedColumn], rng: Any, sampler: str,
+) -> tuple[Calibration | MappingCalibration, list[ReleasedColumn], LedgerPlan]:  # fmt: skip
+    """Check the release against the ledger; with a budget it would exceed, raise a Laplace
+    release's scale until the whole ledger meets it.
+
+    Returns
+    -------
+    (chosen, columns, plan)
+        The result released (its scale raised if needed, said in ``decided_by``), the columns as
+        drawn, and the ledger plan to record.
+
+    Raises
+    ------
+    BudgetError
+        If the earlier releases alone exceed the budget, no guarantee holds for them together, a
+        mapping would exceed it, or no scale meets it.
+    LedgerError
+        If the table is not the ledger's.
+    """
+    body = entry_body(request, chosen, columns, rng, sampler)
+    prepared = prepare(context, body)
+    try:
+        return chosen, columns, plan(context, body, prepared)
+    except BudgetError:
+        if not isinstance(chosen, Calibration) or chosen.scale == 0.0 or chosen.noise != "laplace":
+            raise
+    before, full, joint = prepared
+    budget = context.budget
+    assert budget is not None
+    if before:  # what was released before, alone, must meet the budget
+        alone = guarantee(before, context.source, engine=context.engine, spark=context.spark)
+        if alone.epsilon is None or alone.epsilon > budget:
+            reach = "no guarantee" if alone.epsilon is None else f"eps {alone.epsilon:.6g}"
+            raise BudgetError(
+                f"refused before any noise was drawn: the ledger's releases {', '.join(map(str, alone.entries))} "
+                f"already reach {reach} together (budget {budget:g})"
+            )
+
+    def joint_at(scale: float) -> tuple[JointGuarantee, list[ReleasedColumn]]:
+        cols = released_columns(table, replace(chosen, scale=scale), rng, sampler)
+        at = full | {"views": record_views(cols, noise="laplace", sampler=None if rng is not None else sampler)}
+        new = Entry(max((e.id for e in before), default=0) + 1, "pending", "", at)
+        return guarantee([*before, new], context.source, engine=context.engine, spark=context.spark,
+                         joint=joint), cols  # fmt: skip
+
+    scale = _search(joint_at, chosen.scale, budget)
+    raised = replace(
+        chosen, scale=scale,
+        decided_by=f"{chosen.decided_by}; raised from {chosen.scale!r} to {scale!r} so that the ledger's releases "
+        f"and this one meet the budget {budget:g} together (raising a scale is post-processing)",
+    )  # fmt: skip
+    together, cols = joint_at(scale)
+    body = entry_body(request, raised, cols, rng, sampler)
+    return raised, cols, plan(context, body, (before, full | {"views": body["views"]}, joint))
+
+
+def _search(joint_at: Any, start: float, budget: float) -> float:
+    """The smallest scale (to a relative 1e-9, on its passing side) at which ``joint_at`` meets
+    the budget: doubling from ``start``, then SciPy's ``brentq`` on ``log(scale)``."""
+    from scipy.optimize import brentq
+
+    def excess(log_scale: float) -> float:
+        eps = joint_at(math.exp(log_scale))[0].epsilon
+        return (math.inf if eps is None else eps) - budget
+
+    lo, hi = math.log(start), math.log(start)
+    for _ in range(MAX_DOUBLINGS):
+        if excess(hi) <= 0:
+            break
+        lo, hi = hi, hi + math.log(2.0)
+    else:
+        raise BudgetError(f"no scale up to {math.exp(hi):.6g} meets the budget {budget:g} together with the ledger")
+    if hi != lo:
+        root = brentq(lambda t: min(excess(t), 1e3), lo, hi, xtol=1e-12, rtol=1e-10)
+        hi = max(root, lo)
+        step = 1e-9
+        while excess(hi) > 0:  # move to the passing side (the closest passing scale found)
+            hi += step
+            step *= 2
+    return math.exp(hi)
