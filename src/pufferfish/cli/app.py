@@ -33,6 +33,7 @@ from pufferfish.cli.common import (
     require_pairs,
     working,
 )
+from pufferfish.cli.ledger import BudgetOpt, LedgerOpt, ledger_app
 from pufferfish.cli.markov import markov_app
 from pufferfish.cli.show import print_calibration, print_release
 from pufferfish.tables.source import check_csv_options
@@ -380,6 +381,8 @@ def release(
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
     keep: KeepOpt = None,
+    ledger: LedgerOpt = None,
+    budget: BudgetOpt = None,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -401,7 +404,7 @@ def release(
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
             keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds, keep=keep,
-            html_report=report,
+            html_report=report, ledger=ledger, budget=budget,
         )  # fmt: skip
 
     with progress_bar() as advance:
@@ -519,6 +522,7 @@ def multiuser_release(
 
 
 app.add_typer(markov_app, name="markov")
+app.add_typer(ledger_app, name="ledger")
 
 
 @app.command()

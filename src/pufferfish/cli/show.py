@@ -110,6 +110,19 @@ def print_release(console: Console, result: Any) -> None:
     secret = result.calibration.estimated.secret_column
     for kept in result.kept:
         console.print(kept.sentence(secret), soft_wrap=True, highlight=False, markup=False)
+    book = result.report.get("ledger")
+    if book:  # what everything released about the secret guarantees together (issue 42)
+        together = book["together"]
+        eps = together["epsilon"]
+        line = (f"ledger {book['file']}: release {book['entry']}; together with releases "
+                f"{', '.join(map(str, together['entries'][:-1])) or 'none before'}: ")  # fmt: skip
+        line += (
+            f"no guarantee ({together['detail']})" if eps is None
+            else f"eps {eps:.6g} by the {together['rule']} ({together['priors']})"
+        )  # fmt: skip
+        if book.get("budget") is not None:
+            line += f"; budget {book['budget']:g}"
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
 def _print_column_scales(console: Console, table: Any, kept: list[str]) -> None:

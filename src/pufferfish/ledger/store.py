@@ -236,7 +236,7 @@ def add_pending(
         "INSERT INTO entries (state, pid, host, created, body, output, output_id) VALUES "
         "('pending', ?, ?, ?, ?, ?, ?)",
         (os.getpid(), socket.gethostname(), _now(), json.dumps(dict(body), allow_nan=False),
-         None if output is None else str(output), ident),
+         None if output is None else str(Path(output).resolve()), ident),
     )  # fmt: skip
     assert cur.lastrowid is not None
     return int(cur.lastrowid)

@@ -1,0 +1,72 @@
+"""``pufferfish ledger ...``: what a ledger's releases guarantee together (issue 42), a thin layer
+over :func:`pufferfish.ledger.summary.summarize`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pufferfish.cli.common import guard, working
+
+ledger_app = typer.Typer(
+    name="ledger",
+    help="What was released from a data set, and what it guarantees together.",
+    no_args_is_help=True,
+)
+
+LedgerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ledger",
+        help="Record the release in this ledger file (SQLite; created if new): entry and output are "
+        "published together, and `pufferfish ledger show FILE` gives the guarantee of everything released.",
+    ),
+]
+BudgetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--budget",
+        help="With --ledger: the guarantee of everything released about the secret together must meet this "
+        "epsilon; a Laplace release's scale is raised until it does, a mapping over it is refused.",
+    ),
+]
+
+
+@ledger_app.command("show")
+def show(
+    ledger: Annotated[str, typer.Argument(help="The ledger file.")],
+    data: Annotated[
+        str | None,
+        typer.Option("--data", help="The table the releases were made from (default: the file the ledger records)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Every release recorded in LEDGER and, per secret, their guarantee together: the exact joint
+    check, a theorem that adds, or no guarantee (with the reason); never a silent sum."""
+    from pufferfish.ledger.summary import summarize
+
+    with working("checking the releases together"):
+        summary = guard(lambda: summarize(ledger, data=data))
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), indent=2, allow_nan=False))
+        return
+    console = Console()
+    table = Table(title=f"{summary.path}: releases of {summary.data}")
+    for name in ("#", "time (UTC)", "secret", "columns", "mechanism", "eps", "prior set", "output"):
+        table.add_column(name)
+    for e in summary.entries:
+        body = e.body
+        prior_set = body.get("prior_set") or ["none"]
+        table.add_row(
+            str(e.id) + (" (publishing)" if e.state == "pending" else ""), e.created, e.secret,
+            ", ".join(body.get("columns", [])), str(body.get("mechanism")), f"{e.epsilon:g}",
+            "estimate" if prior_set[0] == "none" else f"{prior_set[0]} {float(prior_set[1]):.0%}",
+            str(body.get("output")),
+        )  # fmt: skip
+    console.print(table)
+    for g in summary.secrets:
+        console.print(g.line(), soft_wrap=False, highlight=False, markup=False)
