@@ -9,7 +9,8 @@ optimal calibrators, checks every scale against the exact privacy loss, and rele
 Main entry points: :class:`DiscretePrior`, :class:`Scenario`, :func:`kantorovich_plan`,
 :func:`privacy_loss`, :func:`calibrate`, :func:`compare`, :func:`estimate_priors`,
 :func:`calibrate_table`, :func:`release`; for sums over many users (seed 000): :class:`MultiUserSystem`,
-:func:`calibrate_user`, :func:`compare_user`, :func:`calibrate_system`, :func:`release_sum`.
+:func:`calibrate_user`, :func:`compare_user`, :func:`calibrate_system`, :func:`release_sum`; for
+releasing more than once (issue 42): :class:`Session` and ``--ledger``.
 """
 
 from typing import TYPE_CHECKING
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
     )
     from pufferfish.noise.samplers import NoisyValues, add_laplace
     from pufferfish.priors.distributions import DiscretePrior, union_support
+    from pufferfish.ledger.session import Session
     from pufferfish.priors.scenario import AdversaryPrior, Scenario
     from pufferfish.priors.sets import PriorSet, dkw_radius, l1_radius
     from pufferfish.transport.line import (
@@ -87,6 +89,7 @@ __all__ = [
     "ReleaseResult",
     "RootFinding",
     "Scenario",
+    "Session",
     "SetLoss",
     "Skipped",
     "SumRelease",
@@ -186,6 +189,7 @@ _LAZY = {
     "TableCalibration": "pipeline.results",
     "calibrate_table": "pipeline.calibrate",
     "release": "pipeline.release",
+    "Session": "ledger.session",
 }
 
 

@@ -22,9 +22,9 @@ from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, pla
 from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import record_views
 from pufferfish.pipeline.draws import released_columns
-from pufferfish.pipeline.request import TableRequest
 from pufferfish.pipeline.results import TableCalibration
 from pufferfish.tables.perturb import ReleasedColumn
+from pufferfish.tables.source import TableSource
 
 #: Mechanisms whose guarantee adds up with others of the same kind (rule 3 of
 #: :mod:`pufferfish.ledger.guarantee`): eps-MI PP (seed 004 Thm 2), differential privacy.
@@ -36,34 +36,36 @@ MAX_DOUBLINGS = 60
 
 
 def entry_body(
-    request: TableRequest, chosen: Calibration | MappingCalibration, columns: list[ReleasedColumn],
-    rng: Any, sampler: str,
+    table: TableCalibration, source: TableSource, chosen: Calibration | MappingCalibration,
+    columns: list[ReleasedColumn], rng: Any, sampler: str,
 ) -> dict[str, Any]:  # fmt: skip
     """The ledger entry of a table release (:class:`pufferfish.ledger.store.Entry` ``body``)."""
     noise = "laplace" if isinstance(chosen, MappingCalibration) else chosen.noise
+    inputs = table.inputs
+    kind = str(inputs.get("prior_set") or "none")
+    read = source.csv
     return {
         "kind": "table",
-        "secret": request.secret,
-        "pairs": [[str(a), str(b)] for a, b in request.pairs],
+        "secret": str(inputs["secret"]),
+        "pairs": [[str(a), str(b)] for a, b in table.scenario.pairs],
         "columns": [c.name for c in columns],
         "mechanism": chosen.mechanism,
         "epsilon": float(chosen.epsilon),
         "delta": float(getattr(chosen, "delta", 0.0)),
         "criterion": getattr(chosen, "criterion", "eps-PP"),
-        "prior_set": list(request.prior_set),
+        "prior_set": [kind, float(inputs.get("confidence") or 0.95), inputs.get("prior_radius")],
         "views": record_views(columns, noise=noise, sampler=None if rng is not None else sampler),
-        "weight": request.weight,
-        "missing": request.missing,
+        "weight": inputs.get("weight"),
+        "missing": inputs.get("missing", "value"),
         "composes": COMPOSES.get(chosen.mechanism),
         "insecure": rng is not None,
-        "read": {"names": None if request.source.csv.names is None else list(request.source.csv.names),
-                 "na": list(request.source.csv.na), "delimiter": request.source.csv.delimiter,
-                 "encoding": request.source.csv.encoding},
-    }
+        "read": {"names": None if read.names is None else list(read.names), "na": list(read.na),
+                 "delimiter": read.delimiter, "encoding": read.encoding},
+    }  # fmt: skip
 
 
 def against_ledger(
-    context: LedgerContext, request: TableRequest, table: TableCalibration,
+    context: LedgerContext, table: TableCalibration,
     chosen: Calibration | MappingCalibration, columns: list[ReleasedColumn], rng: Any, sampler: str,
 ) -> tuple[Calibration | MappingCalibration, list[ReleasedColumn], LedgerPlan]:  # fmt: skip
     """Check the release against the ledger; with a budget it would exceed, raise a Laplace
@@ -83,7 +85,7 @@ def against_ledger(
     LedgerError
         If the table is not the ledger's.
     """
-    body = entry_body(request, chosen, columns, rng, sampler)
+    body = entry_body(table, context.source, chosen, columns, rng, sampler)
     prepared = prepare(context, body)
     try:
         return chosen, columns, plan(context, body, prepared)
@@ -116,7 +118,7 @@ def against_ledger(
         f"and this one meet the budget {budget:g} together (raising a scale is post-processing)",
     )  # fmt: skip
     together, cols = joint_at(scale)
-    body = entry_body(request, raised, cols, rng, sampler)
+    body = entry_body(table, context.source, raised, cols, rng, sampler)
     return raised, cols, plan(context, body, (before, full | {"views": body["views"]}, joint))
 
 

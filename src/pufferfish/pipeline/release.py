@@ -301,7 +301,7 @@ def release_request(
     columns = released_columns(table, picked, rng, target.sampler)
     book = None
     if target.ledger is not None:  # checked against the ledger before any noise is drawn
-        picked, columns, book = against_ledger(target.ledger, request, table, picked, columns, rng, target.sampler)
+        picked, columns, book = against_ledger(target.ledger, table, picked, columns, rng, target.sampler)
     drawn = drawn_scales(columns)
 
     def page(output: Path, about: dict[str, Any], rows: int, gone: int, report: dict[str, Any]) -> str:

@@ -1,0 +1,189 @@
+"""``pufferfish.Session``: one data set, one secret, its pairs, a budget and a ledger, released
+from more than once (issue 42), in the style of Tumult Analytics' ``Session``."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.ledger.guarantee import JointGuarantee
+from pufferfish.ledger.record import BudgetError, LedgerContext, check_budget
+from pufferfish.ledger.store import Ledger
+from pufferfish.ledger.summary import LedgerSummary, summarize
+from pufferfish.tables.estimate import check_pairs
+from pufferfish.tables.source import CsvOptions, resolve_source
+
+
+@dataclass(frozen=True)
+class Against:
+    """One mechanism of :meth:`Session.calibrate`, against the session's ledger.
+
+    Attributes
+    ----------
+    mechanism : str
+    chosen : Calibration, MappingCalibration or None
+        What a release would use: the calibration itself, or (a Laplace release over the budget)
+        its scale raised until everything released meets the budget together; None when refused.
+    together : JointGuarantee or None
+        The guarantee of the ledger's releases and this one together (None when refused).
+    refused : str
+        Why the budget refuses it (empty otherwise).
+    """
+
+    mechanism: str
+    chosen: Calibration | MappingCalibration | None
+    together: JointGuarantee | None
+    refused: str = ""
+
+
+@dataclass(frozen=True)
+class SessionCalibration:
+    """:meth:`Session.calibrate`'s result.
+
+    Attributes
+    ----------
+    calibration : TableCalibration
+        The calibration of the release alone (:func:`pufferfish.calibrate_table`).
+    against : tuple of Against
+        Each mechanism that answered, against the ledger (and the budget).
+    """
+
+    calibration: Any
+    against: tuple[Against, ...]
+
+
+class Session:
+    """Releases of one table about one secret, recorded in a ledger, under one budget.
+
+    Parameters
+    ----------
+    data : str, pathlib.Path or pandas.DataFrame
+        The table (CSV, Parquet, DataFrame or ``"adult"``), read with ``read``.
+    secret : str
+        The secret column.
+    pairs : sequence of (str, str) or str
+        The discriminative pairs.
+    budget : float, optional
+        Nats, finite and > 0: the guarantee of everything released about the secret together
+        must meet it (:func:`pufferfish.ledger.record.plan`). None: no budget (each release is
+        still recorded and its joint guarantee reported).
+    ledger : str or pathlib.Path, optional
+        The ledger file (SQLite), created if new; it may hold releases made before (by the CLI or
+        another session). Default: a new file in a temporary folder, for this session only.
+    read : CsvOptions, optional
+        How to read a CSV file.
+
+    Raises
+    ------
+    ValueError
+        Bad pairs or budget; :class:`~pufferfish.ledger.store.LedgerError` for a file that is not a
+        ledger; :class:`~pufferfish.tables.source.DataError` for a table that cannot be read.
+
+    Notes
+    -----
+    :meth:`release` is :func:`pufferfish.release` with ``ledger`` and ``budget``: the release is
+    refused, or its Laplace scale raised, before any noise is drawn. :meth:`spent` is
+    :func:`pufferfish.ledger.summary.summarize` of the ledger for this table.
+
+    Examples
+    --------
+    >>> s = Session("adult", secret="sex", pairs=[("Male", "Female")], budget=1.0)  # doctest: +SKIP
+    >>> s.release(public="age", epsilon=0.5, output="age1.csv", prior_set="none")  # doctest: +SKIP
+    >>> s.spent().secrets[0].epsilon  # doctest: +SKIP
+    """
+
+    def __init__(
+        self, data: Any, *, secret: str, pairs: Any, budget: float | None = None,
+        ledger: str | Path | None = None, read: CsvOptions | None = None,
+    ) -> None:  # fmt: skip
+        if not isinstance(secret, str) or not secret:
+            raise ValueError(f"secret must name a column, got {secret!r}")
+        self.secret = secret
+        self.pairs = check_pairs(pairs)
+        self.budget = check_budget(budget)
+        if ledger is None:
+            ledger = Path(tempfile.mkdtemp(prefix="pufferfish-session-")) / "ledger.sqlite"
+        self.ledger = Ledger(ledger)
+        self.read = read
+        self.data = data
+        self._source = resolve_source(data, "duckdb", read)
+
+    def _context(self) -> LedgerContext:
+        return LedgerContext(self.ledger, self.budget, self._source)
+
+    def calibrate(self, public: Any, epsilon: float, *, sampler: str = "exact", **options: Any) -> SessionCalibration:
+        """Calibrate a release of ``public`` at ``epsilon`` against what the ledger holds.
+
+        Parameters
+        ----------
+        public : str or sequence of str
+            The column(s) to release.
+        epsilon : float
+            Finite and > 0 (one value).
+        sampler : {"exact", "opendp"}
+            The secure sampler the release would use (its grid is in the check).
+        **options
+            Any option of :func:`pufferfish.calibrate_table` but ``data``, ``secret``, ``pairs``
+            and ``epsilon``.
+
+        Returns
+        -------
+        SessionCalibration
+            Each mechanism's guarantee together with the ledger; with a budget, the scale that
+            meets it (a Laplace release) or why it is refused.
+        """
+        from pufferfish.pipeline.calibrate import calibrate_table
+        from pufferfish.pipeline.draws import released_columns
+        from pufferfish.pipeline.ledgered import against_ledger
+
+        if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool):
+            raise ValueError(f"epsilon must be one number, got {epsilon!r}")
+        table = calibrate_table(self.data, secret=self.secret, public=public, pairs=self.pairs, epsilon=epsilon,
+                                read=self.read, **options)  # fmt: skip
+        rows = []
+        for c in table.comparison:
+            if isinstance(c, Skipped):
+                continue
+            columns = released_columns(table, c, None, sampler)
+            try:
+                chosen, _, plan = against_ledger(self._context(), table, c, columns, None, sampler)
+                rows.append(Against(c.mechanism, chosen, plan.joint))
+            except BudgetError as exc:
+                rows.append(Against(c.mechanism, None, None, str(exc)))
+        return SessionCalibration(table, tuple(rows))
+
+    def release(self, public: Any, epsilon: float, output: str | Path, **options: Any) -> Any:
+        """Release ``public`` at ``epsilon`` to ``output``, recorded in the ledger under the budget.
+
+        Parameters
+        ----------
+        public, epsilon, output
+            As :func:`pufferfish.release`.
+        **options
+            Any other option of :func:`pufferfish.release` but ``data``, ``secret``, ``pairs``,
+            ``ledger``, ``budget`` and ``read``.
+
+        Returns
+        -------
+        ReleaseResult
+            Its report's ``ledger`` gives the entry and the guarantee together.
+
+        Raises
+        ------
+        pufferfish.ledger.record.BudgetError
+            Before any noise is drawn, when the budget cannot be met (nothing written).
+        """
+        from pufferfish.pipeline.release import release
+
+        for name in ("data", "secret", "pairs", "ledger", "budget", "read"):
+            if name in options:
+                raise ValueError(f"{name} is the session's; give it to Session(), got {name}={options[name]!r}")
+        return release(self.data, secret=self.secret, public=public, pairs=self.pairs, epsilon=epsilon,
+                       output=output, ledger=self.ledger.path, budget=self.budget, read=self.read, **options)  # fmt: skip
+
+    def spent(self) -> LedgerSummary:
+        """What the ledger's releases guarantee together, per secret (this table's)."""
+        return summarize(self.ledger, data=self.data, read=self.read)
