@@ -41,8 +41,9 @@ def _table(path: Path, n: int = 400, seed: int = 0) -> Path:
 
 
 def _release(data: Path, out: Path, ledger: Path, **kw: object) -> pf.ReleaseResult:
-    args: dict[str, object] = dict(secret="s", public="x", pairs=PAIRS, epsilon=0.5, mechanism="optimal",
-                                   prior_set="none", rng=1)  # fmt: skip
+    args: dict[str, object] = dict(
+        secret="s", public="x", pairs=PAIRS, epsilon=0.5, mechanism="optimal", prior_set="none", rng=1
+    )
     args.update(kw)
     return pf.release(data, output=out, ledger=ledger, **args)  # type: ignore[arg-type]
 
@@ -97,10 +98,15 @@ def test_over_the_budget_nothing_is_drawn_or_written(tmp_path: Path) -> None:
     book = tmp_path / "book.sqlite"
     _release(data, tmp_path / "o1.csv", book, epsilon=0.5)
     before = book.read_bytes()
-    with pytest.raises(BudgetError, match=r"refused before any noise was drawn: the ledger's releases 1 already "
-                       r"reach eps 0\.5"):  # fmt: skip
+    with pytest.raises(
+        BudgetError,
+        match=r"refused before any noise was drawn: the ledger's releases 1 already "
+        r"reach eps 0\.5",
+    ):
         _release(data, tmp_path / "o2.csv", book, budget=0.4)
-    with pytest.raises(BudgetError, match=r"would reach eps [0-9.]+ by the exact joint check \(budget 0\.6\)"):
+    with pytest.raises(
+        BudgetError, match=r"would reach eps [0-9.]+ by the exact joint check \(budget 0\.6\)"
+    ):
         _release(data, tmp_path / "o3.csv", book, public="c", mechanism=None, budget=0.6)  # a mapping
     assert not (tmp_path / "o2.csv").exists() and not (tmp_path / "o3.csv").exists()
     assert not (tmp_path / "o2.report.json").exists()
@@ -135,7 +141,9 @@ def test_bad_ledgers_and_other_tables_are_one_line_and_nothing_is_written(tmp_pa
     assert not any((tmp_path / f"o{i}.csv").exists() for i in (2, 3))
     assert len(Ledger(book).entries()) == 1
     with pytest.raises(ValueError, match="budget needs a ledger"):
-        pf.release(data, secret="s", public="x", pairs=PAIRS, epsilon=0.5, output=tmp_path / "o4.csv", budget=1.0)
+        pf.release(
+            data, secret="s", public="x", pairs=PAIRS, epsilon=0.5, output=tmp_path / "o4.csv", budget=1.0
+        )
     with pytest.raises(ValueError, match=r"budget must be finite and > 0, got -1"):
         _release(data, tmp_path / "o4.csv", book, budget=-1)
 
@@ -143,8 +151,19 @@ def test_bad_ledgers_and_other_tables_are_one_line_and_nothing_is_written(tmp_pa
 def _worker(args: tuple[str, str, str, int, float | None]) -> str:
     data, out, book, seed, budget = args
     try:
-        pf.release(data, secret="s", public="x", pairs=PAIRS, epsilon=0.5, mechanism="optimal", prior_set="none",
-                   rng=seed, output=out, ledger=book, budget=budget)  # fmt: skip
+        pf.release(
+            data,
+            secret="s",
+            public="x",
+            pairs=PAIRS,
+            epsilon=0.5,
+            mechanism="optimal",
+            prior_set="none",
+            rng=seed,
+            output=out,
+            ledger=book,
+            budget=budget,
+        )
         return "ok"
     except BudgetError:
         return "refused"
@@ -161,9 +180,22 @@ def test_concurrent_releases_lose_no_entry_and_a_budget_sees_both(tmp_path: Path
     assert sorted(e.body["output"] for e in entries) == sorted(j[1] for j in jobs)
     # two releases that each fit a budget alone but not together: exactly one lands
     book2 = tmp_path / "book2.sqlite"
-    alone = _brute_joint(data, [pf.release(data, secret="s", public="x", pairs=PAIRS, epsilon=0.5,
-                                           mechanism="optimal", prior_set="none", rng=0,
-                                           output=tmp_path / "probe.csv").chosen.scale])  # fmt: skip
+    alone = _brute_joint(
+        data,
+        [
+            pf.release(
+                data,
+                secret="s",
+                public="x",
+                pairs=PAIRS,
+                epsilon=0.5,
+                mechanism="optimal",
+                prior_set="none",
+                rng=0,
+                output=tmp_path / "probe.csv",
+            ).chosen.scale
+        ],
+    )
     jobs = [(str(data), str(tmp_path / f"p{i}.csv"), str(book2), i, alone + 0.01) for i in range(2)]
     with ctx.Pool(2) as pool:
         got = pool.map(_worker, jobs)
@@ -174,7 +206,9 @@ def test_concurrent_releases_lose_no_entry_and_a_budget_sees_both(tmp_path: Path
 
 def test_a_pending_entry_of_a_dead_process_is_settled_by_its_output(tmp_path: Path) -> None:
     book = Ledger(tmp_path / "book.sqlite")
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     pid = int(dead.stdout)
     out_kept, out_gone = tmp_path / "kept.csv", tmp_path / "gone.csv"
     tmp = tmp_path / ".kept.tmp"
@@ -182,10 +216,17 @@ def test_a_pending_entry_of_a_dead_process_is_settled_by_its_output(tmp_path: Pa
     body = {"kind": "table", "secret": "s", "epsilon": 0.5}
     with book.transaction() as con:
         for out, ident in ((out_kept, None), (out_gone, "0:0")):
-            con.execute("INSERT INTO entries (state, pid, host, created, body, output, output_id) VALUES "
-                        "('pending', ?, ?, '', ?, ?, ?)",
-                        (pid, __import__("socket").gethostname(), json.dumps(body | {"output": str(out)}),
-                         str(out), ident or f"{os.stat(tmp).st_dev}:{os.stat(tmp).st_ino}"))  # fmt: skip
+            con.execute(
+                "INSERT INTO entries (state, pid, host, created, body, output, output_id) VALUES "
+                "('pending', ?, ?, '', ?, ?, ?)",
+                (
+                    pid,
+                    __import__("socket").gethostname(),
+                    json.dumps(body | {"output": str(out)}),
+                    str(out),
+                    ident or f"{os.stat(tmp).st_dev}:{os.stat(tmp).st_ino}",
+                ),
+            )
     os.replace(tmp, out_kept)  # published (a rename keeps the inode); gone.csv never was
     entries = book.entries()
     assert [(e.body["output"], e.state) for e in entries] == [(str(out_kept), "done")]
@@ -224,13 +265,17 @@ def test_rules_three_and_four_are_named_and_never_a_silent_sum() -> None:
     def entry(i: int, **body: object) -> Entry:
         return Entry(i, "done", "", {"secret": "chain", "epsilon": 0.5} | body)
 
-    mi = [entry(1, kind="markov", mechanism="mi-laplace", composes="mi"),
-          entry(2, kind="sum", mechanism="mi-gaussian", composes="mi")]  # fmt: skip
+    mi = [
+        entry(1, kind="markov", mechanism="mi-laplace", composes="mi"),
+        entry(2, kind="sum", mechanism="mi-gaussian", composes="mi"),
+    ]
     g = guarantee(mi, None)
     assert g.rule == RULES[2] and g.epsilon == pytest.approx(1.0)
     assert "seed 004, Thm 2" in g.detail and "windows of one series: not in this version" in g.detail
-    quilt = [entry(1, kind="markov", mechanism="mqm-exact", composes="quilt", chain={"p": 1}),
-             entry(2, kind="markov", mechanism="mqm-approx", composes="quilt", chain={"p": 2})]  # fmt: skip
+    quilt = [
+        entry(1, kind="markov", mechanism="mqm-exact", composes="quilt", chain={"p": 1}),
+        entry(2, kind="markov", mechanism="mqm-approx", composes="quilt", chain={"p": 2}),
+    ]
     g = guarantee(quilt, None)
     assert g.rule == RULES[3] and g.epsilon is None and "different chains" in g.detail
     mixed = [entry(1, kind="markov", mechanism="optimal", composes=None), mi[0]]
@@ -260,9 +305,29 @@ def test_cli_release_with_a_ledger_and_ledger_show(tmp_path: Path) -> None:
     book = tmp_path / "book.sqlite"
     runner = CliRunner()
     for i in range(2):
-        res = runner.invoke(app, ["release", str(data), "--secret", "s", "--public", "x", "--pair", "a,b",
-                                  "--epsilon", "0.5", "--mechanism", "optimal", "--prior-set", "none",
-                                  "--output", str(tmp_path / f"o{i}.csv"), "--ledger", str(book)])  # fmt: skip
+        res = runner.invoke(
+            app,
+            [
+                "release",
+                str(data),
+                "--secret",
+                "s",
+                "--public",
+                "x",
+                "--pair",
+                "a,b",
+                "--epsilon",
+                "0.5",
+                "--mechanism",
+                "optimal",
+                "--prior-set",
+                "none",
+                "--output",
+                str(tmp_path / f"o{i}.csv"),
+                "--ledger",
+                str(book),
+            ],
+        )
         assert res.exit_code == 0, res.output
         assert f"ledger {book}: release {i + 1}" in res.output
     res = runner.invoke(app, ["ledger", "show", str(book), "--json"])
@@ -270,7 +335,9 @@ def test_cli_release_with_a_ledger_and_ledger_show(tmp_path: Path) -> None:
     shown = json.loads(res.output)
     assert [e["id"] for e in shown["entries"]] == [1, 2]
     assert shown["together"][0]["rule"] == "exact joint check"
-    assert 0.5 < shown["together"][0]["epsilon"] < 2.0  # on this table two releases reach 1.027: above the sum
+    assert (
+        0.5 < shown["together"][0]["epsilon"] < 2.0
+    )  # on this table two releases reach 1.027: above the sum
     res = runner.invoke(app, ["ledger", "show", str(book)])
     assert res.exit_code == 0 and "together by the exact joint check" in res.output
     res = runner.invoke(app, ["ledger", "show", str(tmp_path / "none.sqlite")])
@@ -283,8 +350,17 @@ def test_adult_collapse_a_label_released_twice_by_optimal_mapping(tmp_path: Path
     ``optimal-mapping`` (the point estimate)."""
     book = tmp_path / "book.sqlite"
     for i in range(2):
-        r = pf.release("adult", secret="sex", public="relationship", pairs=[("Male", "Female")], epsilon=0.5,
-                       prior_set="none", output=tmp_path / f"r{i}.csv", ledger=book, rng=i)  # fmt: skip
+        r = pf.release(
+            "adult",
+            secret="sex",
+            public="relationship",
+            pairs=[("Male", "Female")],
+            epsilon=0.5,
+            prior_set="none",
+            output=tmp_path / f"r{i}.csv",
+            ledger=book,
+            rng=i,
+        )
         assert r.chosen.mechanism == "optimal-mapping"
         assert r.chosen.checked_loss <= 0.5 + 1e-9
     (g,) = summarize(book).secrets
@@ -298,7 +374,17 @@ def test_adult_gain_age_released_twice_and_three_times(tmp_path: Path) -> None:
     book = tmp_path / "book.sqlite"
     got = []
     for i in range(3):
-        r = pf.release("adult", secret="sex", public="age", pairs=[("Male", "Female")], epsilon=0.5,
-                       mechanism="optimal", prior_set="none", output=tmp_path / f"a{i}.csv", ledger=book, rng=i)  # fmt: skip
+        r = pf.release(
+            "adult",
+            secret="sex",
+            public="age",
+            pairs=[("Male", "Female")],
+            epsilon=0.5,
+            mechanism="optimal",
+            prior_set="none",
+            output=tmp_path / f"a{i}.csv",
+            ledger=book,
+            rng=i,
+        )
         got.append(r.report["ledger"]["together"]["epsilon"])
     assert [round(v, 3) for v in got] == [0.5, 0.621, 0.658]

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
         calibrate_optimal,
         compare,
     )
+    from pufferfish.ledger.session import Session
     from pufferfish.loss.exact import (
         PairLoss,
         PrivacyLoss,
@@ -56,7 +57,6 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
     )
     from pufferfish.noise.samplers import NoisyValues, add_laplace
     from pufferfish.priors.distributions import DiscretePrior, union_support
-    from pufferfish.ledger.session import Session
     from pufferfish.priors.scenario import AdversaryPrior, Scenario
     from pufferfish.priors.sets import PriorSet, dkw_radius, l1_radius
     from pufferfish.transport.line import (

@@ -41,7 +41,9 @@ def show(
     ledger: Annotated[str, typer.Argument(help="The ledger file.")],
     data: Annotated[
         str | None,
-        typer.Option("--data", help="The table the releases were made from (default: the file the ledger records)."),
+        typer.Option(
+            "--data", help="The table the releases were made from (default: the file the ledger records)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
@@ -62,11 +64,15 @@ def show(
         body = e.body
         prior_set = body.get("prior_set") or ["none"]
         table.add_row(
-            str(e.id) + (" (publishing)" if e.state == "pending" else ""), e.created, e.secret,
-            ", ".join(body.get("columns", [])), str(body.get("mechanism")), f"{e.epsilon:g}",
+            str(e.id) + (" (publishing)" if e.state == "pending" else ""),
+            e.created,
+            e.secret,
+            ", ".join(body.get("columns", [])),
+            str(body.get("mechanism")),
+            f"{e.epsilon:g}",
             "estimate" if prior_set[0] == "none" else f"{prior_set[0]} {float(prior_set[1]):.0%}",
             str(body.get("output")),
-        )  # fmt: skip
+        )
     console.print(table)
     for g in summary.secrets:
         console.print(g.line(), soft_wrap=False, highlight=False, markup=False)

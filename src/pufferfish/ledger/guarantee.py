@@ -47,7 +47,8 @@ RULES = ("exact joint check", "windows of one series", "a theorem that adds", "n
 THEOREMS = {
     "mi": "eps-MI pufferfish privacy composes by adding (seed 004, Thm 2, composability; adaptive too)",
     "dp": "differential privacy composes by adding (sequential composition; group DP likewise)",
-    "quilt": "Markov quilt releases of one chain compose by adding (Song and Chaudhuri 2017, arXiv 1707.02702)",
+    "quilt": "Markov quilt releases of one chain compose by adding "
+    "(Song and Chaudhuri 2017, arXiv 1707.02702)",
 }
 
 
@@ -126,12 +127,24 @@ class JointGuarantee:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {
-            "secret": self.secret, "entries": list(self.entries), "rule": self.rule, "epsilon": self.epsilon,
-            "sum_of_epsilons": self.sum_of_epsilons, "priors": self.priors, "detail": self.detail,
-            "pairs": [{"pair": list(p.pair), "loss": p.loss, "error_bound": p.error_bound,
-                       "worst_output": list(p.worst_output)} for p in self.pairs],
+            "secret": self.secret,
+            "entries": list(self.entries),
+            "rule": self.rule,
+            "epsilon": self.epsilon,
+            "sum_of_epsilons": self.sum_of_epsilons,
+            "priors": self.priors,
+            "detail": self.detail,
+            "pairs": [
+                {
+                    "pair": list(p.pair),
+                    "loss": p.loss,
+                    "error_bound": p.error_bound,
+                    "worst_output": list(p.worst_output),
+                }
+                for p in self.pairs
+            ],
             "seconds": self.seconds,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -177,9 +190,15 @@ def column_kinds(entries: Sequence[Entry]) -> dict[str, str]:
 
 
 def fingerprint(
-    source: TableSource, *, secret: str, kinds: dict[str, str], weight: str | None, missing: str,
-    engine: str = "duckdb", spark: Any = None,
-) -> dict[str, Any]:  # fmt: skip
+    source: TableSource,
+    *,
+    secret: str,
+    kinds: dict[str, str],
+    weight: str | None,
+    missing: str,
+    engine: str = "duckdb",
+    spark: Any = None,
+) -> dict[str, Any]:
     """The data's fingerprint for a secret and columns: its rows and a SHA-256 of the counts of
     every (secret, columns) tuple (what the priors are made of).
 
@@ -189,13 +208,15 @@ def fingerprint(
     from pufferfish.tables.estimate import aggregates
 
     cols = sorted(kinds)
-    agg = aggregates(
-        source, secret, cols, weight, engine, spark, {c: kinds[c] for c in cols}, missing
-    )
+    agg = aggregates(source, secret, cols, weight, engine, spark, {c: kinds[c] for c in cols}, missing)
     counts = sorted((s, [repr(v) for v in vals], n, repr(w)) for s, vals, n, w, _ in agg.counts)
     text = json.dumps([agg.rows_total, agg.rows_dropped, counts], separators=(",", ":"))
-    return {"rows": agg.rows_total, "columns": cols, "kinds": [kinds[c] for c in cols],
-            "hash": hashlib.sha256(text.encode()).hexdigest()}  # fmt: skip
+    return {
+        "rows": agg.rows_total,
+        "columns": cols,
+        "kinds": [kinds[c] for c in cols],
+        "hash": hashlib.sha256(text.encode()).hexdigest(),
+    }
 
 
 def check_data(entries: Sequence[Entry], found: dict[str, Any], description: str) -> None:
@@ -256,15 +277,24 @@ def estimate_for(
         raise Unsupported("the releases read the table differently (weights or missing cells)")
     sets = [e.body.get("prior_set") or ["none", 0.95, None] for e in entries]
     confidences = [float(s[1]) for s in sets if s[0] != "none"]
-    prior_set: tuple[str, float, float | None] = ("l1", max(confidences), None) if confidences else ("none", 0.95, None)
+    prior_set: tuple[str, float, float | None] = (
+        ("l1", max(confidences), None) if confidences else ("none", 0.95, None)
+    )
     pairs = list(dict.fromkeys((str(a), str(b)) for e in entries for a, b in e.body["pairs"]))
     columns = tuple(kinds)
     est = estimate_joint(
-        source, secret=entries[0].secret, columns=columns, pairs=pairs, weight=weights.pop(),
+        source,
+        secret=entries[0].secret,
+        columns=columns,
+        pairs=pairs,
+        weight=weights.pop(),
         categorical=[c for c in columns if kinds[c] == "categorical"],
-        numeric=[c for c in columns if kinds[c] == "numeric"], prior_set=prior_set, engine=engine,
-        spark=spark, missing=missing.pop(),
-    )  # fmt: skip
+        numeric=[c for c in columns if kinds[c] == "numeric"],
+        prior_set=prior_set,
+        engine=engine,
+        spark=spark,
+        missing=missing.pop(),
+    )
     return JointPriors(columns, tuple(kinds[c] for c in columns), est, prior_set)
 
 
@@ -314,7 +344,12 @@ def _pair_loss(prior: Any, a: str, b: str, views: Sequence[View]) -> ComposedLos
     if prior.sets is not None:
         ball_i, ball_j = prior.sets[a], prior.sets[b]
         return composed_loss(
-            ball_i.alphabet, ball_i.mass(), ball_j.mass(), views, radius_i=ball_i.radius, radius_j=ball_j.radius
+            ball_i.alphabet,
+            ball_i.mass(),
+            ball_j.mass(),
+            views,
+            radius_i=ball_i.radius,
+            radius_j=ball_j.radius,
         )
     p_i, p_j = prior.conditionals[a], prior.conditionals[b]
     alphabet = np.unique(np.concatenate([p_i.support, p_j.support]), axis=0)
@@ -344,14 +379,22 @@ def adding_theorem(entries: Sequence[Entry]) -> tuple[str | None, str]:
         return str(kind), THEOREMS[str(kind)]
     names = sorted({f"{e.body.get('mechanism')}" for e in entries if e.body.get("composes") is None})
     if names:
-        return None, f"no theorem adds these: {', '.join(names)} carr{'ies' if len(names) == 1 else 'y'} no composition theorem"
+        return (
+            None,
+            f"no theorem adds these: {', '.join(names)} "
+            f"carr{'ies' if len(names) == 1 else 'y'} no composition theorem",
+        )
     return None, "the releases are under different theorems (" + ", ".join(sorted(map(str, kinds))) + ")"
 
 
 def guarantee(
-    entries: Sequence[Entry], source: TableSource | None, *, engine: str = "duckdb", spark: Any = None,
+    entries: Sequence[Entry],
+    source: TableSource | None,
+    *,
+    engine: str = "duckdb",
+    spark: Any = None,
     joint: JointPriors | None = None,
-) -> JointGuarantee:  # fmt: skip
+) -> JointGuarantee:
     """The guarantee of ``entries`` (all about one secret) together, by the first rule that applies.
 
     Parameters
@@ -381,8 +424,17 @@ def guarantee(
                     raise Unsupported("the table is not at hand")
                 joint = estimate_for(entries, source, engine=engine, spark=spark)
             eps, pairs = exact_joint(entries, joint)
-            return JointGuarantee(secret, ids, RULES[0], eps, total, priors_text(joint.prior_set), "", pairs,
-                                  time.perf_counter() - start)  # fmt: skip
+            return JointGuarantee(
+                secret,
+                ids,
+                RULES[0],
+                eps,
+                total,
+                priors_text(joint.prior_set),
+                "",
+                pairs,
+                time.perf_counter() - start,
+            )
         except (Unsupported, MemoryLimitError) as exc:
             reasons.append(f"{RULES[0]}: {exc}")
     else:
@@ -393,8 +445,18 @@ def guarantee(
     theorem, why = adding_theorem(entries)
     if theorem is not None:
         criterion = "eps-MI pufferfish privacy" if theorem == "mi" else "eps"
-        return JointGuarantee(secret, ids, RULES[2], total, total, f"{criterion}, as each release was certified",
-                              why + ("; " + "; ".join(reasons) if reasons else ""), (),
-                              time.perf_counter() - start)  # fmt: skip
+        return JointGuarantee(
+            secret,
+            ids,
+            RULES[2],
+            total,
+            total,
+            f"{criterion}, as each release was certified",
+            why + ("; " + "; ".join(reasons) if reasons else ""),
+            (),
+            time.perf_counter() - start,
+        )
     reasons.append(f"{RULES[2]}: {why}")
-    return JointGuarantee(secret, ids, RULES[3], None, total, "", "; ".join(reasons), (), time.perf_counter() - start)
+    return JointGuarantee(
+        secret, ids, RULES[3], None, total, "", "; ".join(reasons), (), time.perf_counter() - start
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,11 @@ def check_budget(budget: Any) -> float | None:
     """
     if budget is None:
         return None
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not (math.isfinite(budget) and budget > 0):
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, (int, float))
+        or not (math.isfinite(budget) and budget > 0)
+    ):
         raise ValueError(f"budget must be finite and > 0, got {budget!r}")
     return float(budget)
 
@@ -90,7 +94,9 @@ def _provisional(entries: list[Entry], body: Mapping[str, Any]) -> Entry:
     return Entry(max((e.id for e in entries), default=0) + 1, "pending", "", dict(body))
 
 
-def prepare(context: LedgerContext, body: Mapping[str, Any]) -> tuple[list[Entry], dict[str, Any], JointPriors | None]:
+def prepare(
+    context: LedgerContext, body: Mapping[str, Any]
+) -> tuple[list[Entry], dict[str, Any], JointPriors | None]:
     """The entries about the body's secret, the body with the data's fingerprint, and the joint
     priors of every column released about the secret with this release (None when rule 1 cannot
     read them).
@@ -102,11 +108,18 @@ def prepare(context: LedgerContext, body: Mapping[str, Any]) -> tuple[list[Entry
     """
     secret = str(body["secret"])
     before = [e for e in context.ledger.entries() if e.secret == secret]
-    how = dict(secret=secret, weight=body.get("weight"), missing=body.get("missing", "value"),
-               engine=context.engine, spark=context.spark)  # fmt: skip
+    how = dict(
+        secret=secret,
+        weight=body.get("weight"),
+        missing=body.get("missing", "value"),
+        engine=context.engine,
+        spark=context.spark,
+    )
     if before:
         last = before[-1].body["data"]
-        found = fingerprint(context.source, kinds=dict(zip(last["columns"], last["kinds"], strict=True)), **how)
+        found = fingerprint(
+            context.source, kinds=dict(zip(last["columns"], last["kinds"], strict=True)), **how
+        )
         check_data(before, found, context.source.description)
     try:
         kinds = column_kinds([*before, _provisional(before, body)])
@@ -119,15 +132,21 @@ def prepare(context: LedgerContext, body: Mapping[str, Any]) -> tuple[list[Entry
     joint = None
     if all(e.body.get("kind") == "table" for e in before):
         try:
-            joint = estimate_for([*before, _provisional(before, full)], context.source, engine=context.engine,
-                                 spark=context.spark)  # fmt: skip
+            joint = estimate_for(
+                [*before, _provisional(before, full)],
+                context.source,
+                engine=context.engine,
+                spark=context.spark,
+            )
         except Unsupported:
             joint = None
     return before, full, joint
 
 
 def plan(
-    context: LedgerContext, body: Mapping[str, Any], prepared: tuple[list[Entry], dict[str, Any], JointPriors | None]
+    context: LedgerContext,
+    body: Mapping[str, Any],
+    prepared: tuple[list[Entry], dict[str, Any], JointPriors | None],
 ) -> LedgerPlan:
     """Check the release against the ledger before any noise is drawn.
 
@@ -139,8 +158,13 @@ def plan(
     """
     before, full, joint = prepared
     full = full | {k: v for k, v in body.items() if k != "data"}
-    together = guarantee([*before, _provisional(before, full)], context.source, engine=context.engine,
-                         spark=context.spark, joint=joint)  # fmt: skip
+    together = guarantee(
+        [*before, _provisional(before, full)],
+        context.source,
+        engine=context.engine,
+        spark=context.spark,
+        joint=joint,
+    )
     refuse_over(together, context.budget, context.ledger)
     return LedgerPlan(context.ledger, context.budget, full, tuple(e.id for e in before), together)
 
@@ -175,10 +199,16 @@ def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temp
     with plan_.ledger.transaction() as con:
         now = [e for e in read_entries(con) if e.secret == plan_.body["secret"]]
         if tuple(e.id for e in now) != plan_.before and plan_.budget is not None:
-            together = guarantee([*now, _provisional(now, plan_.body)], context.source, engine=context.engine,
-                                 spark=context.spark)  # fmt: skip
+            together = guarantee(
+                [*now, _provisional(now, plan_.body)],
+                context.source,
+                engine=context.engine,
+                spark=context.spark,
+            )
             refuse_over(together, plan_.budget, plan_.ledger)
-        return add_pending(con, plan_.body | {"output": None if output is None else str(output)}, output, temporary)
+        return add_pending(
+            con, plan_.body | {"output": None if output is None else str(output)}, output, temporary
+        )
 
 
 def settle(ledger: Ledger, entry_id: int, published: bool) -> None:

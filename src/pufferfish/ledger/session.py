@@ -96,9 +96,15 @@ class Session:
     """
 
     def __init__(
-        self, data: Any, *, secret: str, pairs: Any, budget: float | None = None,
-        ledger: str | Path | None = None, read: CsvOptions | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        data: Any,
+        *,
+        secret: str,
+        pairs: Any,
+        budget: float | None = None,
+        ledger: str | Path | None = None,
+        read: CsvOptions | None = None,
+    ) -> None:
         if not isinstance(secret, str) or not secret:
             raise ValueError(f"secret must name a column, got {secret!r}")
         self.secret = secret
@@ -114,7 +120,9 @@ class Session:
     def _context(self) -> LedgerContext:
         return LedgerContext(self.ledger, self.budget, self._source)
 
-    def calibrate(self, public: Any, epsilon: float, *, sampler: str = "exact", **options: Any) -> SessionCalibration:
+    def calibrate(
+        self, public: Any, epsilon: float, *, sampler: str = "exact", **options: Any
+    ) -> SessionCalibration:
         """Calibrate a release of ``public`` at ``epsilon`` against what the ledger holds.
 
         Parameters
@@ -141,8 +149,15 @@ class Session:
 
         if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool):
             raise ValueError(f"epsilon must be one number, got {epsilon!r}")
-        table = calibrate_table(self.data, secret=self.secret, public=public, pairs=self.pairs, epsilon=epsilon,
-                                read=self.read, **options)  # fmt: skip
+        table = calibrate_table(
+            self.data,
+            secret=self.secret,
+            public=public,
+            pairs=self.pairs,
+            epsilon=epsilon,
+            read=self.read,
+            **options,
+        )
         rows = []
         for c in table.comparison:
             if isinstance(c, Skipped):
@@ -180,9 +195,21 @@ class Session:
 
         for name in ("data", "secret", "pairs", "ledger", "budget", "read"):
             if name in options:
-                raise ValueError(f"{name} is the session's; give it to Session(), got {name}={options[name]!r}")
-        return release(self.data, secret=self.secret, public=public, pairs=self.pairs, epsilon=epsilon,
-                       output=output, ledger=self.ledger.path, budget=self.budget, read=self.read, **options)  # fmt: skip
+                raise ValueError(
+                    f"{name} is the session's; give it to Session(), got {name}={options[name]!r}"
+                )
+        return release(
+            self.data,
+            secret=self.secret,
+            public=public,
+            pairs=self.pairs,
+            epsilon=epsilon,
+            output=output,
+            ledger=self.ledger.path,
+            budget=self.budget,
+            read=self.read,
+            **options,
+        )
 
     def spent(self) -> LedgerSummary:
         """What the ledger's releases guarantee together, per secret (this table's)."""

@@ -142,7 +142,9 @@ class Ledger:
             if not create:
                 raise LedgerError(f"ledger {str(self.path)!r} does not exist")
             if not self.path.parent.is_dir():
-                raise LedgerError(f"ledger {str(self.path)!r}: folder {str(self.path.parent)!r} does not exist")
+                raise LedgerError(
+                    f"ledger {str(self.path)!r}: folder {str(self.path.parent)!r} does not exist"
+                )
         else:
             self._validate()
 
@@ -167,7 +169,8 @@ class Ledger:
                 names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 if not {"meta", "entries"} <= names:
                     raise LedgerError(
-                        f"ledger {str(self.path)!r} is not a pufferfish ledger (an SQLite file without its tables)"
+                        f"ledger {str(self.path)!r} is not a pufferfish ledger "
+                        "(an SQLite file without its tables)"
                     )
                 row = con.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
                 if row is None or row[0] != str(LEDGER_FORMAT):
@@ -177,7 +180,9 @@ class Ledger:
                     )
                 bad = con.execute("PRAGMA quick_check").fetchone()
                 if bad is None or bad[0] != "ok":
-                    raise LedgerError(f"ledger {str(self.path)!r} is corrupt: {bad[0] if bad else 'unreadable'}")
+                    raise LedgerError(
+                        f"ledger {str(self.path)!r} is corrupt: {bad[0] if bad else 'unreadable'}"
+                    )
         except sqlite3.DatabaseError as exc:
             raise LedgerError(f"ledger {str(self.path)!r} is corrupt or not a ledger: {exc}") from None
 
@@ -235,9 +240,15 @@ def add_pending(
     cur = con.execute(
         "INSERT INTO entries (state, pid, host, created, body, output, output_id) VALUES "
         "('pending', ?, ?, ?, ?, ?, ?)",
-        (os.getpid(), socket.gethostname(), _now(), json.dumps(dict(body), allow_nan=False),
-         None if output is None else str(Path(output).resolve()), ident),
-    )  # fmt: skip
+        (
+            os.getpid(),
+            socket.gethostname(),
+            _now(),
+            json.dumps(dict(body), allow_nan=False),
+            None if output is None else str(Path(output).resolve()),
+            ident,
+        ),
+    )
     assert cur.lastrowid is not None
     return int(cur.lastrowid)
 
@@ -258,7 +269,9 @@ def read_entries(con: sqlite3.Connection) -> list[Entry]:
 def _settle(con: sqlite3.Connection) -> None:
     """Pending entries of processes that no longer run: done if their output is the file they
     published (same device and inode), removed otherwise."""
-    rows = con.execute("SELECT id, pid, host, output, output_id FROM entries WHERE state = 'pending'").fetchall()
+    rows = con.execute(
+        "SELECT id, pid, host, output, output_id FROM entries WHERE state = 'pending'"
+    ).fetchall()
     for i, pid, host, output, ident in rows:
         if _alive(int(pid), str(host)):
             continue

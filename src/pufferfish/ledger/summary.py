@@ -39,11 +39,16 @@ class LedgerSummary:
         return {
             "ledger": str(self.path),
             "data": self.data,
-            "entries": [{"id": e.id, "state": e.state, "created": e.created} | {
-                k: e.body.get(k) for k in ("kind", "secret", "columns", "mechanism", "epsilon", "prior_set", "output")
-            } for e in self.entries],
+            "entries": [
+                {"id": e.id, "state": e.state, "created": e.created}
+                | {
+                    k: e.body.get(k)
+                    for k in ("kind", "secret", "columns", "mechanism", "epsilon", "prior_set", "output")
+                }
+                for e in self.entries
+            ],
             "together": [g.to_dict() for g in self.secrets],
-        }  # fmt: skip
+        }
 
 
 def _source_of(entries: Sequence[Entry], data: Any, read: CsvOptions | None) -> TableSource | None:
@@ -58,7 +63,9 @@ def _source_of(entries: Sequence[Entry], data: Any, read: CsvOptions | None) -> 
             f"the ledger's table ({recorded['description']}) was not a file: give it (data=, --data FILE)"
         )
     if not Path(recorded["path"]).exists():
-        raise LedgerError(f"the ledger's table {recorded['path']!r} is not found: give it (data=, --data FILE)")
+        raise LedgerError(
+            f"the ledger's table {recorded['path']!r} is not found: give it (data=, --data FILE)"
+        )
     how = dict(tables[-1].body.get("read") or {})
     for key in ("names", "na"):
         if how.get(key) is not None:
@@ -66,7 +73,9 @@ def _source_of(entries: Sequence[Entry], data: Any, read: CsvOptions | None) -> 
     return resolve_source(Path(recorded["path"]), "duckdb", CsvOptions(**how))
 
 
-def summarize(ledger: str | Path | Ledger, *, data: Any = None, read: CsvOptions | None = None) -> LedgerSummary:
+def summarize(
+    ledger: str | Path | Ledger, *, data: Any = None, read: CsvOptions | None = None
+) -> LedgerSummary:
     """The guarantee, per secret, of everything a ledger records (:mod:`pufferfish.ledger.guarantee`).
 
     Parameters
@@ -97,8 +106,13 @@ def summarize(ledger: str | Path | Ledger, *, data: Any = None, read: CsvOptions
         tables = [e for e in mine if e.body.get("kind") == "table"]
         if tables and source is not None:
             last = tables[-1].body
-            found = fingerprint(source, secret=secret, kinds=dict(zip(last["data"]["columns"], last["data"]["kinds"],
-                                strict=True)), weight=last.get("weight"), missing=last.get("missing", "value"))  # fmt: skip
+            found = fingerprint(
+                source,
+                secret=secret,
+                kinds=dict(zip(last["data"]["columns"], last["data"]["kinds"], strict=True)),
+                weight=last.get("weight"),
+                missing=last.get("missing", "value"),
+            )
             check_data(tables, found, source.description)
         out.append(guarantee(mine, source))
     description = source.description if source is not None else "(no table)"

@@ -41,7 +41,9 @@ def _matrix_record(channel: Any, labels: list[str]) -> dict[str, Any]:
     return {"kind": "matrix", "labels": labels, "weights": np.asarray(channel.weights).tolist()}
 
 
-def record_views(columns: Sequence[ReleasedColumn], *, noise: str, sampler: str | None) -> list[dict[str, Any]]:
+def record_views(
+    columns: Sequence[ReleasedColumn], *, noise: str, sampler: str | None
+) -> list[dict[str, Any]]:
     """The JSON record of each column a release publishes.
 
     Parameters
@@ -147,7 +149,14 @@ def to_views(
         else:
             bounds = rec.get("bounds")
             views.append(
-                View(c, "laplace", float(rec["scale"]), relabel=relabel, exponent=rec.get("exponent"),
-                     bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])), name=name)
-            )  # fmt: skip
+                View(
+                    c,
+                    "laplace",
+                    float(rec["scale"]),
+                    relabel=relabel,
+                    exponent=rec.get("exponent"),
+                    bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])),
+                    name=name,
+                )
+            )
     return views

@@ -242,7 +242,9 @@ def composed_loss(
     k = alphabet.shape[0]
     p_i, p_j = np.asarray(pmf_i, dtype=np.float64), np.asarray(pmf_j, dtype=np.float64)
     if alphabet.ndim != 2 or p_i.shape != (k,) or p_j.shape != (k,):
-        raise ValueError(f"alphabet must be (k, d) and the pmfs (k,), got {alphabet.shape}, {p_i.shape}, {p_j.shape}")
+        raise ValueError(
+            f"alphabet must be (k, d) and the pmfs (k,), got {alphabet.shape}, {p_i.shape}, {p_j.shape}"
+        )
     if not views or any(not 0 <= v.coordinate < alphabet.shape[1] for v in views):
         raise ValueError(f"views must read coordinates 0..{alphabet.shape[1] - 1}, got {len(views)} views")
     seen = [v.inputs(alphabet[:, v.coordinate]) for v in views]
@@ -353,7 +355,7 @@ def composed_point_loss(
     entries. The loss adds both tensors' bounds and ``u |loss|``.
     """
     alphabet = np.asarray(alphabet, dtype=np.float64)
-    k, d = alphabet.shape
+    d = alphabet.shape[1]
     by_column = [[v for v in views if v.coordinate == c] for c in range(d)]
     if any(not vs for vs in by_column):
         raise ValueError("every column of the alphabet must be read by a view")

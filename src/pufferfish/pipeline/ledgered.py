@@ -28,17 +28,28 @@ from pufferfish.tables.source import TableSource
 
 #: Mechanisms whose guarantee adds up with others of the same kind (rule 3 of
 #: :mod:`pufferfish.ledger.guarantee`): eps-MI PP (seed 004 Thm 2), differential privacy.
-COMPOSES = {"mi-gaussian": "mi", "mi-gaussian-entropy": "mi", "mi-laplace": "mi",
-            "randomized-response-dp": "dp", "group-dp": "dp", "mqm-approx": "quilt", "mqm-exact": "quilt"}  # fmt: skip
+COMPOSES = {
+    "mi-gaussian": "mi",
+    "mi-gaussian-entropy": "mi",
+    "mi-laplace": "mi",
+    "randomized-response-dp": "dp",
+    "group-dp": "dp",
+    "mqm-approx": "quilt",
+    "mqm-exact": "quilt",
+}
 
 #: Doublings of the scale tried before the budget is declared out of reach.
 MAX_DOUBLINGS = 60
 
 
 def entry_body(
-    table: TableCalibration, source: TableSource, chosen: Calibration | MappingCalibration,
-    columns: list[ReleasedColumn], rng: Any, sampler: str,
-) -> dict[str, Any]:  # fmt: skip
+    table: TableCalibration,
+    source: TableSource,
+    chosen: Calibration | MappingCalibration,
+    columns: list[ReleasedColumn],
+    rng: Any,
+    sampler: str,
+) -> dict[str, Any]:
     """The ledger entry of a table release (:class:`pufferfish.ledger.store.Entry` ``body``)."""
     noise = "laplace" if isinstance(chosen, MappingCalibration) else chosen.noise
     inputs = table.inputs
@@ -59,15 +70,23 @@ def entry_body(
         "missing": inputs.get("missing", "value"),
         "composes": COMPOSES.get(chosen.mechanism),
         "insecure": rng is not None,
-        "read": {"names": None if read.names is None else list(read.names), "na": list(read.na),
-                 "delimiter": read.delimiter, "encoding": read.encoding},
-    }  # fmt: skip
+        "read": {
+            "names": None if read.names is None else list(read.names),
+            "na": list(read.na),
+            "delimiter": read.delimiter,
+            "encoding": read.encoding,
+        },
+    }
 
 
 def against_ledger(
-    context: LedgerContext, table: TableCalibration,
-    chosen: Calibration | MappingCalibration, columns: list[ReleasedColumn], rng: Any, sampler: str,
-) -> tuple[Calibration | MappingCalibration, list[ReleasedColumn], LedgerPlan]:  # fmt: skip
+    context: LedgerContext,
+    table: TableCalibration,
+    chosen: Calibration | MappingCalibration,
+    columns: list[ReleasedColumn],
+    rng: Any,
+    sampler: str,
+) -> tuple[Calibration | MappingCalibration, list[ReleasedColumn], LedgerPlan]:
     """Check the release against the ledger; with a budget it would exceed, raise a Laplace
     release's scale until the whole ledger meets it.
 
@@ -100,24 +119,30 @@ def against_ledger(
         if alone.epsilon is None or alone.epsilon > budget:
             reach = "no guarantee" if alone.epsilon is None else f"eps {alone.epsilon:.6g}"
             raise BudgetError(
-                f"refused before any noise was drawn: the ledger's releases {', '.join(map(str, alone.entries))} "
+                "refused before any noise was drawn: the ledger's releases "
+                f"{', '.join(map(str, alone.entries))} "
                 f"already reach {reach} together (budget {budget:g})"
             )
 
     def joint_at(scale: float) -> tuple[JointGuarantee, list[ReleasedColumn]]:
         cols = released_columns(table, replace(chosen, scale=scale), rng, sampler)
-        at = full | {"views": record_views(cols, noise="laplace", sampler=None if rng is not None else sampler)}
+        at = full | {
+            "views": record_views(cols, noise="laplace", sampler=None if rng is not None else sampler)
+        }
         new = Entry(max((e.id for e in before), default=0) + 1, "pending", "", at)
-        return guarantee([*before, new], context.source, engine=context.engine, spark=context.spark,
-                         joint=joint), cols  # fmt: skip
+        return guarantee(
+            [*before, new], context.source, engine=context.engine, spark=context.spark, joint=joint
+        ), cols
 
     scale = _search(joint_at, chosen.scale, budget)
     raised = replace(
-        chosen, scale=scale,
-        decided_by=f"{chosen.decided_by}; raised from {chosen.scale!r} to {scale!r} so that the ledger's releases "
-        f"and this one meet the budget {budget:g} together (raising a scale is post-processing)",
-    )  # fmt: skip
-    together, cols = joint_at(scale)
+        chosen,
+        scale=scale,
+        decided_by=f"{chosen.decided_by}; raised from {chosen.scale!r} to {scale!r} so that the "
+        f"ledger's releases and this one meet the budget {budget:g} together "
+        "(raising a scale is post-processing)",
+    )
+    cols = joint_at(scale)[1]
     body = entry_body(table, context.source, raised, cols, rng, sampler)
     return raised, cols, plan(context, body, (before, full | {"views": body["views"]}, joint))
 
@@ -137,7 +162,9 @@ def _search(joint_at: Any, start: float, budget: float) -> float:
             break
         lo, hi = hi, hi + math.log(2.0)
     else:
-        raise BudgetError(f"no scale up to {math.exp(hi):.6g} meets the budget {budget:g} together with the ledger")
+        raise BudgetError(
+            f"no scale up to {math.exp(hi):.6g} meets the budget {budget:g} together with the ledger"
+        )
     if hi != lo:
         root = brentq(lambda t: min(excess(t), 1e3), lo, hi, xtol=1e-12, rtol=1e-10)
         hi = max(root, lo)

@@ -171,11 +171,8 @@ def release(
     html_report : str or pathlib.Path, optional
         Also the HTML report (``.html``), published with the output and JSON report (see Notes).
     ledger, budget : str or pathlib.Path, float, optional
-        Record the release in this ledger (:mod:`pufferfish.ledger`, SQLite; created if new),
-        entry and output published together; refused when the table is not the ledger's. With
-        ``budget`` (nats, > 0) the guarantee of everything released about the secret together
-        must meet it: a Laplace release's scale is raised until it does, a mapping is refused
-        (:class:`~pufferfish.ledger.record.BudgetError`), before any noise is drawn.
+        Record the release in this ledger file (:mod:`pufferfish.ledger.record`); with ``budget``
+        (nats) everything released about the secret must meet it together (see that module).
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
     priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
@@ -230,14 +227,8 @@ def release(
         public, units, categorical, numeric, secret=secret, weight=weight, **one_column
     )
     keep_cols, kept = check_keep(keep, keep_unchecked, secret=secret, columns=columns, one_column=one_column)
-    several = len(columns) + len(keep_cols) > 1
-    if several and chosen_mechanism is not None and chosen_mechanism.name not in JOINT_RELEASE:
-        raise ValueError(
-            f"mechanism {chosen_mechanism.name} has no numerical check on several columns: release with "
-            f"{', '.join(JOINT_RELEASE)} (the product channel)"
-        )
-    out_path = Path(output)
-    fmt, rep_path = output_format(out_path), report_path_for(out_path)
+    several = _several(columns, keep_cols, chosen_mechanism)
+    fmt, rep_path = output_format(out_path := Path(output)), report_path_for(out_path)
     _check_sampling(engine, rng, sampler)
     source = resolve_source(data, engine, read)  # validates the engine and the reading options
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
@@ -255,9 +246,8 @@ def release(
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list, keep=keep_cols,
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
-    target = ReleaseTarget(
-        out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept, html, book
-    )
+    target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept,
+                           html, book)  # fmt: skip
     return release_request(request, chosen_mechanism, target, rng)
 
 
@@ -346,6 +336,18 @@ def _output_plan(request: TableRequest, keep: Sequence[str]) -> tuple[list[str],
     return written, tuple(found)
 
 
+def _several(columns: Sequence[str], keep: Sequence[str], chosen: Mechanism | None) -> bool:
+    """Whether the release is of several columns (kept ones included), where only the mechanisms
+    of :data:`JOINT_RELEASE` have a numerical check (a ValueError names the others)."""
+    several = len(columns) + len(keep) > 1
+    if several and chosen is not None and chosen.name not in JOINT_RELEASE:
+        raise ValueError(
+            f"mechanism {chosen.name} has no numerical check on several columns: release with "
+            f"{', '.join(JOINT_RELEASE)} (the product channel)"
+        )
+    return several
+
+
 def _ledger_context(
     ledger: str | Path | None, budget: Any, source: Any, engine: str, spark: Any
 ) -> LedgerContext | None:
@@ -354,10 +356,14 @@ def _ledger_context(
     spent = check_budget(budget)
     if ledger is None:
         if spent is not None:
-            raise ValueError(f"budget needs a ledger (--ledger FILE) to count what was released, got budget {budget!r}")
+            raise ValueError(
+                f"budget needs a ledger (--ledger FILE) to count what was released, got budget {budget!r}"
+            )
         return None
     if engine == "spark":
-        raise ValueError("ledger is not available with engine 'spark' in this version: release with engine 'duckdb'")
+        raise ValueError(
+            "ledger is not available with engine 'spark' in this version: release with engine 'duckdb'"
+        )
     return LedgerContext(Ledger(ledger), spent, source, engine, spark)
 
 
