@@ -388,3 +388,54 @@ def test_adult_gain_age_released_twice_and_three_times(tmp_path: Path) -> None:
         )
         got.append(r.report["ledger"]["together"]["epsilon"])
     assert [round(v, 3) for v in got] == [0.5, 0.621, 0.658]
+
+
+def _SERIES_ARGS(src: Path) -> list[str]:  # noqa: N802
+    return ["markov", "release", str(src), "--id", "who", "--time", "step", "--state", "state", "--target-state",
+            "on", "--epsilon", "0.5", "--prior-set", "none"]  # fmt: skip
+
+
+def _series(path: Path) -> Path:
+    gen = np.random.default_rng(5)
+    lines = ["who,step,state"] + [
+        f"w{n},{t},{'on' if gen.random() < 0.4 else 'off'}" for n in range(20) for t in range(15)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_series_releases_add_by_a_theorem_or_have_no_guarantee(tmp_path: Path) -> None:
+    """Markov releases are recorded; group-DP releases add by DP composition (rule 3), an exact
+    optimal release with them has no guarantee together (rule 4), never a silent sum; with a
+    budget a series release over it is refused before anything is written."""
+    src = _series(tmp_path / "two.csv")
+    book = tmp_path / "book.sqlite"
+    runner = CliRunner()
+
+    def run(mechanism: str, out: str, *extra: str) -> object:
+        return runner.invoke(app, [*_SERIES_ARGS(src), "--mechanism", mechanism, "--output", str(tmp_path / out),
+                                   "--ledger", str(book), *extra])  # fmt: skip
+
+    for i in range(2):
+        res = run("group-dp", f"g{i}.csv")
+        assert res.exit_code == 0, res.output
+    res = run("group-dp", "g2.csv", "--budget", "1.2")
+    assert res.exit_code == 1 and "would reach eps 1.5 by the theorem that adds (budget 1.2)" in res.output
+    assert "budget 1.2" in res.output and not (tmp_path / "g2.csv").exists()
+    (g,) = summarize(book).secrets
+    assert g.rule == RULES[2] and g.epsilon == pytest.approx(1.0) and "sequential composition" in g.detail
+    res = run("optimal", "o.csv")
+    assert res.exit_code == 0, res.output
+    assert "no guarantee for these together" in res.output
+    (g,) = summarize(book).secrets
+    assert g.epsilon is None and "optimal carries no composition theorem" in g.detail
+    lines = src.read_text().splitlines()
+    lines[1] = lines[1][:-3] + ("off" if lines[1].endswith(",on") else ",on").lstrip(",")
+    lines[1] = lines[1].replace(",,", ",")
+    other = tmp_path / "other.csv"
+    other.write_text("\n".join(lines) + "\n")
+    assert other.read_text() != src.read_text()
+    res = runner.invoke(app, [*_SERIES_ARGS(other), "--mechanism", "group-dp", "--output", str(tmp_path / "x.csv"),
+                              "--ledger", str(book)])  # fmt: skip
+    assert res.exit_code == 1 and "use another ledger" in res.output, res.output
+    assert not (tmp_path / "x.csv").exists()

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from pufferfish._checks import check_epsilons
 from pufferfish.cli.common import guard, parse_mechanisms, print_comparisons, working
+from pufferfish.cli.ledger import BudgetOpt, LedgerOpt
 from pufferfish.markov.audit import result_row
 from pufferfish.markov.counts import MARKOV_MECHANISMS
 
@@ -487,6 +488,8 @@ def markov_release(
         str | None,
         typer.Option("--report", help="Also write a self-contained HTML report to this .html file."),
     ] = None,
+    ledger: LedgerOpt = None,
+    budget: BudgetOpt = None,
 ) -> None:
     """Release each id's count of visits to --target-state with Laplace noise of --mechanism's
     scale for its length, calibrated on the chain estimated from DATA and checked exactly."""
@@ -498,6 +501,7 @@ def markov_release(
         return release_series(
             request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report,
             announce=lambda line: console.print(line, soft_wrap=True, highlight=False, markup=False),
+            ledger=ledger, budget=budget,
         )  # fmt: skip
 
     console = Console()
@@ -515,3 +519,7 @@ def markov_release(
     console.print(f"report: {result.report_path}")
     if result.html_report is not None:
         console.print(f"HTML report: {result.html_report}")
+    if result.together is not None:
+        console.print(
+            f"ledger {ledger}: {result.together.line()}", soft_wrap=True, highlight=False, markup=False
+        )

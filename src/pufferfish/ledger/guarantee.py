@@ -8,7 +8,7 @@
    release was certified over a prior set).
 2. *Windows of one series*: count releases of one Markov chain over several windows. Not in this
    version: the line says so and the next rule is tried.
-3. *A theorem that adds* (:func:`adding_theorem`): every release is eps-MI pufferfish private (seed
+3. *The theorem that adds* (:func:`adding_theorem`): every release is eps-MI pufferfish private (seed
    004, Thm 2, composability: the eps add, adaptively too), or every release is differentially
    private (sequential composition), or every release is a Markov quilt release of the same chain
    (Song and Chaudhuri 2017, arXiv 1707.02702).
@@ -41,7 +41,7 @@ from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.tables.source import TableSource
 
 #: The rules, in the order they are tried.
-RULES = ("exact joint check", "windows of one series", "a theorem that adds", "no guarantee")
+RULES = ("exact joint check", "windows of one series", "theorem that adds", "no guarantee")
 
 #: What each value of an entry's ``composes`` means for rule 3.
 THEOREMS = {
@@ -49,6 +49,19 @@ THEOREMS = {
     "dp": "differential privacy composes by adding (sequential composition; group DP likewise)",
     "quilt": "Markov quilt releases of one chain compose by adding "
     "(Song and Chaudhuri 2017, arXiv 1707.02702)",
+}
+
+
+#: Mechanisms whose guarantee adds up with others of the same kind (rule 3): eps-MI PP (seed 004
+#: Thm 2), differential privacy (group DP over a series' records), Markov quilt releases.
+COMPOSES = {
+    "mi-gaussian": "mi",
+    "mi-gaussian-entropy": "mi",
+    "mi-laplace": "mi",
+    "randomized-response-dp": "dp",
+    "group-dp": "dp",
+    "mqm-approx": "quilt",
+    "mqm-exact": "quilt",
 }
 
 

@@ -187,6 +187,28 @@ def refuse_over(together: JointGuarantee, budget: float | None, ledger: Ledger) 
         )
 
 
+def plan_other(context: LedgerContext, body: Mapping[str, Any]) -> LedgerPlan:
+    """:func:`plan` for a release that is not of table columns (a series, a sum): the earlier
+    releases about its secret must be of the same data (``body["data"]["hash"]``), and with a
+    budget their guarantee together (rules 2 to 4) must meet it.
+
+    Raises
+    ------
+    LedgerError
+        If the data differs from the earlier releases'; :class:`BudgetError` over the budget.
+    """
+    secret = str(body["secret"])
+    before = [e for e in context.ledger.entries() if e.secret == secret]
+    if before and before[-1].body.get("data", {}).get("hash") != body["data"]["hash"]:
+        raise LedgerError(
+            f"the data {body['data']['description']} is not the one the ledger's release {before[-1].id} "
+            f"about {secret!r} was made from ({before[-1].body['data']['description']}): use another ledger"
+        )
+    together = guarantee([*before, _provisional(before, body)], None)
+    refuse_over(together, context.budget, context.ledger)
+    return LedgerPlan(context.ledger, context.budget, dict(body), tuple(e.id for e in before), together)
+
+
 def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temporary: Path | None) -> int:
     """Record the entry ``pending`` (output written, not yet published), re-checking the budget
     against entries recorded since :func:`plan`: its id.
@@ -230,6 +252,7 @@ __all__ = [
     "LedgerPlan",
     "check_budget",
     "plan",
+    "plan_other",
     "prepare",
     "reserve",
     "settle",

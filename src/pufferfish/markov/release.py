@@ -12,6 +12,7 @@ holds every count.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -22,6 +23,9 @@ import numpy as np
 
 from pufferfish._checks import check_epsilon
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
+from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
+from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, reserve, settle
+from pufferfish.ledger.store import Ledger
 from pufferfish.markov.audit import ScaleAudit, audit_scale, result_row
 from pufferfish.markov.chain import MarkovChain
 from pufferfish.markov.classes import compare_class, default_mechanisms, left_out_rows
@@ -334,6 +338,8 @@ class SeriesRelease:
     mechanism : str
     output, report_path : pathlib.Path
     html_report : pathlib.Path or None
+    together : JointGuarantee or None
+        With a ledger: the guarantee of its releases about the series together with this one.
     scales : dict
         ``T -> (calibrated scale, drawn scale)``, both in the query's unit (a frequency's noise is
         drawn on the count at ``T`` times the scale, rounded up; a histogram's on each bar).
@@ -348,6 +354,7 @@ class SeriesRelease:
     scales: dict[int, tuple[float, float]]
     noise: dict[str, Any]
     html_report: Path | None = None
+    together: JointGuarantee | None = None
 
 
 def release_series(
@@ -359,6 +366,8 @@ def release_series(
     rng: np.random.Generator | int | None = None,
     html_report: str | Path | None = None,
     announce: Callable[[str], None] | None = None,
+    ledger: str | Path | None = None,
+    budget: float | None = None,
 ) -> SeriesRelease:
     """Release ``id, T, <query>`` per id with the noise of ``mechanism`` for the id's length
     (``count_<state>``, ``frequency_<state>``, or ``count_<state>`` for each state of a
@@ -380,6 +389,11 @@ def release_series(
     announce : callable, optional
         Called once with :func:`guarantee_line` after the calibration and before anything is
         written (the command line prints it).
+    ledger, budget : str or pathlib.Path, float, optional
+        Record the release in this ledger (issue 42, :func:`pufferfish.ledger.record.plan_other`:
+        series of one data set; a theorem that adds, or no guarantee, for several releases), entry
+        and output published together; with ``budget`` refused before any noise is drawn when the
+        releases together would exceed it.
 
     Raises
     ------
@@ -404,10 +418,12 @@ def release_series(
         rep_path.resolve(),
     }:
         raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
+    book = _ledger_context(ledger, budget, source)
     calibration = calibrate_series(
         replace(request, data=source, length=None, mechanisms=(mechanism,)), whole_series=True
     )
     series = calibration.series
+    book_plan = None if book is None else plan_other(book, _entry_body(calibration, mechanism, source, rng))
     scales: dict[int, tuple[float, float]] = {}
     for t, rows in calibration.results.items():
         (row,) = rows
@@ -464,9 +480,64 @@ def release_series(
     if html_path is not None:
         paths.append(html_path)
         kinds.append("HTML report")
-    with atomic_outputs(paths, force=force, kinds=kinds) as temporaries:
-        copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=out_path.name.lower().endswith(".gz"))
-        temporaries[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        if html_path is not None:
-            temporaries[2].write_text(series_report(calibration, report), encoding="utf-8")
-    return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise, html_path)
+    entry = None
+    try:
+        with atomic_outputs(paths, force=force, kinds=kinds) as temporaries:
+            copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=out_path.name.lower().endswith(".gz"))
+            if book is not None and book_plan is not None:  # pending until the output is published
+                entry = reserve(book_plan, book, out_path, temporaries[0])
+                report["ledger"] = {"file": str(book.ledger.path), "entry": entry, "budget": book.budget,
+                                    "together": book_plan.joint.to_dict()}  # fmt: skip
+            temporaries[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+            if html_path is not None:
+                temporaries[2].write_text(series_report(calibration, report), encoding="utf-8")
+    except BaseException:
+        if book is not None and entry is not None:
+            settle(book.ledger, entry, published=False)
+        raise
+    if book is not None and entry is not None:
+        settle(book.ledger, entry, published=True)
+    return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise, html_path,
+                         None if book_plan is None else book_plan.joint)  # fmt: skip
+
+
+def _ledger_context(ledger: str | Path | None, budget: Any, source: Any) -> LedgerContext | None:
+    """The ledger of a series release, validated before any work; a budget needs a ledger."""
+    spent = check_budget(budget)
+    if ledger is None:
+        if spent is not None:
+            raise ValueError(f"budget needs a ledger (--ledger FILE), got budget {budget!r}")
+        return None
+    return LedgerContext(Ledger(ledger), spent, source)
+
+
+def _entry_body(calibration: SeriesCalibration, mechanism: str, source: Any, rng: Any) -> dict[str, Any]:
+    """The ledger entry of a series release: the secret is each time step's state; the data's
+    fingerprint is a hash of the series' visit counts and lengths, the chain's of its estimate."""
+    series, r = calibration.series, calibration.request
+    counts = hashlib.sha256(np.ascontiguousarray(series.visits).tobytes() + series.lengths.tobytes())
+    chain = json.dumps(calibration.chain.describe(), sort_keys=True) + json.dumps(
+        calibration.prior_set, default=str
+    )
+    path = source.origin or source.path
+    return {
+        "kind": "markov",
+        "secret": "the state at each time step (markov series)",
+        "pairs": [],
+        "columns": [f"{r.query}_{r.target}"],
+        "mechanism": mechanism,
+        "epsilon": float(r.epsilon),
+        "delta": 0.0,
+        "criterion": "eps-PP",
+        "prior_set": [str((calibration.prior_set or {}).get("kind", "none")), 0.95, None],
+        "views": [],
+        "composes": COMPOSES.get(mechanism),
+        "insecure": rng is not None,
+        "chain": hashlib.sha256(chain.encode()).hexdigest(),
+        "data": {
+            "description": source.description,
+            "hash": counts.hexdigest(),
+            "path": None if path is None else str(Path(path).resolve()),
+            "rows": int(series.lengths.size),
+        },
+    }

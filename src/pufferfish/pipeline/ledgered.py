@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from pufferfish.calibration import Calibration, MappingCalibration
-from pufferfish.ledger.guarantee import JointGuarantee, guarantee
+from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee, guarantee
 from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan, prepare
 from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import record_views
@@ -25,18 +25,6 @@ from pufferfish.pipeline.draws import released_columns
 from pufferfish.pipeline.results import TableCalibration
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import TableSource
-
-#: Mechanisms whose guarantee adds up with others of the same kind (rule 3 of
-#: :mod:`pufferfish.ledger.guarantee`): eps-MI PP (seed 004 Thm 2), differential privacy.
-COMPOSES = {
-    "mi-gaussian": "mi",
-    "mi-gaussian-entropy": "mi",
-    "mi-laplace": "mi",
-    "randomized-response-dp": "dp",
-    "group-dp": "dp",
-    "mqm-approx": "quilt",
-    "mqm-exact": "quilt",
-}
 
 #: Doublings of the scale tried before the budget is declared out of reach.
 MAX_DOUBLINGS = 60
