@@ -390,9 +390,9 @@ def test_adult_gain_age_released_twice_and_three_times(tmp_path: Path) -> None:
     assert [round(v, 3) for v in got] == [0.5, 0.621, 0.658]
 
 
-def _SERIES_ARGS(src: Path) -> list[str]:  # noqa: N802
-    return ["markov", "release", str(src), "--id", "who", "--time", "step", "--state", "state", "--target-state",
-            "on", "--epsilon", "0.5", "--prior-set", "none"]  # fmt: skip
+def _series_args(src: Path) -> list[str]:
+    return ["markov", "release", str(src), "--id", "who", "--time", "step", "--state", "state",
+            "--target-state", "on", "--epsilon", "0.5", "--prior-set", "none"]  # fmt: skip
 
 
 def _series(path: Path) -> Path:
@@ -413,8 +413,8 @@ def test_series_releases_add_by_a_theorem_or_have_no_guarantee(tmp_path: Path) -
     runner = CliRunner()
 
     def run(mechanism: str, out: str, *extra: str) -> object:
-        return runner.invoke(app, [*_SERIES_ARGS(src), "--mechanism", mechanism, "--output", str(tmp_path / out),
-                                   "--ledger", str(book), *extra])  # fmt: skip
+        args = [*_series_args(src), "--mechanism", mechanism, "--output", str(tmp_path / out)]
+        return runner.invoke(app, [*args, "--ledger", str(book), *extra])
 
     for i in range(2):
         res = run("group-dp", f"g{i}.csv")
@@ -435,7 +435,7 @@ def test_series_releases_add_by_a_theorem_or_have_no_guarantee(tmp_path: Path) -
     other = tmp_path / "other.csv"
     other.write_text("\n".join(lines) + "\n")
     assert other.read_text() != src.read_text()
-    res = runner.invoke(app, [*_SERIES_ARGS(other), "--mechanism", "group-dp", "--output", str(tmp_path / "x.csv"),
-                              "--ledger", str(book)])  # fmt: skip
+    args = [*_series_args(other), "--mechanism", "group-dp", "--output", str(tmp_path / "x.csv")]
+    res = runner.invoke(app, [*args, "--ledger", str(book)])
     assert res.exit_code == 1 and "use another ledger" in res.output, res.output
     assert not (tmp_path / "x.csv").exists()
