@@ -499,13 +499,16 @@ def multiuser_release(
         typer.Option("--rng-seed", min=0, help="Use a seeded, INSECURE sampler (experiments only)."),
     ] = None,
     as_json: JsonOpt = False,
+    ledger: LedgerOpt = None,
+    budget: BudgetOpt = None,
 ) -> None:
     """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
     from pufferfish.multiuser import MultiUserSystem, release_sum
 
     def run() -> Any:
         sys_ = MultiUserSystem.from_json(system)
-        return release_sum(sys_, value, pair_set, epsilon, user=user, mechanism=mechanism, rng=rng_seed)
+        return release_sum(sys_, value, pair_set, epsilon, user=user, mechanism=mechanism, rng=rng_seed,
+                           ledger=ledger, budget=budget)  # fmt: skip
 
     with working("calibrating and releasing"):
         result = guard(run)
@@ -519,6 +522,10 @@ def multiuser_release(
         f"Laplace scale {result.scale:.6g}, epsilon {result.epsilon:g}"
     )
     console.print(f"noise: {result.noise['sampler']}")
+    if result.together is not None:
+        console.print(
+            f"ledger {ledger}: {result.together.line()}", soft_wrap=True, highlight=False, markup=False
+        )
 
 
 app.add_typer(markov_app, name="markov")

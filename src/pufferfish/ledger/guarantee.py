@@ -379,6 +379,38 @@ def _pair_loss(prior: Any, a: str, b: str, views: Sequence[View]) -> ComposedLos
     return composed_point_loss(alphabet, pmfs[0], pmfs[1], views)
 
 
+def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...]]:
+    """Rule 1 for sums of one system released more than once: each release a Laplace view of the
+    same sum, on the query's priors recorded with the releases (the same system, pair set and user).
+
+    Raises
+    ------
+    Unsupported
+        If the releases are of different systems, pair sets or users, or a release's priors or
+        noise were not recorded.
+    """
+    keys = {json.dumps([e.body["data"]["hash"], e.body.get("pair_set"), e.body.get("user")]) for e in entries}
+    if len(keys) > 1:
+        raise Unsupported("the sums are of different systems, pair sets or users")
+    priors = entries[-1].body.get("priors")
+    if not priors:
+        raise Unsupported("the sum's priors were not recorded (too large)")
+    views = [View(0, "laplace", float(v["scale"]), exponent=v.get("exponent"), name=f"sum (release {e.id})")
+             for e in entries for v in e.body["views"]]  # fmt: skip
+    out = []
+    for a, b in priors["pairs"]:
+        (sa, pa), (sb, pb) = priors["conditionals"][a], priors["conditionals"][b]
+        support = np.union1d(np.asarray(sa, dtype=np.float64), np.asarray(sb, dtype=np.float64))
+        pmfs = []
+        for s, p in ((sa, pa), (sb, pb)):
+            pmf = np.zeros(support.size)
+            pmf[np.searchsorted(support, np.asarray(s, dtype=np.float64))] = p
+            pmfs.append(pmf)
+        res = composed_loss(support[:, None], pmfs[0], pmfs[1], views)
+        out.append(PairJoint((a, b), res.loss, res.error_bound, res.worst_output))
+    return max(p.loss + p.error_bound for p in out), tuple(out)
+
+
 def adding_theorem(entries: Sequence[Entry]) -> tuple[str | None, str]:
     """Rule 3: the theorem under which every entry's epsilon adds (its key in :data:`THEOREMS`),
     or None, and the reason."""
@@ -450,9 +482,25 @@ def guarantee(
             )
         except (Unsupported, MemoryLimitError) as exc:
             reasons.append(f"{RULES[0]}: {exc}")
+    elif all(e.body.get("kind") == "sum" for e in entries):
+        try:
+            eps, pairs = sum_joint(entries)
+            return JointGuarantee(
+                secret,
+                ids,
+                RULES[0],
+                eps,
+                total,
+                "at the system's distributions of the sum (the query's priors, seed 000 sec 3)",
+                "",
+                pairs,
+                time.perf_counter() - start,
+            )
+        except (Unsupported, MemoryLimitError) as exc:
+            reasons.append(f"{RULES[0]}: {exc}")
     else:
-        kinds = sorted({str(e.body.get("kind")) for e in entries} - {"table"})
-        reasons.append(f"{RULES[0]}: applies to table releases, not to {', '.join(kinds)} releases")
+        kinds = sorted({str(e.body.get("kind")) for e in entries} - {"table", "sum"})
+        reasons.append(f"{RULES[0]}: applies to table and sum releases, not to {', '.join(kinds)} releases")
     if any(e.body.get("kind") == "markov" for e in entries):
         reasons.append(f"{RULES[1]}: not in this version")
     theorem, why = adding_theorem(entries)

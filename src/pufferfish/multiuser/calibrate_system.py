@@ -510,6 +510,8 @@ class SumRelease:
     noise : dict
         How the noise was drawn (:meth:`~pufferfish.noise.samplers.NoisyValues.describe`).
     calibration : MultiUserCalibration or SystemCalibration
+    together : JointGuarantee or None
+        With a ledger (issue 42): the guarantee of its releases of this sum together.
     """
 
     value: float
@@ -520,6 +522,7 @@ class SumRelease:
     mechanism: str
     noise: dict[str, Any]
     calibration: MultiUserCalibration | SystemCalibration
+    together: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -532,6 +535,7 @@ class SumRelease:
             "mechanism": self.mechanism,
             "noise": self.noise,
             "calibration": self.calibration.to_dict(),
+            "together": None if self.together is None else self.together.to_dict(),
             # what is published (issue 41): the noisy sum only, the one value the check covers
             "output_columns": {
                 "written": ["released_sum"],
@@ -550,6 +554,8 @@ def release_sum(
     user: str | None = None,
     mechanism: str = "optimal",
     rng: np.random.Generator | int | None = None,
+    ledger: Any = None,
+    budget: float | None = None,
 ) -> SumRelease:
     """Release the sum of the users' reports with calibrated Laplace noise.
 
@@ -577,6 +583,11 @@ def release_sum(
         than the release grid, which can add ``2^k / b <= 2^-40`` to the loss: the scale is then
         calibrated for ``eps - 2^-39``, stated in :attr:`SumRelease.noise`). A Generator or seed:
         NumPy, **not secure**.
+    ledger, budget : str or pathlib.Path, float, optional
+        Record the release in this ledger (issue 42); the sums of one system released more than
+        once are checked together exactly (:func:`pufferfish.ledger.guarantee.sum_joint`). With
+        ``budget``, a release over it is refused before the noise is drawn
+        (:class:`~pufferfish.ledger.record.BudgetError`).
 
     Returns
     -------
@@ -619,7 +630,14 @@ def release_sum(
         if calib.epsilon + term > epsilon:  # pragma: no cover - term <= 2^-40 by grid_exponent
             raise PrivacyCheckError(f"the grid 2^{k} adds {term!r} to the loss at scale {drawn!r}")
         noise = {"calibrated_at_epsilon": calib.epsilon, "rounding_loss_bound": term}
+    book = None
+    if ledger is not None or budget is not None:  # checked before the noise is drawn
+        book = _ledger_plan(system, pair_set, user, mechanism, epsilon, calib.scale, rng, ledger, budget)
     noisy = add_laplace(np.array([x]), calib.scale, rng=rng)
+    if book is not None:  # no file: the value is returned once its entry is recorded
+        from pufferfish.ledger.record import reserve, settle
+
+        settle(book[0].ledger, reserve(book[1], book[0], None, None), published=True)
     return SumRelease(
         value=float(noisy.values[0]),
         scale=calib.scale,
@@ -629,7 +647,30 @@ def release_sum(
         mechanism=mechanism,
         noise={**noisy.describe(), **noise},
         calibration=calib,
+        together=None if book is None else book[1].joint,
     )
+
+
+def _ledger_plan(
+    system: MultiUserSystem, pair_set: str, user: str | None, mechanism: str, epsilon: float, scale: float,
+    rng: Any, ledger: Any, budget: Any,
+) -> tuple[Any, Any]:  # fmt: skip
+    """The ledger context and plan of a released sum (:func:`release_sum`)."""
+    from pufferfish.ledger.record import LedgerContext, check_budget, plan_other
+    from pufferfish.ledger.store import Ledger
+    from pufferfish.multiuser.ledgered import sum_body
+    from pufferfish.noise.samplers import exact_grid
+
+    spent = check_budget(budget)
+    if ledger is None:
+        raise ValueError(f"budget needs a ledger to count what was released, got budget {budget!r}")
+    exponent, drawn = None, scale
+    if rng is None and scale > 0:
+        exponent, _, drawn = exact_grid(scale)
+    views = [{"column": "sum", "kind": "laplace", "scale": drawn, "exponent": exponent}]
+    body = sum_body(system, pair_set, user, mechanism, epsilon, views, insecure=rng is not None)
+    context = LedgerContext(Ledger(ledger), spent, None)  # type: ignore[arg-type]
+    return context, plan_other(context, body)
 
 
 #: Margin kept for the loss that rounding the sum to the secure sampler's grid may add
