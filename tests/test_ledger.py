@@ -480,7 +480,7 @@ def _brute_sum(support: np.ndarray, pmfs: list[np.ndarray], views: list[View]) -
             f = [
                 sum(
                     p * np.exp(-abs(y1 - x) / views[0].scale - abs(y2 - x) / views[1].scale)
-                    for x, p in zip(support, pm)
+                    for x, p in zip(support, pm, strict=True)
                 )
                 for pm in pmfs
             ]
