@@ -86,3 +86,32 @@ def test_adult_table_command_prints_the_table() -> None:
         for mech, value in zip(("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal"),
                                (float(v) for v in cells.split(" | ")), strict=True):  # fmt: skip
             assert float(f"{got[(float(eps_text), mech)]:.4g}") == value, (eps_text, mech)
+
+
+def test_ledger_commands_do_what_the_readme_says(tmp_path, monkeypatch) -> None:
+    """Issue 42: the README's three ledger commands, run as written in a fresh folder: the second
+    release is calibrated against the first to meet its budget of 0.6 together."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from pufferfish.cli.app import app
+
+    text = _readme()
+    start = text.index("## Releasing more than once")
+    block = text[
+        text.index("```bash", start) + len("```bash") : text.index("```", text.index("```bash", start) + 7)
+    ]
+    commands = [line.split()[1:] for line in block.strip().splitlines()]
+    assert [c[0] for c in commands] == ["release", "release", "ledger"]
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for args in commands[:2]:
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+    res = runner.invoke(app, [*commands[2], "--json"])
+    assert res.exit_code == 0, res.output
+    (together,) = json.loads(res.output)["together"]
+    assert together["rule"] == "exact joint check"
+    assert 0.6 - 1e-6 < together["epsilon"] <= 0.6
+    assert "0.621" in text and "0.658" in text and "9.19" in text
