@@ -271,7 +271,7 @@ def test_rules_three_and_four_are_named_and_never_a_silent_sum() -> None:
     ]
     g = guarantee(mi, None)
     assert g.rule == RULES[2] and g.epsilon == pytest.approx(1.0)
-    assert "seed 004, Thm 2" in g.detail and "windows of one series: not in this version" in g.detail
+    assert "seed 004, Thm 2" in g.detail and "applies to releases of one kind" in g.detail
     quilt = [
         entry(1, kind="markov", mechanism="mqm-exact", composes="quilt", chain={"p": 1}),
         entry(2, kind="markov", mechanism="mqm-approx", composes="quilt", chain={"p": 2}),
@@ -404,41 +404,71 @@ def _series(path: Path) -> Path:
     return path
 
 
-def test_series_releases_add_by_a_theorem_or_have_no_guarantee(tmp_path: Path) -> None:
-    """Markov releases are recorded; group-DP releases add by DP composition (rule 3), an exact
-    optimal release with them has no guarantee together (rule 4), never a silent sum; with a
-    budget a series release over it is refused before anything is written."""
-    src = _series(tmp_path / "two.csv")
+def _path_count_priors(chain: dict, length: int, target: str) -> dict[tuple[int, str], np.ndarray]:
+    """P(C | X_i = a) on 0..T by enumerating every path of a binary chain (independent of the
+    forward-backward of pufferfish.markov.counts)."""
+    import itertools
+
+    states = chain["states"]
+    p = np.asarray(chain["transition"])
+    start = np.asarray(chain["initial_distribution"])
+    tgt = states.index(target)
+    out: dict[tuple[int, str], np.ndarray] = {}
+    for path in itertools.product(range(len(states)), repeat=length):
+        w = start[path[0]] * np.prod([p[a, b] for a, b in itertools.pairwise(path)])
+        c = sum(1 for x in path if x == tgt)
+        for i, x in enumerate(path):
+            out.setdefault((i, states[x]), np.zeros(length + 1))[c] += w
+    return {k: v / v.sum() for k, v in out.items() if v.sum() > 0}
+
+
+def test_series_releases_checked_together_exactly_against_paths(tmp_path: Path) -> None:
+    """Rule 2: count releases of one series (the whole-series window each time) are Laplace views
+    of the same count; their exact joint loss equals a brute force over every path of the chain
+    and every released record. A budget below it is refused before anything is written; another
+    data file is refused."""
+    gen = np.random.default_rng(5)
+    src = tmp_path / "two.csv"
+    lines = ["who,step,state"] + [
+        f"w{n},{t},{'on' if gen.random() < 0.4 else 'off'}" for n in range(20) for t in range(8)
+    ]
+    src.write_text("\n".join(lines) + "\n")
     book = tmp_path / "book.sqlite"
     runner = CliRunner()
 
-    def run(mechanism: str, out: str, *extra: str) -> object:
-        args = [*_series_args(src), "--mechanism", mechanism, "--output", str(tmp_path / out)]
+    def run(mechanism: str, out: str, *extra: str, data: Path = src) -> object:
+        args = [*_series_args(data), "--mechanism", mechanism, "--output", str(tmp_path / out)]
         return runner.invoke(app, [*args, "--ledger", str(book), *extra])
 
-    for i in range(2):
-        res = run("group-dp", f"g{i}.csv")
+    for i, mech in enumerate(["group-dp", "optimal", "optimal"]):
+        res = run(mech, f"g{i}.csv")
         assert res.exit_code == 0, res.output
-    res = run("group-dp", "g2.csv", "--budget", "1.2")
-    assert res.exit_code == 1 and "would reach eps 1.5 by the theorem that adds (budget 1.2)" in res.output
-    assert "budget 1.2" in res.output and not (tmp_path / "g2.csv").exists()
+    entries = Ledger(book).entries()
+    series = [e.body["series"] for e in entries]
+    (chain,) = series[0]["chains"]
+    priors = _path_count_priors(chain, 8, "on")
+    scales = [s["count_scales"]["8"] for s in series]
+    best = 0.0
+    for i in range(8):
+        if (i, "on") in priors and (i, "off") in priors:
+            support = np.arange(9.0)[:, None]
+            views = [View(0, "laplace", b) for b in scales]
+            got = composed_loss(support, priors[(i, "on")], priors[(i, "off")], views)
+            best = max(best, got.loss)
     (g,) = summarize(book).secrets
-    assert g.rule == RULES[2] and g.epsilon == pytest.approx(1.0) and "sequential composition" in g.detail
-    res = run("optimal", "o.csv")
-    assert res.exit_code == 0, res.output
-    assert "no guarantee for these together" in res.output
-    (g,) = summarize(book).secrets
-    assert g.epsilon is None and "optimal carries no composition theorem" in g.detail
-    lines = src.read_text().splitlines()
-    lines[1] = lines[1][:-3] + ("off" if lines[1].endswith(",on") else ",on").lstrip(",")
-    lines[1] = lines[1].replace(",,", ",")
+    assert g.rule == RULES[1]
+    assert g.epsilon == pytest.approx(best, abs=1e-9)
+    assert 0.5 < g.epsilon < g.sum_of_epsilons == pytest.approx(1.5)
+    res = run("group-dp", "g3.csv", "--budget", f"{g.epsilon:.6f}")
+    assert res.exit_code == 1 and "by the windows of one series" in res.output, res.output
+    assert not (tmp_path / "g3.csv").exists()
+    flipped = lines[:]
+    flipped[1] = flipped[1].rsplit(",", 1)[0] + (",off" if flipped[1].endswith(",on") else ",on")
     other = tmp_path / "other.csv"
-    other.write_text("\n".join(lines) + "\n")
-    assert other.read_text() != src.read_text()
-    args = [*_series_args(other), "--mechanism", "group-dp", "--output", str(tmp_path / "x.csv")]
-    res = runner.invoke(app, [*args, "--ledger", str(book)])
+    other.write_text("\n".join(flipped) + "\n")
+    res = run("group-dp", "x.csv", data=other)
     assert res.exit_code == 1 and "use another ledger" in res.output, res.output
-    assert not (tmp_path / "x.csv").exists()
+    assert not (tmp_path / "x.csv").exists() and len(Ledger(book).entries()) == 3
 
 
 def test_a_sum_released_twice_is_checked_together_on_its_priors(tmp_path: Path) -> None:

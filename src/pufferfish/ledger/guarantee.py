@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,16 @@ COMPOSES = {
     "mqm-approx": "quilt",
     "mqm-exact": "quilt",
 }
+
+
+#: Exact checks of entries that are not table columns, by entry kind: ``(rule, check)``, the check
+#: returning ``(eps, pairs, for which priors)`` or raising :class:`~.views.Unsupported` or
+#: :class:`~pufferfish.loss.divergence.MemoryLimitError`. Registered by the modules that record such
+#: entries (series: :func:`pufferfish.markov.ledgered.register`, rule 2), so that this module
+#: imports none of them.
+EXACT_CHECKS: dict[
+    str, tuple[str, Callable[[Sequence[Entry]], tuple[float, tuple[PairJoint, ...], str]]]
+] = {}
 
 
 @dataclass(frozen=True)
@@ -131,8 +141,9 @@ class JointGuarantee:
                 f"secret {self.secret!r}, releases {ids}: no guarantee for these together ({self.detail}); "
                 f"their epsilons add up to {self.sum_of_epsilons:.4g}, which is not a guarantee"
             )
+        eps = f"{self.epsilon:.6g}" if self.epsilon < 1e3 else f"{self.epsilon:.3g} (no privacy to speak of)"
         return (
-            f"secret {self.secret!r}, releases {ids}: eps {self.epsilon:.6g} together by the {self.rule} "
+            f"secret {self.secret!r}, releases {ids}: eps {eps} together by the {self.rule} "
             f"({self.priors}; the epsilons add up to {self.sum_of_epsilons:.4g})"
             + (f"; {self.detail}" if self.detail else "")
         )
@@ -498,11 +509,18 @@ def guarantee(
             )
         except (Unsupported, MemoryLimitError) as exc:
             reasons.append(f"{RULES[0]}: {exc}")
+    elif len(kinds := {str(e.body.get("kind")) for e in entries}) == 1 and next(iter(kinds)) in EXACT_CHECKS:
+        rule, check = EXACT_CHECKS[next(iter(kinds))]
+        try:
+            eps, pairs, priors = check(entries)
+            return JointGuarantee(
+                secret, ids, rule, eps, total, priors, "", pairs, time.perf_counter() - start
+            )
+        except (Unsupported, MemoryLimitError) as exc:
+            reasons.append(f"{rule}: {exc}")
     else:
-        kinds = sorted({str(e.body.get("kind")) for e in entries} - {"table", "sum"})
-        reasons.append(f"{RULES[0]}: applies to table and sum releases, not to {', '.join(kinds)} releases")
-    if any(e.body.get("kind") == "markov" for e in entries):
-        reasons.append(f"{RULES[1]}: not in this version")
+        got = ", ".join(sorted({str(e.body.get("kind")) for e in entries}))
+        reasons.append(f"{RULES[0]}: applies to releases of one kind (table, sum, series), got {got}")
     theorem, why = adding_theorem(entries)
     if theorem is not None:
         criterion = "eps-MI pufferfish privacy" if theorem == "mi" else "eps"

@@ -96,6 +96,8 @@ def summarize(
     LedgerError
         If the file is not a ledger, or the table is missing, not the ledger's, or changed.
     """
+    import pufferfish.markov.ledgered  # noqa: F401  (registers rule 2 for series releases)
+
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger, create=False)
     entries = book.entries()
     source = _source_of(entries, data, read)

@@ -44,6 +44,7 @@ from pufferfish.markov.estimate import (
     estimated_chain,
     read_series,
 )
+from pufferfish.markov.ledgered import series_record
 from pufferfish.noise.samplers import add_laplace, exact_grid, insecure_generator
 from pufferfish.tables.source import (
     CsvOptions,
@@ -423,7 +424,7 @@ def release_series(
         replace(request, data=source, length=None, mechanisms=(mechanism,)), whole_series=True
     )
     series = calibration.series
-    book_plan = None if book is None else plan_other(book, _entry_body(calibration, mechanism, source, rng))
+    book_body = None if book is None else _entry_body(calibration, mechanism, source, rng)
     scales: dict[int, tuple[float, float]] = {}
     for t, rows in calibration.results.items():
         (row,) = rows
@@ -454,6 +455,9 @@ def release_series(
         used_count = exact_grid(count_scale)[2] if noise["secure"] and count_scale > 0 else count_scale
         assert used_count >= count_scale
         scales[t] = (scale, used_count / t if request.query == "frequency" else used_count)
+    book_plan = None
+    if book is not None and book_body is not None:  # the scales drawn are known: check before the noise
+        book_plan = plan_other(book, book_body | {"series": series_record(calibration, scales)})
     if request.query == "frequency":
         columns = {f"frequency_{request.target}": released[request.target] / series.lengths}
     else:
