@@ -13,7 +13,8 @@ marks it done once the output is published, or removes it when publishing failed
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,32 @@ def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temp
         )
 
 
+@contextmanager
+def recording(
+    plan_: LedgerPlan | None, context: LedgerContext | None, output: Path | None
+) -> Iterator[Callable[[Path | None], int | None]]:
+    """Record a release's entry with its output: yields ``record(temporary)``, to call once the
+    output is written to its temporary file (the entry is then ``pending``, :func:`reserve`); when
+    the block ends the entry is marked done (the output was published inside it) or, if the block
+    raised, removed. Without a plan, ``record`` does nothing and returns None."""
+    entry: list[int] = []
+
+    def record(temporary: Path | None) -> int | None:
+        if plan_ is None or context is None:
+            return None
+        entry.append(reserve(plan_, context, output, temporary))
+        return entry[-1]
+
+    try:
+        yield record
+    except BaseException:
+        if plan_ is not None and entry:
+            settle(plan_.ledger, entry[-1], published=False)
+        raise
+    if plan_ is not None and entry:
+        settle(plan_.ledger, entry[-1], published=True)
+
+
 def settle(ledger: Ledger, entry_id: int, published: bool) -> None:
     """Mark the entry done (its output published) or remove it (nothing was published)."""
     if published:
@@ -254,6 +281,7 @@ __all__ = [
     "plan",
     "plan_other",
     "prepare",
+    "recording",
     "reserve",
     "settle",
     "with_joint",

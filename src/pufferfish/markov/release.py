@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pufferfish._checks import check_epsilon
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
-from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, reserve, settle
+from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, recording
 from pufferfish.ledger.store import Ledger
 from pufferfish.markov.audit import ScaleAudit, audit_scale, result_row
 from pufferfish.markov.chain import MarkovChain
@@ -425,39 +426,12 @@ def release_series(
     )
     series = calibration.series
     book_body = None if book is None else _entry_body(calibration, mechanism, source, rng)
-    scales: dict[int, tuple[float, float]] = {}
-    for t, rows in calibration.results.items():
-        (row,) = rows
-        if not isinstance(row, Calibration):
-            raise ValueError(
-                f"mechanism {mechanism} cannot be used at T = {t}: {getattr(row, 'reason', row)}"
-            )
-        scales[t] = (row.scale, row.scale)
-    histogram = request.query == "histogram"
-    bars = list(series.states) if histogram else [request.target]
-    released = {b: np.empty(series.lengths.size) for b in bars}
-    noise: dict[str, Any] = {}
-    gen, seed = insecure_generator(rng)  # one generator for every length (None: secure)
-    for t, (scale, _) in scales.items():
-        at = series.lengths == t
-        # noise is drawn on the counts (integers: on every grid of the exact sampler). A frequency's
-        # scale is in shares of T: the count gets T times it, rounded up (C + Laplace(T s), then
-        # divided by T, is C / T + Laplace(s)); a histogram's bars each get the scale as it is.
-        count_scale = float(np.nextafter(scale * t, np.inf)) if request.query == "frequency" else scale
-        for b in bars:
-            drawn = add_laplace(
-                series.visits[at, series.states.index(b)].astype(np.float64), count_scale, rng=gen
-            )
-            released[b][at] = drawn.values
-            noise = {"sampler": drawn.sampler, "secure": drawn.secure, "seed": seed}
-        # the exact sampler rounds the scale up to its grid (never down: the pure-eps loss is
-        # non-increasing in the scale, SPEC sec 2.1); one scale for every bar of this length
-        used_count = exact_grid(count_scale)[2] if noise["secure"] and count_scale > 0 else count_scale
-        assert used_count >= count_scale
-        scales[t] = (scale, used_count / t if request.query == "frequency" else used_count)
+    scales, count_scales = _drawn_scales(calibration, mechanism, secure=rng is None)
     book_plan = None
-    if book is not None and book_body is not None:  # the scales drawn are known: check before the noise
+    if book is not None and book_body is not None:  # the scales to draw are known: checked before the noise
         book_plan = plan_other(book, book_body | {"series": series_record(calibration, scales)})
+    bars = list(series.states) if request.query == "histogram" else [request.target]
+    released, noise = _draw_counts(series, bars, count_scales, rng)
     if request.query == "frequency":
         columns = {f"frequency_{request.target}": released[request.target] / series.lengths}
     else:
@@ -484,25 +458,73 @@ def release_series(
     if html_path is not None:
         paths.append(html_path)
         kinds.append("HTML report")
-    entry = None
-    try:
-        with atomic_outputs(paths, force=force, kinds=kinds) as temporaries:
-            copy_arrow_to(table.to_reader(), temporaries[0], fmt, gzip=out_path.name.lower().endswith(".gz"))
-            if book is not None and book_plan is not None:  # pending until the output is published
-                entry = reserve(book_plan, book, out_path, temporaries[0])
-                report["ledger"] = {"file": str(book.ledger.path), "entry": entry, "budget": book.budget,
-                                    "together": book_plan.joint.to_dict()}  # fmt: skip
-            temporaries[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-            if html_path is not None:
-                temporaries[2].write_text(series_report(calibration, report), encoding="utf-8")
-    except BaseException:
-        if book is not None and entry is not None:
-            settle(book.ledger, entry, published=False)
-        raise
-    if book is not None and entry is not None:
-        settle(book.ledger, entry, published=True)
+    with (
+        recording(book_plan, book, out_path) as record,
+        atomic_outputs(paths, force=force, kinds=kinds) as tmps,
+    ):
+        copy_arrow_to(table.to_reader(), tmps[0], fmt, gzip=out_path.name.lower().endswith(".gz"))
+        entry = record(tmps[0])  # pending until the output is published
+        if book is not None and book_plan is not None:
+            report["ledger"] = {"file": str(book.ledger.path), "entry": entry, "budget": book.budget,
+                                "together": book_plan.joint.to_dict()}  # fmt: skip
+        tmps[1].write_text(json.dumps(report, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        if html_path is not None:
+            tmps[2].write_text(series_report(calibration, report), encoding="utf-8")
     return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise, html_path,
                          None if book_plan is None else book_plan.joint)  # fmt: skip
+
+
+def _drawn_scales(
+    calibration: SeriesCalibration, mechanism: str, *, secure: bool
+) -> tuple[dict[int, tuple[float, float]], dict[int, float]]:
+    """Per length ``T``: ``(calibrated scale, drawn scale)`` in the query's unit, and the scale
+    handed to the sampler for the counts, all known before any noise is drawn.
+
+    The noise is drawn on the counts (integers: on every grid of the exact sampler). A
+    frequency's scale is in shares of ``T``: the count gets ``T`` times it, rounded up (``C +
+    Laplace(T s)``, then divided by ``T``, is ``C / T + Laplace(s)``); a histogram's bars each get
+    the scale as it is. The exact sampler rounds the scale up to its grid (never down: the pure-eps
+    loss is non-increasing in the scale, SPEC sec 2.1).
+
+    Raises
+    ------
+    ValueError
+        If the mechanism does not apply at a length.
+    """
+    query = calibration.request.query
+    scales: dict[int, tuple[float, float]] = {}
+    count_scales: dict[int, float] = {}
+    for t, rows in calibration.results.items():
+        (row,) = rows
+        if not isinstance(row, Calibration):
+            raise ValueError(
+                f"mechanism {mechanism} cannot be used at T = {t}: {getattr(row, 'reason', row)}"
+            )
+        count_scale = float(np.nextafter(row.scale * t, np.inf)) if query == "frequency" else row.scale
+        used = exact_grid(count_scale)[2] if secure and count_scale > 0 else count_scale
+        assert used >= count_scale
+        count_scales[t] = count_scale
+        scales[t] = (row.scale, used / t if query == "frequency" else used)
+    return scales, count_scales
+
+
+def _draw_counts(
+    series: Any, bars: list[str], count_scales: dict[int, float], rng: Any
+) -> tuple[dict[str, NDArray[np.float64]], dict[str, Any]]:
+    """Each bar's visits plus Laplace noise of its length's count scale (one generator for every
+    length; None: the secure sampler), and how the noise was drawn."""
+    released = {b: np.empty(series.lengths.size) for b in bars}
+    noise: dict[str, Any] = {}
+    gen, seed = insecure_generator(rng)
+    for t, count_scale in count_scales.items():
+        at = series.lengths == t
+        for b in bars:
+            drawn = add_laplace(
+                series.visits[at, series.states.index(b)].astype(np.float64), count_scale, rng=gen
+            )
+            released[b][at] = drawn.values
+            noise = {"sampler": drawn.sampler, "secure": drawn.secure, "seed": seed}
+    return released, noise
 
 
 def _ledger_context(ledger: str | Path | None, budget: Any, source: Any) -> LedgerContext | None:

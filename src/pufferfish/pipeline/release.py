@@ -29,7 +29,7 @@ from pufferfish.calibration import (
     lookup,
 )
 from pufferfish.calibration.mapping import check_utility
-from pufferfish.ledger.record import LedgerContext, LedgerPlan, check_budget, reserve, settle
+from pufferfish.ledger.record import LedgerContext, LedgerPlan, check_budget, recording
 from pufferfish.ledger.store import Ledger
 from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import check_sampler, check_workers
@@ -494,29 +494,23 @@ def _write(
     from pufferfish.tables.duckdb_engine import stream_release
 
     outputs = [target.output, target.report, *([target.html] if target.html and page else [])]
-    try:
-        with atomic_outputs(
-            outputs, force=target.force, kinds=["output", "report", "report"][: len(outputs)]
-        ) as tmps:
-            tmp, tmp_rep = tmps[0], tmps[1]
-            about, released, missing = stream_release(
-                source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total,
-                noise=noise, rng=rng, text_copy=text_copy, batch_rows=target.batch_rows,
-                progress=target.progress, workers=target.workers, sampler=target.sampler, written=plan[0],
-                gzip=target.output.name.lower().endswith(".gz"),
-            )  # fmt: skip
-            if book is not None and target.ledger is not None:  # pending until the output is published
-                entry[0] = reserve(book, target.ledger, target.output, tmp)
-            report = report_for(about, released, missing)
-            tmp_rep.write_text(_json_text(report), encoding="utf-8")
-            if page is not None and len(tmps) > 2:  # the page reads the output before it is published
-                tmps[2].write_text(page(tmp, about, released, missing, report), encoding="utf-8")
-    except BaseException:
-        if book is not None and entry[0] is not None:
-            settle(book.ledger, entry[0], published=False)
-        raise
-    if book is not None and entry[0] is not None:
-        settle(book.ledger, entry[0], published=True)
+    kinds = ["output", "report", "report"][: len(outputs)]
+    with (
+        recording(book, target.ledger, target.output) as record,
+        atomic_outputs(outputs, force=target.force, kinds=kinds) as tmps,
+    ):
+        tmp, tmp_rep = tmps[0], tmps[1]
+        about, released, missing = stream_release(
+            source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total,
+            noise=noise, rng=rng, text_copy=text_copy, batch_rows=target.batch_rows,
+            progress=target.progress, workers=target.workers, sampler=target.sampler, written=plan[0],
+            gzip=target.output.name.lower().endswith(".gz"),
+        )  # fmt: skip
+        entry[0] = record(tmp)  # the ledger's entry, pending until the output is published
+        report = report_for(about, released, missing)
+        tmp_rep.write_text(_json_text(report), encoding="utf-8")
+        if page is not None and len(tmps) > 2:  # the page reads the output before it is published
+            tmps[2].write_text(page(tmp, about, released, missing, report), encoding="utf-8")
     return about, released, missing, report
 
 
