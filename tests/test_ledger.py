@@ -335,6 +335,13 @@ def test_cli_release_with_a_ledger_and_ledger_show(tmp_path: Path) -> None:
         )
         assert res.exit_code == 0, res.output
         assert f"ledger {book}: release {i + 1}" in res.output
+    res = runner.invoke(app, ["calibrate", str(data), "--secret", "s", "--public", "x", "--pair", "a,b",
+                              "--epsilon", "0.5", "--mechanism", "optimal", "--prior-set", "none",
+                              "--ledger", str(book), "--budget", "1.2", "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.output)["ledger"]["against"]
+    assert row["together"]["epsilon"] <= 1.2 and row["together"]["entries"] == [1, 2, 3]
+    assert len(Ledger(book).entries()) == 2  # calibrate records nothing
     res = runner.invoke(app, ["ledger", "show", str(book), "--json"])
     assert res.exit_code == 0, res.output
     shown = json.loads(res.output)
@@ -600,3 +607,24 @@ def test_a_release_checked_before_another_recorded_is_refused_when_it_records(tm
     with pytest.raises(BudgetError, match=r"this release would reach eps [0-9.]+ by the exact joint check"):
         reserve(second, context, None, None)
     assert [e.id for e in context.ledger.entries()] == [1]
+
+
+def test_releases_rule_one_cannot_read_add_by_a_theorem_or_have_none(tmp_path: Path) -> None:
+    """Real releases: two eps-MI Gaussian releases (rule 1 reads no Gaussian kernel) add by seed
+    004 Thm 2 (rule 3, in eps-MI); one more by ``optimal`` leaves no theorem (rule 4)."""
+    data = _table(tmp_path / "t.csv")
+    book = tmp_path / "book.sqlite"
+    for i in range(2):
+        r = _release(data, tmp_path / f"m{i}.csv", book, mechanism="mi-gaussian", rng=i)
+        assert r.chosen.criterion == "eps-MI PP"
+    (g,) = summarize(book).secrets
+    assert g.rule == RULES[2] and g.epsilon == pytest.approx(1.0)
+    assert "eps-MI pufferfish privacy" in g.priors and "gaussian noise" in g.detail
+    _release(data, tmp_path / "o.csv", book, rng=3)
+    (g,) = summarize(book).secrets
+    assert g.rule == RULES[3] and g.epsilon is None
+    assert "optimal carries no composition theorem" in g.detail
+    with pytest.raises(
+        BudgetError, match=r"the ledger's releases 1, 2, 3 have no guarantee together \(exact joint check"
+    ):
+        _release(data, tmp_path / "o2.csv", book, rng=4, budget=10.0)

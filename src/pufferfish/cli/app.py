@@ -33,7 +33,7 @@ from pufferfish.cli.common import (
     require_pairs,
     working,
 )
-from pufferfish.cli.ledger import BudgetOpt, LedgerOpt, ledger_app
+from pufferfish.cli.ledger import BudgetOpt, LedgerOpt, against_the_ledger, ledger_app, print_against
 from pufferfish.cli.markov import markov_app
 from pufferfish.cli.show import print_calibration, print_release
 from pufferfish.tables.source import check_csv_options
@@ -203,6 +203,13 @@ EngineOpt = Annotated[
 ]
 
 
+def show_calibration(console: Console, table: Any, rows: Any) -> None:
+    """``calibrate``'s tables, and the ledger's when given."""
+    print_calibration(console, table)
+    if rows is not None:
+        print_against(console, rows)
+
+
 @app.command()
 def calibrate(
     data: DataArg,
@@ -245,9 +252,12 @@ def calibrate(
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
     keep: KeepOpt = None,
+    ledger: LedgerOpt = None,
+    budget: BudgetOpt = None,
 ) -> None:
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
-    fitted) from DATA; with --public a,b, on the joint priors of several columns."""
+    fitted) from DATA; with --public a,b, on the joint priors of several columns; with --ledger,
+    each one against what the ledger records (and --budget), nothing written to it."""
     from pufferfish.pipeline.calibrate import calibrate_table
     from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.release import write_html_report
@@ -292,10 +302,15 @@ def calibrate(
     with working("calibrating (priors, mechanisms, exact checks)"):
         table = guard(run)
     payload = report_dict(table)
+    rows = None
+    if ledger is not None or budget is not None:  # each mechanism against the ledger (issue 42)
+        with working("checking each mechanism together with the ledger"):
+            rows = guard(lambda: against_the_ledger(table, data, read, ledger, budget))
+        payload["ledger"] = {"file": ledger, "budget": budget, "against": [row.to_dict() for row in rows]}
     publish(
         payload, as_json=as_json, report=report,
         write_report=lambda path: write_html_report(table, path, payload=payload, force=force),
-        show=lambda console: print_calibration(console, table),
+        show=lambda console: show_calibration(console, table, rows),
     )  # fmt: skip
     empty = [e for e in table.epsilons if not any(hasattr(c, "checked_loss") for c in table.at(e))]
     if empty:  # nothing answered at a budget: not a success (issue 44), the reasons are printed above

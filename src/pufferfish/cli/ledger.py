@@ -4,7 +4,7 @@ over :func:`pufferfish.ledger.summary.summarize`."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -34,6 +34,39 @@ BudgetOpt = Annotated[
         "epsilon; a Laplace release's scale is raised until it does, a mapping over it is refused.",
     ),
 ]
+
+
+def against_the_ledger(table: Any, data: Any, read: Any, ledger: str | None, budget: float | None) -> Any:
+    """``calibrate --ledger``: each mechanism of ``table`` against the ledger (nothing written)."""
+    from pufferfish.ledger.record import LedgerContext, check_budget
+    from pufferfish.ledger.store import Ledger
+    from pufferfish.pipeline.ledgered import against_each
+    from pufferfish.tables.source import resolve_source
+
+    spent = check_budget(budget)
+    if ledger is None:
+        raise ValueError(
+            f"budget needs a ledger (--ledger FILE) to count what was released, got budget {budget!r}"
+        )
+    return against_each(LedgerContext(Ledger(ledger), spent, resolve_source(data, "duckdb", read)), table)
+
+
+def print_against(console: Console, rows: Any) -> None:
+    """The table of :func:`against_the_ledger`."""
+    table = Table(title="against the ledger: each mechanism's release together with what it records")
+    for name in ("mechanism", "eps", "scale to release", "together", "by"):
+        table.add_column(name)
+    for row in rows:
+        if row.chosen is None:
+            table.add_row(row.mechanism, "", "refused", "", row.refused)
+            continue
+        scale = getattr(row.chosen, "scale", None)
+        together = row.together
+        table.add_row(
+            row.mechanism, f"{row.chosen.epsilon:g}", "mapping" if scale is None else f"{scale:.6g}",
+            "none" if together.epsilon is None else f"{together.epsilon:.6g}", together.rule,
+        )  # fmt: skip
+    console.print(table)
 
 
 @ledger_app.command("show")

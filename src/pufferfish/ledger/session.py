@@ -8,35 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pufferfish.calibration import Calibration, MappingCalibration, Skipped
-from pufferfish.ledger.guarantee import JointGuarantee
-from pufferfish.ledger.record import BudgetError, LedgerContext, check_budget
+from pufferfish.ledger.record import LedgerContext, check_budget
 from pufferfish.ledger.store import Ledger
 from pufferfish.ledger.summary import LedgerSummary, summarize
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.source import CsvOptions, resolve_source
-
-
-@dataclass(frozen=True)
-class Against:
-    """One mechanism of :meth:`Session.calibrate`, against the session's ledger.
-
-    Attributes
-    ----------
-    mechanism : str
-    chosen : Calibration, MappingCalibration or None
-        What a release would use: the calibration itself, or (a Laplace release over the budget)
-        its scale raised until everything released meets the budget together; None when refused.
-    together : JointGuarantee or None
-        The guarantee of the ledger's releases and this one together (None when refused).
-    refused : str
-        Why the budget refuses it (empty otherwise).
-    """
-
-    mechanism: str
-    chosen: Calibration | MappingCalibration | None
-    together: JointGuarantee | None
-    refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -48,11 +24,12 @@ class SessionCalibration:
     calibration : TableCalibration
         The calibration of the release alone (:func:`pufferfish.calibrate_table`).
     against : tuple of Against
-        Each mechanism that answered, against the ledger (and the budget).
+        Each mechanism that answered, against the ledger and the budget
+        (:class:`pufferfish.pipeline.ledgered.Against`).
     """
 
     calibration: Any
-    against: tuple[Against, ...]
+    against: tuple[Any, ...]
 
 
 class Session:
@@ -148,8 +125,7 @@ class Session:
             meets it (a Laplace release) or why it is refused.
         """
         from pufferfish.pipeline.calibrate import calibrate_table
-        from pufferfish.pipeline.draws import released_columns
-        from pufferfish.pipeline.ledgered import against_ledger
+        from pufferfish.pipeline.ledgered import against_each
 
         if not isinstance(epsilon, (int, float)) or isinstance(epsilon, bool):
             raise ValueError(f"epsilon must be one number, got {epsilon!r}")
@@ -162,17 +138,7 @@ class Session:
             read=self.read,
             **options,
         )
-        rows = []
-        for c in table.comparison:
-            if isinstance(c, Skipped):
-                continue
-            columns = released_columns(table, c, None, sampler)
-            try:
-                chosen, _, plan = against_ledger(self._context(), table, c, columns, None, sampler)
-                rows.append(Against(c.mechanism, chosen, plan.joint))
-            except BudgetError as exc:
-                rows.append(Against(c.mechanism, None, None, str(exc)))
-        return SessionCalibration(table, tuple(rows))
+        return SessionCalibration(table, against_each(self._context(), table, sampler))
 
     def release(self, public: Any, epsilon: float, output: str | Path, **options: Any) -> Any:
         """Release ``public`` at ``epsilon`` to ``output``, recorded in the ledger under the budget.

@@ -13,10 +13,10 @@ loss never grows with it; a mapping is refused with the joint loss it would reac
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pufferfish.calibration import Calibration, MappingCalibration
+from pufferfish.calibration import Calibration, MappingCalibration, Skipped
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee, guarantee
 from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan, prepare
 from pufferfish.ledger.store import Entry
@@ -105,11 +105,13 @@ def against_ledger(
     if before:  # what was released before, alone, must meet the budget
         alone = guarantee(before, context.source, engine=context.engine, spark=context.spark)
         if alone.epsilon is None or alone.epsilon > budget:
-            reach = "no guarantee" if alone.epsilon is None else f"eps {alone.epsilon:.6g}"
+            ids = ", ".join(map(str, alone.entries))
+            reach = (
+                f"have no guarantee together ({alone.detail})" if alone.epsilon is None
+                else f"already reach eps {alone.epsilon:.6g} together"
+            )  # fmt: skip
             raise BudgetError(
-                "refused before any noise was drawn: the ledger's releases "
-                f"{', '.join(map(str, alone.entries))} "
-                f"already reach {reach} together (budget {budget:g})"
+                f"refused before any noise was drawn: the ledger's releases {ids} {reach} (budget {budget:g})"
             )
 
     def joint_at(scale: float) -> tuple[JointGuarantee, list[ReleasedColumn]]:
@@ -133,6 +135,57 @@ def against_ledger(
     cols = joint_at(scale)[1]
     body = entry_body(table, context.source, raised, cols, rng, sampler)
     return raised, cols, plan(context, body, (before, full | {"views": body["views"]}, joint))
+
+
+@dataclass(frozen=True)
+class Against:
+    """One mechanism of :meth:`Session.calibrate`, against the session's ledger.
+
+    Attributes
+    ----------
+    mechanism : str
+    chosen : Calibration, MappingCalibration or None
+        What a release would use: the calibration itself, or (a Laplace release over the budget)
+        its scale raised until everything released meets the budget together; None when refused.
+    together : JointGuarantee or None
+        The guarantee of the ledger's releases and this one together (None when refused).
+    refused : str
+        Why the budget refuses it (empty otherwise).
+    """
+
+    mechanism: str
+    chosen: Calibration | MappingCalibration | None
+    together: JointGuarantee | None
+    refused: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "mechanism": self.mechanism,
+            "scale": getattr(self.chosen, "scale", None),
+            "together": None if self.together is None else self.together.to_dict(),
+            "refused": self.refused or None,
+        }
+
+
+def against_each(
+    context: LedgerContext, table: TableCalibration, sampler: str = "exact"
+) -> tuple[Against, ...]:
+    """Each mechanism of a calibration against the ledger (``calibrate --ledger``,
+    :meth:`pufferfish.Session.calibrate`): what its release would guarantee together with the
+    ledger's, with a budget the scale that meets it (a Laplace release) or why it is refused.
+    Nothing is written."""
+    rows = []
+    for c in table.comparison:
+        if isinstance(c, Skipped):
+            continue
+        columns = released_columns(table, c, None, sampler)
+        try:
+            chosen, _, planned = against_ledger(context, table, c, columns, None, sampler)
+            rows.append(Against(c.mechanism, chosen, planned.joint))
+        except BudgetError as exc:
+            rows.append(Against(c.mechanism, None, None, str(exc)))
+    return tuple(rows)
 
 
 def _search(joint_at: Any, start: float, budget: float) -> float:
