@@ -628,3 +628,22 @@ def test_releases_rule_one_cannot_read_add_by_a_theorem_or_have_none(tmp_path: P
         BudgetError, match=r"the ledger's releases 1, 2, 3 have no guarantee together \(exact joint check"
     ):
         _release(data, tmp_path / "o2.csv", book, rng=4, budget=10.0)
+
+
+def test_a_mapping_is_calibrated_against_the_ledger_or_falls_back(tmp_path: Path) -> None:
+    """Adult relationship given sex: after one optimal-mapping release at 0.5, no optimal-mapping
+    matrix at any epsilon meets a budget of 1 together with it (its zeros make the pair of
+    releases infinitely revealing), so the default release falls back to the most accurate other
+    mapping re-calibrated at a smaller epsilon; naming optimal-mapping is refused."""
+    book = tmp_path / "book.sqlite"
+    common = dict(secret="sex", public="relationship", pairs=[("Male", "Female")], epsilon=0.5,
+                  prior_set="none", ledger=book, budget=1.0)  # fmt: skip
+    pf.release("adult", output=tmp_path / "r0.csv", rng=0, **common)
+    with pytest.raises(BudgetError, match="optimal-mapping at no epsilon down to"):
+        pf.release("adult", output=tmp_path / "r1.csv", rng=1, mechanism="optimal-mapping", **common)
+    r = pf.release("adult", output=tmp_path / "r2.csv", rng=2, **common)
+    assert r.chosen.mechanism != "optimal-mapping" and r.chosen.epsilon < 0.5
+    assert "cannot meet the budget" in r.chosen.decided_by
+    (g,) = summarize(book).secrets
+    assert g.epsilon is not None and 0.99 < g.epsilon <= 1.0
+    assert not (tmp_path / "r1.csv").exists()

@@ -31,7 +31,8 @@ BudgetOpt = Annotated[
     typer.Option(
         "--budget",
         help="With --ledger: the guarantee of everything released about the secret together must meet this "
-        "epsilon; a Laplace release's scale is raised until it does, a mapping over it is refused.",
+        "epsilon; a Laplace release's scale is raised until it does, a mapping is re-calibrated at a smaller "
+        "epsilon (or another mapping used), else the release is refused before any noise is drawn.",
     ),
 ]
 

@@ -7,7 +7,9 @@ release together with the ledger's earlier releases about its secret before any 
 Laplace release is *calibrated against the ledger*: the smallest scale whose joint check meets
 the budget (SciPy's ``brentq`` on the log of the scale, then the closest passing scale above it,
 checked), since raising a scale is post-processing of the release (SPEC sec 2.1) so the joint
-loss never grows with it; a mapping is refused with the joint loss it would reach.
+loss never grows with it. A mapping is re-calibrated at the largest smaller epsilon found whose
+matrix meets the budget together (:func:`_mapping_against`; not monotone: the closest passing
+value found), or, for a default release, replaced by the most accurate other mapping that can.
 """
 
 from __future__ import annotations
@@ -74,9 +76,11 @@ def against_ledger(
     columns: list[ReleasedColumn],
     rng: Any,
     sampler: str,
+    alternatives: tuple[MappingCalibration, ...] = (),
 ) -> tuple[Calibration | MappingCalibration, list[ReleasedColumn], LedgerPlan]:
     """Check the release against the ledger; with a budget it would exceed, raise a Laplace
-    release's scale until the whole ledger meets it.
+    release's scale, or lower a mapping's epsilon (:func:`_mapping_against`; then, if it cannot,
+    the most accurate of ``alternatives`` that can), until the whole ledger meets it.
 
     Returns
     -------
@@ -97,7 +101,10 @@ def against_ledger(
     try:
         return chosen, columns, plan(context, body, prepared)
     except BudgetError:
-        if not isinstance(chosen, Calibration) or chosen.scale == 0.0 or chosen.noise != "laplace":
+        mapping = isinstance(chosen, MappingCalibration)
+        if not mapping and (
+            not isinstance(chosen, Calibration) or chosen.scale == 0.0 or chosen.noise != "laplace"
+        ):
             raise
     before, full, joint = prepared
     budget = context.budget
@@ -113,6 +120,10 @@ def against_ledger(
             raise BudgetError(
                 f"refused before any noise was drawn: the ledger's releases {ids} {reach} (budget {budget:g})"
             )
+
+    if isinstance(chosen, MappingCalibration):
+        return _best_mapping_against(context, table, [chosen, *alternatives], prepared, rng, sampler)
+    assert isinstance(chosen, Calibration)
 
     def joint_at(scale: float) -> tuple[JointGuarantee, list[ReleasedColumn]]:
         cols = released_columns(table, replace(chosen, scale=scale), rng, sampler)
@@ -135,6 +146,94 @@ def against_ledger(
     cols = joint_at(scale)[1]
     body = entry_body(table, context.source, raised, cols, rng, sampler)
     return raised, cols, plan(context, body, (before, full | {"views": body["views"]}, joint))
+
+
+def _best_mapping_against(
+    context: LedgerContext, table: TableCalibration, mappings: list[MappingCalibration], prepared: Any,
+    rng: Any, sampler: str,
+) -> tuple[MappingCalibration, list[ReleasedColumn], LedgerPlan]:  # fmt: skip
+    """The first mapping's :func:`_mapping_against`, else the most accurate of the others that
+    meets the budget (the release's own fallback order, :func:`pufferfish.pipeline.release._pick`)."""
+    errors, passed = [], []
+    for m in mappings:
+        try:
+            passed.append(_mapping_against(context, table, m, prepared, rng, sampler))
+        except BudgetError as exc:
+            errors.append(str(exc))
+        if passed and m is mappings[0]:
+            return passed[0]
+    if not passed:
+        raise BudgetError("; ".join(errors))
+    best = max(passed, key=lambda r: r[0].expected_accuracy)
+    why = f"used as {mappings[0].mechanism} cannot meet the budget"
+    return replace(best[0], decided_by=f"{best[0].decided_by}; {why}"), best[1], best[2]
+
+
+#: Halvings of a mapping's epsilon tried before the budget is declared out of its reach.
+MAX_HALVINGS = 20
+
+
+def _mapping_against(
+    context: LedgerContext, table: TableCalibration, chosen: MappingCalibration, prepared: Any, rng: Any,
+    sampler: str,
+) -> tuple[MappingCalibration, list[ReleasedColumn], LedgerPlan]:  # fmt: skip
+    """A mapping calibrated against the ledger: the same mechanism re-calibrated (the registry's
+    search and exact check, on the release's priors and utility) at the largest epsilon ``eps' <=
+    eps`` found whose matrix meets the budget together with the ledger: halving ``eps'`` until
+    one passes, then bisecting on ``log eps'`` between the last failing and the first passing
+    one (30 steps). A mapping's joint loss need not be monotone in ``eps'``, so the result is the
+    closest passing value found, every candidate checked; none is a :class:`BudgetError`."""
+    from pufferfish.calibration import REGISTRY
+    from pufferfish.calibration.registry import run_comparison
+
+    before, full, joint = prepared
+    budget = context.budget
+    assert budget is not None
+    found: dict[float, tuple[MappingCalibration, list[ReleasedColumn]] | None] = {}
+
+    def passing(eps: float) -> bool:
+        mechs = (REGISTRY[chosen.mechanism],)
+        (res,) = run_comparison(
+            table.scenario, [eps], mechs, delta=0.0, noise="laplace", utility=table.utility
+        )
+        if not isinstance(res, MappingCalibration):
+            found[eps] = None
+            return False
+        cols = released_columns(table, res, rng, sampler)
+        at = full | {
+            "views": record_views(cols, noise="laplace", sampler=None if rng is not None else sampler)
+        }
+        new = Entry(max((e.id for e in before), default=0) + 1, "pending", "", at)
+        together = guarantee(
+            [*before, new], context.source, engine=context.engine, spark=context.spark, joint=joint
+        )
+        ok = together.epsilon is not None and together.epsilon <= budget
+        found[eps] = (res, cols) if ok else None
+        return ok
+
+    hi, lo = chosen.epsilon, chosen.epsilon
+    for _ in range(MAX_HALVINGS):
+        lo /= 2.0
+        if passing(lo):
+            break
+    else:
+        raise BudgetError(
+            f"refused before any noise was drawn: {chosen.mechanism} at no epsilon down to {lo:.3g} meets "
+            f"the budget {budget:g} together with the ledger's releases"
+        )
+    for _ in range(30):  # lo passes, hi fails
+        mid = math.sqrt(lo * hi)
+        if passing(mid):
+            lo = mid
+        else:
+            hi = mid
+    got = found[lo]
+    assert got is not None
+    res, cols = got
+    why = f"calibrated at eps {lo!r} (not {chosen.epsilon!r}) so that the ledger's releases and this one meet"
+    res = replace(res, decided_by=f"{res.decided_by}; {why} the budget {budget:g} together")
+    body = entry_body(table, context.source, res, cols, rng, sampler)
+    return res, cols, plan(context, body, (before, full | {"views": body["views"]}, joint))
 
 
 @dataclass(frozen=True)

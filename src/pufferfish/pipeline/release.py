@@ -291,7 +291,14 @@ def release_request(
     columns = released_columns(table, picked, rng, target.sampler)
     book = None
     if target.ledger is not None:  # checked against the ledger before any noise is drawn
-        picked, columns, book = against_ledger(target.ledger, table, picked, columns, rng, target.sampler)
+        others = (
+            ()
+            if mechanism is not None
+            else tuple(c for c in table.comparison if isinstance(c, MappingCalibration) and c is not picked)
+        )  # the default mapping may fall back to another one, as without a ledger (_pick)
+        picked, columns, book = against_ledger(
+            target.ledger, table, picked, columns, rng, target.sampler, others
+        )
     drawn = drawn_scales(columns)
 
     def page(output: Path, about: dict[str, Any], rows: int, gone: int, report: dict[str, Any]) -> str:
