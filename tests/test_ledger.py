@@ -647,3 +647,20 @@ def test_a_mapping_is_calibrated_against_the_ledger_or_falls_back(tmp_path: Path
     (g,) = summarize(book).secrets
     assert g.epsilon is not None and 0.99 < g.epsilon <= 1.0
     assert not (tmp_path / "r1.csv").exists()
+
+
+def test_a_corrupt_ledger_is_one_line_and_nothing_is_written(tmp_path: Path) -> None:
+    data = _table(tmp_path / "t.csv")
+    book = tmp_path / "book.sqlite"
+    _release(data, tmp_path / "o1.csv", book)
+    raw = bytearray(book.read_bytes())
+    raw[100:] = bytes((7 * i) % 251 for i in range(len(raw) - 100))  # the header kept, the pages garbage
+    book.write_bytes(bytes(raw))
+    before = book.read_bytes()
+    with pytest.raises(LedgerError, match=r"ledger '.*book\.sqlite' is corrupt"):
+        _release(data, tmp_path / "o2.csv", book)
+    with pytest.raises(LedgerError, match="is corrupt"):
+        summarize(book)
+    assert not (tmp_path / "o2.csv").exists() and book.read_bytes() == before
+    res = CliRunner().invoke(app, ["ledger", "show", str(book)])
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1 and "is corrupt" in res.output
