@@ -7,8 +7,11 @@ property). Select with ``PUFFERFISH_HYPOTHESIS_PROFILE=thorough pytest``.
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -21,6 +24,17 @@ settings.register_profile(
     "thorough", max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("PUFFERFISH_HYPOTHESIS_PROFILE", "quick"))
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """Restore SIGINT and SIGTERM after each test: the command line's ``main()``, called in-process
+    by some tests, ignores both when its command ends (as a process about to exit), which child
+    processes would inherit (a pool of workers that ignore SIGTERM cannot be terminated)."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
 
 
 @st.composite

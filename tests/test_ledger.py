@@ -178,8 +178,10 @@ def test_concurrent_releases_lose_no_entry_and_a_budget_sees_both(tmp_path: Path
     book = tmp_path / "book.sqlite"
     ctx = multiprocessing.get_context("spawn")
     jobs = [(str(data), str(tmp_path / f"o{i}.csv"), str(book), i, None) for i in range(4)]
-    with ctx.Pool(2) as pool:
-        assert pool.map(_worker, jobs) == ["ok"] * 4
+    pool = ctx.Pool(2)
+    assert pool.map(_worker, jobs) == ["ok"] * 4
+    pool.close()
+    pool.join()
     entries = Ledger(book).entries()
     assert sorted(e.body["output"] for e in entries) == sorted(j[1] for j in jobs)
     # two releases that each fit a budget alone but not together
@@ -201,8 +203,10 @@ def test_concurrent_releases_lose_no_entry_and_a_budget_sees_both(tmp_path: Path
         ],
     )
     jobs = [(str(data), str(tmp_path / f"p{i}.csv"), str(book2), i, alone + 0.01) for i in range(2)]
-    with ctx.Pool(2) as pool:
-        got = pool.map(_worker, jobs)
+    pool = ctx.Pool(2)
+    got = pool.map(_worker, jobs)
+    pool.close()
+    pool.join()
     # Either the second to check saw the first's entry (its scale is then raised to meet the budget
     # together, both land) or both checked before either recorded (the second is refused when it
     # records, the ledger re-read in its transaction): never both at the calibrated scale.
