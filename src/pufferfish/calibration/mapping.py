@@ -37,25 +37,21 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import brentq
-from scipy.stats import laplace, norm
 
 from pufferfish.calibration.mapping_check import MappingLoss, mapping_loss, on_alphabet
 from pufferfish.calibration.mapping_lp import optimal_matrix
 from pufferfish.calibration.result import MappingCalibration, PrivacyCheckError, num
+from pufferfish.defaults import DEFAULT_UTILITY_LABELS as _DEFAULT_LABELS
+from pufferfish.defaults import DEFAULT_UTILITY_NUMBERS as _DEFAULT_NUMBERS
+from pufferfish.defaults import UTILITIES as _UTILITIES
 from pufferfish.noise.channels import DenseChannel, RandomizedResponseChannel
 from pufferfish.priors.distributions import DiscretePrior, union_support
 from pufferfish.priors.scenario import Scenario
 from pufferfish.priors.sets import set_summary
 
-#: Utilities of a mapping: expected accuracy (maximised), the same keeping every value's share of
-#: the released rows (``shares``, the default for labels: rare labels are not collapsed into
-#: common ones), or expected absolute error (minimised).
-UTILITIES = ("shares", "accuracy", "absolute")
-
-#: The default utility of ``optimal-mapping``: ``shares`` for a categorical column (labels keep
-#: their share of the released rows), ``absolute`` (mean absolute error) for a numeric one. The
-#: CLI's help is written from these.
-DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS = "shares", "absolute"
+#: Utilities of a mapping, and the default for labels and for numbers: defined in
+#: :mod:`pufferfish.defaults` (the command line's help reads them without loading this module).
+UTILITIES, DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS = _UTILITIES, _DEFAULT_LABELS, _DEFAULT_NUMBERS
 
 #: Largest alphabet of a mapping mechanism (the LP has ``k^2`` variables).
 MAPPING_MAX_K = 1000
@@ -229,6 +225,8 @@ def additive_utility(noise: str, scale: float, utility: Utility) -> tuple[float,
     mid = (a[1:] + a[:-1]) / 2.0
     lo = np.concatenate([[-np.inf], mid]) - a
     hi = np.concatenate([mid, [np.inf]]) - a
+    from scipy.stats import laplace, norm  # scipy.stats loads in about 0.2 s: only when used
+
     dist = laplace(scale=scale) if noise == "laplace" else norm(scale=scale)
     keep = dist.cdf(hi) - dist.cdf(lo)
     mae = scale if noise == "laplace" else scale * math.sqrt(2.0 / math.pi)

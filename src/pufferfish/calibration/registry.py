@@ -43,6 +43,7 @@ from pufferfish.calibration.search import (
     unverified,
     verified,
 )
+from pufferfish.defaults import TIME_LIMIT as _TIME_LIMIT
 from pufferfish.loss.density import check_noise
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.markov.counts import CountModel
@@ -347,9 +348,8 @@ def _joint_rule(scenario: Scenario, m: Mechanism, noise: str) -> str | None:
     return None
 
 
-#: Seconds each mechanism of a comparison may take (the optimal search, the mapping LP) before
-#: its row says it did not finish (issue 33); ``--time-limit``.
-TIME_LIMIT = 300.0
+#: Seconds each mechanism of a comparison may take (:data:`pufferfish.defaults.TIME_LIMIT`).
+TIME_LIMIT = _TIME_LIMIT
 
 
 def check_time_limit(time_limit: Any) -> float:

@@ -21,8 +21,6 @@ from rich.console import Console
 from rich.table import Table
 
 from pufferfish._checks import check_epsilons
-from pufferfish.calibration import MECHANISMS, TIME_LIMIT
-from pufferfish.calibration.mapping import DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS, UTILITIES
 from pufferfish.cli.common import (
     guard,
     num,
@@ -35,8 +33,7 @@ from pufferfish.cli.common import (
 )
 from pufferfish.cli.ledger import BudgetOpt, LedgerOpt, against_the_ledger, ledger_app, print_against
 from pufferfish.cli.markov import markov_app
-from pufferfish.cli.show import print_calibration, print_release
-from pufferfish.tables.source import check_csv_options
+from pufferfish.defaults import DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS, TIME_LIMIT, UTILITIES
 
 app = typer.Typer(
     name="pufferfish",
@@ -203,8 +200,22 @@ EngineOpt = Annotated[
 ]
 
 
+def _csv_options(names: Any, na: Any, delimiter: Any, encoding: str) -> Any:
+    from pufferfish.tables.source import check_csv_options  # the table layer loads when a command runs
+
+    return check_csv_options(names, na or (), delimiter, encoding)
+
+
+def _print_release(console: Console, result: Any) -> None:
+    from pufferfish.cli.show import print_release
+
+    print_release(console, result)
+
+
 def show_calibration(console: Console, table: Any, rows: Any) -> None:
     """``calibrate``'s tables, and the ledger's when given."""
+    from pufferfish.cli.show import print_calibration
+
     print_calibration(console, table)
     if rows is not None:
         print_against(console, rows)
@@ -258,12 +269,13 @@ def calibrate(
     """Compare the calibrators' noise scales (and randomized mappings) on priors estimated (or
     fitted) from DATA; with --public a,b, on the joint priors of several columns; with --ledger,
     each one against what the ledger records (and --budget), nothing written to it."""
+    from pufferfish.calibration import REGISTRY
     from pufferfish.pipeline.calibrate import calibrate_table
     from pufferfish.pipeline.page import check_report_path
     from pufferfish.pipeline.release import write_html_report
     from pufferfish.pipeline.results import report_dict
 
-    read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
+    read = guard(lambda: _csv_options(names, na, delimiter, encoding))
     _will_write(report)
 
     def run() -> Any:
@@ -275,7 +287,7 @@ def calibrate(
             public=public,
             pairs=require_pairs(pair),
             epsilon=epsilon,
-            mechanisms=list(MECHANISMS) if mechanism == "all" else parse_mechanisms(mechanism),
+            mechanisms=list(REGISTRY) if mechanism == "all" else parse_mechanisms(mechanism),
             order=parse_order(order),
             weight=weight,
             prior=prior,
@@ -406,7 +418,7 @@ def release(
     from pufferfish.tables.source import report_path_for
 
     _will_write(output, report_path_for(Path(output)), report)
-    read = guard(lambda: check_csv_options(names, na or (), delimiter, encoding))
+    read = guard(lambda: _csv_options(names, na, delimiter, encoding))
 
     def run(advance: Callable[[int, int], None]) -> Any:
         if len(epsilon) != 1:
@@ -426,7 +438,7 @@ def release(
         result = guard(lambda: run(advance))
     publish(  # the HTML report was published with the output (all or none)
         result.report, as_json=as_json, report=report, write_report=None,
-        show=lambda console: print_release(console, result),
+        show=lambda console: _print_release(console, result),
     )  # fmt: skip
 
 

@@ -8,22 +8,16 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from pufferfish._checks import short_text
-from pufferfish.calibration import (
-    Calibration,
-    MappingCalibration,
-    MemoryLimitError,
-    PrivacyCheckError,
-    Skipped,
-    TimeLimitError,
-)
-from pufferfish.priors.sets import set_label
+
+if TYPE_CHECKING:  # the classes load with the numerical libraries, when a command runs (issue 45)
+    from pufferfish.calibration import Calibration, MappingCalibration, Skipped
 
 T = TypeVar("T")
 
@@ -48,12 +42,16 @@ def guard(fn: Callable[[], T]) -> T:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     except OSError as exc:  # a read-only file system, a full disk, ...: one line, the user's path
         fail(os_error_line(exc))
-    except TimeLimitError as exc:
-        fail(f"did not finish: {exc}")
-    except MemoryLimitError as exc:
-        fail(str(exc))
-    except PrivacyCheckError as exc:
-        fail(f"privacy check failed (please report this bug): {exc}")
+    except Exception as exc:
+        from pufferfish.calibration import MemoryLimitError, PrivacyCheckError, TimeLimitError
+
+        if isinstance(exc, TimeLimitError):
+            fail(f"did not finish: {exc}")
+        if isinstance(exc, MemoryLimitError):
+            fail(str(exc))
+        if isinstance(exc, PrivacyCheckError):
+            fail(f"privacy check failed (please report this bug): {exc}")
+        raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -138,6 +136,8 @@ def num(x: float, digits: int = 4) -> str:
 def checked_text(c: Calibration | MappingCalibration) -> str:
     """What the ``checked`` column shows: the checked loss, delta or information, or
     ``not numerically checked``."""
+    from pufferfish.calibration import MappingCalibration
+
     if isinstance(c, MappingCalibration):
         return f"loss = {c.checked_loss:.6g}"
     if c.not_checked is not None:
@@ -208,6 +208,9 @@ def comparison_table(
 ) -> Table:
     """The comparison at one epsilon: one row per mechanism used (scale, noise variance, checked
     value, and what decided it or why it is not used)."""
+    from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+    from pufferfish.priors.sets import set_label
+
     title = f"epsilon = {epsilon:g}" + (f", delta = {delta:g}" if delta > 0 else "")
     table = Table(title=title, title_justify="left")
     used = [c for c in results if not isinstance(c, Skipped)]
@@ -253,6 +256,8 @@ def print_comparisons(
 ) -> None:
     """One table per epsilon, then the mechanisms not used (grouped by reason) and the scales
     that rest on their theorem alone (not numerically checked)."""
+    from pufferfish.calibration import Calibration, Skipped
+
     for eps in dict.fromkeys(c.epsilon for c in results):
         here = [c for c in results if c.epsilon == eps]
         print_table(console, comparison_table(here, eps, delta, show_pair=show_pair))

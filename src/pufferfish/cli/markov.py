@@ -13,8 +13,6 @@ from rich.console import Console
 from pufferfish._checks import check_epsilons
 from pufferfish.cli.common import guard, parse_mechanisms, print_comparisons, working
 from pufferfish.cli.ledger import BudgetOpt, LedgerOpt
-from pufferfish.markov.audit import result_row
-from pufferfish.markov.counts import MARKOV_MECHANISMS
 
 markov_app = typer.Typer(
     name="markov",
@@ -179,6 +177,8 @@ def markov_calibrate(
     model = scenario.model
     certified = _certified(model)
     out = {"model": model.describe(), "certified_over_class": certified}
+    from pufferfish.markov.audit import result_row
+
     out["results"] = [result_row(r, model) for r in results]
     if report is not None:
         guard(lambda: _chain_report(scenario, results, mechanism, out, certified, report, force))
@@ -292,6 +292,8 @@ def _chain_report(
     model = scenario.model
     eps = results[0].epsilon
     first = tuple(r for r in results if r.epsilon == eps)
+    from pufferfish.markov.counts import MARKOV_MECHANISMS
+
     names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
     curve = {model.length: first}
     for t in length_ladder(model.length)[:-1]:
@@ -313,6 +315,8 @@ def _calibrate_chain(epsilon: list[float] | None, chain: _ChainArgs, mechanism: 
     from pufferfish.markov import count_scenario
 
     eps = check_epsilons(epsilon or [])
+    from pufferfish.markov.counts import MARKOV_MECHANISMS
+
     names = list(parse_mechanisms(mechanism) or MARKOV_MECHANISMS)
     scenario = count_scenario(_chain_model(chain))
     return scenario, compare(scenario, eps, names)

@@ -20,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import ot
 import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import maximum_flow
@@ -154,6 +153,8 @@ def kantorovich_plan(prior_i: JointPrior, prior_j: JointPrior, metric: Metric) -
     _check_pair(prior_i, prior_j, metric, "Kantorovich")
     dist = metric.distances(prior_i.support, prior_j.support)
     n, m = dist.shape
+    import ot  # POT loads scikit-learn and pandas (about 0.4 s): only when a plan is computed
+
     plan, log = ot.emd(prior_i.pmf, prior_j.pmf, dist, numItermax=max(100_000, 50 * n * m), log=True)
     if log.get("warning") is not None:
         raise RuntimeError(f"the network simplex did not reach optimality: {log['warning']}")
