@@ -123,6 +123,38 @@ def test_table_sources_import_without_an_engine() -> None:
     assert res.stdout.strip() == "csv"
 
 
+def test_the_command_line_starts_without_the_numerical_libraries() -> None:
+    """Issue 45: ``pufferfish --help`` loads the command line only: no SciPy, POT, scikit-learn,
+    DuckDB, PyArrow or pandas until a command runs (``benchmarks/bench_startup.py`` times it)."""
+    code = (
+        "import sys\n"
+        "import pufferfish.cli.app\n"
+        "heavy = ('scipy', 'ot', 'sklearn', 'duckdb', 'pyarrow', 'pandas', 'matplotlib', 'pyspark')\n"
+        "print(','.join(m for m in heavy if m in sys.modules))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == ""
+    run = "from pufferfish.cli.entry import main; main()"
+    res = subprocess.run([sys.executable, "-c", run, "--help"], capture_output=True, text=True, check=False)
+    assert res.returncode == 0 and "release" in res.stdout and "ledger" in res.stdout, res.stderr
+
+
+def test_the_helps_defaults_are_the_librarys() -> None:
+    """The CLI's help reads its defaults from :mod:`pufferfish.defaults`; the library uses the
+    same objects (one definition)."""
+    import pufferfish.calibration.mapping as mapping
+    import pufferfish.calibration.registry as registry
+    import pufferfish.defaults as defaults
+
+    assert registry.TIME_LIMIT is defaults.TIME_LIMIT
+    assert mapping.UTILITIES is defaults.UTILITIES
+    assert (mapping.DEFAULT_UTILITY_LABELS, mapping.DEFAULT_UTILITY_NUMBERS) == (
+        defaults.DEFAULT_UTILITY_LABELS,
+        defaults.DEFAULT_UTILITY_NUMBERS,
+    )
+
+
 def test_mathematics_imports_without_the_table_engines() -> None:
     code = (
         "import sys\n"
