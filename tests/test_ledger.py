@@ -672,3 +672,16 @@ def test_a_corrupt_ledger_is_one_line_and_nothing_is_written(tmp_path: Path) -> 
     assert not (tmp_path / "o2.csv").exists() and book.read_bytes() == before
     res = CliRunner().invoke(app, ["ledger", "show", str(book)])
     assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1 and "is corrupt" in res.output
+
+
+def test_a_release_over_a_dkw_band_is_named_as_checked_over_another_set(tmp_path: Path) -> None:
+    """A one-column release certified over its DKW band (the default) is checked by the ledger over
+    the L1 balls of the joint alphabet: the line says it is another set."""
+    data = _table(tmp_path / "t.csv")
+    book = tmp_path / "book.sqlite"
+    r = _release(data, tmp_path / "o.csv", book, prior_set=None)
+    assert r.chosen.prior_set is not None
+    (g,) = summarize(book).secrets
+    assert "L1 balls" in g.priors and "another set" in g.detail and "dkw" in g.detail
+    ball = _release(data, tmp_path / "o2.csv", tmp_path / "book2.sqlite", prior_set="l1")
+    assert ball.report["ledger"]["together"]["detail"] == ""

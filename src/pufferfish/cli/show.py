@@ -119,6 +119,7 @@ def print_release(console: Console, result: Any) -> None:
         line += (
             f"no guarantee ({together['detail']})" if eps is None
             else f"eps {eps:.6g} by the {together['rule']} ({together['priors']})"
+            + (f"; {together['detail']}" if together.get("detail") else "")
         )  # fmt: skip
         if book.get("budget") is not None:
             line += f"; budget {book['budget']:g}"

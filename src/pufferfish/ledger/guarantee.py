@@ -332,6 +332,21 @@ def priors_text(prior_set: tuple[str, float, float | None]) -> str:
     )
 
 
+def other_sets(entries: Sequence[Entry], prior_set: tuple[str, float, float | None]) -> str:
+    """A note when releases were certified over another kind of set than the one the joint check
+    uses (a one-column DKW band, a declared domain): each then reads here over the L1 balls of the
+    joint alphabet, which is not its own set, and may read above its own eps even alone."""
+    if prior_set[0] == "none":
+        return ""
+    kinds = sorted({str((e.body.get("prior_set") or ["none"])[0]) for e in entries} - {"none", "l1"})
+    if not kinds:
+        return ""
+    return (
+        f"releases certified over a {' or '.join(kinds)} set are checked here over the L1 balls of the "
+        "joint alphabet, another set: a release can read above its own eps here, even alone"
+    )
+
+
 def exact_joint(entries: Sequence[Entry], joint: JointPriors) -> tuple[float, tuple[PairJoint, ...]]:
     """Rule 1: the exact loss of every release of ``entries`` together, per pair, and the largest
     ``loss + error_bound``.
@@ -487,7 +502,7 @@ def guarantee(
                 eps,
                 total,
                 priors_text(joint.prior_set),
-                "",
+                other_sets(entries, joint.prior_set),
                 pairs,
                 time.perf_counter() - start,
             )
