@@ -685,3 +685,14 @@ def test_a_release_over_a_dkw_band_is_named_as_checked_over_another_set(tmp_path
     assert "L1 balls" in g.priors and "another set" in g.detail and "dkw" in g.detail
     ball = _release(data, tmp_path / "o2.csv", tmp_path / "book2.sqlite", prior_set="l1")
     assert ball.report["ledger"]["together"]["detail"] == ""
+
+
+def test_the_main_job_with_a_ledger_reads_its_other_set(tmp_path: Path) -> None:
+    """docs/ledger.rst: the README's main job (workclass given marital-status, eps 0.5 over its
+    DKW band) reads 0.62 alone over the L1 balls of the ledger's check, and the line says why."""
+    r = pf.release("adult", secret="marital-status", public="workclass",
+                   pairs=[("Married-civ-spouse", "Never-married")], epsilon=0.5, rng=0,
+                   output=tmp_path / "w.csv", ledger=tmp_path / "book.sqlite")  # fmt: skip
+    together = r.report["ledger"]["together"]
+    assert r.chosen.checked_loss <= 0.5 + 1e-9
+    assert round(together["epsilon"], 2) == 0.62 and "another set" in together["detail"]
