@@ -143,14 +143,7 @@ def ball_loss(ball_i: JointBall, ball_j: JointBall, metric: Metric, scale: float
             mass = p[order]
             values.append((knapsack(mass, kern, t, up=True), knapsack(mass, kern, t, up=False)))
         (n_i, d_i), (n_j, d_j) = values
-        with np.errstate(divide="ignore", invalid="ignore"):
-            # a numerator 0 (identity axes: no prior of the ball gives y) bounds nothing that way
-            forward = np.where(n_i > 0, np.log(n_i) - np.log(d_j), -np.inf)
-            backward = np.where(n_j > 0, np.log(n_j) - np.log(d_i), -np.inf)
-            least = np.minimum(np.where(n_i > 0, d_j, np.inf), np.where(n_j > 0, d_i, np.inf))
-            loss = np.maximum(forward, backward)
-            err = 2.0 * (2 * k + len(axes) + 4) * _U * (1.0 + 1.0 / least) + _U * np.abs(loss)
-        err = np.where(np.isfinite(loss), err, 0.0)  # an infinite loss fails; none is no output
+        loss, err = bounded_ratios(n_i, d_i, n_j, d_j, 2 * k + len(axes) + 4)
         upper = loss + err
         at = int(np.argmax(upper))
         if upper[at] > best[0] + best[1]:
@@ -229,6 +222,26 @@ def _distances(
         else:  # a missing cell (the atom) is infinitely far from a present value
             out += atom_distances(y[:, c, None], alphabet[None, :, c], scales[c], metric.missing[c])
     return out
+
+
+def bounded_ratios(
+    n_i: NDArray[np.float64],
+    d_i: NDArray[np.float64],
+    n_j: NDArray[np.float64],
+    d_j: NDArray[np.float64],
+    terms: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per vertex: ``max(log N_i - log D_j, log N_j - log D_i)`` and its rounding bound
+    ``2 terms u (1 + 1 / D) + u |loss|`` (:func:`ball_loss`, Notes; ``terms`` the count of
+    rounding steps of each sum). A numerator 0 (no prior gives the output) bounds nothing that
+    way; an infinite loss gets no bound (it fails), ``-inf`` means no such output."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        forward = np.where(n_i > 0, np.log(n_i) - np.log(d_j), -np.inf)
+        backward = np.where(n_j > 0, np.log(n_j) - np.log(d_i), -np.inf)
+        least = np.minimum(np.where(n_i > 0, d_j, np.inf), np.where(n_j > 0, d_i, np.inf))
+        loss = np.maximum(forward, backward)
+        err = 2.0 * terms * _U * (1.0 + 1.0 / least) + _U * np.abs(loss)
+    return loss, np.where(np.isfinite(loss), err, 0.0)
 
 
 def knapsack(

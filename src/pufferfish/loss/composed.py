@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish.loss.balls import knapsack
+from pufferfish.loss.balls import bounded_ratios, knapsack
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.priors.distributions import to_grid
 from pufferfish.priors.joint import MISSING_NUMBER
@@ -284,13 +284,7 @@ def composed_loss(
                 f = (mass * kern).sum(axis=1)
                 values.append((f, f))
         (n_i, d_i), (n_j, d_j) = values
-        with np.errstate(divide="ignore", invalid="ignore"):
-            forward = np.where(n_i > 0, np.log(n_i) - np.log(d_j), -np.inf)
-            backward = np.where(n_j > 0, np.log(n_j) - np.log(d_i), -np.inf)
-            least = np.minimum(np.where(n_i > 0, d_j, np.inf), np.where(n_j > 0, d_i, np.inf))
-            loss = np.maximum(forward, backward)
-            err = 2.0 * (2 * k + 2 * n_views + 4) * _U * (1.0 + 1.0 / least) + _U * np.abs(loss)
-        err = np.where(np.isfinite(loss), err, 0.0)  # an infinite loss fails; -inf: no such record
+        loss, err = bounded_ratios(n_i, d_i, n_j, d_j, 2 * k + 2 * n_views + 4)
         upper = loss + err
         at = int(np.argmax(upper))
         if upper[at] > best[0] + best[1]:
