@@ -67,9 +67,9 @@ COMPOSES = {
 
 #: Exact checks of entries that are not table columns, by entry kind: ``(rule, check)``, the check
 #: returning ``(eps, pairs, for which priors)`` or raising :class:`~.views.Unsupported` or
-#: :class:`~pufferfish.loss.divergence.MemoryLimitError`. Registered by the modules that record such
-#: entries (series: :func:`pufferfish.markov.ledgered.register`, rule 2), so that this module
-#: imports none of them.
+#: :class:`~pufferfish.loss.divergence.MemoryLimitError`. Sums (:func:`sum_joint`, rule 1) are
+#: registered below; series by the module that records them
+#: (:func:`pufferfish.markov.ledgered.register`, rule 2), so that this module imports none of them.
 EXACT_CHECKS: dict[
     str, tuple[str, Callable[[Sequence[Entry]], tuple[float, tuple[PairJoint, ...], str]]]
 ] = {}
@@ -405,7 +405,7 @@ def _pair_loss(prior: Any, a: str, b: str, views: Sequence[View]) -> ComposedLos
     return composed_point_loss(alphabet, pmfs[0], pmfs[1], views)
 
 
-def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...]]:
+def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...], str]:
     """Rule 1 for sums of one system released more than once: each release a Laplace view of the
     same sum, on the query's priors recorded with the releases (the same system, pair set and user).
 
@@ -434,7 +434,11 @@ def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...]]:
             pmfs.append(pmf)
         res = composed_loss(support[:, None], pmfs[0], pmfs[1], views)
         out.append(PairJoint((a, b), res.loss, res.error_bound, res.worst_output))
-    return max(p.loss + p.error_bound for p in out), tuple(out)
+    priors = "at the system's distributions of the sum (the query's priors, seed 000 sec 3)"
+    return max(p.loss + p.error_bound for p in out), tuple(out), priors
+
+
+EXACT_CHECKS["sum"] = (RULES[0], sum_joint)
 
 
 def adding_theorem(entries: Sequence[Entry]) -> tuple[str | None, str]:
@@ -503,22 +507,6 @@ def guarantee(
                 total,
                 priors_text(joint.prior_set),
                 other_sets(entries, joint.prior_set),
-                pairs,
-                time.perf_counter() - start,
-            )
-        except (Unsupported, MemoryLimitError) as exc:
-            reasons.append(f"{RULES[0]}: {exc}")
-    elif all(e.body.get("kind") == "sum" for e in entries):
-        try:
-            eps, pairs = sum_joint(entries)
-            return JointGuarantee(
-                secret,
-                ids,
-                RULES[0],
-                eps,
-                total,
-                "at the system's distributions of the sum (the query's priors, seed 000 sec 3)",
-                "",
                 pairs,
                 time.perf_counter() - start,
             )
