@@ -31,6 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pufferfish.tables.source import process_alive
+
 #: The format of the ledger file this version reads and writes.
 LEDGER_FORMAT = 1
 
@@ -98,17 +100,7 @@ def _now() -> str:
 
 def _alive(pid: int, host: str) -> bool:
     """Whether the process that wrote a pending entry may still run (another host: assumed yes)."""
-    if host != socket.gethostname():
-        return True
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+    return host != socket.gethostname() or process_alive(pid)
 
 
 def file_identity(path: Path) -> str:

@@ -621,7 +621,7 @@ def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
         if not (name.startswith(prefix) and name.endswith(suffix)):
             continue
         pid_text = name[len(prefix) :].split("-", 1)[0]
-        if not pid_text.isdigit() or _alive(int(pid_text)):
+        if not pid_text.isdigit() or process_alive(int(pid_text)):
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():
@@ -641,7 +641,7 @@ def remove_stale_spills() -> None:
     remove_stale(Path(tempfile.gettempdir()), f"{TEMP_MARK}-duckdb-")
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether process ``pid`` runs on this machine (a process of another user counts)."""
     if pid == os.getpid():
         return True
