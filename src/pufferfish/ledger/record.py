@@ -116,6 +116,7 @@ def prepare(
         engine=context.engine,
         spark=context.spark,
     )
+    found = None
     if before:
         last = before[-1].body["data"]
         found = fingerprint(
@@ -126,7 +127,13 @@ def prepare(
         kinds = column_kinds([*before, _provisional(before, body)])
     except Unsupported as exc:
         raise LedgerError(f"this release cannot join the ledger's: {exc}") from None
-    data = fingerprint(context.source, kinds=kinds, **how) | {"description": context.source.description}
+    if (
+        found is None
+        or found["columns"] != sorted(kinds)
+        or found["kinds"] != [kinds[c] for c in sorted(kinds)]
+    ):
+        found = fingerprint(context.source, kinds=kinds, **how)  # a column not released before
+    data = found | {"description": context.source.description}
     path = context.source.origin or context.source.path
     data |= {"path": None if path is None else str(Path(path).resolve())}
     full = dict(body) | {"data": data}
