@@ -40,7 +40,7 @@ def _table(path: Path, n: int = 400, seed: int = 0) -> Path:
     return path
 
 
-def _release(data: Path, out: Path, ledger: Path, **kw: object) -> pf.ReleaseResult:
+def _release(data: Path, out: Path, ledger: Path | None, **kw: object) -> pf.ReleaseResult:
     args: dict[str, object] = dict(
         secret="s", public="x", pairs=PAIRS, epsilon=0.5, mechanism="optimal", prior_set="none", rng=1
     )
@@ -155,19 +155,7 @@ def test_bad_ledgers_and_other_tables_are_one_line_and_nothing_is_written(tmp_pa
 def _worker(args: tuple[str, str, str, int, float | None]) -> str:
     data, out, book, seed, budget = args
     try:
-        pf.release(
-            data,
-            secret="s",
-            public="x",
-            pairs=PAIRS,
-            epsilon=0.5,
-            mechanism="optimal",
-            prior_set="none",
-            rng=seed,
-            output=out,
-            ledger=book,
-            budget=budget,
-        )
+        _release(Path(data), Path(out), Path(book), rng=seed, budget=budget)
         return "ok"
     except BudgetError:
         return "refused"
@@ -186,22 +174,7 @@ def test_concurrent_releases_lose_no_entry_and_a_budget_sees_both(tmp_path: Path
     assert sorted(e.body["output"] for e in entries) == sorted(j[1] for j in jobs)
     # two releases that each fit a budget alone but not together
     book2 = tmp_path / "book2.sqlite"
-    alone = _brute_joint(
-        data,
-        [
-            pf.release(
-                data,
-                secret="s",
-                public="x",
-                pairs=PAIRS,
-                epsilon=0.5,
-                mechanism="optimal",
-                prior_set="none",
-                rng=0,
-                output=tmp_path / "probe.csv",
-            ).chosen.scale
-        ],
-    )
+    alone = _brute_joint(data, [_release(data, tmp_path / "probe.csv", None, rng=0).chosen.scale])
     jobs = [(str(data), str(tmp_path / f"p{i}.csv"), str(book2), i, alone + 0.01) for i in range(2)]
     pool = ctx.Pool(2)
     got = pool.map(_worker, jobs)
