@@ -210,3 +210,83 @@ def test_adult_robust_optimal_scales(kind: str, expected: tuple[float, ...]) -> 
         assert scale == pytest.approx(want, rel=6e-4)
         checked = worst_case_loss(sets[0], sets[1], scale)
         assert checked.error < 1e-10 and checked.loss == pytest.approx(eps, abs=1e-8)
+
+
+def test_range_log_sums_agree_with_a_direct_sum_on_every_path() -> None:
+    # prefixes, suffixes, ranges reduced one by one and the sparse table: all equal a direct sum
+    from pufferfish.loss import robust
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 5, 8, 17, 100, 1000):
+        x = rng.normal(size=n) * 30
+        x[rng.random(n) < 0.2] = -np.inf
+        i = np.concatenate([rng.integers(0, n + 1, 400), np.zeros(5, np.int64), rng.integers(0, n + 1, 5)])
+        j = np.concatenate([rng.integers(0, n + 1, 400), rng.integers(0, n + 1, 5), np.full(5, n)])
+        want = np.array(
+            [np.logaddexp.reduce(x[a:b]) if b > a else -np.inf for a, b in zip(i, j, strict=True)]
+        )
+        for limit in (0.0, 2.0, math.inf):  # 0: sparse table; inf: one by one
+            table = robust._RangeLogSum(x)
+            table.direct_limit = limit
+            got = table.query(i, j)
+            assert np.array_equal(np.isfinite(got), np.isfinite(want)), (n, limit)
+            fin = np.isfinite(want)
+            assert np.allclose(got[fin], want[fin], rtol=0, atol=1e-9), (n, limit)
+
+
+def _random_sets(kind: str, k: int, seed: int) -> list[PriorSet]:
+    rng = np.random.default_rng(seed)
+    a = np.sort(rng.choice(10 * k, size=k, replace=False)).astype(float)
+    return [PriorSet(kind, a, rng.dirichlet(np.ones(k)), r) for r in (0.02, 0.05)]
+
+
+@pytest.mark.parametrize("kind", ["dkw", "l1"])
+def test_large_scans_are_the_same_on_one_or_two_threads_and_every_table(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pufferfish.loss import robust
+
+    sets = _random_sets(kind, 60_000, 7)
+    threaded = worst_case_loss(*sets, 300.0)
+    monkeypatch.setattr(robust, "_TWO_THREADS_FROM", 10**9)
+    assert worst_case_loss(*sets, 300.0) == threaded  # one thread: the same numbers
+    # every general range by the sparse table, or (few for a DKW band) one by one
+    for limit in (0.0, math.inf) if kind == "dkw" else (0.0,):
+        monkeypatch.setattr(robust._RangeLogSum, "direct_limit", limit)
+        robust._PLANS.clear()
+        assert worst_case_loss(*sets, 300.0).loss == pytest.approx(threaded.loss, rel=0, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["dkw", "l1"])
+@pytest.mark.parametrize("limit", [0.0, 2.0])
+def test_larger_scans_match_the_closed_forms(
+    kind: str, limit: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pufferfish.loss import robust
+
+    monkeypatch.setattr(robust._RangeLogSum, "direct_limit", limit)
+    ps = _random_sets(kind, 2_000, 5)[1]
+    for scale in (3.0, 300.0):
+        ext = extremes(ps, scale)
+        for q in np.random.default_rng(1).choice(ps.alphabet.size, size=8, replace=False):
+            lk = -np.abs(ps.alphabet - ps.alphabet[q]) / scale
+            for maximize, got, err in (
+                (True, ext.log_max, ext.error_max),
+                (False, ext.log_min, ext.error_min),
+            ):
+                want, want_err = log_value(extreme_prior(ps, lk, maximize=maximize), lk)
+                assert abs(got[q] - want) <= err[q] + want_err
+
+
+def test_a_set_is_evaluated_at_many_scales_from_one_plan() -> None:
+    # the scale-free plan is kept per set: a later scale equals a fresh computation
+    from pufferfish.loss import robust
+
+    rng = np.random.default_rng(11)
+    a = np.arange(50.0)
+    sets = [PriorSet("dkw", a, rng.dirichlet(np.ones(50)), 0.1) for _ in range(10)]
+    kept = [extremes(s, 2.0) for s in sets] + [extremes(s, 7.0) for s in sets]
+    robust._PLANS.clear()
+    fresh = [extremes(s, 2.0) for s in sets] + [extremes(s, 7.0) for s in sets]
+    for x, y in zip(kept, fresh, strict=True):
+        assert np.array_equal(x.log_max, y.log_max) and np.array_equal(x.log_min, y.log_min)

@@ -15,6 +15,8 @@ range sums (tested against the per-point forms and HiGHS linear programming).
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +24,9 @@ from numpy.typing import NDArray
 
 from pufferfish._checks import check_scale
 from pufferfish.priors.sets import PriorSet, dkw_band
+
+#: From this many alphabet points on, the two sets of a pair are evaluated on two threads.
+_TWO_THREADS_FROM = 50_000
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,16 @@ def worst_case_loss(set_i: PriorSet, set_j: PriorSet, scale: float) -> SetLoss:
     a = set_i.alphabet
     if set_j.alphabet.shape != a.shape or np.any(set_j.alphabet != a):
         raise ValueError("set_i and set_j must be on the same alphabet")
-    ext_i, ext_j = extremes(set_i, b), extremes(set_j, b)
+    if b == 0.0:
+        ext_i, ext_j = _extremes_at_zero(set_i), _extremes_at_zero(set_j)
+    else:
+        total = _kernel_total(a, b)  # the same for both sets
+        if a.size < _TWO_THREADS_FROM:
+            ext_i, ext_j = _plan(set_i).at(b, total), _plan(set_j).at(b, total)
+        else:  # NumPy's loops release the GIL: the two sets on two threads
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                later = pool.submit(lambda: _plan(set_j).at(b, total))
+                ext_i, ext_j = _plan(set_i).at(b, total), later.result()
     best = SetLoss(b, -math.inf, float(a[0]), 0)
     for side, (hi, lo) in enumerate(((ext_i, ext_j), (ext_j, ext_i))):
         with np.errstate(invalid="ignore"):
@@ -164,34 +178,15 @@ def extremes(prior_set: PriorSet, scale: float) -> Extremes:
     are normal or subnormal doubles); the log-sum-exp chains add ``3 u`` per step, at most
     ``N + 2 log2 N + 8`` steps (``N`` the table's size). The bound in log space is that of
     :func:`pufferfish.priors.sets.log_value`.
+
+    None of the optimizers depends on ``b`` (only on the order of the distances ``|a_q - a_l|``):
+    their ranges and points are found once per set and kept for the last 8 sets, so the ~14 scales
+    a calibration tries cost a few ``O(k)`` log-sum-exp passes each.
     """
     b = check_scale(scale)
-    a = prior_set.alphabet
-    k = a.size
-    p_hat = prior_set.center
     if b == 0.0:
         return _extremes_at_zero(prior_set)
-    s = (a - 0.5 * (a[0] + a[-1])) / b  # centred exponents
-    dist = _Distances(a, b)
-    ones = _KernelSums(np.zeros(k), s)
-    log_total = ones.range(np.zeros(k, dtype=np.int64), np.full(k, k), dist.q)
-    if prior_set.kind == "none" or prior_set.radius == 0.0:
-        sums = _KernelSums(_log(p_hat), s)
-        value = sums.range(np.zeros(k, dtype=np.int64), np.full(k, k), dist.q)
-        log_max, log_min = value, value.copy()
-    elif prior_set.kind == "dkw":
-        log_max, log_min = _dkw_scan(p_hat, prior_set.radius, s, dist)
-    else:
-        log_max, log_min = _l1_scan(p_hat, prior_set.radius, s, dist)
-    size = ones.size
-    steps = size + 2 * math.log2(size) + 8
-    other = _U * (3.0 * float(np.max(np.abs(s))) * 2.0 + 750.0 + 3.0 * steps)
-    return Extremes(
-        log_max,
-        log_min,
-        _first_error(log_max, log_total, k) + other,
-        _first_error(log_min, log_total, k) + other,
-    )
+    return _plan(prior_set).at(b, _kernel_total(prior_set.alphabet, b))
 
 
 _U = 2.0**-53
@@ -214,57 +209,198 @@ def _log(w: NDArray[np.float64]) -> NDArray[np.float64]:
 class _Distances:
     """The alphabet's points ``q`` and the distances ``|a_q - a_l|`` the kernel uses."""
 
-    def __init__(self, a: NDArray[np.float64], b: float) -> None:
+    def __init__(self, a: NDArray[np.float64]) -> None:
         self.a = a
-        self.b = b
         self.q = np.arange(a.size)
-
-    def log_kernel(self, q: NDArray[np.int64], idx: NDArray[np.int64]) -> NDArray[np.float64]:
-        return -np.abs(self.a[q] - self.a[idx]) / self.b
 
     def nearer(self, q: NDArray[np.int64], i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Whether ``a_i`` is strictly nearer to ``a_q`` than ``a_j``."""
         return np.abs(self.a[q] - self.a[i]) < np.abs(self.a[q] - self.a[j])
 
 
+@dataclass(frozen=True)
+class _Range:
+    """The term ``log sum_{l in [i, j)} w_l e^{-|a_q - a_l| / b}`` of weight vector ``w``."""
+
+    w: int
+    i: NDArray[np.int64]
+    j: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class _Point:
+    """The term ``log c + (-|a_q - a_idx| / b)``."""
+
+    log_c: NDArray[np.float64]
+    idx: NDArray[np.int64]
+
+
+class _Plan:
+    """What a set's scan is at every scale: the optimizers' pmfs around each point as ranges of
+    fixed weight vectors and single points (none of it depends on ``b``); :meth:`at` evaluates
+    them at one scale.
+    """
+
+    def __init__(
+        self,
+        a: NDArray[np.float64],
+        log_weights: list[NDArray[np.float64]],
+        high: list[_Range | _Point],
+        low: list[_Range | _Point],
+    ) -> None:
+        self.a = a
+        self.log_weights = log_weights
+        self.high, self.low = high, low
+
+    def at(self, b: float, log_total: NDArray[np.float64]) -> Extremes:
+        """The extremes at scale ``b > 0``; ``log_total`` is :func:`_kernel_total` (rounding bound)."""
+        a, k = self.a, self.a.size
+        q = np.arange(k)
+        s = (a - 0.5 * (a[0] + a[-1])) / b  # centred exponents
+        sums = [_KernelSums(w, s) for w in self.log_weights]
+
+        def value(terms: list[_Range | _Point]) -> NDArray[np.float64]:
+            parts = [
+                sums[t.w].range(t.i, t.j, q) if isinstance(t, _Range) else t.log_c - np.abs(a - a[t.idx]) / b
+                for t in terms
+            ]
+            return parts[0] if len(parts) == 1 else np.logaddexp.reduce(parts, axis=0)
+
+        log_max, log_min = value(self.high), value(self.low)
+        size = sums[0].size
+        steps = size + 2 * math.log2(size) + 8
+        other = _U * (3.0 * float(np.max(np.abs(s))) * 2.0 + 750.0 + 3.0 * steps)
+        return Extremes(
+            log_max,
+            log_min,
+            _first_error(log_max, log_total, k) + other,
+            _first_error(log_min, log_total, k) + other,
+        )
+
+
+def _kernel_total(a: NDArray[np.float64], b: float) -> NDArray[np.float64]:
+    """``log sum_l e^{-|a_q - a_l| / b}`` at every point ``q`` (the rounding bound's scale)."""
+    k = a.size
+    s = (a - 0.5 * (a[0] + a[-1])) / b
+    return _KernelSums(np.zeros(k), s).range(np.zeros(k, dtype=np.int64), np.full(k, k), np.arange(k))
+
+
+#: The plans of the last few sets (by identity): a calibration checks the same sets at many scales.
+_PLANS: list[tuple[PriorSet, _Plan]] = []
+_PLANS_LOCK = threading.Lock()
+
+
+def _plan(prior_set: PriorSet) -> _Plan:
+    with _PLANS_LOCK:
+        for held, plan in _PLANS:
+            if held is prior_set:
+                return plan
+    a, p_hat, k = prior_set.alphabet, prior_set.center, prior_set.alphabet.size
+    dist = _Distances(a)
+    if prior_set.kind == "none" or prior_set.radius == 0.0:
+        whole: list[_Range | _Point] = [_Range(0, np.zeros(k, dtype=np.int64), np.full(k, k))]
+        plan = _Plan(a, [_log(p_hat)], whole, whole)
+    elif prior_set.kind == "dkw":
+        plan = _dkw_plan(p_hat, prior_set.radius, dist)
+    else:
+        plan = _l1_plan(p_hat, prior_set.radius, dist)
+    with _PLANS_LOCK:
+        _PLANS.insert(0, (prior_set, plan))
+        del _PLANS[8:]
+    return plan
+
+
 class _RangeLogSum:
     """``log sum_{l in [i, j)} exp(x_l)`` for many ranges at once, without subtraction.
 
-    A disjoint sparse table: at level ``h`` the entries are cut into blocks of ``2^(h+1)``; it
-    stores the log-sum from each entry of a block's left half to the half's end, and from the
-    right half's start to each entry of that half. A range ``[i, j]`` whose ends first differ
-    in bit ``h`` is one left part plus one right part at level ``h``. O(N log N) to build,
-    O(1) per range.
+    Three ways, each built only when a query needs it (the scans' queries are mostly prefixes
+    ``[0, j)`` and suffixes ``[i, n)``; general ranges are few for a DKW band):
+
+    * a prefix or a suffix is read from one ``np.logaddexp.accumulate`` over the entries (O(N));
+    * other ranges whose lengths add up to at most :attr:`direct_limit` times ``N`` are reduced one
+      by one (``np.logaddexp.reduceat``, in order);
+    * beyond that, a disjoint sparse table: at level ``h`` the entries are cut into blocks of
+      ``2^(h+1)``; it stores the log-sum from each entry of a block's left half to the half's end,
+      and from the right half's start to each entry of that half. A range ``[i, j]`` whose ends
+      first differ in bit ``h`` is one left part plus one right part at level ``h``. O(N log N) to
+      build, O(1) per range.
+
+    Rounding: every value is a chain of at most ``N`` ``logaddexp`` steps (a prefix, a suffix, one
+    range in order) or of at most ``2 log2 N + 1`` (the sparse table), each within ``3 u``: the
+    ``N + 2 log2 N + 8`` steps :func:`extremes` bounds.
     """
+
+    #: General ranges are reduced one by one while their lengths add up to at most this times N.
+    direct_limit = 2.0
 
     def __init__(self, x: NDArray[np.float64]) -> None:
         n = x.size
         size = 2
         while size < n:
             size *= 2
-        pad = np.full(size, -np.inf)
+        pad = np.full(size + 1, -np.inf)  # one more -inf: reduceat may point one past the end
         pad[:n] = x
-        levels = []
-        half = 1
-        while half < size:
-            blocks = pad.reshape(-1, 2, half)
-            left = np.logaddexp.accumulate(blocks[:, 0, ::-1], axis=1)[:, ::-1]
-            right = np.logaddexp.accumulate(blocks[:, 1, :], axis=1)
-            levels.append(np.stack([left, right], axis=1).reshape(-1))
-            half *= 2
-        self.x = pad
-        self.levels = np.array(levels)
+        self.n = n
+        self.x = pad[:size]
+        self._pad = pad
         self.size = size
+        self._prefix: NDArray[np.float64] | None = None
+        self._suffix: NDArray[np.float64] | None = None
+        self._levels: NDArray[np.float64] | None = None
+
+    def prefix(self) -> NDArray[np.float64]:
+        """``prefix()[j] = log sum_{l < j} exp(x_l)``, ``j = 0..size``."""
+        if self._prefix is None:
+            self._prefix = np.concatenate([[-np.inf], np.logaddexp.accumulate(self.x)])
+        return self._prefix
+
+    def suffix(self) -> NDArray[np.float64]:
+        """``suffix()[i] = log sum_{l >= i} exp(x_l)``, ``i = 0..size``."""
+        if self._suffix is None:
+            self._suffix = np.concatenate([np.logaddexp.accumulate(self.x[::-1])[::-1], [-np.inf]])
+        return self._suffix
+
+    def levels(self) -> NDArray[np.float64]:
+        """The disjoint sparse table, shape ``(log2 size, size)``."""
+        if self._levels is None:
+            size = self.size
+            levels = np.empty((max(size.bit_length() - 1, 1), size))
+            half = 1
+            for h in range(levels.shape[0]):
+                blocks = self.x.reshape(-1, 2, half)
+                out = levels[h].reshape(-1, 2, half)
+                np.logaddexp.accumulate(blocks[:, 0, ::-1], axis=1, out=out[:, 0, ::-1])
+                np.logaddexp.accumulate(blocks[:, 1, :], axis=1, out=out[:, 1, :])
+                half *= 2
+            self._levels = levels
+        return self._levels
 
     def query(self, i: NDArray[np.int64], j: NDArray[np.int64]) -> NDArray[np.float64]:
         """Log-sums over ``[i, j)`` (``-inf`` for an empty range), elementwise."""
-        out = np.full(np.shape(i), -np.inf)
+        i, j = np.broadcast_arrays(np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64))
+        out = np.full(i.shape, -np.inf)
         keep = j > i
-        lo, hi = i[keep], j[keep] - 1
+        first = keep & (i == 0)
+        if np.any(first):
+            out[first] = self.prefix()[j[first]]
+        last = keep & ~first & (j >= self.n)
+        if np.any(last):
+            out[last] = self.suffix()[i[last]]
+        rest = keep & ~first & ~last
+        if not np.any(rest):
+            return out
+        lo, hi = i[rest], j[rest]
+        if float(np.sum(hi - lo)) <= self.direct_limit * self.size:
+            bounds = np.empty(2 * lo.size, dtype=np.int64)
+            bounds[0::2], bounds[1::2] = lo, hi
+            out[rest] = np.logaddexp.reduceat(self._pad, bounds)[0::2]
+            return out
+        hi = hi - 1
         h = np.frexp((lo ^ hi).astype(np.float64))[1] - 1  # highest differing bit; -1 if equal
         hh = np.maximum(h, 0)
-        pair = np.logaddexp(self.levels[hh, lo], self.levels[hh, hi])
-        out[keep] = np.where(h < 0, self.x[lo], pair)
+        levels = self.levels()
+        pair = np.logaddexp(levels[hh, lo], levels[hh, hi])
+        out[rest] = np.where(h < 0, self.x[lo], pair)
         return out
 
 
@@ -279,27 +415,29 @@ class _KernelSums:
 
     def range(self, i: NDArray[np.int64], j: NDArray[np.int64], q: NDArray[np.int64]) -> NDArray[np.float64]:
         split = np.clip(q + 1, i, np.maximum(i, j))
-        left = self.left.query(i, split) - self.s[q]
+        if np.all(split >= j):  # every range ends at or before its point
+            return self.left.query(i, split) - self.s[q]
         right = self.right.query(split, j) + self.s[q]
-        return np.logaddexp(left, right)
+        if np.all(split <= i):  # every range starts after its point
+            return right
+        return np.logaddexp(self.left.query(i, split) - self.s[q], right)
 
 
-def _dkw_scan(
-    p_hat: NDArray[np.float64], eta: float, s: NDArray[np.float64], dist: _Distances
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _dkw_plan(p_hat: NDArray[np.float64], eta: float, dist: _Distances) -> _Plan:
     k = p_hat.size
     q = dist.q
     lower, upper = dkw_band(p_hat, eta)
     d_lower = np.maximum(np.diff(lower, prepend=0.0), 0.0)
     d_upper = np.maximum(np.diff(upper, prepend=0.0), 0.0)
-    sum_l, sum_u = _KernelSums(_log(d_lower), s), _KernelSums(_log(d_upper), s)
     zero, end = np.zeros(k, dtype=np.int64), np.full(k, k)
     lower_prev = np.concatenate([[0.0], lower[:-1]])
     upper_prev = np.concatenate([[0.0], upper[:-1]])
     # maximum: F = L before q, U from q on
-    log_max = np.logaddexp.reduce(
-        [sum_l.range(zero, q, q), _log(upper - lower_prev), sum_u.range(q + 1, end, q)], axis=0
-    )
+    high: list[_Range | _Point] = [
+        _Range(0, zero, q),
+        _Point(_log(upper - lower_prev), q),
+        _Range(1, q + 1, end),
+    ]
     # minimum: F = clip(z, L, U) at the lowest level whose interval has k(lo) > k(hi) or lo >= q
     levels = np.unique(np.concatenate([lower, upper]))
     mids = 0.5 * (levels[:-1] + levels[1:])
@@ -321,16 +459,13 @@ def _dkw_scan(
     free = lo < hi
     w_lo = np.where(free, z - upper_prev[lo], lower[lo] - upper_prev[lo])
     w_hi = np.where(free, lower[hi] - z, 0.0)
-    log_min = np.logaddexp.reduce(
-        [
-            sum_u.range(zero, lo, q),
-            _log(w_lo) + dist.log_kernel(q, lo),
-            _log(w_hi) + dist.log_kernel(q, hi),
-            sum_l.range(hi + 1, end, q),
-        ],
-        axis=0,
-    )
-    return log_max, log_min
+    low: list[_Range | _Point] = [
+        _Range(1, zero, lo),
+        _Point(_log(w_lo), lo),
+        _Point(_log(w_hi), hi),
+        _Range(0, hi + 1, end),
+    ]
+    return _Plan(dist.a, [_log(d_lower), _log(d_upper)], high, low)
 
 
 class _Windows:
@@ -376,12 +511,9 @@ class _Windows:
         return first
 
 
-def _l1_scan(
-    p_hat: NDArray[np.float64], r: float, s: NDArray[np.float64], dist: _Distances
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _l1_plan(p_hat: NDArray[np.float64], r: float, dist: _Distances) -> _Plan:
     k = p_hat.size
     q = dist.q
-    sums = _KernelSums(_log(p_hat), s)
     win = _Windows(p_hat, dist)
     # maximum: y takes beta from the farthest points; the nearest ones keep 1 - p_q - beta
     beta = np.minimum(r / 2.0, 1.0 - p_hat)
@@ -392,17 +524,14 @@ def _l1_scan(
     edge = np.where(sl_m > s_left, q - sl_m, np.minimum(q + s_right + 1, k - 1))
     kept = keep - (win.mass(s_left, s_right) - p_hat)
     kept = np.where(keep > 0.0, np.clip(kept, 0.0, p_hat[edge]), 0.0)
-    log_max = np.logaddexp.reduce(
-        [
-            _log(p_hat + beta),
-            sums.range(q - s_left, q, q),
-            sums.range(q + 1, q + s_right + 1, q),
-            _log(kept) + dist.log_kernel(q, edge),
-        ],
-        axis=0,
-    )
+    high: list[_Range | _Point] = [
+        _Point(_log(p_hat + beta), q),
+        _Range(0, q - s_left, q),
+        _Range(0, q + 1, q + s_right + 1),
+        _Point(_log(kept), edge),
+    ]
     if k == 1:
-        return log_max, log_max.copy()
+        return _Plan(dist.a, [_log(p_hat)], high, high)
     # minimum: the farther end takes beta from the nearest points (it is last in their order)
     far = np.where(np.abs(dist.a[q] - dist.a[0]) >= np.abs(dist.a[-1] - dist.a[q]), 0, k - 1)
     beta = np.minimum(r / 2.0, 1.0 - p_hat[far])
@@ -413,16 +542,13 @@ def _l1_scan(
     rest = np.clip(win.mass(sl_m, sr_m) - beta, 0.0, p_hat[edge])
     start = np.where(far == 0, 1, 0)
     stop = np.where(far == k - 1, k - 1, k)
-    log_min = np.logaddexp.reduce(
-        [
-            sums.range(start, np.maximum(q - sl_m, start), q),
-            sums.range(np.minimum(q + sr_m + 1, stop), stop, q),
-            _log(rest) + dist.log_kernel(q, edge),
-            _log(p_hat[far] + beta) + dist.log_kernel(q, far),
-        ],
-        axis=0,
-    )
-    return log_max, log_min
+    low: list[_Range | _Point] = [
+        _Range(0, start, np.maximum(q - sl_m, start)),
+        _Range(0, np.minimum(q + sr_m + 1, stop), stop),
+        _Point(_log(rest), edge),
+        _Point(_log(p_hat[far] + beta), far),
+    ]
+    return _Plan(dist.a, [_log(p_hat)], high, low)
 
 
 def _extremes_at_zero(prior_set: PriorSet) -> Extremes:
