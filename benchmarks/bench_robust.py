@@ -71,9 +71,7 @@ def main() -> None:
     ks = [int(float(v)) for v in sys.argv[1:]] or [1_000, 100_000, 1_000_000]
     rounds = 3
     print(machine())
-    print(
-        f"rounds: {rounds}, interleaved (point, dkw, l1); times are medians, ratios min / median / max"
-    )
+    print(f"rounds: {rounds}, interleaved (point, dkw, l1); times are medians, ratios min / median / max")
     print(
         f"{'case':<34} {'one loss (s)':>12} {'optimal (s)':>12} {'evals':>6} {'scale':>10} {'/ point':>8} "
         f"{'time / point (min / median / max)':>34}"

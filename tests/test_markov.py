@@ -625,3 +625,73 @@ def test_histogram_optimum_of_the_reference_chain_is_twice_the_count() -> None:
     # README and docs/markov.rst: f = 0.1, T = 100, eps 1: 17.2809 = 2 x 8.6404
     got = _scales(CountModel((_flip(0.1),), 100, "1", "histogram"), ["optimal"])
     assert got["optimal"] == pytest.approx(17.2809, abs=1e-4)
+
+
+def _step_reference(table: np.ndarray, log_m: np.ndarray) -> np.ndarray:
+    """The table step as first written: every column, a logsumexp by the largest term."""
+    terms = table[:, None, :] + log_m[:, :, None]
+    top = terms.max(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.log(np.exp(terms - top).sum(axis=0)) + top
+    out[top == -np.inf] = -np.inf
+    return out
+
+
+def test_the_table_step_on_the_reachable_counts_equals_the_step_on_every_count() -> None:
+    from pufferfish.markov import counts
+
+    rng = np.random.default_rng(4)
+    for k in (1, 2, 3, 5):
+        for _ in range(20):
+            with np.errstate(divide="ignore"):
+                log_m = np.log(rng.dirichlet(np.ones(k), size=k) * (rng.random((k, k)) < 0.8))
+                table = np.log(rng.random((k, 40)))
+            table[:, rng.integers(0, 41) :] = -np.inf
+            table[rng.random((k, 40)) < 0.2] = -np.inf
+            assert np.array_equal(counts._step(table, log_m), _step_reference(table, log_m))
+
+
+@pytest.mark.parametrize(
+    "matrix", [[[0.9, 0.1], [0.2, 0.8]], [[0.5, 0.3, 0.2], [0.0, 0.6, 0.4], [0.3, 0.3, 0.4]]]
+)
+def test_count_priors_on_worker_threads_equal_those_of_one_thread(matrix, monkeypatch) -> None:
+    from pufferfish.markov import counts
+
+    chain = MarkovChain(np.array(matrix), "stationary")
+    monkeypatch.setattr(counts, "_THREADS_FROM", 1)
+    threaded = count_priors(chain, 240, chain.states[-1])
+    monkeypatch.setattr(counts, "_THREADS_FROM", 10**9)
+    single = count_priors(chain, 240, chain.states[-1])
+    assert threaded.keys() == single.keys()
+    for key, p in single.items():
+        assert np.array_equal(threaded[key].log_pmf, p.log_pmf) and threaded[key].log_error == p.log_error
+
+
+def test_the_check_of_many_pairs_is_the_same_in_chunks_on_two_threads(monkeypatch) -> None:
+    from pufferfish.loss import exact
+
+    chain = MarkovChain(np.array([[0.8, 0.2], [0.3, 0.7]]), "stationary")
+    scenario = count_scenario(CountModel((chain,), 300, "1"))
+    for scale in (0.0, 3.0, 40.0):
+        monkeypatch.setattr(exact, "_CHUNK_ENTRIES", 10**9)  # one chunk
+        whole = exact.privacy_loss(scenario, scale)
+        monkeypatch.setattr(exact, "_CHUNK_ENTRIES", 3_000)  # 10 pairs a chunk, on two threads
+        assert exact.privacy_loss(scenario, scale) == whole
+
+
+def test_a_prior_that_keeps_only_its_logs_gives_its_pmf_when_read() -> None:
+    import dataclasses
+    import pickle
+
+    from pufferfish.priors.distributions import DiscretePrior
+
+    logs = np.array([np.log(0.2), -np.inf, np.log(0.5), np.log(0.3)])
+    kept = DiscretePrior.from_log_pmf([0, 1, 2, 3], logs)
+    lean = DiscretePrior.from_log_pmf([0, 1, 2, 3], logs, keep_pmf=False)
+    assert "pmf" not in vars(lean)
+    assert np.allclose(lean.pmf, kept.pmf, rtol=1e-15, atol=0) and not lean.pmf.flags.writeable
+    assert np.array_equal(lean.log_pmf, kept.log_pmf) and lean.mean == pytest.approx(kept.mean, rel=1e-15)
+    assert np.array_equal(pickle.loads(pickle.dumps(lean)).pmf, lean.pmf)
+    assert np.array_equal(dataclasses.replace(lean, log_error=1e-9).pmf, lean.pmf)
+    with pytest.raises(AttributeError, match="no attribute 'pfm'"):
+        _ = lean.pfm  # type: ignore[attr-defined]

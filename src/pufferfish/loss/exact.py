@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -298,11 +299,34 @@ def _shared_support_losses(
     name: str, items: list[tuple[tuple[str, str], DiscretePrior, DiscretePrior]], scale: float
 ) -> tuple[list[PairLoss], float]:
     """:func:`pair_privacy_loss` of many pairs of one prior whose priors share one support, as
-    array operations: the release log-densities of every distinct prior in one call of
-    :func:`~pufferfish.loss.laplace_sums.laplace_log_sums` (the same sums and the same per-entry
-    rounding bounds as :func:`_log_density_and_errors`), then every pair's maximum; at scale 0
-    the prior log-ratios with the bound of :func:`pair_privacy_loss`. Returns the pair losses
-    (in the order of ``items``) and the largest rounding bound."""
+    array operations, a chunk of pairs at a time (:func:`_chunk_losses`; chunks of about
+    :data:`_CHUNK_ENTRIES` entries per array, on two threads when there are many: NumPy's loops
+    release the GIL, and each pair's numbers do not depend on the chunk it is in). Returns the pair
+    losses (in the order of ``items``) and the largest rounding bound."""
+    size = max(items[0][1].support.size, 1)
+    step = max(1, _CHUNK_ENTRIES // size)
+    chunks = [items[lo : lo + step] for lo in range(0, len(items), step)]
+    if len(chunks) < 4:
+        done = [_chunk_losses(name, chunk, scale) for chunk in chunks]
+    else:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            done = list(pool.map(lambda chunk: _chunk_losses(name, chunk, scale), chunks))
+    out = [loss for losses, _ in done for loss in losses]
+    return out, max(bound for _, bound in done)
+
+
+#: Entries (pairs x support points) of one chunk of :func:`_shared_support_losses`: arrays of
+#: 2 MB, a few of them alive per thread.
+_CHUNK_ENTRIES = 250_000
+
+
+def _chunk_losses(
+    name: str, items: list[tuple[tuple[str, str], DiscretePrior, DiscretePrior]], scale: float
+) -> tuple[list[PairLoss], float]:
+    """The pair losses of one chunk: the release log-densities of every distinct prior of the
+    chunk in one call of :func:`~pufferfish.loss.laplace_sums.laplace_log_sums` (the same sums
+    and the same per-entry rounding bounds as :func:`_log_density_and_errors`), then every pair's
+    maximum; at scale 0 the prior log-ratios with the bound of :func:`pair_privacy_loss`."""
     support = items[0][1].support
     rows: dict[int, int] = {}
     stack: list[NDArray[np.float64]] = []
@@ -316,46 +340,37 @@ def _shared_support_losses(
                 log_errors.append(p.log_error)
     logp = np.array(stack)
     extra = np.array(log_errors)
-    first = np.array([rows[id(p_i)] for _, p_i, _ in items])
-    second = np.array([rows[id(p_j)] for _, _, p_j in items])
-    out: list[PairLoss] = []
-    worst_bound = 0.0
+    ii = np.array([rows[id(p_i)] for _, p_i, _ in items])
+    jj = np.array([rows[id(p_j)] for _, _, p_j in items])
     if scale > 0.0:
         density, errors = laplace_log_sums(support, logp, scale)
         errors = errors + _density_rounding(scale) + extra[:, None]
         # the constant log(2 scale) cancels in every difference: the densities are used as sums
-    step = max(1, 4_000_000 // max(support.size, 1))  # pairs per chunk: about 32 MB per array
-    for lo in range(0, len(items), step):
-        ii, jj = first[lo : lo + step], second[lo : lo + step]
-        if scale > 0.0:
-            diff = density[ii] - density[jj]
-            size = np.abs(diff)
-            k = np.argmax(size, axis=1)
-            at = np.arange(k.size)
-            loss = size[at, k]
-            bound = np.max(size + errors[ii] + errors[jj], axis=1) - loss
-        else:
-            lp, lq = logp[ii], logp[jj]
-            used = np.isfinite(lp) | np.isfinite(lq)
-            with np.errstate(invalid="ignore"):
-                diff = np.where(used, lp - lq, 0.0)
-            size = np.abs(diff)
-            k = np.argmax(size, axis=1)
-            at = np.arange(k.size)
-            loss = size[at, k]
-            with np.errstate(invalid="ignore"):
-                err0 = np.where(used, 4.0 * _U * (2.0 + np.abs(lp) + np.abs(lq)), 0.0)
-                bound = np.where(np.isfinite(loss), np.max(size + err0, axis=1) - loss, 0.0)
-            bound = bound + extra[ii] + extra[jj]
-        signs = (diff[at, k] >= 0).tolist()
-        worst_bound = max(worst_bound, float(bound.max()))
-        out.extend(
-            PairLoss(name, item[0], value, y, item[0][0] if up else item[0][1])
-            for item, value, y, up in zip(
-                items[lo : lo + step], loss.tolist(), support[k].tolist(), signs, strict=True
-            )
-        )
-    return out, worst_bound
+        diff = density[ii] - density[jj]
+        size = np.abs(diff)
+        k = np.argmax(size, axis=1)
+        at = np.arange(k.size)
+        loss = size[at, k]
+        bound = np.max(size + errors[ii] + errors[jj], axis=1) - loss
+    else:
+        lp, lq = logp[ii], logp[jj]
+        used = np.isfinite(lp) | np.isfinite(lq)
+        with np.errstate(invalid="ignore"):
+            diff = np.where(used, lp - lq, 0.0)
+        size = np.abs(diff)
+        k = np.argmax(size, axis=1)
+        at = np.arange(k.size)
+        loss = size[at, k]
+        with np.errstate(invalid="ignore"):
+            err0 = np.where(used, 4.0 * _U * (2.0 + np.abs(lp) + np.abs(lq)), 0.0)
+            bound = np.where(np.isfinite(loss), np.max(size + err0, axis=1) - loss, 0.0)
+        bound = bound + extra[ii] + extra[jj]
+    signs = (diff[at, k] >= 0).tolist()
+    out = [
+        PairLoss(name, item[0], value, y, item[0][0] if up else item[0][1])
+        for item, value, y, up in zip(items, loss.tolist(), support[k].tolist(), signs, strict=True)
+    ]
+    return out, float(bound.max())
 
 
 # ---------------------------------------------------------------------------------------------

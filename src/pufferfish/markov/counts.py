@@ -12,12 +12,13 @@ future are independent (Markov property), so with the forward table
                         (sum_u F_{i-1}(u, c1) M[u, a]) (sum_v M[a, v] B_{i+1}(v, c2)).
 
 Each table step costs O(k^2 T) and each node's convolution O(T^2): O(T^2 k^2 + T^3 k) in time
-(the cubic term is a direct convolution in C, about 5e9 products a second here; a binary chain
-at T = 10,000 calibrates in 138 s and 1.8 GiB, ``benchmarks/bench_markov.py``). Memory: the
+(the cubic term is a direct convolution in C, run for the nodes on two worker threads while the
+tables step back; a table step computes only the counts it can reach; a binary chain at
+T = 10,000 calibrates in 28.8 s and 960 MiB, ``benchmarks/bench_markov.py --long``). Memory: the
 forward tables are kept every ``sqrt(T)`` steps and recomputed a segment at a time on the way
-back (O(T^1.5 k)); the priors themselves take ``2 (T + 1)`` floats per time and state (their
-support array is shared). The issue asked O(T k) memory per node: that is the size of a node's
-prior, which the check needs. A time-reversible stationary chain
+back (O(T^1.5 k)); the priors themselves take ``T + 1`` floats per time and state (their log
+pmf; the pmf is recomputed when read, and the support array is shared). The issue asked O(T k)
+memory per node: that is the size of a node's prior, which the check needs. A time-reversible stationary chain
 (:attr:`~.chain.MarkovChain.time_reversible`) needs half the times: the count is symmetric in
 time. Every prior is a
 1-D :class:`~pufferfish.priors.distributions.DiscretePrior` on ``0..T`` (or ``0, 1/T, ..., 1``), so the
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,12 +68,15 @@ MARKOV_MECHANISMS = (
     "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal",
 )  # fmt: skip
 
-#: Most memory (bytes) the count priors of one model may take: about ``16 (T + 1)`` bytes per
-#: checked time, state and chain (a log pmf and a pmf of ``T + 1`` counts each; a binary chain at
-#: T = 10,000, 5,000 checked times, takes 1.8 GiB in ``benchmarks/bench_markov.py``). A model
+#: Most memory (bytes) the count priors of one model may take: about ``8 (T + 1)`` bytes per
+#: checked time, state and chain (a log pmf of ``T + 1`` counts each; a binary chain at
+#: T = 10,000, 5,000 checked times, peaks at 960 MiB in ``benchmarks/bench_markov.py``). A model
 #: beyond it is refused before anything is allocated, with the memory it would need (issue 43:
 #: ``--length 1e18`` ended in a MemoryError, 1e7 ran until killed).
 MAX_PRIOR_BYTES = 8 * 2**30
+
+#: From this length on, :func:`count_priors` convolves on two worker threads.
+_THREADS_FROM = 200
 
 #: Largest span (nats) of the values of one block of a log-space convolution.
 _BLOCK_NATS = 300.0
@@ -181,9 +186,9 @@ class CountModel:
 
     @property
     def prior_bytes(self) -> int:
-        """About how much memory the count priors take (:data:`MAX_PRIOR_BYTES`): ``16 (T + 1)``
-        bytes per checked time, state and chain."""
-        return 16 * (self.length + 1) * len(self.checked_times) * self.chains[0].k * self.checked_chains
+        """About how much memory the count priors take (:data:`MAX_PRIOR_BYTES`): ``8 (T + 1)``
+        bytes per checked time, state and chain (their log pmf; the pmf is not kept)."""
+        return 8 * (self.length + 1) * len(self.checked_times) * self.chains[0].k * self.checked_chains
 
     @property
     def states(self) -> tuple[str, ...]:
@@ -280,29 +285,38 @@ def count_priors(
             checkpoints.append(past)
     support = np.arange(T + 1, dtype=np.float64)
     support.setflags(write=False)
-    pending: list[tuple[int, int, NDArray[np.float64]]] = []
-    runs = 1
+    nodes: list[tuple[int, int, NDArray[np.float64], Future[int]]] = []
     future = np.full((k, T + 1), -np.inf)  # log P(C_{i+1..T-1} = c | X_i = a); none after T - 1
     future[:, 0] = 0.0
-    for seg in range((T - 1) // every, -1, -1):
-        lo, hi = seg * every, min((seg + 1) * every, T)
-        rows = [checkpoints[seg]]
-        for _ in range(lo + 1, hi):
-            rows.append(_step(_counted(rows[-1], tgt), log_m))
-        for i in range(hi - 1, lo - 1, -1):
-            if wanted[i]:
-                for a in range(k):
-                    if rows[i - lo][a].max() == -np.inf:
-                        continue  # X_i = a has probability 0: no secret
-                    joint, pairs = _log_convolve(rows[i - lo][a], future[a])
-                    runs = max(runs, pairs)
-                    if a == tgt:
-                        joint = _shift(joint, 1)
-                    pending.append((i, a, joint))
-                    big = max(big, _largest(joint))
-            # log P(C_{i..T-1} = c | X_i = x), then one step back
-            future = _step(_counted(future, tgt), log_m.T)
-            big = max(big, _largest(future))
+    # each node's convolution (the O(T^3 k) part) runs on a worker thread while this one steps
+    # the tables back (NumPy's convolution releases the GIL); no array given to a worker changes
+    with ThreadPoolExecutor(max_workers=2 if T >= _THREADS_FROM else 1) as pool:
+        for seg in range((T - 1) // every, -1, -1):
+            lo, hi = seg * every, min((seg + 1) * every, T)
+            rows = [checkpoints[seg]]
+            for _ in range(lo + 1, hi):
+                rows.append(_step(_counted(rows[-1], tgt), log_m))
+            for i in range(hi - 1, lo - 1, -1):
+                if wanted[i]:
+                    for a in range(k):
+                        if rows[i - lo][a].max() == -np.inf:
+                            continue  # X_i = a has probability 0: no secret
+                        joint = np.full(T + 1, -np.inf)
+                        job = pool.submit(_node, rows[i - lo][a], future[a], joint, a == tgt)
+                        nodes.append((i, a, joint, job))
+                        # a queued job holds its two tables: at most 16 queued, so they stay few
+                        if len(nodes) > 16:
+                            nodes[-17][3].result()
+                # log P(C_{i..T-1} = c | X_i = x), then one step back
+                future = _step(_counted(future, tgt), log_m.T)
+                big = max(big, _largest(future))
+        pending: list[tuple[int, int, NDArray[np.float64]]] = []
+        runs = 1
+        for i, a, joint, job in nodes:
+            runs = max(runs, job.result())
+            big = max(big, _largest(joint))
+            pending.append((i, a, joint))
+        del nodes
     log_error = (
         _U * ((1.0 + big) * (2 * T * (k + 4) + 2 * T + 32 + 2 * runs) + 4.0 * (_BLOCK_NATS + 2.0))
         + 2.0 * chain.start_log_error
@@ -312,8 +326,18 @@ def count_priors(
     pending.sort(key=lambda item: (-item[0], -item[1]))
     while pending:  # each table freed as its prior is made: no second copy of them all
         i, a, joint = pending.pop()
-        out[(i, a)] = DiscretePrior.from_log_pmf(support, joint, log_error=log_error)
+        out[(i, a)] = DiscretePrior.from_log_pmf(support, joint, log_error=log_error, keep_pmf=False)
     return out
+
+
+def _node(
+    past: NDArray[np.float64], future: NDArray[np.float64], out: NDArray[np.float64], counted: bool
+) -> int:
+    """``log P(C = c, X_i = a)`` into ``out`` (``-inf`` filled, allocated by the caller's thread so
+    that the table outlives no worker's memory pool) from ``past = log P(X_i = a, C_{0..i-1})`` and
+    ``future = log P(C_{i+1..T-1} | X_i = a)``, a count up when ``a`` is the target (the top
+    count, ``-inf`` there, leaves); returns the pairs of runs combined."""
+    return _log_convolve(past, future, out[1:] if counted else out)
 
 
 def _counted(past: NDArray[np.float64], tgt: int) -> NDArray[np.float64]:
@@ -326,13 +350,25 @@ def _counted(past: NDArray[np.float64], tgt: int) -> NDArray[np.float64]:
 def _step(table: NDArray[np.float64], log_m: NDArray[np.float64]) -> NDArray[np.float64]:
     """``log(exp(table)^T exp(log_m))`` row by row: ``out[b, c] = logsumexp_a(table[a, c] +
     log_m[a, b])``, shape (k, n), by the shift of the largest of the ``k`` terms (as
-    :func:`scipy.special.logsumexp`, within ``(k + 4) u (1 + L)``); ``-inf`` where every term is."""
-    terms = table[:, None, :] + log_m[:, :, None]  # (from, to, count)
+    :func:`scipy.special.logsumexp`, within ``(k + 4) u (1 + L)``); ``-inf`` where every term is.
+    Only the columns from the first to the last with a finite entry are computed (the counts a
+    table can reach: half of them on average), in place."""
+    out = np.full((log_m.shape[1], table.shape[1]), -np.inf)
+    finite = np.flatnonzero(np.isfinite(table).any(axis=0))
+    if finite.size == 0:
+        return out
+    lo, hi = int(finite[0]), int(finite[-1]) + 1
+    terms = table[:, None, lo:hi] + log_m[:, :, None]  # (from, to, count)
     top = terms.max(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.log(np.exp(terms - top).sum(axis=0)) + top
-    out[top == -np.inf] = -np.inf
-    return np.asarray(out, dtype=np.float64)
+        terms -= top
+        np.exp(terms, out=terms)
+        sums = terms.sum(axis=0)
+        np.log(sums, out=sums)
+        sums += top
+    sums[top == -np.inf] = -np.inf
+    out[:, lo:hi] = sums
+    return out
 
 
 def count_scenario(model: CountModel) -> Scenario:
@@ -409,7 +445,7 @@ def count_scenario(model: CountModel) -> Scenario:
 
 def _rescaled(prior: DiscretePrior, support: NDArray[np.float64]) -> DiscretePrior:
     assert prior.log_pmf is not None
-    return DiscretePrior.from_log_pmf(support, prior.log_pmf, log_error=prior.log_error)
+    return DiscretePrior.from_log_pmf(support, prior.log_pmf, log_error=prior.log_error, keep_pmf=False)
 
 
 def _shift(v: NDArray[np.float64], by: int) -> NDArray[np.float64]:
@@ -453,12 +489,12 @@ def _runs(v: NDArray[np.float64]) -> list[tuple[int, NDArray[np.float64], float]
     return out
 
 
-def _log_convolve(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArray[np.float64], int]:
-    """``log(exp(x) * exp(y))`` (full convolution cut to ``len(x)``), without dropping any term,
-    and the number of pairs of runs combined (module docstring). Contiguous runs keep the
-    direct convolutions' total length at ``len(x) len(y)``."""
-    n = x.size
-    out = np.full(n, -np.inf)
+def _log_convolve(x: NDArray[np.float64], y: NDArray[np.float64], out: NDArray[np.float64]) -> int:
+    """``out = log(exp(x) * exp(y))`` (the full convolution cut to ``len(out)``, ``out`` filled
+    with ``-inf`` by the caller), without dropping any term; returns the number of pairs of runs
+    combined (module docstring). Contiguous runs keep the direct convolutions' total length at
+    ``len(x) len(y)``."""
+    n = out.size
     rx, ry = _runs(x), _runs(y)
     for sx, ex, mx in rx:
         for sy, ey, my in ry:
@@ -468,7 +504,7 @@ def _log_convolve(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[NDArr
             part = np.convolve(ex, ey)[: n - start]  # >= e^-2B > 0: a normal float
             stop = start + part.size
             out[start:stop] = np.logaddexp(out[start:stop], np.log(part) + (mx + my))
-    return out, len(rx) * len(ry)
+    return len(rx) * len(ry)
 
 
 def chain_class(chains: Sequence[MarkovChain] | MarkovChain) -> tuple[MarkovChain, ...]:

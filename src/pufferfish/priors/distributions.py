@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -166,7 +166,9 @@ class DiscretePrior:
         return cls(np.array([float(value)]), np.array([1.0]))
 
     @classmethod
-    def from_log_pmf(cls, support: Any, log_pmf: Any, *, log_error: float = 0.0) -> DiscretePrior:
+    def from_log_pmf(
+        cls, support: Any, log_pmf: Any, *, log_error: float = 0.0, keep_pmf: bool = True
+    ) -> DiscretePrior:
         """Build a prior from log-probabilities, keeping those that underflow float64.
 
         Parameters
@@ -177,6 +179,10 @@ class DiscretePrior:
             Unnormalised log-probabilities (``-inf`` for zero mass); shifted to sum to one.
         log_error : float
             Bound on the absolute error of each entry of ``log_pmf`` (nats, >= 0).
+        keep_pmf : bool
+            ``False`` keeps only :attr:`log_pmf`: :attr:`pmf` is then recomputed from it at each
+            access (``exp(log_pmf)`` renormalised), which halves the memory of thousands of long
+            priors (the times of a Markov chain) whose exact check reads only the logs.
 
         Returns
         -------
@@ -194,7 +200,22 @@ class DiscretePrior:
         if not np.isfinite(lp).any():
             raise ValueError("log_pmf must have at least one finite entry, got all -inf")
         lp = lp - log_total(lp)
-        return cls(support, np.exp(lp), log_pmf=lp, log_error=log_error)
+        prior = cls(support, np.exp(lp), log_pmf=lp, log_error=log_error)
+        if not keep_pmf:
+            object.__delattr__(prior, "pmf")  # recomputed by __getattr__ when read
+        return prior
+
+    if not TYPE_CHECKING:  # (hidden from mypy, which would type every unknown attribute as Any)
+
+        def __getattr__(self, name: str) -> Any:
+            # reached only for an attribute not set: the pmf of a prior made with keep_pmf=False
+            log_pmf = self.__dict__.get("log_pmf") if name == "pmf" else None
+            if log_pmf is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            pmf = np.exp(log_pmf)
+            pmf /= pmf.sum()
+            pmf.setflags(write=False)
+            return pmf
 
     @classmethod
     def from_counts(cls, support: Any, counts: Any) -> DiscretePrior:
