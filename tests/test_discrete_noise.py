@@ -403,3 +403,89 @@ def test_release_check_sees_the_rounded_priors() -> None:
     pushed = _set_on_grid(ps, k)
     assert pushed.alphabet.tolist() == [0.0, 10.0] and pushed.center.tolist() == pytest.approx([0.75, 0.25])
     assert pushed.radius == 0.1 and pushed.kind == "l1"
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 45: the faster forms decide exactly as the first ones on the same random bytes
+
+
+def _bernoulli_fraction_by_division(n: np.ndarray, d: int, random_bytes) -> np.ndarray:
+    w = np.frombuffer(random_bytes(2 * n.size), dtype="<u2").astype(np.int64)
+    c, r = np.divmod(n << 16, np.int64(d))
+    out = w < c
+    tied = np.flatnonzero(w == c)
+    if tied.size:
+        out[tied] = uniform_below(d, tied.size, random_bytes) < r[tied]
+    return out
+
+
+def _bernoulli_exp_by_index(n: np.ndarray, d: int, random_bytes) -> np.ndarray:
+    result = np.zeros(n.size, dtype=bool)
+    active = np.arange(n.size)
+    k = 1
+    while active.size:
+        a = _bernoulli_fraction_by_division(n[active], d * k, random_bytes)
+        result[active[~a]] = k % 2 == 1
+        active = active[a]
+        k += 1
+    return result
+
+
+def _uniform_below_by_index(m: int, size: int, random_bytes) -> np.ndarray:
+    out = np.empty(size, dtype=np.int64)
+    limit = (2**62 // m) * m
+    todo = np.arange(size)
+    while todo.size:
+        value = np.frombuffer(random_bytes(8 * todo.size), dtype="<u8") >> np.uint64(2)
+        ok = value < limit
+        out[todo[ok]] = (value[ok] % np.uint64(m)).astype(np.int64)
+        todo = todo[~ok]
+    return out
+
+
+@pytest.mark.parametrize("d", [1, 7, 65536, 2**40 + 7, 2**46])
+def test_bernoulli_by_products_decides_as_by_division(d: int) -> None:
+    rng = np.random.default_rng(d % 1000)
+    # numerators at and around the ties c d = n 2^16 as well as random ones
+    n = np.concatenate([rng.integers(0, d + 1, 5000), np.array([0, d, d // 2, max(d - 1, 0)])])
+    for seed in range(3):
+        assert np.array_equal(
+            bernoulli_fraction(n, d, _source(seed)), _bernoulli_fraction_by_division(n, d, _source(seed))
+        )
+        assert np.array_equal(
+            bernoulli_exp(n, d, _source(seed)), _bernoulli_exp_by_index(n, d, _source(seed))
+        )
+
+
+def test_bernoulli_ties_are_resolved_by_a_uniform_below_the_denominator() -> None:
+    # every W equal to c: the answer is [uniform below d < r] with r = n 2^16 - c d
+    d, n = 2**40 + 7, 2**39 + 12345
+    c, r = divmod(n << 16, d)
+    assert c < 2**16
+    gen = np.random.default_rng(5)
+    calls: list[int] = []
+
+    def tied(k: int) -> bytes:
+        calls.append(k)
+        return np.full(k // 2, c, dtype="<u2").tobytes() if len(calls) == 1 else gen.bytes(k)
+
+    b = bernoulli_fraction(np.full(200_000, n, dtype=np.int64), d, tied)
+    assert binomtest(int(b.sum()), b.size, r / d).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("m", [2**17 + 3, 3 * 2**30 + 1, 2**46 - 1])
+def test_uniform_below_in_one_pass_draws_as_by_index(m: int) -> None:
+    for seed in range(3):
+        assert np.array_equal(
+            uniform_below(m, 300_000, _source(seed)), _uniform_below_by_index(m, 300_000, _source(seed))
+        )
+
+
+def test_fair_bits_are_fair_and_independent() -> None:
+    from pufferfish.noise.discrete import fair_bits
+
+    bits = fair_bits(800_003, _source(9))
+    assert bits.dtype == bool and bits.size == 800_003
+    pairs = bits[:-1:2].astype(int) * 2 + bits[1::2].astype(int)  # neighbours, as 2-bit numbers
+    assert chisquare(np.bincount(pairs, minlength=4)).pvalue > 1e-3
+    assert fair_bits(0, _source(1)).size == 0

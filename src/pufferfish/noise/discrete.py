@@ -76,8 +76,10 @@ def uniform_below(m: int, size: int, random_bytes: RandomBytes = os.urandom) -> 
         return out
     bits = (m - 1).bit_length()
     if m != 1 << bits and 16 < bits <= 46:  # 62-bit draws reduced mod m, rejected above a multiple
-        limit = (2**62 // m) * m  # of m: Pr(reject) < m / 2^62 <= 2^-16
-        todo = np.arange(size)
+        limit = np.uint64((2**62 // m) * m)  # of m: Pr(reject) < m / 2^62 <= 2^-16
+        value = np.frombuffer(random_bytes(8 * size), dtype="<u8") >> np.uint64(2)
+        out[:] = value % np.uint64(m)
+        todo = np.flatnonzero(value >= limit)  # about size 2^-16 of them: drawn again
         while todo.size:
             value = np.frombuffer(random_bytes(8 * todo.size), dtype="<u8") >> np.uint64(2)
             ok = value < limit
@@ -107,6 +109,12 @@ def _little_endian(data: bytes, width: int, dtype: np.dtype[Any]) -> NDArray[Any
     return padded.view(dtype).ravel()
 
 
+def fair_bits(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.bool_]:
+    """``size`` independent fair bits, eight from each random byte."""
+    data = np.frombuffer(random_bytes((size + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(data, count=size).astype(bool)
+
+
 #: Bits of the first digit of :func:`bernoulli_fraction` (one uint16 per entry).
 DIGIT_BITS = 16
 
@@ -122,20 +130,27 @@ def bernoulli_fraction(
     ``c, r = divmod(n 2^16, d)``: ``W < c`` gives ``A = 1``, ``W > c`` gives ``A = 0``, and
     ``W = c`` (probability at most 2^-16) leaves ``A = [V' < r / d]``, drawn as
     ``[uniform below d < r]`` (:func:`uniform_below`). Exact; ``n 2^16 <= 2^78`` is formed
-    in Python integers only when it would overflow int64 (``d > 2^46``).
+    in Python integers only when it would overflow int64 (``d > 2^46``). For ``d <= 2^46`` the
+    comparisons are products (no division): with ``N = n 2^16``, ``W < c`` iff
+    ``(W + 1) d <= N`` and ``W = c`` iff ``W d <= N < (W + 1) d``, then ``r = N - W d``
+    (every term ``<= 2^62``).
     """
     n = np.asarray(numerator, dtype=np.int64)
     w = np.frombuffer(random_bytes(2 * n.size), dtype="<u2").astype(np.int64)
     if denominator <= 2**46:
-        c, r = np.divmod(n << DIGIT_BITS, np.int64(denominator))
+        big = n << DIGIT_BITS
+        low = w * np.int64(denominator)
+        out = low + np.int64(denominator) <= big
+        tied = np.flatnonzero(~out & (low <= big))
+        r = big[tied] - low[tied]
     else:
         pairs = [divmod(int(v) << DIGIT_BITS, denominator) for v in n]
         c = np.array([q for q, _ in pairs], dtype=np.int64)
-        r = np.array([rem for _, rem in pairs], dtype=np.int64)
-    out = w < c
-    tied = np.flatnonzero(w == c)
+        out = w < c
+        tied = np.flatnonzero(w == c)
+        r = np.array([pairs[i][1] for i in tied.tolist()], dtype=np.int64)
     if tied.size:
-        out[tied] = uniform_below(denominator, tied.size, random_bytes) < r[tied]
+        out[tied] = uniform_below(denominator, tied.size, random_bytes) < r
     return out
 
 
@@ -147,16 +162,18 @@ def bernoulli_exp(
     Algorithm 1 of Canonne, Kamath and Steinke (2020), vectorised (module docstring).
     """
     n = np.asarray(numerator, dtype=np.int64)
-    result = np.zeros(n.size, dtype=bool)
-    active = np.arange(n.size)
-    k = 1
+    a = bernoulli_fraction(n, denominator, random_bytes)  # k = 1: those with A_1 = 0 output 1
+    result = ~a
+    active = np.flatnonzero(a)
+    n = n[active]
+    k = 2
     while active.size:
         if denominator * k > 2**62:  # pragma: no cover - probability below 1 / (2^18)!
             raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its int64 bound")
-        a = bernoulli_fraction(n[active], denominator * k, random_bytes)
-        done = ~a
-        result[active[done]] = k % 2 == 1
-        active = active[a]
+        a = bernoulli_fraction(n, denominator * k, random_bytes)
+        if k % 2 == 1:
+            result[active[~a]] = True  # an even k leaves its entries at 0
+        active, n = active[a], n[a]
         k += 1
     return result
 
@@ -267,12 +284,12 @@ def discrete_laplace(t: int, size: int, random_bytes: RandomBytes = os.urandom) 
     done = 0
     while done < size:
         need = size - done
-        u = uniform_below(t, _candidates(need, 0.55), random_bytes)  # about 0.6 of them pass
+        u = uniform_below(t, _candidates(need, 0.6), random_bytes)  # 1 - 1/e or more of them pass
         u = u[bernoulli_exp(u, t, random_bytes)]
         v = geometric_exp1(u.size, random_bytes)
         x = u + t * v
-        sign = uniform_below(2, u.size, random_bytes)
-        z = np.where(sign == 1, -x, x)[~((sign == 1) & (x == 0))][:need]
+        negative = fair_bits(u.size, random_bytes)
+        z = np.where(negative, -x, x)[~(negative & (x == 0))][:need]
         out[done : done + z.size] = z
         done += z.size
     return out
