@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from pufferfish.cli.app import app
 from pufferfish.pipeline.page import row_key
 from pufferfish.pipeline.report import FIGURES, MAPPING_FIGURES
+from pufferfish.tables.model import label_text
 
 ADULT = ["adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married"]
 
@@ -31,7 +32,8 @@ def _run(args: list[str]) -> Any:
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """A calibration report (categorical workclass) and a release report (age, GMM prior)."""
+    """A calibration report (categorical workclass), a release report (age, GMM prior) and the
+    release of labels of the README's main job (workclass by optimal-mapping)."""
     folder = tmp_path_factory.mktemp("reports")
     cal_html = folder / "calibrate.html"
     res = _run(
@@ -71,7 +73,18 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
     assert res.exit_code == 0, res.output
     rel_json = json.loads((folder / "age.report.json").read_text())
-    return {"calibrate": (cal_html, cal_json), "release": (rel_html, rel_json)}
+    lab_html, lab_out = folder / "labels.html", folder / "workclass.csv"  # the README's main job
+    res = _run(
+        ["release", *ADULT, "--public", "workclass", "--epsilon", "0.5", "--output", str(lab_out),
+         "--report", str(lab_html)]
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    lab_json = json.loads((folder / "workclass.report.json").read_text())
+    return {
+        "calibrate": (cal_html, cal_json),
+        "release": (rel_html, rel_json),
+        "labels": (lab_html, lab_json),
+    }
 
 
 def _shown(page: str) -> dict[str, str]:
@@ -79,18 +92,26 @@ def _shown(page: str) -> dict[str, str]:
     return {k: v for k, v in re.findall(r'data-key="([^"]+)">([^<]*)<', page)}
 
 
-def _numbers_match(shown: dict[str, str], payload: dict[str, Any], rows_key: str) -> int:
-    """Assert every mechanism's scale, variance and check shown equals the JSON; count them."""
+def _numbers_match(
+    shown: dict[str, str], payload: dict[str, Any], rows_key: str, *, numeric: bool = True
+) -> int:
+    """Assert every mechanism's scale, variance and check shown equals the JSON; count them. A
+    categorical column shows no mean absolute error (labels have no distance); a comparison of
+    mappings only shows no scale."""
     checked = 0
+    additive = any(row.get("scale") is not None for row in payload[rows_key] if "reason" not in row)
     for row in payload[rows_key]:
         if "reason" in row:
             continue
         m = row_key(row)
         if row.get("expected_accuracy") is not None:
             assert float(shown[f"accuracy:{m}"]) == pytest.approx(row["expected_accuracy"], rel=5e-6)
-            assert float(shown[f"abs_error:{m}"]) == pytest.approx(row["expected_abs_error"], rel=5e-6)
+            if numeric:
+                assert float(shown[f"abs_error:{m}"]) == pytest.approx(row["expected_abs_error"], rel=5e-6)
+            else:
+                assert f"abs_error:{m}" not in shown
         if row.get("scale") is None:  # a randomized mapping: its matrix, no scale
-            assert shown[f"scale:{m}"] == "-" and row["matrix"]
+            assert (shown[f"scale:{m}"] == "-" if additive else f"scale:{m}" not in shown) and row["matrix"]
             assert float(shown[f"checked:{m}"]) == pytest.approx(row["checked_loss"], rel=5e-6, abs=1e-300)
             checked += 1
             continue
@@ -112,7 +133,7 @@ def test_report_is_self_contained_and_its_numbers_are_the_json_numbers(reports: 
     assert page.count("<svg") == len(FIGURES) + len(MAPPING_FIGURES)
     shown = _shown(page)
     # l1, optimal on the DKW sets, optimal on the estimate, and the four randomized mappings
-    assert _numbers_match(shown, cal_json, "results") == 7
+    assert _numbers_match(shown, cal_json, "results", numeric=False) == 7
     assert shown["rows_total"] == f"{cal_json['rows_total']:,}" == "48,842"
     assert shown["rows_dropped"] == f"{cal_json['rows_dropped_missing']:,}"
     assert len(cal_json["mapping"]) == 9 and cal_json["mapping"][-1]["label"] is None  # a missing cell
@@ -172,12 +193,16 @@ def test_reports_render_in_headless_chromium(reports: dict[str, Any], tmp_path: 
 
     browser = _browser()
     try:
-        for name, rows_key in (("calibrate", "results"), ("release", "mechanisms")):
+        expected_figures = {
+            "calibrate": [*FIGURES, *MAPPING_FIGURES],
+            "release": [*FIGURES, "fig-release"],
+            "labels": ["fig-priors", *MAPPING_FIGURES, "fig-release"],
+        }
+        for name, rows_key in (("calibrate", "results"), ("release", "mechanisms"), ("labels", "mechanisms")):
             page, payload = reports[name]
             browser.get(page.resolve().as_uri())
             figures = browser.find_elements(By.CSS_SELECTOR, "figure")
-            extra = ["fig-release"] if name == "release" else ["fig-matrix", "fig-accuracy-epsilon"]
-            expected = list(FIGURES) + extra
+            expected = expected_figures[name]
             assert [f.get_attribute("id") for f in figures] == expected
             for fig in figures:
                 svg = fig.find_element(By.TAG_NAME, "svg")
@@ -189,7 +214,7 @@ def test_reports_render_in_headless_chromium(reports: dict[str, Any], tmp_path: 
                 e.get_attribute("data-key"): e.text
                 for e in browser.find_elements(By.CSS_SELECTOR, "[data-key]")
             }
-            assert _numbers_match(shown, payload, rows_key) >= 2
+            assert _numbers_match(shown, payload, rows_key, numeric=name == "release") >= 2
             assert browser.save_screenshot(str(tmp_path / f"{name}.png"))
             assert (tmp_path / f"{name}.png").stat().st_size > 10_000
     finally:
@@ -228,3 +253,49 @@ def test_release_outputs_are_all_or_nothing(tmp_path, monkeypatch) -> None:
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
     assert out.exists() and (tmp_path / "o.report.json").exists() and "<svg" in rep.read_text()
+
+
+def test_the_report_of_a_release_of_labels_names_only_what_was_released(reports: dict[str, Any]) -> None:
+    """Issue 46: the main job's report (workclass released by optimal-mapping) draws the mapping's
+    figures, labels by name and probabilities; no figure of added noise, no scale, no noise used."""
+    page_path, payload = reports["labels"]
+    page = page_path.read_text()
+    ids = re.findall(r'<figure id="([^"]+)">', page)
+    assert ids == ["fig-priors", *MAPPING_FIGURES, "fig-release"]
+    for absent in (
+        "Kantorovich",
+        "Scale versus epsilon",
+        "Privacy loss versus scale",
+        "density",
+        "laplace scale",
+    ):
+        assert absent not in page, absent
+    shown = _shown(page)
+    assert shown["input:noise"].endswith("(not used: the mechanisms compared release labels)")
+    assert not any(key.startswith(("scale:", "variance:", "abs_error:")) for key in shown)
+    assert ".;" not in page and "Noise: integer sampling" in page  # one sentence each
+    release = re.search(r'<figure id="fig-release">(.*?)</figure>', page, re.S)
+    assert release is not None
+    text = release.group(1)
+    assert "Labels in the table and in the release" in text and "share of the secret" in text
+    for label in ("Federal-gov", "Private", "Without-pay", "(missing)"):
+        assert label in text, label  # tick labels by name, the missing cells as their label
+    counts = payload["noise"]["counts"]
+    assert counts["output"][counts["values"].index(None)] > 0  # the missing label is released too
+
+
+def test_label_histograms_count_empty_cells_as_the_missing_label(tmp_path: Path) -> None:
+    from pufferfish.tables import estimate_priors
+    from pufferfish.tables.histograms import released_histograms
+    from pufferfish.tables.source import resolve_source
+
+    data = tmp_path / "t.csv"
+    data.write_text("s,c\na,x\na,\nb,y\nb,x\na,y\n")
+    est = estimate_priors(str(data), secret="s", public="c", pairs=[("a", "b")], categorical=["c"])
+    out = tmp_path / "out.csv"
+    out.write_text("c\n\nx\ny\n\nx\n")  # released: missing, x, y, missing, x
+    hist = released_histograms(out, est, resolve_source(str(data)), labels=True)
+    code = {label_text(label): int(c) for label, c in est.mapping}
+    by_secret = {h.secret: h.counts for h in hist}
+    assert by_secret["a"][code["(missing)"]] == 1 and by_secret["a"][code["x"]] == 2
+    assert by_secret["b"][code["(missing)"]] == 1 and by_secret["b"][code["y"]] == 1

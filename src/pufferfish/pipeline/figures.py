@@ -63,6 +63,12 @@ class ReportFigures:
     matrix : MappingCalibration or None
         The mapping drawn as a heat map: the one released, else ``optimal-mapping`` at
         ``epsilon``; None without one.
+    mapping_loss_curves : tuple of (str, tuple of (float, float))
+        Per randomized mapping, its checked privacy loss (nats) at each budget of
+        ``epsilon_grid``; empty without one.
+    released_labels : bool
+        :attr:`released` counts labels, one bin per code (a categorical column released by the
+        mapping :attr:`matrix`), not binned numbers.
     """
 
     epsilon: float
@@ -78,6 +84,14 @@ class ReportFigures:
     point_loss_values: np.ndarray | None = None
     accuracy_curves: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
     matrix: MappingCalibration | None = None
+    mapping_loss_curves: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    released_labels: bool = False
+
+    @property
+    def additive(self) -> bool:
+        """Whether a mechanism that adds noise to the value is compared (else only mappings,
+        which release labels: no scale, no transport plan, no loss against a scale)."""
+        return any(isinstance(c, Calibration) for c in self.comparison)
 
 
 def _secret_weights(table: TableCalibration) -> dict[str, float] | None:
@@ -142,16 +156,18 @@ def report_figures(
         if mechs
         else ()
     )
-    loss_scales = loss_scale_grid([c.scale for c in used if c.noise == noise])
+    # the loss against the scale of added noise: only when a mechanism adds noise (not for mappings)
+    loss_scales = loss_scale_grid([c.scale for c in used if c.noise == noise]) if used else np.empty(0)
     loss_values = np.array(
         [check_privacy(table.scenario, noise, float(s), epsilon, table.delta).value for s in loss_scales]
     )
     point_values = None
-    if table.scenario.robust:  # the point estimates' loss beside the worst case over the sets
+    if table.scenario.robust and used:  # the point estimates' loss beside the worst case over the sets
         point = table.scenario.without_sets()
         point_values = np.array([check_privacy(point, noise, float(s), epsilon).value for s in loss_scales])
     mapped = [c for c in comparison if isinstance(c, MappingCalibration)]
     accuracy: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = ()
+    mapping_loss: dict[str, list[tuple[float, float]]] = {}
     if mapped and table.utility is not None:
         util = table.utility
         map_curves = run_comparison(
@@ -166,6 +182,7 @@ def report_figures(
                 )
             elif isinstance(c, MappingCalibration):
                 points.setdefault(c.mechanism, []).append((c.epsilon, c.expected_accuracy))
+                mapping_loss.setdefault(c.mechanism, []).append((c.epsilon, c.checked_loss))
         accuracy = tuple((name, tuple(pts)) for name, pts in points.items())
     matrix = chosen or next((c for c in mapped if c.mechanism == "optimal-mapping"), None)
     (a, b) = table.estimated.scenario.pairs[0]
@@ -186,6 +203,8 @@ def report_figures(
         point_loss_values=point_values,
         accuracy_curves=accuracy,
         matrix=matrix,
+        mapping_loss_curves=tuple((name, tuple(pts)) for name, pts in mapping_loss.items()),
+        released_labels=bool(released) and chosen is not None and table.estimated.categorical is True,
     )
 
 

@@ -41,7 +41,9 @@ __all__ = [
     "joint_priors_caption",
     "joint_priors_figure",
     "joint_release_figure",
+    "label_release_figure",
     "loss_scale_figure",
+    "mapping_loss_figure",
     "matrix_figure",
     "plan_distances_figure",
     "plan_figure",
@@ -74,7 +76,6 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
                 for w, m, sd in zip(model.weights, model.means, model.stds, strict=True)
             )
             ax.plot(grid, density * width, color="#cc6677", label=f"fitted ({fitted.model})")
-            ax.legend(fontsize=7)
         sets = estimated.scenario.priors[0].sets
         if sets is not None:  # the range of P(x) over the secret's prior set, at each point
             from pufferfish.loss.robust import extremes
@@ -83,10 +84,13 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
             ext = extremes(ps, 0.0)
             ax.vlines(ps.alphabet, np.exp(ext.log_min), np.exp(ext.log_max), color="#cc6677", lw=1.5,
                       label=f"{ps.kind} set: range of P(x)")  # fmt: skip
-            ax.legend(fontsize=7)
+        if fitted is not None or sets is not None:  # above the axes: never over the tallest bar
+            ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncols=2, frameon=False)
         ax.set_title(f"P(x | {s})", fontsize=9)
-        ax.set_xlabel(estimated.public_column + (" (code)" if estimated.categorical else ""), fontsize=8)
-        if estimated.categorical and len(labels) <= 20:
+        categorical_axis = estimated.categorical and len(labels) <= 20
+        coded = estimated.categorical and not categorical_axis  # too many labels: codes on the axis
+        ax.set_xlabel(estimated.public_column + (" (code)" if coded else ""), fontsize=8)
+        if categorical_axis:
             ax.set_xticks(range(len(labels)))
             ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)
     axes[0][0].set_ylabel("probability", fontsize=8)
@@ -220,6 +224,58 @@ def release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHistog
         ax.set_xlabel(estimated.public_column, fontsize=8)
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel("density", fontsize=8)
+    return svg_text(fig)
+
+
+def label_release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHistogram]) -> str:
+    """Per secret, each label's share of the rows in the table and in the release (a categorical
+    column released by a randomized mapping): grouped bars, probabilities, labels by name."""
+    conditionals = estimated.scenario.priors[0].conditionals
+    labels = [label_text(label) for label, _ in estimated.mapping]
+    k = len(labels)
+    fig = Figure(figsize=(max(3.8, 0.32 * k + 1.8) * len(released), 3.2))
+    axes = fig.subplots(1, len(released), sharey=True, squeeze=False)
+    top = 0.0
+    for ax, h in zip(axes[0], released, strict=True):
+        prior = conditionals[h.secret]
+        assert isinstance(prior, DiscretePrior)
+        total = h.counts.sum()
+        out = h.counts / total if total > 0 else h.counts
+        original = np.zeros(k)
+        original[prior.support.astype(np.int64)] = prior.pmf
+        at = np.arange(k)
+        ax.bar(at - 0.2, original, width=0.4, color="#4477aa", label="in the table")
+        ax.bar(at + 0.2, out, width=0.4, color="#cc6677", label="released")
+        top = max(top, float(original.max()), float(out.max()) if out.size else 0.0)
+        ax.set_title(f"secret = {h.secret} ({int(total):,} rows)", fontsize=9)
+        ax.set_xlabel(estimated.public_column, fontsize=8)
+        if k <= 30:
+            ax.set_xticks(at, labels, rotation=60, ha="right", fontsize=6)
+        ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.1), ncols=2, frameon=False)
+    axes[0][0].set_ylim(0.0, min(1.0, 1.1 * top) if top > 0 else 1.0)
+    axes[0][0].set_ylabel("share of the secret's rows", fontsize=8)
+    return svg_text(fig)
+
+
+def mapping_loss_figure(figures: ReportFigures) -> str:
+    """Each randomized mapping's checked privacy loss at every epsilon of the accuracy figure."""
+    from matplotlib.ticker import NullFormatter
+
+    fig = Figure(figsize=(5.6, 3.6))
+    ax = fig.subplots()
+    for name, pts in figures.mapping_loss_curves:
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            ax.plot(xs, ys, "-" if name == "optimal-mapping" else "--", marker="o", markersize=3, label=name)
+    grid = np.array(figures.epsilon_grid)
+    ax.plot(grid, grid, color="grey", linewidth=0.8, label="loss = epsilon (the bound)")
+    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("checked privacy loss (nats)")
+    ax.legend(fontsize=7)
     return svg_text(fig)
 
 

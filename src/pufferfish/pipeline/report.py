@@ -24,7 +24,9 @@ from pufferfish.pipeline.plots import (
     joint_priors_caption,
     joint_priors_figure,
     joint_release_figure,
+    label_release_figure,
     loss_scale_figure,
+    mapping_loss_figure,
     matrix_figure,
     plan_distances_figure,
     plan_figure,
@@ -44,12 +46,16 @@ if TYPE_CHECKING:
 
 __all__ = ["FIGURES", "JOINT_FIGURES", "MAPPING_FIGURES", "build_report"]
 
-#: Figures every report has (``id`` of the ``<figure>``), in page order; a release adds
-#: ``fig-release``, and a comparison with randomized mappings :data:`MAPPING_FIGURES`.
+#: Figures of a one-column report whose comparison has a mechanism adding noise (``id`` of the
+#: ``<figure>``), in page order: the priors, then the transport plan, scale versus epsilon and
+#: loss versus scale; a release adds ``fig-release``, and a comparison with randomized mappings
+#: :data:`MAPPING_FIGURES`. A comparison of mappings only (a categorical column's default) has
+#: the priors, :data:`MAPPING_FIGURES` and, for a release, the labels in and out (``fig-release``).
 FIGURES = ("fig-priors", "fig-plan", "fig-scale-epsilon", "fig-loss-scale")
 
-#: Figures of a comparison with randomized mappings: the matrix and accuracy versus epsilon.
-MAPPING_FIGURES = ("fig-matrix", "fig-accuracy-epsilon")
+#: Figures of a comparison with randomized mappings: the matrix, accuracy versus epsilon and the
+#: checked loss versus epsilon.
+MAPPING_FIGURES = ("fig-matrix", "fig-accuracy-epsilon", "fig-mapping-loss")
 
 #: Figures of every joint report (``id`` of the ``<figure>``), in page order; a release adds
 #: ``fig-release``.
@@ -108,7 +114,7 @@ def build_report(
     assert isinstance(estimated, EstimatedPriors)
     one: ReportFigures = figures  # type: ignore[assignment]
     parts = _input_sections(payload, estimated, one)
-    parts += _mechanism_section(payload, one.comparison)
+    parts += _mechanism_section(payload, one.comparison, numeric=not estimated.categorical)
     parts += _figure_section(estimated, table.fitted, one)
     return html_page(title, parts, payload)
 
@@ -141,6 +147,8 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
         "delta": figures.delta,
         "noise": figures.noise,
     }
+    if not figures.additive and "noise" in inputs:  # only mappings compared: no noise is added
+        inputs = {**inputs, "noise": f"{inputs['noise']} (not used: the mechanisms compared release labels)"}
     parts = ["<h2>Inputs</h2>", _inputs_table(inputs)]
     rows = [
         [cell("rows in the table"), cell(fmt(estimated.rows_total), "rows_total")],
@@ -179,40 +187,46 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
 
 
 def _mechanism_section(
-    payload: dict[str, Any], comparison: Sequence[Calibration | MappingCalibration | Skipped]
+    payload: dict[str, Any],
+    comparison: Sequence[Calibration | MappingCalibration | Skipped],
+    *,
+    numeric: bool = True,
 ) -> list[str]:
-    """The mechanisms table (numbers from the JSON rows), what was not used, and the choice."""
+    """The mechanisms table (numbers from the JSON rows), what was not used, and the choice. The
+    noise, scale and variance columns appear only when a mechanism adds noise, the mean absolute
+    error only for a numeric column (a label has no distance)."""
     parts = ["<h2>Mechanisms</h2>"]
-    mech_rows = []
-    for c in comparison:
-        if isinstance(c, Skipped):
-            continue
-        d = c.to_dict()
-        checked = d["checked_loss"] if d["checked_loss"] is not None else d["checked_delta"]
-        if checked is None:
-            checked = d["checked_information"]
-        key = row_key(d)
-        mech_rows.append(
-            [
-                cell(d["mechanism"]),
-                cell(set_label(d["prior_set"])),
-                cell(d["noise"]),
-                cell(fmt(d["scale"]), f"scale:{key}"),
-                cell(fmt(d["variance"]), f"variance:{key}"),
-                cell(fmt(checked), f"checked:{key}"),
-                cell(fmt(d["expected_accuracy"]), f"accuracy:{key}"),
-                cell(fmt(d["expected_abs_error"]), f"abs_error:{key}"),
-                cell(d["source"]),
-            ]
+    rows = [c.to_dict() for c in comparison if not isinstance(c, Skipped)]
+    additive = any(isinstance(c, Calibration) for c in comparison)
+    columns: list[tuple[str, Any]] = [
+        ("mechanism", lambda d, key: cell(d["mechanism"])),
+        ("priors", lambda d, key: cell(set_label(d["prior_set"]))),
+    ]
+    if additive:
+        columns += [
+            ("noise", lambda d, key: cell(d["noise"])),
+            ("scale", lambda d, key: cell(fmt(d["scale"]), f"scale:{key}")),
+            ("noise variance", lambda d, key: cell(fmt(d["variance"]), f"variance:{key}")),
+        ]
+    columns += [
+        ("checked (loss, delta or I)", lambda d, key: cell(fmt(_checked(d)), f"checked:{key}")),
+        ("expected accuracy", lambda d, key: cell(fmt(d["expected_accuracy"]), f"accuracy:{key}")),
+    ]
+    if numeric:
+        columns.append(
+            ("mean abs error", lambda d, key: cell(fmt(d["expected_abs_error"]), f"abs_error:{key}"))
         )
-    headers = ["mechanism", "priors", "noise", "scale", "noise variance", "checked (loss, delta or I)"]
-    headers += ["expected accuracy", "mean abs error", "source"]
-    parts.append(table_html(headers, mech_rows, "mechanisms"))
-    parts.append(
-        '<p class="note">Expected accuracy: the probability that a released value (rounded to the '
-        "nearest value of the alphabet, for additive noise) equals the true one; mean abs error: "
-        "E|released - true| (codes for a categorical column), both over the released rows.</p>"
+    columns.append(("source", lambda d, key: cell(d["source"])))
+    mech_rows = [[make(d, row_key(d)) for _, make in columns] for d in rows]
+    parts.append(table_html([name for name, _ in columns], mech_rows, "mechanisms"))
+    accuracy = (
+        "Expected accuracy: the probability that a released value (rounded to the nearest value of the "
+        "alphabet, for additive noise) equals the true one"
+        if additive
+        else "Expected accuracy: the probability that a released label is the true one"
     )
+    accuracy += "; mean abs error: E|released - true|" if numeric else ""
+    parts.append(f'<p class="note">{accuracy}, over the released rows.</p>')
     parts += _not_used(comparison)
     chosen = payload.get("chosen")
     if chosen:
@@ -234,8 +248,10 @@ def _mechanism_section(
     if isinstance(noise, dict) and noise.get("sampler"):
         rounding = noise.get("rounding")
         checked = noise.get("checked_on")
-        text = f"Noise: {noise['sampler']}." + (f" {rounding}" if rounding else "")
-        text += f"; checked on {checked}." if checked else ("." if rounding else "")
+        sentences = [f"Noise: {str(noise['sampler']).rstrip('.')}."]
+        sentences += [f"{str(rounding).rstrip('.')}."] if rounding else []
+        sentences += [f"Checked on {str(checked).rstrip('.')}."] if checked else []
+        text = " ".join(sentences)
         parts.append(f'<p class="note" id="release-noise">{html.escape(text)}</p>')
         if noise.get("counts"):
             parts.append(_counts_table(noise["counts"]))
@@ -243,6 +259,14 @@ def _mechanism_section(
         parts.append(f'<p class="note">{html.escape(str(payload["guarantee"]))}</p>')
     parts.extend(_output_columns(payload.get("output_columns")))
     return parts
+
+
+def _checked(d: dict[str, Any]) -> Any:
+    """A JSON row's checked number: its loss, else its delta, else its mutual information."""
+    for key in ("checked_loss", "checked_delta", "checked_information"):
+        if d[key] is not None:
+            return d[key]
+    return None
 
 
 def _output_columns(cols: Any) -> list[str]:
@@ -299,12 +323,70 @@ def _figure_section(
             + ".",
         )
     )
+    if figures.additive:  # figures of added noise: only when a mechanism compared adds noise
+        parts += _additive_figures(estimated, figures)
+    if figures.matrix is not None and figures.matrix.channel.k <= MATRIX_FIGURE_MAX_K:
+        svg, caption = matrix_figure(figures.matrix, estimated)
+        parts.append(figure_html("fig-matrix", "Randomized mapping", svg, caption))
+    if figures.accuracy_curves:
+        parts.append(
+            figure_html(
+                "fig-accuracy-epsilon",
+                "Accuracy versus epsilon",
+                accuracy_figure(figures),
+                "Each mechanism's expected accuracy over the released rows for epsilon from eps/8 "
+                "to 4 eps: the randomized mappings release a value of the alphabet"
+                + (
+                    ", the additive mechanisms are scored after rounding to the nearest one"
+                    if figures.additive
+                    else ""
+                )
+                + ". optimal-mapping is the largest accuracy any mechanism can reach for these priors.",
+            )
+        )
+    if figures.mapping_loss_curves:
+        parts.append(
+            figure_html(
+                "fig-mapping-loss",
+                "Privacy loss versus epsilon",
+                mapping_loss_figure(figures),
+                "Each randomized mapping's checked privacy loss (SPEC sec 2.1, the exact check of its "
+                "matrix) at the budgets of the accuracy figure; a mapping is valid at epsilon where its "
+                "point is on or below the grey line. randomized-response-dp is valid for every prior, "
+                "so it stays below the line for these priors.",
+            )
+        )
+    if figures.released_labels:
+        parts.append(
+            figure_html(
+                "fig-release",
+                "Labels in the table and in the release",
+                label_release_figure(estimated, figures.released),
+                "Per secret: each label's share of the secret's rows in the table (blue) and in the "
+                "released column (red); a missing cell counts as the label (missing).",
+            )
+        )
+    elif figures.released:
+        parts.append(
+            figure_html(
+                "fig-release",
+                "Original versus released",
+                release_figure(estimated, figures.released),
+                "Per secret: the original distribution of the public column (bars) and the "
+                "released values with their noise (density of binned values).",
+            )
+        )
+    return parts
+
+
+def _additive_figures(estimated: EstimatedPriors, figures: ReportFigures) -> list[str]:
+    """The transport plan, scale versus epsilon and loss versus scale (mechanisms adding noise)."""
     (a, b) = estimated.scenario.pairs[0]
     conditionals = estimated.scenario.priors[0].conditionals
     p_i, p_j = conditionals[a], conditionals[b]
     assert isinstance(p_i, DiscretePrior) and isinstance(p_j, DiscretePrior)
     svg, caption = plan_figure(figures.plan, p_i, p_j, a, b)
-    parts.append(figure_html("fig-plan", "Kantorovich transport plan", svg, caption))
+    parts = [figure_html("fig-plan", "Kantorovich transport plan", svg, caption)]
     parts.append(
         figure_html(
             "fig-scale-epsilon",
@@ -316,31 +398,6 @@ def _figure_section(
     )
     svg, caption = loss_scale_figure(figures)
     parts.append(figure_html("fig-loss-scale", "Privacy loss versus scale", svg, caption))
-    if figures.matrix is not None and figures.matrix.channel.k <= MATRIX_FIGURE_MAX_K:
-        svg, caption = matrix_figure(figures.matrix, estimated)
-        parts.append(figure_html("fig-matrix", "Randomized mapping", svg, caption))
-    if figures.accuracy_curves:
-        parts.append(
-            figure_html(
-                "fig-accuracy-epsilon",
-                "Accuracy versus epsilon",
-                accuracy_figure(figures),
-                "Each mechanism's expected accuracy over the released rows for epsilon from eps/8 "
-                "to 4 eps: the randomized mappings release a value of the alphabet, the additive "
-                "mechanisms are scored after rounding to the nearest one. optimal-mapping is the "
-                "largest accuracy any mechanism can reach for these priors.",
-            )
-        )
-    if figures.released:
-        parts.append(
-            figure_html(
-                "fig-release",
-                "Original versus released",
-                release_figure(estimated, figures.released),
-                "Per secret: the original distribution of the public column (bars) and the "
-                "released values with their noise (density of binned values).",
-            )
-        )
     return parts
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from pufferfish.tables.duckdb_engine import connect, open_table
 from pufferfish.tables.estimate import EstimatedPriors
+from pufferfish.tables.model import MISSING_LABEL
 from pufferfish.tables.source import DataError, TableSource, quote_identifier
 
 
@@ -200,13 +201,16 @@ def _label_histograms(
     secret_column: str,
     column: str,
 ) -> tuple[ReleasedHistogram, ...]:
-    """Released labels counted per secret, one bin per code of the mapping."""
+    """Released labels counted per secret, one bin per code of the mapping; an empty released
+    cell is the missing label when the mapping has one (a release writes it as an empty cell)."""
     code = {label: int(c) for label, c in mapping}
+    if MISSING_LABEL in code:
+        code[None] = code[MISSING_LABEL]  # type: ignore[index]
     k = len(mapping)
     edges = np.arange(k + 1, dtype=np.float64) - 0.5
     with connect() as con:
         _released_view(con, output, table, secret_column, column)
-        rows = con.execute("SELECT s, v, count(*) FROM released WHERE v IS NOT NULL GROUP BY 1, 2").fetchall()
+        rows = con.execute("SELECT s, v, count(*) FROM released GROUP BY 1, 2").fetchall()
     out = []
     for s in secrets:
         counts = np.zeros(k)
