@@ -371,3 +371,23 @@ def test_long_steps_show_progress_on_a_terminal_only(capsys) -> None:
         advance(5, 10)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_the_release_summary_fits_80_columns_and_says_each_thing_once(tmp_path) -> None:
+    """Issue 46: run as the README's main job, every line of the summary fits 80 columns (a
+    file path alone may not: it is never cut), and the priors the guarantee holds for are said
+    once, in the guarantee; ``calibrate`` still says them on its ``priors:`` line."""
+    out = tmp_path / "out.csv"
+    args = ["release", "adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married",
+            "--public", "workclass", "--epsilon", "0.5", "--output", str(out)]  # fmt: skip
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    long = [line for line in res.output.splitlines() if len(line) > 80 and str(tmp_path) not in line]
+    assert not long, long
+    words = " ".join(res.output.split())
+    assert "columns read as: marital-status: text (labels as written), workclass: categorical" in words
+    assert "priors:" not in res.output
+    assert words.count("It holds for every adversary prior within the 95% DKW band") == 1
+    cal = runner.invoke(app, ["calibrate", *ADULT, "--epsilon", "0.5"])
+    assert cal.exit_code == 0, cal.output
+    assert "priors: It holds for every adversary prior" in " ".join(cal.output.split())

@@ -266,11 +266,11 @@ def print_comparisons(
             if isinstance(c, Skipped):
                 reasons.setdefault(c.reason, []).append(c.mechanism)
         for reason, names in reasons.items():
-            console.print(f"not used: {', '.join(names)}: {reason}", soft_wrap=True, highlight=False)
+            console.print(f"not used: {', '.join(names)}: {reason}", highlight=False)
         for c in here:
             if isinstance(c, Calibration) and c.not_checked is not None:
                 note = f"not numerically checked: {c.mechanism} rests on {c.source} alone ({c.not_checked})"
-                console.print(note, soft_wrap=True, highlight=False)
+                console.print(note, highlight=False)
 
 
 @contextmanager

@@ -197,7 +197,7 @@ def _print_chain(model: Any, results: Any, certified: list[str]) -> None:
             f"chain: {chain.k} states {', '.join(chain.states)}; T = {model.length}; X_0: any distribution. "
             f"Certified for every start: {', '.join(certified)}. The other scales are NOT certified: "
             f"checked on {chain.k + 1} starts (uniform, and near each state).",
-            soft_wrap=True, highlight=False,
+            highlight=False,
         )  # fmt: skip
     elif model.interval is not None:
         lo, hi = model.interval
@@ -205,7 +205,7 @@ def _print_chain(model: Any, results: Any, certified: list[str]) -> None:
             f"class: every binary chain with P(0->1) and P(1->0) in [{lo:g}, {hi:g}], stationary; T = "
             f"{model.length}. Certified over the class: {', '.join(certified)}. The other scales are NOT "
             f"certified: checked on the {len(model.chains)} chains of a grid of the class.",
-            soft_wrap=True, highlight=False,
+            highlight=False,
         )  # fmt: skip
     else:
         start = [round(float(x), 6) for x in chain.initial_distribution]
@@ -272,7 +272,7 @@ def _audit(
             f"({w.pair[0]}, {w.pair[1]}), released value {at}{which}. A differentially private "
             f"analysis would state epsilon {a.epsilon_dp:.6g}. {a.note}."
             + "".join(f" epsilon {e:g}: {'satisfied' if a.satisfies(e) else 'NOT satisfied'}." for e in eps),
-            soft_wrap=True, highlight=False, markup=False,
+            highlight=False, markup=False,
         )  # fmt: skip
 
 
@@ -441,20 +441,18 @@ def _calibrate_data(
     console.print(f"data: {s.source}", markup=False)
     console.print(f"{len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} without an id or a time left out)")
     if s.breaks.sentence() is not None:
-        console.print(f"breaks: {s.breaks.sentence()}", soft_wrap=True, highlight=False, markup=False)
+        console.print(f"breaks: {s.breaks.sentence()}", highlight=False, markup=False)
     console.print(f"states: {', '.join(s.states)}; transitions counted: {int(s.transitions.sum())}")
     est = result.chain.transition
     rows = "; ".join(f"{a}: " + ", ".join(f"{x:.4f}" for x in est[n]) for n, a in enumerate(s.states))
-    console.print(
-        f"estimated transition rows ({', '.join(s.states)}): {rows}", soft_wrap=True, highlight=False
-    )
+    console.print(f"estimated transition rows ({', '.join(s.states)}): {rows}", highlight=False)
     if result.prior_set is not None:
         radii = ", ".join(f"{k} {v:.4g}" for k, v in result.prior_set["radius"].items())
         console.print(
             f"prior set: {result.prior_set['confidence']:.0%} L1 balls around each row (radius {radii}; "
             f"{result.prior_set['bound']}). NOT certified over the whole set: every scale below was checked "
             f"on {len(result.chains)} chains of it (the estimate and each row's extreme moves).",
-            soft_wrap=True, highlight=False,
+            highlight=False,
         )  # fmt: skip
     for t, rows_t in list(result.results.items())[:5]:
         console.print(f"T = {t}")
@@ -504,7 +502,7 @@ def markov_release(
                                   time_column, state_column, prior_set, engine)  # fmt: skip
         return release_series(
             request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report,
-            announce=lambda line: console.print(line, soft_wrap=True, highlight=False, markup=False),
+            announce=lambda line: console.print(line, highlight=False, markup=False),
             ledger=ledger, budget=budget,
         )  # fmt: skip
 

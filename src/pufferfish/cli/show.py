@@ -28,7 +28,9 @@ from pufferfish.tables.model import EstimatedPriors, label_text
 __all__ = ["PRIORS_ROWS", "print_calibration", "print_release"]
 
 
-def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = True) -> None:
+def print_calibration(
+    console: Console, table: Any, *, scale_zero_note: bool = True, scope_line: bool = True
+) -> None:
     """The tables and notes of ``calibrate`` (and the head of ``release``'s).
 
     The head shows what was estimated: one column's priors per value (and fitted priors), or
@@ -42,6 +44,9 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
     table : pufferfish.pipeline.results.TableCalibration
     scale_zero_note : bool
         Say what a scale of 0 means (a release's summary says it itself: False).
+    scope_line : bool
+        Say for which priors the checks hold on a line of its own (a release's guarantee
+        paragraph says it: False).
     """
     if len(table.columns) > 1:
         _head_joint(console, table)
@@ -57,25 +62,24 @@ def print_calibration(console: Console, table: Any, *, scale_zero_note: bool = T
         metric = table.scenario.metric
         kept = [c for c, same in zip(table.columns, metric.identity if metric else (), strict=False) if same]
         also = f" Kept in clear inside the check: {', '.join(kept)} (released as it is)." if kept else ""
-        console.print(f"The {CHANNEL_TEXT}.{also} {scope}", soft_wrap=True, highlight=False, markup=False)
+        console.print(f"The {CHANNEL_TEXT}.{also} {scope}", highlight=False, markup=False)
         _print_column_scales(console, table, kept)
-    elif robust is not None:
-        console.print(f"priors: {prior_scope(robust.prior_set)}", soft_wrap=True, highlight=False)
+    elif robust is not None and scope_line:
+        console.print(f"priors: {prior_scope(robust.prior_set)}", highlight=False)
     point = next((c for c in results if not isinstance(c, Skipped) and c.prior_set is None), None)
     if robust is not None and point is not None:
         console.print(
             f"The 'estimate only' {point.mechanism} holds only if the adversary's prior is exactly the "
             "sample frequencies; the difference is the price of the uncertainty of the estimate.",
-            soft_wrap=True,
             highlight=False,
         )
     if robust is not None or len(table.columns) > 1:  # where the sets live (issue 41)
-        console.print(f"domain: {table.domain()['text']}", soft_wrap=True, highlight=False, markup=False)
+        console.print(f"domain: {table.domain()['text']}", highlight=False, markup=False)
     atom = table.missing_atom
     if atom is not None:  # the epsilons shown are the present values' (issue 41)
         requested = table.inputs["epsilon"]
         for eps in requested if isinstance(requested, list) else [requested]:
-            console.print(atom.guarantee(float(eps)), soft_wrap=True, highlight=False, markup=False)
+            console.print(atom.guarantee(float(eps)), highlight=False, markup=False)
     if scale_zero_note and any(isinstance(c, Calibration) and c.noiseless for c in results):
         what = "the column" if len(table.columns) == 1 else "the columns"
         console.print(
@@ -93,7 +97,7 @@ def print_release(console: Console, result: Any) -> None:
     result : pufferfish.pipeline.results.ReleaseResult
         Of one column or several.
     """
-    print_calibration(console, result.calibration, scale_zero_note=False)
+    print_calibration(console, result.calibration, scale_zero_note=False, scope_line=False)
     if len(result.calibration.columns) > 1:
         _print_joint_release(console, result)
     else:
@@ -102,14 +106,14 @@ def print_release(console: Console, result: Any) -> None:
     console.print(
         f"written: {', '.join(cols.get('written', []))} (covered by the guarantee: "
         f"{', '.join(cols.get('covered_by_the_guarantee', []))}); not written: {cols.get('not_written')}",
-        soft_wrap=True, highlight=False, markup=False,
+        highlight=False, markup=False,
     )  # fmt: skip
     layout = result.report.get("output_layout") or result.report.get("release", {}).get("output_layout", [])
     if layout:  # what the output's layout does not keep of the input's (issue 44)
-        console.print(f"layout: {'; '.join(layout)}", soft_wrap=True, highlight=False, markup=False)
+        console.print(f"layout: {'; '.join(layout)}", highlight=False, markup=False)
     secret = result.calibration.estimated.secret_column
     for kept in result.kept:
-        console.print(kept.sentence(secret), soft_wrap=True, highlight=False, markup=False)
+        console.print(kept.sentence(secret), highlight=False, markup=False)
     book = result.report.get("ledger")
     if book:  # what everything released about the secret guarantees together (issue 42)
         together = book["together"]
@@ -123,7 +127,7 @@ def print_release(console: Console, result: Any) -> None:
         )  # fmt: skip
         if book.get("budget") is not None:
             line += f"; budget {book['budget']:g}"
-        console.print(line, soft_wrap=True, highlight=False, markup=False)
+        console.print(line, soft_wrap=True, highlight=False, markup=False)  # a path: never folded
 
 
 def _print_column_scales(console: Console, table: Any, kept: list[str]) -> None:
@@ -143,7 +147,7 @@ def _print_column_scales(console: Console, table: Any, kept: list[str]) -> None:
                 per.append(f"{name}: Laplace({w_scale:.4g})")
         console.print(
             f"{c.mechanism} (eps {c.epsilon:g}) per column: {'; '.join(per)}",
-            soft_wrap=True, highlight=False, markup=False,
+            highlight=False, markup=False,
         )  # fmt: skip
 
 
@@ -209,7 +213,7 @@ def _head_one_column(console: Console, est: EstimatedPriors, fitted: FittedPrior
         f"public value or weight)"
     )
     read_as = ", ".join(f"{col}: {how}" for col, how in est.columns_read_as.items())
-    console.print(f"columns read as: {read_as}", soft_wrap=True, highlight=False)
+    console.print(f"columns read as: {read_as}", highlight=False)
     print_table(console, _inputs_table(est))
     if fitted is not None:
         print_table(console, _fitted_table(fitted))
@@ -262,7 +266,7 @@ def _print_one_column_release(console: Console, result: Any) -> None:
     else:
         console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
     if result.calibration.inputs.get("fallback"):
-        console.print(f"fallback: {result.calibration.inputs['fallback']}", soft_wrap=True, highlight=False)
+        console.print(f"fallback: {result.calibration.inputs['fallback']}", highlight=False)
     console.print(f"guarantee: {result.report['guarantee']}")
     if not c.noiseless:
         console.print(f"noise: {result.noise['sampler']}")
@@ -284,7 +288,6 @@ def _head_joint(console: Console, table: Any) -> None:
     console.print(
         f"columns released jointly: {units}; metric d(x, x') = sum_k d_k(x_k, x'_k) / w_k "
         "(|x_k - x'_k| on a numeric column, [x_k != x'_k] on a categorical one)",
-        soft_wrap=True,
         highlight=False,
         markup=False,
     )
@@ -292,7 +295,7 @@ def _head_joint(console: Console, table: Any) -> None:
         f"rows: {table.rows_total} read, {table.rows_dropped} left out of the priors (a missing value)"
     )
     sizes = ", ".join(f"{s}: {p.size} distinct tuples" for s, p in table.priors().items())
-    console.print(f"joint priors: {sizes}", soft_wrap=True, highlight=False)
+    console.print(f"joint priors: {sizes}", highlight=False)
 
 
 def _print_joint_release(console: Console, result: Any) -> None:
@@ -314,13 +317,12 @@ def _print_joint_release(console: Console, result: Any) -> None:
     console.print(
         f"mechanism: {c.mechanism}, scale b = {c.scale:.6g}, checked loss {c.checked_loss:.6g}; "
         f"drawn per column: {drawn}" + (" (checked jointly again)" if rel["drawn_scales_checked"] else ""),
-        soft_wrap=True,
         highlight=False,
         markup=False,
     )
-    console.print(f"guarantee: {rel['guarantee']}", soft_wrap=True, highlight=False)
+    console.print(f"guarantee: {rel['guarantee']}", highlight=False)
     for col, about in rel["noise"]["columns"].items():
-        console.print(f"noise on {col}: {about['sampler']}", soft_wrap=True, highlight=False)
+        console.print(f"noise on {col}: {about['sampler']}", highlight=False)
     console.print(f"report: {result.report_path}")
 
 
