@@ -545,6 +545,11 @@ def test_cli_markov_report_shows_the_payload_numbers(tmp_path) -> None:
     page = page_path.read_text()
     for fig in ("fig-scales", "fig-priors", "fig-length", "mechanisms", "transition", "report-json"):
         assert f'id="{fig}"' in page
+    # issue 46: a series' report draws the series' figures only, the scales' bars from 0
+    assert _re.findall(r'<figure id="([^"]+)"', page) == ["fig-scales", "fig-length", "fig-priors"]
+    for other in ("Kantorovich", "Randomized mapping", "Labels in the table", "fig-release"):
+        assert other not in page, other
+    assert "(log scale)" not in page
     assert "3 lengths: 10, 20, 50" not in page and "4 lengths: 10, 20, 50, 60" in page
     payload = json.loads(_re.search(r'id="report-json">(.*?)</script>', page, _re.S).group(1))  # type: ignore[union-attr]
     assert payload == json.loads(res.output)

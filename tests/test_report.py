@@ -299,3 +299,28 @@ def test_label_histograms_count_empty_cells_as_the_missing_label(tmp_path: Path)
     by_secret = {h.secret: h.counts for h in hist}
     assert by_secret["a"][code["(missing)"]] == 1 and by_secret["a"][code["x"]] == 2
     assert by_secret["b"][code["(missing)"]] == 1 and by_secret["b"][code["y"]] == 1
+
+
+def test_the_report_of_a_numeric_release_names_only_what_was_released(reports: dict[str, Any]) -> None:
+    """Issue 46: one numeric column released with noise: the figures of added noise and the
+    released values, no mapping's figure, the mean absolute error shown; inputs rounded for reading."""
+    from pufferfish.pipeline.report import _readable
+
+    page_path, _ = reports["release"]
+    page = page_path.read_text()
+    assert re.findall(r'<figure id="([^"]+)">', page) == [*FIGURES, "fig-release"]
+    for absent in (
+        "Randomized mapping",
+        "Labels in the table",
+        "Accuracy versus epsilon",
+        "not used: the mechanisms",
+    ):
+        assert absent not in page, absent
+    shown = _shown(page)
+    assert any(key.startswith("abs_error:") for key in shown) and any(
+        key.startswith("scale:") for key in shown
+    )
+    assert _readable([60.0, 24.200000000186265]) == "[60, 24.2]" and _readable(0.5) == "0.5"
+    assert _readable(["a", 1.0]) == '["a", 1]' and _readable("as written 0.30000000000000004") == (
+        "as written 0.30000000000000004"
+    )

@@ -83,9 +83,7 @@ def markov_report_html(
     ]
     used = [r for r in results if isinstance(r, Calibration)]
     if used:
-        caption = (
-            "The calibrated scale of each mechanism (log scale): less is less noise for the same guarantee."
-        )
+        caption = "The calibrated scale of each mechanism: less is less noise for the same guarantee."
         parts.append(figure_html("fig-scales", "Laplace scale per mechanism", _scales_figure(used), caption))
     if curve is not None and len(curve) >= 2:
         caption = (
@@ -151,8 +149,8 @@ def _scales_figure(used: list[Calibration]) -> str:
     fig = Figure(figsize=(6.0, 0.35 * len(used) + 1.2))
     ax = fig.subplots()
     names = [r.mechanism for r in used]
-    ax.barh(names, [max(r.scale, 1e-12) for r in used], color="#4477aa")
-    ax.set_xscale("log")
+    ax.barh(names, [r.scale for r in used], color="#4477aa")  # from 0: a bar's length is its scale
+    ax.set_xlim(0.0, None)
     ax.set_xlabel("Laplace scale")
     ax.invert_yaxis()
     return svg_text(fig)

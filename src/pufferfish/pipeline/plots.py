@@ -589,6 +589,7 @@ def joint_release_figure(table: TableCalibration, figures: JointReportFigures) -
             ax.set_title(f"{column}, secret = {h.secret}", fontsize=9)
             ax.set_xlabel(_axis_values(table, k)[0], fontsize=8)
             ax.legend(fontsize=6)
+        axes[r][0].set_ylabel(f"density (per unit of {column})", fontsize=8)
     caption = (
         "Each released column against its original distribution, per secret, as densities on the "
         "same bins: filled, the original marginal (rows with every public column present); the line, "

@@ -120,11 +120,25 @@ def build_report(
 
 
 def _inputs_table(inputs: dict[str, Any]) -> str:
-    """The table of the inputs as given (text as written, other values as JSON)."""
-    rows = [
-        [cell(k), cell(v if isinstance(v, str) else json.dumps(v), f"input:{k}")] for k, v in inputs.items()
-    ]
+    """The table of the inputs as given: text as written, numbers rounded for reading (6
+    significant digits; the JSON keeps every digit), other values as JSON."""
+    rows = [[cell(k), cell(_readable(v), f"input:{k}")] for k, v in inputs.items()]
     return table_html(["input", "value"], rows, "inputs")
+
+
+def _readable(value: Any) -> str:
+    """An input as shown: a float by :func:`fmt`, a list item by item, text as written."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return fmt(value)
+    if isinstance(value, list) and any(isinstance(v, float) for v in value):
+        return (
+            "["
+            + ", ".join(_readable(v) if isinstance(v, (float, list)) else json.dumps(v) for v in value)
+            + "]"
+        )
+    return json.dumps(value)
 
 
 def _not_used(comparison: Sequence[Calibration | MappingCalibration | Skipped]) -> list[str]:
