@@ -115,3 +115,26 @@ def test_ledger_commands_do_what_the_readme_says(tmp_path, monkeypatch) -> None:
     assert together["rule"] == "exact joint check"
     assert 0.6 - 1e-6 < together["epsilon"] <= 0.6
     assert "0.621" in text and "0.658" in text and "9.19" in text
+
+
+def test_the_tour_runs_the_commands_the_script_draws() -> None:
+    """Issue 46: each stop of the README's tour shows the command ``scripts/tour_figures.py`` runs
+    for its figure, the figure is in the repository, and the numbers quoted are the script's."""
+    import runpy
+
+    root = README.parent
+    stops = runpy.run_path(str(root / "scripts" / "tour_figures.py"))["STOPS"]
+    text = _readme()
+    tour = text[text.index("## A tour") : text.index("## Contents")]
+    blocks = re.findall(r"```bash\n(.*?)\n```", tour, re.S)
+    assert blocks == [commands[0] for _, commands, _ in stops]
+    for name, _, _ in stops:
+        assert (
+            f"](docs/figures/tour-{name}.svg)" in tour
+            and (root / "docs" / "figures" / f"tour-{name}.svg").is_file()
+        )
+    printed = (root / "docs" / "figures" / "tour.txt").read_text()
+    pairs = [("8.638", "8.638"), ("0.8024", "0.80235"), ("0.646", "0.6460"), ("24.17", "24.17"),
+             ("1.095", "1.0947"), ("0.621", "0.6213"), ("0.658", "0.6578")]  # fmt: skip
+    for quoted, written in pairs:
+        assert quoted in tour and written in printed, quoted

@@ -344,7 +344,9 @@ def _axis_values(table: TableCalibration, k: int) -> tuple[str, list[str] | None
     """Axis label of column ``k`` and its labels (categorical columns with at most 20 labels)."""
     if table.categorical[k]:
         labels = table.labels[k]
-        return f"{table.columns[k]} (code)", [label_text(v) for v in labels] if len(labels) <= 20 else None
+        if len(labels) <= 20:  # the labels by name on the axis
+            return table.columns[k], [label_text(v) for v in labels]
+        return f"{table.columns[k]} (code)", None
     return table.columns[k], None
 
 
