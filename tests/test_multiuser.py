@@ -514,3 +514,46 @@ def test_lemma2_p_above_q_as_printed_is_not_condition_20() -> None:
     assert derived == pytest.approx(8.8103, abs=1e-4)
     assert derived == pytest.approx(calibrate_user(above, "u4", "P-Q", eps, "relaxed").scale, rel=1e-6)
     assert calibrate_user(above, "u4", "P-Q", eps, "lemma2").checked_loss <= eps
+
+
+def test_cli_reports_of_a_sum_name_only_what_was_calibrated_and_released(
+    tmp_path: Path, four_users: MultiUserSystem
+) -> None:
+    """Issue 46: the report of a sum (calibration and release): the users, the mechanisms' rows
+    (the JSON's numbers), the scales and the sum's distributions under the deciding user's two
+    secrets; nothing of a table's release; an existing report is kept without --force."""
+    import re
+
+    f = write_system(tmp_path / "sys.json", four_users)
+    page_path = tmp_path / "sum.html"
+    args = ["multiuser", str(f), "--user", "u4", "--pair-set", "P-Q", "--epsilon", "1", "--epsilon", "0.5",
+            "--report", str(page_path), "--json"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    page = page_path.read_text()
+    assert re.findall(r'<figure id="([^"]+)"', page) == ["fig-scales", "fig-priors"]
+    for other in ("Kantorovich transport plan", "Randomized mapping", "Labels in the table", "Released sum"):
+        assert other not in page, other
+    embedded = json.loads(re.search(r'id="report-json">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
+    assert embedded == json.loads(res.output)
+    for row in embedded["results"]:
+        if row["scale"] is not None:
+            shown = re.search(rf'data-key="scale:{row["mechanism"]}:{row["epsilon"]:g}">([^<]*)<', page)
+            assert shown is not None and float(shown.group(1)) == pytest.approx(row["scale"], rel=1e-5)
+    assert "The sum under the two secrets of u4" in page
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 1 and "--force" in again.output
+    release_page = tmp_path / "release.html"
+    rel_args = ["multiuser-release", str(f), "--pair-set", "P-bot", "--sum", "12", "--epsilon", "1",
+                "--report", str(release_page), "--json"]  # fmt: skip
+    res = CliRunner().invoke(app, rel_args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    page = release_page.read_text()
+    shown = re.search(r'data-key="released_sum">([^<]*)<', page)
+    assert shown is not None and float(shown.group(1)) == pytest.approx(out["released_sum"], rel=1e-5)
+    assert f"The sum under the two secrets of {out['calibration']['user']}" in page
+    assert "The true sum and the users' values are not written" in page
+    bad = CliRunner().invoke(app, ["multiuser", str(f), "--pair-set", "P-bot", "--epsilon", "1",
+                                   "--report", str(tmp_path / "x.txt")])  # fmt: skip
+    assert bad.exit_code == 1 and "html" in bad.output

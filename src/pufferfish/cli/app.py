@@ -460,9 +460,19 @@ def multiuser(
         typer.Option("--mechanism", help="Calibrator (repeatable; default: all that apply)."),
     ] = None,
     as_json: JsonOpt = False,
+    report: Annotated[
+        str | None,
+        typer.Option("--report", help="Also write a self-contained HTML report to this .html file."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
 ) -> None:
     """Laplace scales for a summation query over the users of SYSTEM (seed 000)."""
     from pufferfish.multiuser import MultiUserSystem, calibrate_system, check_pair_set, compare_user
+
+    if report is not None:
+        from pufferfish.pipeline.page import check_report_path
+
+        guard(lambda: check_report_path(report, force=force))  # before any work
 
     def run() -> list[Any]:
         sys_ = MultiUserSystem.from_json(system)
@@ -475,13 +485,15 @@ def multiuser(
 
     with working("calibrating (the system's mechanisms, exact checks)"):
         results = guard(run)
+    rows: list[dict[str, Any]] = []
+    for r in results:
+        d = r.to_dict()
+        d.setdefault("checked_loss", None)
+        rows.append(d)
+    out = {"system": system, "user": user, "pair_set": pair_set, "results": rows}
+    if report is not None:
+        _sum_report(system, pair_set, rows, out, report, force)
     if as_json:
-        rows: list[dict[str, Any]] = []
-        for r in results:
-            d = r.to_dict()
-            d.setdefault("checked_loss", None)
-            rows.append(d)
-        out = {"system": system, "user": user, "pair_set": pair_set, "results": rows}
         typer.echo(json.dumps(out, allow_nan=False))
         return
     table = Table(
@@ -528,9 +540,19 @@ def multiuser_release(
     as_json: JsonOpt = False,
     ledger: LedgerOpt = None,
     budget: BudgetOpt = None,
+    report: Annotated[
+        str | None,
+        typer.Option("--report", help="Also write a self-contained HTML report to this .html file."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
 ) -> None:
     """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
     from pufferfish.multiuser import MultiUserSystem, release_sum
+
+    if report is not None:
+        from pufferfish.pipeline.page import check_report_path
+
+        guard(lambda: check_report_path(report, force=force))  # before any work
 
     def run() -> Any:
         sys_ = MultiUserSystem.from_json(system)
@@ -539,6 +561,9 @@ def multiuser_release(
 
     with working("calibrating and releasing"):
         result = guard(run)
+    if report is not None:
+        payload = result.to_dict()
+        _sum_report(system, pair_set, [payload["calibration"]], payload, report, force)
     if as_json:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
         return
@@ -553,6 +578,17 @@ def multiuser_release(
         console.print(
             f"ledger {ledger}: {result.together.line()}", soft_wrap=True, highlight=False, markup=False
         )
+
+
+def _sum_report(
+    system: str, pair_set: str, rows: list[dict[str, Any]], payload: dict[str, Any], report: str, force: bool
+) -> None:
+    """Write the HTML report of a sum (:func:`pufferfish.multiuser.report.sum_report_html`)."""
+    from pufferfish.multiuser import MultiUserSystem
+    from pufferfish.multiuser.report import sum_report_html, write_sum_report
+
+    page = guard(lambda: sum_report_html(MultiUserSystem.from_json(system), pair_set, rows, payload))
+    guard(lambda: write_sum_report(page, report, force=force))
 
 
 app.add_typer(markov_app, name="markov")

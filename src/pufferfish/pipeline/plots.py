@@ -64,7 +64,7 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
         prior = conditionals[s]
         assert isinstance(prior, DiscretePrior)
         width = 0.8 if estimated.categorical else _bar_width(prior.support)
-        ax.bar(prior.support, prior.pmf, width=width, color="#4477aa", label="empirical")
+        ax.bar(prior.support, prior.pmf, width=width, color="#4477aa", label="empirical", zorder=2)
         if fitted is not None:
             from scipy.stats import norm
 
@@ -82,8 +82,16 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
 
             ps = sets[s]
             ext = extremes(ps, 0.0)
-            ax.vlines(ps.alphabet, np.exp(ext.log_min), np.exp(ext.log_max), color="#cc6677", lw=1.5,
-                      label=f"{ps.kind} set: range of P(x)")  # fmt: skip
+            ax.vlines(
+                ps.alphabet,
+                np.exp(ext.log_min),
+                np.exp(ext.log_max),
+                color="#cc6677",
+                lw=1.0,
+                alpha=0.6,
+                zorder=1,
+                label=f"{ps.kind} set: range of P(x)",
+            )  # fmt: skip (behind the bars)
         if fitted is not None or sets is not None:  # above the axes: never over the tallest bar
             ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncols=2, frameon=False)
         ax.set_title(f"P(x | {s})", fontsize=9)
