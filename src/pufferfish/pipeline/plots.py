@@ -64,7 +64,16 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
         prior = conditionals[s]
         assert isinstance(prior, DiscretePrior)
         width = 0.8 if estimated.categorical else _bar_width(prior.support)
-        ax.bar(prior.support, prior.pmf, width=width, color="#4477aa", label="empirical", zorder=2)
+        many = prior.support.size > RASTER_BARS  # hundreds of bars: one image in the SVG (fast to write)
+        ax.bar(
+            prior.support,
+            prior.pmf,
+            width=width,
+            color="#4477aa",
+            label="empirical",
+            zorder=2,
+            rasterized=many,
+        )
         if fitted is not None:
             from scipy.stats import norm
 
@@ -89,9 +98,10 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
                 color="#cc6677",
                 lw=1.0,
                 alpha=0.6,
-                zorder=1,
+                zorder=1,  # behind the bars
                 label=f"{ps.kind} set: range of P(x)",
-            )  # fmt: skip (behind the bars)
+                rasterized=many,
+            )
         if fitted is not None or sets is not None:  # above the axes: never over the tallest bar
             ax.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.08), ncols=2, frameon=False)
         ax.set_title(f"P(x | {s})", fontsize=9)
@@ -103,6 +113,24 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
             ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)
     axes[0][0].set_ylabel("probability", fontsize=8)
     return svg_text(fig)
+
+
+def _log_axes(ax: Any, *, x: bool = False, y: bool = False) -> None:
+    """Log scale on the axes asked, ticks written as plain numbers (``0.5``, not ``5 x 10^-1``:
+    easier to read, and no mathtext to typeset, the slowest part of writing a figure)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    for on, axis, scale in ((x, ax.xaxis, ax.set_xscale), (y, ax.yaxis, ax.set_yscale)):
+        if on:
+            scale("log")
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(NullFormatter())
+
+
+#: Bars beyond which a figure draws them as one image inside its SVG (the page stays small and fast
+#: to write; the axes, labels and legend stay vector).
+RASTER_BARS = 60
 
 
 def _bar_width(support: np.ndarray) -> float:
@@ -150,8 +178,6 @@ def plan_figure(
 
 def scale_epsilon_figure(figures: ReportFigures) -> str:
     """Scale versus epsilon for every applicable mechanism (seed 001 Fig 4)."""
-    from matplotlib.ticker import NullFormatter
-
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
     mechanisms = [c.mechanism for c in figures.comparison if isinstance(c, Calibration)]
@@ -165,9 +191,7 @@ def scale_epsilon_figure(figures: ReportFigures) -> str:
             xs, ys = zip(*pts, strict=True)
             ax.plot(xs, ys, marker="o", markersize=3, label=mech)
     ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_axes(ax, x=True, y=True)
     ax.set_xlabel("epsilon")
     ax.set_ylabel("noise scale (Laplace b or Gaussian sigma)")
     ax.legend(fontsize=7)
@@ -176,8 +200,6 @@ def scale_epsilon_figure(figures: ReportFigures) -> str:
 
 def loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
     """Exact privacy loss (or delta) versus the scale, target marked (SPEC sec 2.1)."""
-    from matplotlib.ticker import NullFormatter
-
     epsilon, delta, noise = figures.epsilon, figures.delta, figures.noise
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
@@ -194,10 +216,9 @@ def loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
         if isinstance(c, Calibration) and c.noise == noise and c.scale > 0:
             ax.axvline(c.scale, color="grey", linewidth=0.6)
             ax.text(c.scale, target, c.mechanism, rotation=90, fontsize=6, va="bottom")
-    ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_axes(ax, x=True)
     if delta > 0:
-        ax.set_yscale("log")
+        _log_axes(ax, y=True)
     ax.set_xlabel(f"{noise} scale")
     ax.set_ylabel(what)
     ax.legend(fontsize=7)
@@ -227,7 +248,8 @@ def release_figure(estimated: EstimatedPriors, released: Sequence[ReleasedHistog
         density = h.counts / (total * widths) if total > 0 else h.counts
         ax.stairs(density, h.edges, color="#cc6677", label="released (density)")
         width = _bar_width(prior.support)
-        ax.bar(prior.support, prior.pmf / width, width=width, alpha=0.5, color="#4477aa", label="original")
+        ax.bar(prior.support, prior.pmf / width, width=width, alpha=0.5, color="#4477aa", label="original",
+               rasterized=prior.support.size > RASTER_BARS)  # fmt: skip
         ax.set_title(f"secret = {h.secret}", fontsize=9)
         ax.set_xlabel(estimated.public_column, fontsize=8)
         ax.legend(fontsize=7)
@@ -267,8 +289,6 @@ def label_release_figure(estimated: EstimatedPriors, released: Sequence[Released
 
 def mapping_loss_figure(figures: ReportFigures) -> str:
     """Each randomized mapping's checked privacy loss at every epsilon of the accuracy figure."""
-    from matplotlib.ticker import NullFormatter
-
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
     for name, pts in figures.mapping_loss_curves:
@@ -278,9 +298,7 @@ def mapping_loss_figure(figures: ReportFigures) -> str:
     grid = np.array(figures.epsilon_grid)
     ax.plot(grid, grid, color="grey", linewidth=0.8, label="loss = epsilon (the bound)")
     ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_axes(ax, x=True, y=True)
     ax.set_xlabel("epsilon")
     ax.set_ylabel("checked privacy loss (nats)")
     ax.legend(fontsize=7)
@@ -325,8 +343,6 @@ def matrix_figure(m: MappingCalibration, estimated: EstimatedPriors) -> tuple[st
 
 def accuracy_figure(figures: ReportFigures) -> str:
     """Expected accuracy versus epsilon for every mechanism (additive ones after rounding)."""
-    from matplotlib.ticker import NullFormatter
-
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
     for name, pts in figures.accuracy_curves:
@@ -335,8 +351,7 @@ def accuracy_figure(figures: ReportFigures) -> str:
             style = "-" if name in ("optimal-mapping",) else "--"
             ax.plot(xs, ys, style, marker="o", markersize=3, label=name)
     ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_axes(ax, x=True)
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("epsilon")
     ax.set_ylabel("expected accuracy")
@@ -556,8 +571,6 @@ def plan_distances_figure(figures: JointReportFigures) -> tuple[str, str]:
 
 def joint_loss_figure(figures: JointReportFigures) -> tuple[str, str]:
     """Exact product-Laplace loss against b, with epsilon and each mechanism's scale."""
-    from matplotlib.ticker import NullFormatter
-
     fig = Figure(figsize=(5.6, 3.6), layout="constrained")
     ax = fig.subplots()
     ax.plot(figures.loss_scales, figures.loss_values, color="#4477aa", label="exact loss")
@@ -566,8 +579,7 @@ def joint_loss_figure(figures: JointReportFigures) -> tuple[str, str]:
         if isinstance(c, Calibration) and c.noise == "laplace" and c.numerically_checked and c.scale > 0:
             ax.axvline(c.scale, color="grey", linewidth=0.6)
             ax.text(c.scale, figures.epsilon, c.mechanism, rotation=90, fontsize=6, va="bottom")
-    ax.set_xscale("log")
-    ax.xaxis.set_minor_formatter(NullFormatter())
+    _log_axes(ax, x=True)
     ax.set_xlabel("product Laplace scale b")
     ax.set_ylabel("exact privacy loss (nats)")
     ax.legend(fontsize=7)
