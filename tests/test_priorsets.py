@@ -290,3 +290,22 @@ def test_a_set_is_evaluated_at_many_scales_from_one_plan() -> None:
     fresh = [extremes(s, 2.0) for s in sets] + [extremes(s, 7.0) for s in sets]
     for x, y in zip(kept, fresh, strict=True):
         assert np.array_equal(x.log_max, y.log_max) and np.array_equal(x.log_min, y.log_min)
+
+
+def test_a_plan_leaves_with_its_set() -> None:
+    # the kept plans hold arrays of the set's size: none outlives its set, and at most 8 are held
+    import gc
+
+    from pufferfish.loss import robust
+
+    ps = PriorSet("dkw", np.arange(40.0), np.full(40, 1 / 40), 0.1)
+    extremes(ps, 3.0)
+    key = id(ps)
+    assert key in robust._PLANS
+    del ps
+    gc.collect()
+    assert key not in robust._PLANS
+    many = [PriorSet("l1", np.arange(5.0), np.full(5, 0.2), 0.1) for _ in range(12)]
+    for s in many:
+        extremes(s, 1.0)
+    assert len(robust._PLANS) <= robust._PLANS_KEPT

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -285,16 +286,20 @@ def _kernel_total(a: NDArray[np.float64], b: float) -> NDArray[np.float64]:
     return _KernelSums(np.zeros(k), s).range(np.zeros(k, dtype=np.int64), np.full(k, k), np.arange(k))
 
 
-#: The plans of the last few sets (by identity): a calibration checks the same sets at many scales.
-_PLANS: list[tuple[PriorSet, _Plan]] = []
+#: The plans of the sets still alive (by identity; an entry leaves with its set, or when more than
+#: :data:`_PLANS_KEPT` are held, the oldest first): a calibration checks the same sets at many
+#: scales, and a plan of 10^6 points holds about 128 MB.
+_PLANS: dict[int, _Plan] = {}
+_PLANS_KEPT = 8
 _PLANS_LOCK = threading.Lock()
 
 
 def _plan(prior_set: PriorSet) -> _Plan:
+    key = id(prior_set)
     with _PLANS_LOCK:
-        for held, plan in _PLANS:
-            if held is prior_set:
-                return plan
+        held = _PLANS.get(key)
+    if held is not None:
+        return held
     a, p_hat, k = prior_set.alphabet, prior_set.center, prior_set.alphabet.size
     dist = _Distances(a)
     if prior_set.kind == "none" or prior_set.radius == 0.0:
@@ -305,9 +310,16 @@ def _plan(prior_set: PriorSet) -> _Plan:
     else:
         plan = _l1_plan(p_hat, prior_set.radius, dist)
     with _PLANS_LOCK:
-        _PLANS.insert(0, (prior_set, plan))
-        del _PLANS[8:]
+        _PLANS[key] = plan
+        while len(_PLANS) > _PLANS_KEPT:
+            del _PLANS[next(iter(_PLANS))]
+    weakref.finalize(prior_set, _forget_plan, key)  # ids are unique among live objects only
     return plan
+
+
+def _forget_plan(key: int) -> None:
+    with _PLANS_LOCK:
+        _PLANS.pop(key, None)
 
 
 class _RangeLogSum:
