@@ -427,3 +427,21 @@ def test_one_json_core_for_one_column_and_several() -> None:
             assert row["column_scales"] == {
                 c: row["scale"] * w for c, w in zip(columns, row["units"], strict=True)
             }
+
+
+def test_release_report_of_labels_and_numbers_draws_each_column_as_released(tmp_path) -> None:
+    """Issue 46: among several columns a categorical one is released as labels (randomized
+    response): its panel shows each label's share in and out by name, not codes as densities."""
+    out, page_path = tmp_path / "wa.csv", tmp_path / "wa.html"
+    args = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "workclass,age",
+            "--epsilon", "1", "--prior-set", "none", "--output", str(out),
+            "--report", str(page_path)]  # fmt: skip
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    page = page_path.read_text()
+    release = re.search(r'<figure id="fig-release">(.*?)</figure>', page, re.S)
+    assert release is not None
+    text = release.group(1)
+    for shown in ("share of the secret", "Federal-gov", "Private", "(missing)", "density (per unit of age)"):
+        assert shown in text, shown
+    assert "per unit of workclass" not in text

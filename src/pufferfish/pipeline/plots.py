@@ -599,22 +599,34 @@ def joint_release_figure(table: TableCalibration, figures: JointReportFigures) -
     axes = fig.subplots(len(figures.released), len(secrets), squeeze=False)
     for r, (column, hists) in enumerate(figures.released):
         k = table.columns.index(column)
+        name, labels = _axis_values(table, k)
         for ax, h in zip(axes[r], hists, strict=True):
             p = priors[h.secret]
             widths = np.diff(h.edges)
             values = np.clip(p.support[:, k], h.edges[0], h.edges[-1])
             original = np.histogram(values, bins=h.edges, weights=p.pmf)[0]
-            ax.stairs(original / widths, h.edges, fill=True, alpha=0.5, color="#4477aa", label="original")
             total = h.counts.sum()
-            density = h.counts / (total * widths) if total > 0 else h.counts
-            ax.stairs(density, h.edges, color="#cc6677", label="released (density)")
+            if table.categorical[k]:  # labels in and out (a randomized response): shares, by name
+                at = 0.5 * (h.edges[:-1] + h.edges[1:])
+                ax.bar(at - 0.2, original, width=0.4, color="#4477aa", label="in the table")
+                ax.bar(at + 0.2, h.counts / total if total > 0 else h.counts, width=0.4, color="#cc6677",
+                       label="released")  # fmt: skip
+                if labels is not None:
+                    ax.set_xticks(at, labels, rotation=60, ha="right", fontsize=6)
+            else:
+                ax.stairs(original / widths, h.edges, fill=True, alpha=0.5, color="#4477aa", label="original")
+                density = h.counts / (total * widths) if total > 0 else h.counts
+                ax.stairs(density, h.edges, color="#cc6677", label="released (density)")
             ax.set_title(f"{column}, secret = {h.secret}", fontsize=9)
-            ax.set_xlabel(_axis_values(table, k)[0], fontsize=8)
+            ax.set_xlabel(name, fontsize=8)
             ax.legend(fontsize=6)
-        axes[r][0].set_ylabel(f"density (per unit of {column})", fontsize=8)
+        what = "share of the secret's rows" if table.categorical[k] else f"density (per unit of {column})"
+        axes[r][0].set_ylabel(what, fontsize=8)
     caption = (
-        "Each released column against its original distribution, per secret, as densities on the "
-        "same bins: filled, the original marginal (rows with every public column present); the line, "
-        "the released values with their Laplace noise."
+        "Each released column against its original distribution, per secret (rows with every public "
+        "column present): a numeric column as densities on the same bins, filled the original, the "
+        "line the released values with their Laplace noise; a categorical column as each label's "
+        "share of the rows in the table (blue) and in the release (red), drawn by its randomized "
+        "response."
     )
     return svg_text(fig), caption
