@@ -274,8 +274,7 @@ def label_release_figure(estimated: EstimatedPriors, released: Sequence[Released
         original = np.zeros(k)
         original[prior.support.astype(np.int64)] = prior.pmf
         at = np.arange(k)
-        ax.bar(at - 0.2, original, width=0.4, color="#4477aa", label="in the table")
-        ax.bar(at + 0.2, out, width=0.4, color="#cc6677", label="released")
+        _share_bars(ax, at, original, out)
         top = max(top, float(original.max()), float(out.max()) if out.size else 0.0)
         ax.set_title(f"secret = {h.secret} ({int(total):,} rows)", fontsize=9)
         ax.set_xlabel(estimated.public_column, fontsize=8)
@@ -287,14 +286,25 @@ def label_release_figure(estimated: EstimatedPriors, released: Sequence[Released
     return svg_text(fig)
 
 
+def _share_bars(ax: Any, at: np.ndarray, original: np.ndarray, released: np.ndarray) -> None:
+    """Each label's share in the table (blue, left) and in the release (red, right) at ``at``."""
+    ax.bar(at - 0.2, original, width=0.4, color="#4477aa", label="in the table")
+    ax.bar(at + 0.2, released, width=0.4, color="#cc6677", label="released")
+
+
+def _epsilon_curves(ax: Any, curves: Sequence[tuple[str, Sequence[tuple[float, float]]]]) -> None:
+    """One line per mechanism of ``(epsilon, value)`` points (optimal-mapping solid, the rest dashed)."""
+    for name, pts in curves:
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            ax.plot(xs, ys, "-" if name == "optimal-mapping" else "--", marker="o", markersize=3, label=name)
+
+
 def mapping_loss_figure(figures: ReportFigures) -> str:
     """Each randomized mapping's checked privacy loss at every epsilon of the accuracy figure."""
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
-    for name, pts in figures.mapping_loss_curves:
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            ax.plot(xs, ys, "-" if name == "optimal-mapping" else "--", marker="o", markersize=3, label=name)
+    _epsilon_curves(ax, figures.mapping_loss_curves)
     grid = np.array(figures.epsilon_grid)
     ax.plot(grid, grid, color="grey", linewidth=0.8, label="loss = epsilon (the bound)")
     ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
@@ -345,11 +355,7 @@ def accuracy_figure(figures: ReportFigures) -> str:
     """Expected accuracy versus epsilon for every mechanism (additive ones after rounding)."""
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
-    for name, pts in figures.accuracy_curves:
-        if pts:
-            xs, ys = zip(*pts, strict=True)
-            style = "-" if name in ("optimal-mapping",) else "--"
-            ax.plot(xs, ys, style, marker="o", markersize=3, label=name)
+    _epsilon_curves(ax, figures.accuracy_curves)
     ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
     _log_axes(ax, x=True)
     ax.set_ylim(0.0, 1.02)
@@ -608,9 +614,7 @@ def joint_release_figure(table: TableCalibration, figures: JointReportFigures) -
             total = h.counts.sum()
             if table.categorical[k]:  # labels in and out (a randomized response): shares, by name
                 at = 0.5 * (h.edges[:-1] + h.edges[1:])
-                ax.bar(at - 0.2, original, width=0.4, color="#4477aa", label="in the table")
-                ax.bar(at + 0.2, h.counts / total if total > 0 else h.counts, width=0.4, color="#cc6677",
-                       label="released")  # fmt: skip
+                _share_bars(ax, at, original, h.counts / total if total > 0 else h.counts)
                 if labels is not None:
                     ax.set_xticks(at, labels, rotation=60, ha="right", fontsize=6)
             else:
