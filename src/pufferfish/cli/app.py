@@ -28,6 +28,7 @@ from pufferfish.cli.common import (
     parse_order,
     progress_bar,
     publish,
+    refuse_report_path_early,
     require_pairs,
     working,
 )
@@ -469,10 +470,7 @@ def multiuser(
     """Laplace scales for a summation query over the users of SYSTEM (seed 000)."""
     from pufferfish.multiuser import MultiUserSystem, calibrate_system, check_pair_set, compare_user
 
-    if report is not None:
-        from pufferfish.pipeline.page import check_report_path
-
-        guard(lambda: check_report_path(report, force=force))  # before any work
+    refuse_report_path_early(report, force)
 
     def run() -> list[Any]:
         sys_ = MultiUserSystem.from_json(system)
@@ -549,10 +547,7 @@ def multiuser_release(
     """Release the sum of the users' values of SYSTEM with calibrated Laplace noise (seed 000)."""
     from pufferfish.multiuser import MultiUserSystem, release_sum
 
-    if report is not None:
-        from pufferfish.pipeline.page import check_report_path
-
-        guard(lambda: check_report_path(report, force=force))  # before any work
+    refuse_report_path_early(report, force)
 
     def run() -> Any:
         sys_ = MultiUserSystem.from_json(system)

@@ -34,6 +34,16 @@ def fail(message: str) -> None:
     raise typer.Exit(code=1)
 
 
+def refuse_report_path_early(report: str | None, force: bool) -> None:
+    """Before any work: a ``--report`` path that is not a new ``.html`` file (or an existing one
+    without ``--force``) is one line and exit code 1
+    (:func:`pufferfish.pipeline.page.check_report_path`)."""
+    if report is not None:
+        from pufferfish.pipeline.page import check_report_path
+
+        guard(lambda: check_report_path(report, force=force))
+
+
 def guard(fn: Callable[[], T]) -> T:
     """Run ``fn``; turn the library's input errors into one line on stderr and exit code 1."""
     try:

@@ -11,7 +11,13 @@ import typer
 from rich.console import Console
 
 from pufferfish._checks import check_epsilons
-from pufferfish.cli.common import guard, parse_mechanisms, print_comparisons, working
+from pufferfish.cli.common import (
+    guard,
+    parse_mechanisms,
+    print_comparisons,
+    refuse_report_path_early,
+    working,
+)
 from pufferfish.cli.ledger import BudgetOpt, LedgerOpt
 
 markov_app = typer.Typer(
@@ -168,10 +174,7 @@ def markov_calibrate(
             state_column, prior_set, transition, states, as_json, report, force, engine,
         )  # fmt: skip
         return
-    if report is not None:
-        from pufferfish.pipeline.page import check_report_path
-
-        guard(lambda: check_report_path(report, force=force))  # before any work
+    refuse_report_path_early(report, force)
     with working("calibrating (count priors, mechanisms, exact checks)"):
         scenario, results = guard(lambda: _calibrate_chain(epsilon, chain_args, mechanism))
     model = scenario.model
@@ -423,10 +426,7 @@ def _calibrate_data(
                                   prior_set, engine)  # fmt: skip
         return calibrate_series(request)
 
-    if report is not None:
-        from pufferfish.pipeline.page import check_report_path
-
-        guard(lambda: check_report_path(report, force=force))  # before any work
+    refuse_report_path_early(report, force)
     with working("estimating the chain and calibrating (mechanisms, exact checks)"):
         result = guard(run)
     if report is not None:
