@@ -4,8 +4,8 @@ numbers the README quotes.
 Run: ``python scripts/tour_figures.py [OUT]`` (default ``docs/figures``). Every command is the
 ``pufferfish`` command line exactly as the README writes it (in a temporary folder); a figure is
 taken from the HTML report the command wrote (its ``<figure>`` SVG, as drawn there), or, for the
-two stops without an HTML report (a sum, several releases), drawn here from the command's JSON
-output. Writes ``tour-*.svg`` into OUT.
+stop without an HTML report (several releases), drawn here from ``ledger show --json`` after each
+release. Writes ``tour-*.svg`` into OUT.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ STOPS = [
     (
         "sum",
         ["pufferfish multiuser examples/seed000-4users.json --user u4 --pair-set P-Q --epsilon 0.25 "
-         "--epsilon 0.5 --epsilon 1 --epsilon 2 --json"],
-        None,
+         "--epsilon 0.5 --epsilon 1 --epsilon 2 --report sum.html --json"],
+        ("sum.html", "fig-scales"),
     ),
     (
         "ledger",
@@ -83,28 +83,6 @@ def figure_svg(page: Path, fig_id: str) -> str:
     if found is None:
         raise SystemExit(f"{page.name} has no figure {fig_id}")
     return found.group(1)
-
-
-def sum_figure(output: str) -> str:
-    """Scale against epsilon of every mechanism of the multiuser command (its JSON rows)."""
-    from matplotlib.figure import Figure
-
-    from pufferfish.pipeline.page import svg_text
-
-    rows = [r for r in json.loads(output)["results"] if r.get("scale") is not None]
-    fig = Figure(figsize=(5.6, 3.4))
-    ax = fig.subplots()
-    for name in dict.fromkeys(r["mechanism"] for r in rows):
-        pts = sorted((r["epsilon"], r["scale"]) for r in rows if r["mechanism"] == name)
-        ax.plot(
-            *zip(*pts, strict=True), "-" if name == "optimal" else "--", marker="o", markersize=3, label=name
-        )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("Laplace scale on the sum")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
 
 
 def ledger_figure(together: list[float]) -> str:
@@ -144,8 +122,9 @@ def main() -> None:
                 svg = ledger_figure(together)
                 print(f"{name}: together after 1, 2, 3 releases: {together}")
             elif name == "sum":
+                assert keep is not None
                 output = run(commands[0], folder)
-                svg = sum_figure(output)
+                svg = figure_svg(folder / keep[0], keep[1])
                 rows = json.loads(output)["results"]
                 print(f"{name}: {commands[0]}")
                 at_one = [(r["mechanism"], r.get("scale")) for r in rows if r["epsilon"] == 1.0]
