@@ -15,9 +15,9 @@ with every core:
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -60,13 +60,11 @@ def urandom_rate(total: int, cores: int) -> float:
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    rounds = 5
-    if "--rounds" in args:
-        at = args.index("--rounds")
-        rounds = int(args[at + 1])
-        del args[at : at + 2]
-    n = int(float(args[0])) if args else 4_000_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("size", nargs="?", type=float, default=4e6, help="values per run")
+    parser.add_argument("--rounds", type=int, default=5)
+    opts = parser.parse_args()
+    n, rounds = int(opts.size), opts.rounds
     cores = os.cpu_count() or 1
     print(machine())
     print(f"values per run: {n:,}; {rounds} interleaved rounds; {cores} cores (one thread each)")

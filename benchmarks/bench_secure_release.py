@@ -10,8 +10,8 @@ and the ratio secure / seeded of each round, min / median / max. Issue 45's goal
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,13 +22,11 @@ from pufferfish import release
 
 
 def main() -> None:
-    args = sys.argv[1:]
-    rounds = 5
-    if "--rounds" in args:
-        at = args.index("--rounds")
-        rounds = int(args[at + 1])
-        del args[at : at + 2]
-    rows = int(float(args[0])) if args else 10_000_000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("size", nargs="?", type=float, default=1e7, help="rows of the table")
+    parser.add_argument("--rounds", type=int, default=5)
+    opts = parser.parse_args()
+    rows, rounds = int(opts.size), opts.rounds
     print(machine())
     with tempfile.TemporaryDirectory() as folder:
         src = Path(folder) / "in.parquet"
