@@ -114,7 +114,7 @@ def build_report(
     assert isinstance(estimated, EstimatedPriors)
     one: ReportFigures = figures  # type: ignore[assignment]
     parts = _input_sections(payload, estimated, one)
-    parts += _mechanism_section(payload, one.comparison, numeric=not estimated.categorical)
+    parts += _mechanism_section(payload, one, numeric=not estimated.categorical)
     parts += _figure_section(estimated, table.fitted, one)
     return html_page(title, parts, payload)
 
@@ -200,18 +200,14 @@ def _input_sections(payload: dict[str, Any], estimated: EstimatedPriors, figures
     return parts
 
 
-def _mechanism_section(
-    payload: dict[str, Any],
-    comparison: Sequence[Calibration | MappingCalibration | Skipped],
-    *,
-    numeric: bool = True,
-) -> list[str]:
+def _mechanism_section(payload: dict[str, Any], figures: ReportFigures, *, numeric: bool = True) -> list[str]:
     """The mechanisms table (numbers from the JSON rows), what was not used, and the choice. The
-    noise, scale and variance columns appear only when a mechanism adds noise, the mean absolute
-    error only for a numeric column (a label has no distance)."""
+    noise, scale and variance columns appear only when a mechanism adds noise
+    (:attr:`ReportFigures.additive`), the mean absolute error only for a numeric column (a label
+    has no distance)."""
     parts = ["<h2>Mechanisms</h2>"]
+    comparison, additive = figures.comparison, figures.additive
     rows = [c.to_dict() for c in comparison if not isinstance(c, Skipped)]
-    additive = any(isinstance(c, Calibration) for c in comparison)
     columns: list[tuple[str, Any]] = [
         ("mechanism", lambda d, key: cell(d["mechanism"])),
         ("priors", lambda d, key: cell(set_label(d["prior_set"]))),
