@@ -23,15 +23,12 @@ from pufferfish.noise.discrete import (
     GAMMA_VECTOR,
     SCREEN_MARGIN,
     T_MAX,
-    _exp1_table,
     bernoulli_exp,
-    bernoulli_exp1,
     bernoulli_fraction,
     discrete_gaussian,
     discrete_laplace,
     gaussian_pmf,
-    geometric_exp1,
-    screened_parameter,
+    screened_split,
     uniform_below,
 )
 from pufferfish.noise.samplers import (
@@ -78,16 +75,11 @@ def test_tails_beyond_ten_scales() -> None:
     assert binomtest(int((np.abs(z) > 10 * t).sum()), n, beyond).pvalue > 1e-3
 
 
-def test_bernoulli_and_geometric_are_exact() -> None:
+def test_bernoulli_exp_is_exact() -> None:
     n = 400_000
     for num, den in ((0, 7), (3, 7), (7, 7), (1, 1)):
         b = bernoulli_exp(np.full(n, num, dtype=np.int64), den, _source(num + 10 * den))
         assert binomtest(int(b.sum()), n, math.exp(-num / den)).pvalue > 1e-3
-    v = geometric_exp1(n, _source(3))
-    values = np.arange(8)
-    pmf = (1 - math.exp(-1)) * np.exp(-values)
-    counts = np.array([(v == k).sum() for k in values])
-    assert chisquare(np.append(counts, n - counts.sum()), np.append(pmf, 1 - pmf.sum()) * n).pvalue > 1e-3
 
 
 @pytest.mark.parametrize("m", [2, 5, 300, 2**40 + 3])
@@ -182,11 +174,13 @@ def test_discrete_gaussian_on_the_release_grid_is_normal() -> None:
     assert binomtest(int((np.abs(z) > 4 * s).sum()), z.size, beyond).pvalue > 1e-3
 
 
-def test_screen_error_bound_against_fractions() -> None:
-    """``|p_f - p| <= 2^-44`` (the bound of :func:`discrete_gaussian`'s docstring) on random cases
-    across the whole range of ``s`` and ``gamma <= 64``, with ``p`` exact as a fraction."""
+def test_gaussian_split_against_fractions() -> None:
+    """The split of :func:`discrete_gaussian` (its Notes) on random cases across the whole range of
+    ``s`` and ``gamma <= 64``, with ``gamma`` exact as a fraction: the table part ``m / 4096`` is
+    below ``gamma``, the remainder ``gamma_2`` is in ``(0, 17 / 2^16)`` (so a first digit >= 17
+    decides its first comparison) and its float ``gamma_2f`` is within ``2^-44``."""
     gen = np.random.default_rng(5)
-    worst = 0.0
+    worst, largest = 0.0, Fraction(0)
     for _ in range(4000):
         s = int(gen.choice([1, 2, 7, 1000, 2**20 + 1, 2**40 + 3, 2**45 - 1]) + gen.integers(0, 3))
         s = min(s, 2**45 - 1)
@@ -196,11 +190,13 @@ def test_screen_error_bound_against_fractions() -> None:
         gamma = Fraction((y * t - s * s) ** 2, 2 * s * s * t * t)
         if gamma > GAMMA_VECTOR:
             continue
-        j = math.floor(gamma) + 1
-        k = int(gen.integers(1, 5))
-        p_f = float(screened_parameter(np.array([y], dtype=np.int64), s, t, np.array([j]), k)[0])
-        worst = max(worst, abs(float(Fraction(p_f) - gamma / (j * k))))
-    assert worst <= 2.0**-44
+        m, rest = screened_split(np.array([y], dtype=np.int64), s, t)
+        gamma_2 = gamma - Fraction(int(m[0]), 4096)
+        assert m[0] >= 0 and 0 < gamma_2 < Fraction(17, 2**16)
+        worst = max(worst, abs(float(Fraction(float(rest[0])) - gamma_2)))
+        largest = max(largest, gamma_2)
+    assert worst < 2.0**-44
+    assert largest > Fraction(4095, 4096**2)  # the cases come close to 2^-12
 
 
 def test_add_gaussian_exact_grid_threads_and_opendp() -> None:
@@ -275,26 +271,13 @@ def test_secure_gaussian_release_checks_the_drawn_sigma(tmp_path) -> None:
     assert np.array_equal(steps, np.rint(steps)) and np.unique(values).size > 40_000
 
 
-def test_bernoulli_fraction_and_exp1_tables_are_exact() -> None:
-    """The 16-bit digit samplers: ``Bernoulli(n / d)`` (ties resolved by a uniform below ``d``)
-    and ``Bernoulli(e^-1)`` by its table, including a cell that holds ``1 / 7!`` (decided by
-    more digits: conditional probability ``14 - 2^16 / 5040`` of a 1)."""
+def test_bernoulli_fraction_is_exact() -> None:
+    """The 16-bit digit sampler ``Bernoulli(n / d)`` (ties resolved by a uniform below ``d``), on
+    both paths (products for ``d <= 2^46``, Python integers above)."""
     n = 400_000
     for num, den in ((1, 3), (5, 2**40 + 7), (2**50 + 1, 2**52 + 9), (65535, 65536)):
         b = bernoulli_fraction(np.full(n, num, dtype=np.int64), den, _source(num % 97 + den % 89))
         assert binomtest(int(b.sum()), n, num / den).pvalue > 1e-3
-    b = bernoulli_exp1(2_000_000, _source(17))
-    assert binomtest(int(b.sum()), b.size, math.exp(-1)).pvalue > 1e-3
-    gen = np.random.default_rng(23)
-    calls = []
-
-    def cell_13(k: int) -> bytes:  # the first digit of every draw is 13, later digits random
-        calls.append(k)
-        return np.full(k // 2, 13, dtype="<u2").tobytes() if len(calls) == 1 else gen.bytes(k)
-
-    b = bernoulli_exp1(200_000, cell_13)
-    assert binomtest(int(b.sum()), b.size, float(14 - Fraction(2**16, 5040))).pvalue > 1e-3
-    assert (_exp1_table() < 0).sum() == 7  # cells holding 1/k! for k = 3..8 and the cell at 0
 
 
 @pytest.mark.parametrize("m", [2**17 + 3, 3 * 2**30 + 1, 2**46 - 1])
@@ -479,13 +462,3 @@ def test_uniform_below_in_one_pass_draws_as_by_index(m: int) -> None:
         assert np.array_equal(
             uniform_below(m, 300_000, _source(seed)), _uniform_below_by_index(m, 300_000, _source(seed))
         )
-
-
-def test_fair_bits_are_fair_and_independent() -> None:
-    from pufferfish.noise.discrete import fair_bits
-
-    bits = fair_bits(800_003, _source(9))
-    assert bits.dtype == bool and bits.size == 800_003
-    pairs = bits[:-1:2].astype(int) * 2 + bits[1::2].astype(int)  # neighbours, as 2-bit numbers
-    assert chisquare(np.bincount(pairs, minlength=4)).pvalue > 1e-3
-    assert fair_bits(0, _source(1)).size == 0

@@ -1,29 +1,29 @@
-"""Exact discrete Laplace and Gaussian noise, vectorised over NumPy arrays, from the OS's
-cryptographic source.
+"""Exact discrete Laplace and Gaussian noise, vectorised over NumPy arrays, from cryptographic
+randomness (:mod:`pufferfish.noise.randomness`).
 
-Canonne, Kamath and Steinke (2020), "The Discrete Gaussian for Differential Privacy", Algorithms
-1 and 2, written over whole arrays: every round draws uniform integers for all entries still
-running and retires those that finished, so the Python overhead is per round (a few dozen per
-call), not per value.
+After Canonne, Kamath and Steinke (2020), "The Discrete Gaussian for Differential Privacy",
+Algorithms 1 to 3, written over blocks of :data:`BLOCK` candidates: each step is a few NumPy
+passes over a block, so the Python overhead is per block, not per value, and a block's arrays
+stay in the core's cache.
 
-Exactness (every step samples its distribution exactly; no floating point on the random path):
+Exactness (every step samples its distribution exactly; no floating point decides a random
+outcome it cannot certify):
 
-* ``uniform_below(m)``: the low ``b = bit_length(m - 1)`` bits of ``ceil(b / 8)`` OS bytes,
+* ``uniform_below(m)``: the low ``b = bit_length(m - 1)`` bits of ``ceil(b / 8)`` random bytes,
   rejected when ``>= m`` (probability < 1/2), so each accepted value is uniform on
-  ``{0, ..., m - 1}``. For ``2^16 < m <= 2^46`` not a power of two (the scales of the
-  samplers, where that rejection costs up to half the draws): ``x`` uniform on 62 bits,
+  ``{0, ..., m - 1}``. For ``2^16 < m <= 2^46`` not a power of two: ``x`` uniform on 62 bits,
   rejected when ``x >= floor(2^62 / m) m`` (probability < 2^-16), else ``x mod m``; each
   residue has exactly ``floor(2^62 / m)`` preimages below the limit, so it is uniform too.
 * ``Bernoulli(exp(-n / d))`` for integers ``0 <= n <= d`` (Algorithm 1): draw
-  ``A_K ~ Bernoulli(n / (d K))`` (a uniform integer below ``d K`` compared with ``n``) for
-  ``K = 1, 2, ...`` until ``A_K = 0``; output 1 iff that ``K`` is odd. ``Pr(K > k) =
-  gamma^k / k!`` with ``gamma = n / d``, so ``Pr(K odd) = sum_k (-1)^k gamma^k / k! = e^-gamma``.
+  ``A_K ~ Bernoulli(n / (d K))`` for ``K = 1, 2, ...`` until ``A_K = 0``; output 1 iff that
+  ``K`` is odd. ``Pr(K > k) = gamma^k / k!`` with ``gamma = n / d``, so
+  ``Pr(K odd) = sum_k (-1)^k gamma^k / k! = e^-gamma``.
+* ``Bernoulli(e^{-x})`` for the few values of ``x`` a sampler uses over and over (``h / 4096``,
+  ``g``, ``a 2^m / t``): a 32-bit uniform against a table of exact 32-bit floors of ``e^{-x}``,
+  a tie read further (:mod:`pufferfish.noise.thresholds`).
 * Discrete Laplace ``Pr(Z = z) = (1 - e^{-1/t}) / (1 + e^{-1/t}) e^{-|z| / t}`` for an integer
-  ``t >= 1`` (Algorithm 2 with ``s = 1``): ``U`` uniform below ``t``, accepted with probability
-  ``e^{-U/t}``; ``V`` the number of ``Bernoulli(e^-1)`` successes before the first failure
-  (geometric, ``Pr(V = v) = (1 - e^-1) e^-v``); ``X = U + t V`` is then geometric with
-  ``Pr(X = x) ~ e^{-x/t}``; a fair sign ``B``, rejecting ``(B = 1, X = 0)``, gives ``Z = (1 - 2B) X``.
-
+  ``t >= 1``: ``|Z|`` geometric, split at a power of two into two independent parts
+  (:func:`discrete_laplace`); a fair sign, ``(negative, 0)`` rejected.
 * Discrete Gaussian ``Pr(Z = z) ~ e^{-z^2 / (2 s^2)}`` for an integer ``s >= 1`` (Algorithm 3):
   ``Y`` discrete Laplace of scale ``t = s + 1``, accepted with probability
   ``exp(-gamma)``, ``gamma = (|Y| - s^2/t)^2 / (2 s^2) = (|Y| t - s^2)^2 / (2 s^2 t^2)``. Since
@@ -31,28 +31,38 @@ Exactness (every step samples its distribution exactly; no floating point on the
   ``t``. See :func:`discrete_gaussian` for how ``Bernoulli(exp(-gamma))`` is drawn when the
   integers in ``gamma`` exceed 64 bits.
 
-Integer bounds: ``t < 2^45`` (checked), so a uniform below ``t K`` needs ``K < 2^18`` for int64
-(``Pr(K >= 2^18)`` is below ``1 / (2^18)!``; the loop raises rather than overflow), and
-``X = U + t V < 2^62`` while ``V < 2^17`` (``Pr(V >= 2^17) = e^{-2^17}``; checked too).
+Integer bounds: ``t <= 2^45`` (checked); Algorithm 1's uniform below ``d K`` needs
+``d K <= 2^62`` (the loops raise rather than overflow, at probabilities below ``1 / 32!``);
+:func:`discrete_laplace` states its own.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import os
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pufferfish.noise.randomness import RandomBytes, secure_bytes
+from pufferfish.noise.thresholds import (
+    FRACTION_BITS,
+    WORD_BITS,
+    LazyUniform,
+    below_exp,
+    exp_floor,
+    exp_table,
+    fraction_table,
+)
+
 #: Largest integer scale ``t`` (in grid units) of :func:`discrete_laplace`.
 T_MAX = 2**45
 
-RandomBytes = Callable[[int], bytes]
 
-
-def uniform_below(m: int, size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.int64]:
+def uniform_below(m: int, size: int, random_bytes: RandomBytes = secure_bytes) -> NDArray[np.int64]:
     """``size`` integers uniform on ``{0, ..., m - 1}`` by rejection from random bytes.
 
     Parameters
@@ -62,7 +72,8 @@ def uniform_below(m: int, size: int, random_bytes: RandomBytes = os.urandom) -> 
     size : int
         >= 0.
     random_bytes : callable
-        ``random_bytes(n) -> bytes`` (default :func:`os.urandom`).
+        ``random_bytes(n) -> bytes`` (default
+        :func:`pufferfish.noise.randomness.secure_bytes`).
 
     Returns
     -------
@@ -109,18 +120,12 @@ def _little_endian(data: bytes, width: int, dtype: np.dtype[Any]) -> NDArray[Any
     return padded.view(dtype).ravel()
 
 
-def fair_bits(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.bool_]:
-    """``size`` independent fair bits, eight from each random byte."""
-    data = np.frombuffer(random_bytes((size + 7) // 8), dtype=np.uint8)
-    return np.unpackbits(data, count=size).astype(bool)
-
-
 #: Bits of the first digit of :func:`bernoulli_fraction` (one uint16 per entry).
 DIGIT_BITS = 16
 
 
 def bernoulli_fraction(
-    numerator: NDArray[np.int64], denominator: int, random_bytes: RandomBytes = os.urandom
+    numerator: NDArray[np.int64], denominator: int, random_bytes: RandomBytes = secure_bytes
 ) -> NDArray[np.bool_]:
     """``Bernoulli(numerator / denominator)`` per entry, for ``0 <= numerator <= denominator``,
     ``1 <= denominator <= 2^62``, reading 16 random bits per entry in most cases.
@@ -138,37 +143,53 @@ def bernoulli_fraction(
     n = np.asarray(numerator, dtype=np.int64)
     w = np.frombuffer(random_bytes(2 * n.size), dtype="<u2").astype(np.int64)
     if denominator <= 2**46:
-        big = n << DIGIT_BITS
-        low = w * np.int64(denominator)
-        out = low + np.int64(denominator) <= big
-        tied = np.flatnonzero(~out & (low <= big))
-        r = big[tied] - low[tied]
-    else:
-        pairs = [divmod(int(v) << DIGIT_BITS, denominator) for v in n]
-        c = np.array([q for q, _ in pairs], dtype=np.int64)
-        out = w < c
-        tied = np.flatnonzero(w == c)
-        r = np.array([pairs[i][1] for i in tied.tolist()], dtype=np.int64)
+        return _below_digit(w, n << DIGIT_BITS, denominator, random_bytes)
+    pairs = [divmod(int(v) << DIGIT_BITS, denominator) for v in n]
+    c = np.array([q for q, _ in pairs], dtype=np.int64)
+    out = w < c
+    tied = np.flatnonzero(w == c)
     if tied.size:
+        r = np.array([pairs[i][1] for i in tied.tolist()], dtype=np.int64)
         out[tied] = uniform_below(denominator, tied.size, random_bytes) < r
     return out
 
 
+def _below_digit(
+    w: NDArray[np.int64], big: NDArray[np.int64], d: int, random_bytes: RandomBytes
+) -> NDArray[np.bool_]:
+    """``[w + V' < big / d]`` per entry for a fresh uniform ``V'`` in [0, 1): ``w < 2^16``,
+    ``0 <= big <= 2^62``, ``1 <= d <= 2^46`` (:func:`bernoulli_fraction`, by products)."""
+    low = w * np.int64(d)
+    out = low + np.int64(d) <= big
+    tied = np.flatnonzero(~out & (low <= big))
+    if tied.size:
+        out[tied] = uniform_below(d, tied.size, random_bytes) < big[tied] - low[tied]
+    return out
+
+
 def bernoulli_exp(
-    numerator: NDArray[np.int64], denominator: int, random_bytes: RandomBytes = os.urandom
+    numerator: NDArray[np.int64], denominator: int, random_bytes: RandomBytes = secure_bytes
 ) -> NDArray[np.bool_]:
     """``Bernoulli(exp(-numerator / denominator))`` per entry, for ``0 <= numerator <= denominator``.
 
     Algorithm 1 of Canonne, Kamath and Steinke (2020), vectorised (module docstring).
     """
     n = np.asarray(numerator, dtype=np.int64)
-    a = bernoulli_fraction(n, denominator, random_bytes)  # k = 1: those with A_1 = 0 output 1
-    result = ~a
-    active = np.flatnonzero(a)
+    return _continue_exp(bernoulli_fraction(n, denominator, random_bytes), n, denominator, random_bytes)
+
+
+def _continue_exp(
+    first: NDArray[np.bool_], n: NDArray[np.int64], denominator: int, random_bytes: RandomBytes
+) -> NDArray[np.bool_]:
+    """Algorithm 1 for ``Bernoulli(exp(-n / denominator))`` given its first comparison
+    ``A_1 = first``: ``A_k ~ Bernoulli(n / (denominator k))`` for ``k = 2, 3, ...`` until one is 0,
+    output ``[K odd]``."""
+    result = ~first
+    active = np.flatnonzero(first)
     n = n[active]
     k = 2
     while active.size:
-        if denominator * k > 2**62:  # pragma: no cover - probability below 1 / (2^18)!
+        if denominator * k > 2**62:  # pragma: no cover - probability below 1 / (2^5)!
             raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its int64 bound")
         a = bernoulli_fraction(n, denominator * k, random_bytes)
         if k % 2 == 1:
@@ -178,77 +199,12 @@ def bernoulli_exp(
     return result
 
 
-def _exp1_table() -> NDArray[np.int8]:
-    """For each 16-bit ``W``: 1 or 0 if every ``V`` in ``[W, W + 1) 2^-16`` gives the same
-    answer of :func:`bernoulli_exp1` (:func:`_exp1_decide` at ``b = 16``), else -1."""
-    w = np.arange(2**DIGIT_BITS, dtype=np.int64)
-    k_lo = np.full(w.size, 0)
-    k_hi = np.full(w.size, 0)
-    for k in range(9, 1, -1):  # the smallest k wins: go down
-        f = math.factorial(k)
-        k_lo = np.where(w * f >= 2**DIGIT_BITS, k, k_lo)
-        k_hi = np.where((w + 1) * f > 2**DIGIT_BITS, k, k_hi)
-    decided = (k_lo == k_hi) & (k_lo > 0)
-    return np.where(decided, k_lo % 2, -1).astype(np.int8)
+#: Candidates per block of the vectorised samplers: a block's arrays (about 60 bytes a
+#: candidate) stay in the core's cache, where a pass over them costs well under a nanosecond a value.
+BLOCK = 2**16
 
 
-def _exp1_decide(m: int, b: int) -> int | None:
-    """``[K odd]`` if every ``V`` in ``[m, m + 1) 2^-b`` has the same ``K = min{k >= 2 :
-    V k! >= 1}``, else None."""
-    if m == 0:
-        return None
-    k_lo = 2
-    while m * math.factorial(k_lo) < 2**b:
-        k_lo += 1
-    k_hi = 2
-    while (m + 1) * math.factorial(k_hi) <= 2**b:
-        k_hi += 1
-    return k_lo % 2 if k_lo == k_hi else None
-
-
-_EXP1 = _exp1_table()
-
-
-def bernoulli_exp1(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.bool_]:
-    """``size`` draws of ``Bernoulli(e^-1)``, 16 random bits each in most cases.
-
-    Algorithm 1 with ``gamma = 1`` stops at the first ``k >= 2`` with ``A_k = 0``,
-    ``A_k ~ Bernoulli(1/k)``, so ``Pr(K > k) = 1/k!``, and outputs ``[K odd]``. Only the law of
-    ``K`` matters, so ``K`` is drawn by inversion from one uniform ``V`` in [0, 1):
-    ``K = min{k >= 2 : V >= 1/k!}`` has ``Pr(K > k) = Pr(V < 1/k!) = 1/k!``. ``V`` is read 16
-    bits at a time: a table (:func:`_exp1_table`) answers for the 16-bit cells that contain no
-    ``1/k!`` (all but 7 of 65,536); in the others more bits are read, with exact integer
-    comparisons ``m k! >= 2^b``, until the cell is decided. Exact.
-    """
-    w = np.frombuffer(random_bytes(2 * size), dtype="<u2")
-    out = _EXP1[w]
-    for i in np.flatnonzero(out < 0):
-        m, b = int(w[i]), DIGIT_BITS
-        answer = _exp1_decide(m, b)
-        while answer is None:
-            m = (m << DIGIT_BITS) | int.from_bytes(random_bytes(2), "little")
-            b += DIGIT_BITS
-            answer = _exp1_decide(m, b)
-        out[i] = answer
-    return out.astype(bool)
-
-
-def geometric_exp1(size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.int64]:
-    """``size`` draws of ``V``: ``Bernoulli(e^-1)`` successes before the first failure."""
-    v = np.zeros(size, dtype=np.int64)
-    active = np.arange(size)
-    rounds = 0
-    while active.size:
-        success = bernoulli_exp1(active.size, random_bytes)
-        active = active[success]
-        v[active] += 1
-        rounds += 1
-        if rounds >= 2**17:  # pragma: no cover - probability e^(-2^17)
-            raise RuntimeError("geometric loop ran past its int64 bound")
-    return v
-
-
-def discrete_laplace(t: int, size: int, random_bytes: RandomBytes = os.urandom) -> NDArray[np.int64]:
+def discrete_laplace(t: int, size: int, random_bytes: RandomBytes = secure_bytes) -> NDArray[np.int64]:
     """``size`` i.i.d. draws of the discrete Laplace distribution of integer scale ``t``.
 
     Parameters
@@ -258,8 +214,8 @@ def discrete_laplace(t: int, size: int, random_bytes: RandomBytes = os.urandom) 
     size : int
         >= 0.
     random_bytes : callable
-        ``random_bytes(n) -> bytes`` (default :func:`os.urandom`; tests inject a deterministic
-        source).
+        ``random_bytes(n) -> bytes`` (default
+        :func:`pufferfish.noise.randomness.secure_bytes`; tests inject a deterministic source).
 
     Returns
     -------
@@ -272,27 +228,128 @@ def discrete_laplace(t: int, size: int, random_bytes: RandomBytes = os.urandom) 
 
     Notes
     -----
-    Canonne, Kamath and Steinke (2020), Algorithm 2 with ``s = 1`` (module docstring for the
-    proof sketch and the integer bounds).
+    ``|Z|`` is geometric: ``Pr(X = x) ~ q^x``, ``q = e^{-1/t}``. With ``m = bit_length(t) - 1``
+    (``2^m <= t < 2^{m+1}``), write ``X = R + 2^m A``, ``0 <= R < 2^m``: ``q^X = q^R (q^{2^m})^A``,
+    so ``R`` and ``A`` are independent, ``Pr(R = r) ~ e^{-r/t}`` on ``[0, 2^m)`` and ``A``
+    geometric with ratio ``e^{-rho}``, ``rho = 2^m / t`` in ``(1/2, 1]``. (Canonne, Kamath and
+    Steinke 2020, Algorithm 2, split ``X = U + t V`` instead; the split at a power of two needs
+    no division by ``t`` on the random path.)
+
+    * ``R``: uniform on ``m`` random bits, accepted with probability ``e^{-R/t}``, written
+      ``e^{-h/4096} e^{-y}`` with ``h = floor(4096 R / t)`` and ``y = n / (4096 t)``,
+      ``n = 4096 R - h t`` in ``[0, t)`` (exact int64: ``4096 R < 2^57``): two independent
+      Bernoulli draws. ``Bernoulli(e^{-h/4096})`` compares a 32-bit uniform with the table of
+      :func:`pufferfish.noise.thresholds.fraction_table` (ties, probability ``2^-32``, decided by
+      more bits: :mod:`pufferfish.noise.thresholds`). ``Bernoulli(e^{-y})`` is Algorithm 1:
+      its first comparison ``A_1 = [W' < y]`` reads a 16-bit digit ``d`` of ``W'``; since
+      ``y < 2^-12 = 16 / 2^16``, ``d >= 16`` gives ``A_1 = 0``, hence 1. Otherwise
+      (probability ``2^-12``) ``A_1`` is decided exactly (``[(d + V') t < 16 n]``, a tie by a
+      uniform below ``t``) and Algorithm 1 continues (:func:`bernoulli_exp`).
+    * ``A``: by inversion, ``A = #{a >= 1 : W' < e^{-a rho}}`` for a uniform ``W'``, read 32
+      bits at a time against the table ``floor(2^32 e^{-a rho})`` (:func:`_ratio_table`; a 32-bit
+      ``W`` strictly between two entries decides ``A``, a ``W`` equal to one reads more bits).
+    * the sign: a fair bit, ``(negative, X = 0)`` rejected.
+
+    ``R`` (bits 0-44), the sign (bit 47) and ``d`` (bits 48-63) are disjoint bits of one
+    64-bit word, so independent. Integer bounds: ``X = R + 2^m A < 2^62`` needs
+    ``A < 2^{62 - m}``, at least ``2^17`` (``Pr(A >= 2^17) <= e^{-2^16}``; checked).
     """
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or not 1 <= t <= T_MAX:
         raise ValueError(f"t must be an int in [1, 2^45], got {t!r}")
     if size < 0:
         raise ValueError(f"size must be >= 0, got {size}")
     t = int(t)
+    m = t.bit_length() - 1
+    ratio = _ratio_table(t)
+    rho = 2.0**m / t
+    rate = -math.expm1(-rho) / rho  # Pr(R accepted), in [0.63, 0.79]
     out = np.empty(size, dtype=np.int64)
     done = 0
     while done < size:
         need = size - done
-        u = uniform_below(t, _candidates(need, 0.6), random_bytes)  # 1 - 1/e or more of them pass
-        u = u[bernoulli_exp(u, t, random_bytes)]
-        v = geometric_exp1(u.size, random_bytes)
-        x = u + t * v
-        negative = fair_bits(u.size, random_bytes)
-        z = np.where(negative, -x, x)[~(negative & (x == 0))][:need]
+        z = _laplace_block(t, m, min(_candidates(need, rate * 0.98), BLOCK), ratio, random_bytes)[:need]
         out[done : done + z.size] = z
         done += z.size
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _ratio_table(t: int) -> NDArray[np.uint32]:
+    """``G[a] = floor(2^32 e^{-a rho})``, ``rho = 2^m / t``, for ``a = 0, 1, ..., a_max``, where
+    ``G[a_max] = 0`` is the first zero (``G[0] = 2^32 - 1``, capped); at most 46 entries."""
+    m = t.bit_length() - 1
+    values = [exp_floor(Fraction(0))]
+    while values[-1] > 0:
+        values.append(exp_floor(Fraction(len(values) << m, t)))
+    table = np.array(values, dtype=np.uint32)
+    table.setflags(write=False)
+    return table
+
+
+#: Ratio-table entries compared with every draw of ``A`` (:func:`discrete_laplace`); the draws
+#: above them (probability ``e^{-5 rho} <= 0.08``) are placed in the whole table by bisection.
+_DENSE = 5
+
+
+def _laplace_block(
+    t: int, m: int, count: int, ratio: NDArray[np.uint32], random_bytes: RandomBytes
+) -> NDArray[np.int64]:
+    """The accepted values among ``count`` candidates of :func:`discrete_laplace` (its Notes)."""
+    word = np.frombuffer(random_bytes(8 * count), dtype="<u8")
+    w = np.frombuffer(random_bytes(4 * count), dtype="<u4")
+    r = (word & np.uint64((1 << m) - 1)).view(np.int64)
+    scaled = r << FRACTION_BITS
+    h = scaled // t
+    threshold = fraction_table()[h]
+    digit = word >> np.uint64(48)
+    accept = (w < threshold) & (digit >= 16)
+    for i in np.flatnonzero(np.greater(w <= threshold, accept)):  # a tie, or a small digit
+        accept[i] = _laplace_fix(int(w[i]), int(threshold[i]), int(h[i]), int(scaled[i]), int(digit[i]), t,
+                                 random_bytes)  # fmt: skip
+    keep = np.flatnonzero(accept)
+    a = _ratio_inverse(np.frombuffer(random_bytes(4 * keep.size), dtype="<u4"), m, t, ratio, random_bytes)
+    x = r[keep] + (a << m)
+    negative = (word[keep] & np.uint64(1 << 47)) != 0
+    np.negative(x, out=x, where=negative)
+    return x[~(negative & (x == 0))]
+
+
+def _laplace_fix(
+    w: int, threshold: int, h: int, scaled: int, digit: int, t: int, random_bytes: RandomBytes
+) -> bool:
+    """``Bernoulli(e^{-h/4096}) Bernoulli(e^{-y})`` of one candidate whose 32-bit draw ``w`` ties
+    the table or whose digit is below 16 (probability about ``2^-12``; :func:`discrete_laplace`)."""
+    if w > threshold or (w == threshold and not below_exp(w, Fraction(h, 2**FRACTION_BITS), random_bytes)):
+        return False
+    if digit >= 16:
+        return True
+    n = scaled - h * t  # y = n / (4096 t) = (16 n / t) 2^-16
+    first = _below_digit(np.array([digit]), np.array([16 * n]), t, random_bytes)
+    return bool(_continue_exp(first, np.array([n], dtype=np.int64), t << FRACTION_BITS, random_bytes)[0])
+
+
+def _ratio_inverse(
+    w: NDArray[np.uint32], m: int, t: int, ratio: NDArray[np.uint32], random_bytes: RandomBytes
+) -> NDArray[np.int64]:
+    """``A = #{a >= 1 : W' < e^{-a rho}}`` for ``W' = (w + V') 2^-32`` (:func:`discrete_laplace`)."""
+    dense = min(_DENSE, ratio.size - 1)
+    a = np.zeros(w.size, dtype=np.int64)
+    for j in range(1, dense + 1):
+        a += w < ratio[j]
+    tail = np.flatnonzero(a == dense)
+    if tail.size:
+        ascending = ratio[1:][::-1]
+        a[tail] = (ratio.size - 1) - np.searchsorted(ascending, w[tail], side="right")
+    # W strictly between G[a + 1] and G[a] decides A = a; W equal to G[a + 1] needs more bits
+    for i in np.flatnonzero(w == ratio[a + 1]):
+        lazy = LazyUniform(int(w[i]), WORD_BITS, random_bytes)
+        count = int(a[i])
+        while lazy.below_exp(Fraction((count + 1) << m, t)):
+            count += 1
+            if count >= 2 ** (62 - m):  # pragma: no cover - probability below e^(-2^16)
+                raise RuntimeError("discrete Laplace: A ran past its int64 bound")
+        a[i] = count
+    return a
 
 
 def laplace_pmf(t: int, z: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -305,8 +362,8 @@ def laplace_pmf(t: int, z: NDArray[np.int64]) -> NDArray[np.float64]:
 S_MAX = T_MAX - 1
 
 #: Half-width of the band around a Bernoulli parameter inside which :func:`discrete_gaussian`
-#: decides with exact integers instead of its float64 enclosure: 2^12 times the proven error
-#: bound 2^-44 of that enclosure.
+#: decides with exact integers instead of its float64 enclosure: 2^11 times the proven error
+#: bound 2^-43 of that enclosure.
 SCREEN_MARGIN = 2.0**-32
 
 #: Largest ``gamma`` (float enclosure) that :func:`discrete_gaussian` handles over arrays; larger
@@ -315,7 +372,7 @@ GAMMA_VECTOR = 64.0
 
 
 def discrete_gaussian(
-    s: int, size: int, random_bytes: RandomBytes = os.urandom, *, margin: float = SCREEN_MARGIN
+    s: int, size: int, random_bytes: RandomBytes = secure_bytes, *, margin: float = SCREEN_MARGIN
 ) -> NDArray[np.int64]:
     """``size`` i.i.d. draws of the discrete Gaussian of integer sigma ``s`` on the integers.
 
@@ -326,8 +383,8 @@ def discrete_gaussian(
     size : int
         >= 0.
     random_bytes : callable
-        ``random_bytes(n) -> bytes`` (default :func:`os.urandom`; tests inject a deterministic
-        source).
+        ``random_bytes(n) -> bytes`` (default
+        :func:`pufferfish.noise.randomness.secure_bytes`; tests inject a deterministic source).
     margin : float
         Half-width of the undecided band of the float64 screen, ``2^-40 <= margin``
         (default :data:`SCREEN_MARGIN`). Any value in that range gives the same distribution;
@@ -348,35 +405,36 @@ def discrete_gaussian(
     Canonne, Kamath and Steinke (2020), Algorithm 3 (module docstring): ``Y`` discrete Laplace of
     scale ``t = s + 1`` (:func:`discrete_laplace`), kept with probability ``exp(-gamma)``,
     ``gamma = (|Y| t - s^2)^2 / (2 s^2 t^2) = u^2 / 2``, ``u = |Y|/s - s/t``. On the grid
-    ``2^-40 sigma`` of :mod:`pufferfish.noise.samplers` the integers of ``gamma`` have about 170 bits, so
-    ``Bernoulli(exp(-gamma))`` is drawn as follows, exactly.
+    ``2^-40 sigma`` of :mod:`pufferfish.noise.samplers` the integers of ``gamma`` have about 170
+    bits, so ``Bernoulli(exp(-gamma))`` is drawn as follows, exactly.
 
-    *Split.* For ``J >= gamma`` an integer, ``exp(-gamma) = exp(-gamma/J)^J``: ``J`` independent
-    ``Bernoulli(exp(-gamma/J))`` draws, each by Algorithm 1 (``gamma/J <= 1``), all must be 1.
-    ``J = floor(gamma_f + 2^-20) + 1``, where ``gamma_f`` is the float64 value below, whose error
-    is < 2^-42; so ``J > gamma``.
+    *Split.* ``gamma = g + h / 4096 + gamma_2`` with integers ``g = m >> 12``, ``h = m & 4095``,
+    ``m = max(0, floor(4096 fl(gamma_f - 2^-30)))`` and the remainder ``gamma_2``, where
+    ``gamma_f = fl(u_f^2) / 2`` is the float64 value below (``|gamma_f - gamma| < 2^-44``). Then
+    ``0 < gamma_2 < 2^-12 + 2^-29 < 17 / 2^16`` (the subtraction of ``2^-30`` rounds by at most
+    ``2^-47``), and ``exp(-gamma)`` is the product of three independent Bernoulli draws:
+    ``e^{-g}`` and ``e^{-h/4096}`` by 32-bit tables (:mod:`pufferfish.noise.thresholds`; a tie,
+    probability ``2^-32``, reads more bits), ``e^{-gamma_2}`` by Algorithm 1, whose first
+    comparison ``[W' < gamma_2]`` is 0 when the first 16-bit digit of ``W'`` is at least 17.
 
-    *Each comparison.* Algorithm 1 needs ``A_k ~ Bernoulli(p)``, ``p = gamma / (J k)``. Draw a
-    uniform 16-bit integer ``W`` (2 OS bytes); ``A_k = 1`` iff ``(W + V') 2^-16 < p`` for an
-    implicit uniform ``V'`` in [0, 1), which has probability ``p``. With ``p_f`` the float64
-    value of ``p`` and ``|p_f - p| <= E``: if ``fl(p_f - margin) >= (W + 1) 2^-16`` then
-    ``A_k = 1``; if ``fl(p_f + margin) <= W 2^-16`` then ``A_k = 0`` (both sound when
-    ``margin > E + 2^-53``: the rounding of the sum is at most 2^-53; ``W 2^-16`` and
-    ``(W + 1) 2^-16`` are exact). Otherwise (probability about ``2^-16 + 2 margin``) the
-    comparison is made exactly on Python integers: ``c, r = divmod(N 2^16, D)`` with
-    ``p = N / D``; ``A_k = [W < c]`` if ``W != c``, else ``[uniform below D < r]``. No float
-    ever decides a comparison it cannot certify, so the output distribution is exactly the
-    discrete Gaussian.
+    *The remaining comparisons* (probability about ``2^-12``): ``A_k ~ Bernoulli(p)``,
+    ``p = gamma_2 / k``: a uniform 16-bit ``W`` gives ``A_k = [(W + V') 2^-16 < p]``. With
+    ``p_f = fl(gamma_2f / k)``, ``gamma_2f = gamma_f - m 2^-12`` (exact: both are multiples of
+    the last place of ``gamma_f`` and the difference is below ``gamma_f``),
+    ``|p_f - p| < 2^-44 / k + 2^-53 p < 2^-43``: if ``fl(p_f - margin) >= (W + 1) 2^-16`` then
+    ``A_k = 1``; if ``fl(p_f + margin) <= W 2^-16`` then ``A_k = 0`` (sound for
+    ``margin >= 2^-40``); otherwise the comparison is made on Python integers:
+    ``c, r = divmod(N 2^16, D)`` with ``p = N / D``, ``A_k = [W < c]`` if ``W != c``, else
+    ``[uniform below D < r]``. No float decides a comparison it cannot certify.
 
-    *The bound E.* Entries with ``|Y| >= 2^53`` or ``gamma_f > GAMMA_VECTOR`` go to exact
-    integers entirely (Algorithm 1 on ``N / D`` with the integer part split off), so on the
+    *The bound on gamma_f.* Entries with ``|Y| >= 2^53`` or ``gamma_f > GAMMA_VECTOR`` are
+    decided on fractions entirely (:class:`pufferfish.noise.thresholds.LazyUniform`), so on the
     array path ``|Y|``, ``s`` and ``t`` are exact in float64 and ``|u| < 11.4``. With unit
     roundoff ``e = 2^-53``, ``u_f = fl(fl(|Y|/s) - fl(s/t))`` has
     ``|u_f - u| <= e (|Y|/s + s/t + |u_f|) <= 2e (|u| + 1)(1 + e) < 25 e``, so
-    ``|u_f^2 - u^2| < 25 e (2 |u| + 1) < 600 e``; ``p_f = fl(fl(u_f^2) / (2 J k))`` (``2 J k``
-    exact) then has ``|p_f - p| <= (600 e + 2.1 e u_f^2) / (2 J k) < 2^9 e = 2^-44`` because
-    ``2 J k >= 2``. ``tests/test_discrete_noise.py`` checks ``|p_f - p| <= 2^-44`` against
-    fractions on random worst cases.
+    ``|u_f^2 - u^2| < 25 e (2 |u| + 1) < 600 e`` and ``|gamma_f - gamma| <= (600 e + e u_f^2) / 2
+    < 2^9 e = 2^-44``. ``tests/test_discrete_noise.py`` checks the split against fractions on
+    random worst cases.
     """
     if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 1 <= s <= S_MAX:
         raise ValueError(f"s must be an int in [1, 2^45 - 1], got {s!r}")
@@ -390,7 +448,7 @@ def discrete_gaussian(
     done = 0
     while done < size:
         need = size - done
-        y = discrete_laplace(t, _candidates(need, 0.7), random_bytes)  # about 0.76 of them pass
+        y = discrete_laplace(t, min(_candidates(need, 0.7), BLOCK), random_bytes)  # about 0.76 pass
         z = y[_gaussian_accept(np.abs(y), s, t, random_bytes, float(margin))][:need]
         out[done : done + z.size] = z
         done += z.size
@@ -404,12 +462,22 @@ def _candidates(need: int, rate: float) -> int:
     return int(need / rate) + 16
 
 
-def screened_parameter(
-    y: NDArray[np.int64], s: int, t: int, j: NDArray[np.int64], k: int
-) -> NDArray[np.float64]:
-    """``p_f``: the float64 enclosure of ``p = (|y| t - s^2)^2 / (2 s^2 t^2 j k)`` used by
-    :func:`discrete_gaussian` (``|p_f - p| <= 2^-44`` where it is used; exposed for the test)."""
-    return _parameter(_screened_u(np.asarray(y), s, t), np.asarray(j), k)
+#: Subtracted from ``gamma_f`` before its table part is split off (:func:`discrete_gaussian`):
+#: far above its error ``2^-44``, so the remainder ``gamma_2`` is positive.
+_SPLIT_SLACK = 2.0**-30
+
+#: First 16-bit digits at or above which ``[W' < gamma_2]`` is 0 (``gamma_2 < 17 / 2^16``).
+_SPLIT_DIGIT = 17
+
+
+def screened_split(y: NDArray[np.int64], s: int, t: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """``(m, gamma_2f)``: the table part ``m / 4096`` of ``gamma = (|y| t - s^2)^2 / (2 s^2 t^2)``
+    and the float64 value of the remainder ``gamma_2 = gamma - m / 4096``, as
+    :func:`discrete_gaussian` computes them (for ``|y| < 2^53`` and ``gamma_f <= 64``; exposed for
+    the test of ``0 < gamma_2 < 17 / 2^16`` and ``|gamma_2f - gamma_2| < 2^-44``)."""
+    gamma = 0.5 * np.square(_screened_u(np.asarray(y), s, t))
+    m = np.maximum(np.floor((gamma - _SPLIT_SLACK) * 2.0**FRACTION_BITS), 0.0).astype(np.int64)
+    return m, gamma - m * 2.0**-FRACTION_BITS
 
 
 def _screened_u(y: NDArray[np.int64], s: int, t: int) -> NDArray[np.float64]:
@@ -417,59 +485,74 @@ def _screened_u(y: NDArray[np.int64], s: int, t: int) -> NDArray[np.float64]:
     return np.asarray(y.astype(np.float64) / float(s) - float(s) / float(t), dtype=np.float64)
 
 
-def _parameter(u: NDArray[np.float64], j: NDArray[np.int64], k: int) -> NDArray[np.float64]:
-    """``p_f = fl(fl(u_f^2) / (2 j k))``, the screened Bernoulli parameter ``gamma / (j k)``."""
-    return np.asarray((u * u) / (2.0 * j.astype(np.float64) * k), dtype=np.float64)
+def _gamma_fraction(y: int, s: int, t: int) -> Fraction:
+    """``gamma = (y t - s^2)^2 / (2 s^2 t^2)`` as an exact fraction."""
+    return Fraction((y * t - s * s) ** 2, 2 * s * s * t * t)
 
 
-def _gamma_fraction(y: int, s: int, t: int) -> tuple[int, int]:
-    """``gamma = (y t - s^2)^2 / (2 s^2 t^2)`` as Python integers ``(numerator, denominator)``."""
-    return (y * t - s * s) ** 2, 2 * s * s * t * t
+@functools.cache
+def _whole_table() -> NDArray[np.uint32]:
+    """``floor(2^32 e^{-g})`` for ``g = 0, ..., 64`` (``g = 0``: ``2^32 - 1``)."""
+    table = exp_table([Fraction(g) for g in range(int(GAMMA_VECTOR) + 1)])
+    table.setflags(write=False)
+    return table
 
 
 def _gaussian_accept(
     y: NDArray[np.int64], s: int, t: int, random_bytes: RandomBytes, margin: float
 ) -> NDArray[np.bool_]:
-    """``Bernoulli(exp(-(y t - s^2)^2 / (2 s^2 t^2)))`` per entry of ``y >= 0``."""
+    """``Bernoulli(exp(-(y t - s^2)^2 / (2 s^2 t^2)))`` per entry of ``y >= 0``
+    (:func:`discrete_gaussian`, Notes)."""
     accept = np.zeros(y.size, dtype=bool)
     u = _screened_u(y, s, t)
-    gamma = 0.5 * (u * u)
-    on_arrays = (y < 2**53) & (gamma <= GAMMA_VECTOR)
+    on_arrays = (y < 2**53) & (0.5 * (u * u) <= GAMMA_VECTOR)
     for i in np.flatnonzero(~on_arrays):
-        accept[i] = _bernoulli_exp_exact(*_gamma_fraction(int(y[i]), s, t), random_bytes)
+        accept[i] = LazyUniform(0, 0, random_bytes).below_exp(_gamma_fraction(int(y[i]), s, t))
     idx = np.flatnonzero(on_arrays)
-    j = np.floor(gamma[idx] + 2.0**-20).astype(np.int64) + 1
-    owner = np.repeat(np.arange(idx.size), j)
-    ok = _screened_bernoulli_exp(y[idx][owner], u[idx][owner], j[owner], s, t, random_bytes, margin)
-    accept[idx] = np.bincount(owner[~ok], minlength=idx.size) == 0
+    y = y[idx]
+    m, rest = screened_split(y, s, t)
+    whole, part = m >> FRACTION_BITS, m & (2**FRACTION_BITS - 1)
+    wa = np.frombuffer(random_bytes(4 * idx.size), dtype="<u4")
+    wb = np.frombuffer(random_bytes(4 * idx.size), dtype="<u4")
+    ta, tb = _whole_table()[whole], fraction_table()[part]
+    ok = (wa < ta) & (wb < tb)
+    for i in np.flatnonzero(np.greater((wa <= ta) & (wb <= tb), ok)):  # a tie: more bits
+        ok[i] = (wa[i] < ta[i] or below_exp(int(wa[i]), Fraction(int(whole[i])), random_bytes)) and (
+            wb[i] < tb[i] or below_exp(int(wb[i]), Fraction(int(part[i]), 2**FRACTION_BITS), random_bytes)
+        )
+    digit = np.frombuffer(random_bytes(2 * idx.size), dtype="<u2")
+    small = np.flatnonzero(ok & (digit < _SPLIT_DIGIT))
+    ok[small] = _screened_remainder(
+        digit[small].astype(np.int64), rest[small], random_bytes, margin,
+        lambda i: _gamma_fraction(int(y[small[i]]), s, t) - Fraction(int(m[small[i]]), 2**FRACTION_BITS),
+    )  # fmt: skip
+    accept[idx] = ok
     return accept
 
 
-def _screened_bernoulli_exp(
-    y: NDArray[np.int64],
-    u: NDArray[np.float64],
-    j: NDArray[np.int64],
-    s: int,
-    t: int,
+def _screened_remainder(
+    digit: NDArray[np.int64],
+    rest: NDArray[np.float64],
     random_bytes: RandomBytes,
     margin: float,
+    exact: Callable[[int], Fraction],
 ) -> NDArray[np.bool_]:
-    """``Bernoulli(exp(-gamma / j))`` per entry, ``gamma = (y t - s^2)^2 / (2 s^2 t^2) <= j``, ``u``
-    its :func:`_screened_u` (Algorithm 1, comparisons screened in float64: :func:`discrete_gaussian`)."""
-    result = np.zeros(y.size, dtype=bool)
-    active = np.arange(y.size)
+    """``Bernoulli(exp(-gamma_2))`` per entry by Algorithm 1, given the first 16-bit digit of its
+    first comparison; ``rest`` is ``gamma_2f`` and ``exact(i)`` the fraction ``gamma_2`` of entry
+    ``i`` (comparisons screened in float64: :func:`discrete_gaussian`)."""
+    result = np.zeros(digit.size, dtype=bool)
+    active = np.arange(digit.size)
     k = 1
     while active.size:
         if k > 2**20:  # pragma: no cover - probability below 1 / (2^20)!
             raise RuntimeError("Bernoulli(exp(-gamma)) loop ran past its bound")
-        w = np.frombuffer(random_bytes(2 * active.size), dtype="<u2")
-        low = w.astype(np.float64) * 2.0**-DIGIT_BITS  # W 2^-16, exact
-        p = _parameter(u[active], j[active], k)
+        w = digit if k == 1 else np.frombuffer(random_bytes(2 * active.size), dtype="<u2").astype(np.int64)
+        low = w * 2.0**-DIGIT_BITS  # W 2^-16, exact
+        p = rest[active] / k
         a = (p - margin) >= low + 2.0**-DIGIT_BITS  # (W + 1) 2^-16 is exact too
-        unsure = np.flatnonzero(~a & ((p + margin) > low))
-        for i in unsure:
-            num, den = _gamma_fraction(int(y[active[i]]), s, t)
-            a[i] = _below_exactly(int(w[i]), num, den * int(j[active[i]]) * k, random_bytes)
+        for i in np.flatnonzero(~a & ((p + margin) > low)):
+            gamma_2 = exact(int(active[i]))
+            a[i] = _below_exactly(int(w[i]), gamma_2.numerator, gamma_2.denominator * k, random_bytes)
         result[active[~a]] = k % 2 == 1
         active = active[a]
         k += 1
@@ -494,19 +577,6 @@ def _uniform_below_int(m: int, random_bytes: RandomBytes) -> int:
         value = int.from_bytes(random_bytes((bits + 7) // 8), "little") & mask
         if value < m:
             return value
-
-
-def _bernoulli_exp_exact(num: int, den: int, random_bytes: RandomBytes) -> bool:
-    """``Bernoulli(exp(-num / den))`` for Python ints ``num >= 0``, ``den >= 1`` (Algorithm 1,
-    integer part split off as ``Bernoulli(e^-1)`` draws)."""
-    while num > den:
-        if not bernoulli_exp1(1, random_bytes)[0]:
-            return False
-        num -= den
-    k = 1
-    while _uniform_below_int(den * k, random_bytes) < num:
-        k += 1
-    return k % 2 == 1
 
 
 def gaussian_pmf(s: int, z: NDArray[np.int64]) -> NDArray[np.float64]:

@@ -2,12 +2,12 @@
 
 Secure Laplace noise (default ``sampler="exact"``): inputs are rounded to the grid ``2^k`` and
 ``2^k Z`` is added, ``Z`` exactly discrete Laplace of integer scale ``t`` drawn by the vectorised
-Canonne, Kamath and Steinke (2020) algorithms of :mod:`pufferfish.noise.discrete` from the
-operating system's cryptographic randomness, so the output is immune to the floating-point
-attacks on textbook Laplace sampling (Mironov 2012). The scale is rounded up to ``t 2^k``
-(:func:`exact_grid`) and the release checks it again. For inputs on the grid, the ratio of the
-probabilities of two outputs is the continuous Laplace density ratio restricted to the grid, so
-every pure-eps bound computed for continuous Laplace noise at that scale holds. Secure Gaussian
+exact samplers of :mod:`pufferfish.noise.discrete` (after Canonne, Kamath and Steinke 2020) from
+cryptographic randomness (:mod:`pufferfish.noise.randomness`: OpenSSL's CSPRNG, as OpenDP's), so
+the output is immune to the floating-point attacks on textbook Laplace sampling (Mironov 2012).
+The scale is rounded up to ``t 2^k`` (:func:`exact_grid`) and the release checks it again. For
+inputs on the grid, the ratio of the probabilities of two outputs is the continuous Laplace
+density ratio restricted to the grid, so every pure-eps bound computed for continuous Laplace noise at that scale holds. Secure Gaussian
 noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian of integer sigma ``s = ceil(sigma / 2^k)``
 (Algorithm 3 of the same paper, :func:`pufferfish.noise.discrete.discrete_gaussian`). For an
 (eps, delta) guarantee the discrete noise's delta exceeds the continuous one's by at most
@@ -15,15 +15,17 @@ noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian of integer sigma ``s = c
 ``sampler="opendp"`` uses OpenDP's ``make_laplace`` / ``make_gaussian`` on the same kind of grid
 instead (the cross-check).
 
-The secure samplers use every core: the values are split into one chunk per worker thread. The
-exact sampler's NumPy operations and ``os.urandom`` release the GIL; OpenDP's Rust core does too.
-Every random bit comes from the operating system's CSPRNG, so the workers are independent without
-a seed to share or protect. The noise is i.i.d. whatever the split, so the privacy guarantee does
-not depend on it.
+The secure samplers use every core: the values are split into one chunk per worker thread of a
+pool started once. The exact sampler's NumPy passes release the GIL; OpenDP's Rust core does too.
+Every random bit comes from OpenSSL's CSPRNG (per-thread generators seeded by the operating
+system), so the workers are independent without a seed to share or protect. The noise is i.i.d.
+whatever the split, so the privacy guarantee does not depend on it.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import os
 from collections.abc import Callable
@@ -330,8 +332,8 @@ def add_laplace(
     -----
     The exact path rounds the values to the grid ``2^k`` and adds ``2^k Z``, ``Z`` exactly
     discrete Laplace with ``Pr(Z = z) ~ exp(-|z| 2^k / rounded)``, every random bit from
-    :func:`os.urandom`, chunks drawn in parallel threads (NumPy and ``os.urandom`` release the
-    GIL). The OpenDP path uses ``opendp.measurements.make_laplace`` on
+    :func:`pufferfish.noise.randomness.secure_bytes` (OpenSSL's CSPRNG), chunks drawn in parallel
+    threads (NumPy's passes release the GIL). The OpenDP path uses ``opendp.measurements.make_laplace`` on
     ``vector_domain(atom_domain(T=float, nan=False), size=m)`` with ``l1_distance`` and ``k``, one
     measurement per chunk of ``m`` values, chunks drawn in parallel threads (module docstring).
     Measured rates: ``benchmarks/bench_noise.py``.
@@ -518,22 +520,39 @@ def _in_chunks(
     prepare: Callable[[int], Any] | None = None,
 ) -> tuple[NDArray[np.float64], int]:
     """``(sample applied to x, chunks)``: one chunk per worker (at least :data:`MIN_CHUNK` values
-    each), drawn in parallel threads; ``prepare(chunk size)`` runs for each chunk before the
-    threads start."""
-    chunks = np.array_split(x, max(1, min(n_workers, x.size // MIN_CHUNK)))
+    each), drawn in parallel threads of a pool kept for the process (:func:`_pool`; threads are
+    not started per call); ``prepare(chunk size)`` runs for each chunk before the threads start."""
+    bounds = np.linspace(0, x.size, max(1, min(n_workers, x.size // MIN_CHUNK)) + 1).astype(np.intp)
     if prepare is not None:
-        for chunk in chunks:
-            prepare(chunk.size)
-    if len(chunks) == 1:
-        return sample(chunks[0]), 1
-    with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-        return np.concatenate(list(pool.map(sample, chunks))), len(chunks)
+        for a, b in itertools.pairwise(bounds.tolist()):
+            prepare(b - a)
+    if bounds.size == 2:
+        return sample(x), 1
+    out = np.empty_like(x)
+
+    def into(a: int, b: int) -> None:
+        out[a:b] = sample(x[a:b])
+
+    for job in [_pool().submit(into, a, b) for a, b in itertools.pairwise(bounds.tolist())]:
+        job.result()
+    return out, bounds.size - 1
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """The secure samplers' worker threads, one per core (:data:`WORKERS_MAX` at most), started
+    once: a release draws each batch on them."""
+    return ThreadPoolExecutor(
+        max_workers=min(os.cpu_count() or 1, WORKERS_MAX), thread_name_prefix="pufferfish-noise"
+    )
 
 
 def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussian: bool) -> NoisyValues:
     """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)
-    or discrete Gaussian (:func:`gaussian_grid`)."""
+    or discrete Gaussian (:func:`gaussian_grid`). ``x`` is on the release grid already
+    (:func:`_add_noise`), which is the grid ``2^k`` itself for ``k <= -30``."""
     from pufferfish.noise.discrete import discrete_gaussian, discrete_laplace
+    from pufferfish.noise.randomness import SOURCE
 
     k, grid_units, rounded = sampler_grid(scale, "gaussian" if gaussian else "laplace", "exact")
     units = int(grid_units)  # an integer for the exact sampler
@@ -541,20 +560,24 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
     g = 2.0**k
 
     def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(to_grid(chunk, k) + draw(units, chunk.size) * g, dtype=np.float64)
+        centres = chunk if k <= RELEASE_EXPONENT else to_grid(chunk, k)
+        noisy = draw(units, chunk.size).astype(np.float64)
+        noisy *= g  # exact: a power of two times an integer below 2^53
+        noisy += centres
+        return noisy
 
     noisy, n_chunks = _in_chunks(x, n_workers, sample)
     what = (
-        f"discrete Gaussian (Canonne, Kamath and Steinke 2020, Alg 1-3, vectorised) on the grid 2^{k}, "
+        f"discrete Gaussian (Canonne, Kamath and Steinke 2020, Alg 3, vectorised) on the grid 2^{k}, "
         f"integer sigma s = {units} (sigma rounded up to {rounded!r})"
         if gaussian
-        else f"discrete Laplace (Canonne, Kamath and Steinke 2020, Alg 1-2, vectorised) on the grid 2^{k}, "
+        else f"discrete Laplace (exact, vectorised; Canonne, Kamath and Steinke 2020) on the grid 2^{k}, "
         f"integer scale t = {units} (scale rounded up to {rounded!r})"
     )
     return NoisyValues(
         values=noisy,
         scale=rounded,
-        sampler=f"pufferfish exact {what}, OS randomness",
+        sampler=f"pufferfish exact {what}, cryptographic randomness ({SOURCE})",
         secure=True,
         granularity=g,
         seed=None,
@@ -609,7 +632,8 @@ def sample_mapping(
         ``None`` (default): the secure sampler. A Generator or an int seed: NumPy's
         ``Generator.integers``, reproducible but **not secure**; for experiments only.
     random_bytes : callable, optional
-        ``random_bytes(n) -> bytes`` replacing :func:`os.urandom` (tests drive the secure path
+        ``random_bytes(n) -> bytes`` replacing :func:`pufferfish.noise.randomness.secure_bytes`
+        (tests drive the secure path
         with a deterministic source through it).
 
     Returns
@@ -625,7 +649,7 @@ def sample_mapping(
     Notes
     -----
     Exact integer sampling, no floating point on the random path: ``U`` is uniform on
-    ``{0, ..., 2^52 - 1}`` (the top 52 bits of 8 bytes of OS randomness, so every value has
+    ``{0, ..., 2^52 - 1}`` (the top 52 bits of 8 cryptographically random bytes, so every value has
     probability ``2^-52`` exactly, without rejection), and the channel turns ``(x, U)`` into the
     released position with integer arithmetic only (:meth:`DenseChannel.draw`: the first ``w``
     with cumulative weight ``C[x, w] > U``; :meth:`RandomizedResponseChannel.draw`: keep when
@@ -645,7 +669,9 @@ def sample_mapping(
         u = gen.integers(0, one, size=n, dtype=np.int64)
         sampler = "INSECURE numpy.random.Generator.integers (seeded; for experiments only)"
     else:
-        draw = os.urandom if random_bytes is None else random_bytes
+        from pufferfish.noise.randomness import SOURCE, secure_bytes
+
+        draw = secure_bytes if random_bytes is None else random_bytes
         u = (np.frombuffer(draw(8 * n), dtype="<u8") >> np.uint64(64 - MAPPING_BITS)).astype(np.int64)
-        sampler = "integer sampling of a dyadic (2^-52) channel, OS randomness (os.urandom)"
+        sampler = f"integer sampling of a dyadic (2^-52) channel, cryptographic randomness ({SOURCE})"
     return MappedValues(chan.draw(x, u), sampler, gen is None, seed)

@@ -26,6 +26,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from pufferfish.noise.samplers import insecure_generator
+from pufferfish.tables.ahead import read_ahead
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
@@ -660,17 +661,23 @@ def stream_release(
         schema = pa.schema(fields)
         perturbs = [column_perturber(c, noise, workers, sampler) for c in columns]
 
-        def batches() -> Iterator[pa.RecordBatch]:
+        def perturbed() -> Iterator[tuple[pa.RecordBatch, int, int]]:
             for batch in reader:
                 cols, every = perturb_batch(batch, columns, values, idx, perturbs, gen, described)
-                counts["released"] += int(every.sum())
-                counts["missing"] += int((~every).sum())
-                yield pa.RecordBatch.from_arrays(cols, schema=schema)
+                released = int(every.sum())
+                yield pa.RecordBatch.from_arrays(cols, schema=schema), released, every.size - released
+
+        def batches(ready: Iterator[tuple[pa.RecordBatch, int, int]]) -> Iterator[pa.RecordBatch]:
+            for batch, released, missing in ready:
+                counts["released"] += released
+                counts["missing"] += missing
+                yield batch
                 if progress is not None:
                     progress(counts["released"] + counts["missing"], rows_total)
 
-        stream = pa.RecordBatchReader.from_batches(schema, batches())
-        copy_arrow_to(stream, target, fmt, gzip, dialect)
+        with read_ahead(perturbed()) as ready:
+            stream = pa.RecordBatchReader.from_batches(schema, batches(ready))
+            copy_arrow_to(stream, target, fmt, gzip, dialect)
         if counts["released"] + counts["missing"] != rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     for c, perturb in zip(columns, perturbs, strict=True):  # no row at all: describe an empty draw
