@@ -7,8 +7,8 @@ cryptographic randomness (:mod:`pufferfish.noise.randomness`: OpenSSL's CSPRNG, 
 the output is immune to the floating-point attacks on textbook Laplace sampling (Mironov 2012).
 The scale is rounded up to ``t 2^k`` (:func:`exact_grid`) and the release checks it again. For
 inputs on the grid, the ratio of the probabilities of two outputs is the continuous Laplace
-density ratio restricted to the grid, so every pure-eps bound computed for continuous Laplace noise at that scale holds. Secure Gaussian
-noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian of integer sigma ``s = ceil(sigma / 2^k)``
+density ratio restricted to the grid, so every pure-eps bound computed for continuous Laplace
+noise at that scale holds. Secure Gaussian noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian of integer sigma ``s = ceil(sigma / 2^k)``
 (Algorithm 3 of the same paper, :func:`pufferfish.noise.discrete.discrete_gaussian`). For an
 (eps, delta) guarantee the discrete noise's delta exceeds the continuous one's by at most
 :func:`discretisation_delta` (a Riemann-sum bound), which the release adds to its check.
