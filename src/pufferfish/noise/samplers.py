@@ -8,12 +8,12 @@ the output is immune to the floating-point attacks on textbook Laplace sampling 
 The scale is rounded up to ``t 2^k`` (:func:`exact_grid`) and the release checks it again. For
 inputs on the grid, the ratio of the probabilities of two outputs is the continuous Laplace
 density ratio restricted to the grid, so every pure-eps bound computed for continuous Laplace
-noise at that scale holds. Secure Gaussian noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian of integer sigma ``s = ceil(sigma / 2^k)``
-(Algorithm 3 of the same paper, :func:`pufferfish.noise.discrete.discrete_gaussian`). For an
-(eps, delta) guarantee the discrete noise's delta exceeds the continuous one's by at most
-:func:`discretisation_delta` (a Riemann-sum bound), which the release adds to its check.
-``sampler="opendp"`` uses OpenDP's ``make_laplace`` / ``make_gaussian`` on the same kind of grid
-instead (the cross-check).
+noise at that scale holds. Secure Gaussian noise is ``2^k Z`` with ``Z`` exactly discrete Gaussian
+of integer sigma ``s = ceil(sigma / 2^k)`` (Algorithm 3 of the same paper,
+:func:`pufferfish.noise.discrete.discrete_gaussian`). For an (eps, delta) guarantee the discrete
+noise's delta exceeds the continuous one's by at most :func:`discretisation_delta` (a Riemann-sum
+bound), which the release adds to its check. ``sampler="opendp"`` uses OpenDP's ``make_laplace`` /
+``make_gaussian`` on the same kind of grid instead (the cross-check).
 
 The secure samplers use every core: the values are split into one chunk per worker thread of a
 pool started once. The exact sampler's NumPy passes release the GIL; OpenDP's Rust core does too.
