@@ -387,7 +387,7 @@ def release(
         str,
         typer.Option(
             "--sampler",
-            help="Secure Laplace and Gaussian sampler: exact (vectorised, OS randomness; default) or opendp.",
+            help="Secure Laplace and Gaussian sampler: exact (OpenSSL's CSPRNG; default) or opendp.",
         ),
     ] = "exact",
     unit: UnitOpt = None,

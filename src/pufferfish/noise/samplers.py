@@ -303,7 +303,7 @@ def add_laplace(
     scale : float
         Laplace scale ``theta >= 0`` (noise variance ``2 theta^2``). ``0`` returns the values.
     rng : numpy.random.Generator, int or None
-        ``None`` (default): the secure sampler (OS randomness, granularity
+        ``None`` (default): the secure sampler (cryptographic randomness, granularity
         ``2^grid_exponent(scale)``), for any release that leaves the library. A Generator or an
         int seed: NumPy's ``Generator.laplace``, reproducible but **not secure** (textbook
         floating-point sampling); for simulations and experiments only.
@@ -359,7 +359,7 @@ def add_gaussian(
         Standard deviation ``sigma >= 0``. ``0`` returns the values.
     rng : numpy.random.Generator, int or None
         ``None`` (default): the secure sampler (discrete Gaussian on the grid
-        ``2^grid_exponent(sigma)``, OS randomness). A Generator or an int seed: NumPy's
+        ``2^grid_exponent(sigma)``, cryptographic randomness). A Generator or an int seed: NumPy's
         ``Generator.normal``, **not secure**; for experiments only.
     workers : int, optional
         Threads of the secure sampler (default: every core); see :func:`add_laplace`.

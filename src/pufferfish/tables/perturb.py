@@ -203,8 +203,8 @@ def adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
 
 def responder(channel: RandomizedResponseChannel | None, labels: Sequence[str]) -> Perturb:
     """A randomized response on the codes ``0, ..., k - 1`` released as the labels ``labels``
-    (:func:`pufferfish.noise.samplers.sample_mapping`: exact integer sampling from OS randomness, or a
-    seeded NumPy generator); missing stays missing. Without a channel, one label released as
+    (:func:`pufferfish.noise.samplers.sample_mapping`: exact integer sampling from cryptographic
+    randomness, or a seeded NumPy generator); missing stays missing. Without a channel, one label released as
     it is (a column with one label tells nothing).
 
     Raises
