@@ -551,11 +551,12 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
     """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)
     or discrete Gaussian (:func:`gaussian_grid`). ``x`` is on the release grid already
     (:func:`_add_noise`), which is the grid ``2^k`` itself for ``k <= -30``."""
-    from pufferfish.noise.discrete import discrete_gaussian, discrete_laplace
+    from pufferfish.noise.discrete import build_tables, discrete_gaussian, discrete_laplace
     from pufferfish.noise.randomness import SOURCE
 
     k, grid_units, rounded = sampler_grid(scale, "gaussian" if gaussian else "laplace", "exact")
     units = int(grid_units)  # an integer for the exact sampler
+    build_tables(units + 1 if gaussian else units)  # before the threads: built once, shared
     draw = discrete_gaussian if gaussian else discrete_laplace
     g = 2.0**k
 
