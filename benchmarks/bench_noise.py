@@ -1,5 +1,5 @@
 """Throughput of the secure samplers, side by side in one run: the exact vectorised samplers
-(:mod:`pufferfish.noise.discrete`, OS randomness), OpenDP's, and NumPy's insecure generator, for
+(:mod:`pufferfish.noise.discrete`, OpenSSL randomness), OpenDP's, and NumPy's insecure generator, for
 Laplace and Gaussian noise.
 
 Run: ``python benchmarks/bench_noise.py [N ...] [--scale S]`` (default 10^6 and 10^7; scale 0.78
