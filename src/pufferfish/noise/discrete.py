@@ -324,9 +324,11 @@ def _laplace_block(
     keep = np.flatnonzero(accept)
     a = _ratio_inverse(np.frombuffer(random_bytes(4 * keep.size), dtype="<u4"), m, t, ratio, random_bytes)
     x = r[keep] + (a << m)
-    negative = (word[keep] & np.uint64(1 << 47)) != 0
-    np.negative(x, out=x, where=negative)
-    return x[~(negative & (x == 0))]
+    sign = (word[keep].view(np.int64) << 16) >> 63  # bit 47: 0, or -1 for negative
+    x ^= sign
+    x -= sign  # two's complement: (x ^ -1) + 1 = -x
+    zero = np.flatnonzero(x == 0)
+    return np.delete(x, zero[sign[zero] < 0]) if zero.size else x  # (negative, 0) rejected
 
 
 def _laplace_fix(
@@ -348,22 +350,23 @@ def _ratio_inverse(
 ) -> NDArray[np.int64]:
     """``A = #{a >= 1 : W' < e^{-a rho}}`` for ``W' = (w + V') 2^-32`` (:func:`discrete_laplace`)."""
     dense = min(_DENSE, ratio.size - 1)
-    a = np.zeros(w.size, dtype=np.int64)
-    for j in range(1, dense + 1):
-        a += w < ratio[j]
-    tail = np.flatnonzero(a == dense)
+    count = (w < ratio[1]).view(np.uint8)  # counted in bytes: a pass each is cheaper
+    for j in range(2, dense + 1):
+        np.add(count, w < ratio[j], out=count)
+    a = count.astype(np.int64)
+    tail = np.flatnonzero(count == dense)
     if tail.size:
         ascending = ratio[1:][::-1]
         a[tail] = (ratio.size - 1) - np.searchsorted(ascending, w[tail], side="right")
     # W strictly between G[a + 1] and G[a] decides A = a; W equal to G[a + 1] needs more bits
-    for i in np.flatnonzero(w == ratio[a + 1]):
+    for i in np.flatnonzero(w == ratio[1:][a]):
         lazy = LazyUniform(int(w[i]), WORD_BITS, random_bytes)
-        count = int(a[i])
-        while lazy.below_exp(Fraction((count + 1) << m, t)):
-            count += 1
-            if count >= 2 ** (62 - m):  # pragma: no cover - probability below e^(-2^16)
+        below = int(a[i])
+        while lazy.below_exp(Fraction((below + 1) << m, t)):
+            below += 1
+            if below >= 2 ** (62 - m):  # pragma: no cover - probability below e^(-2^16)
                 raise RuntimeError("discrete Laplace: A ran past its int64 bound")
-        a[i] = count
+        a[i] = below
     return a
 
 
