@@ -233,11 +233,16 @@ def test_small_digit_decides_the_remainder_exactly() -> None:
     q = 2**16 * y - d
     expected = float(1 - q + q * (_exp(y) - 1 + mpmath.mpf(y.numerator) / y.denominator) / float(y))
     gen = np.random.default_rng(6)
-    trials = 20_000
-    accepted = sum(_laplace_fix(0, 100, 0, n, d, t, gen.bytes) for _ in range(trials))
-    assert binomtest(accepted, trials, expected).pvalue > 1e-3
-    assert not _laplace_fix(101, 100, 0, n, 20, t, gen.bytes)  # above the table entry: rejected
-    assert _laplace_fix(99, 100, 0, n, 20, t, gen.bytes)  # below it, digit >= 16: accepted
+    trials = 200_000
+
+    def fix(w: int, digit: int, size: int) -> np.ndarray:
+        full = np.full(size, 1, dtype=np.int64)
+        return _laplace_fix(np.full(size, w, dtype=np.uint32), np.full(size, 100, dtype=np.uint32), 0 * full,
+                            n * full, np.full(size, digit, dtype=np.uint64), t, gen.bytes)  # fmt: skip
+
+    assert binomtest(int(fix(0, d, trials).sum()), trials, expected).pvalue > 1e-3
+    assert not fix(101, 20, 100).any()  # above the table entry: rejected
+    assert fix(99, 20, 100).all()  # below it, digit >= 16: accepted
 
 
 def test_gaussian_table_tie_has_the_fractional_part_as_probability() -> None:

@@ -318,9 +318,9 @@ def _laplace_block(
     threshold = fraction_table()[h]
     digit = word >> np.uint64(48)
     accept = (w < threshold) & (digit >= 16)
-    for i in np.flatnonzero(np.greater(w <= threshold, accept)):  # a tie, or a small digit
-        accept[i] = _laplace_fix(int(w[i]), int(threshold[i]), int(h[i]), int(scaled[i]), int(digit[i]), t,
-                                 random_bytes)  # fmt: skip
+    fix = np.flatnonzero(np.greater(w <= threshold, accept))  # a tie, or a small digit
+    if fix.size:
+        accept[fix] = _laplace_fix(w[fix], threshold[fix], h[fix], scaled[fix], digit[fix], t, random_bytes)
     keep = np.flatnonzero(accept)
     a = _ratio_inverse(np.frombuffer(random_bytes(4 * keep.size), dtype="<u4"), m, t, ratio, random_bytes)
     x = r[keep] + (a << m)
@@ -332,17 +332,26 @@ def _laplace_block(
 
 
 def _laplace_fix(
-    w: int, threshold: int, h: int, scaled: int, digit: int, t: int, random_bytes: RandomBytes
-) -> bool:
-    """``Bernoulli(e^{-h/4096}) Bernoulli(e^{-y})`` of one candidate whose 32-bit draw ``w`` ties
-    the table or whose digit is below 16 (probability about ``2^-12``; :func:`discrete_laplace`)."""
-    if w > threshold or (w == threshold and not below_exp(w, Fraction(h, 2**FRACTION_BITS), random_bytes)):
-        return False
-    if digit >= 16:
-        return True
-    n = scaled - h * t  # y = n / (4096 t) = (16 n / t) 2^-16
-    first = _below_digit(np.array([digit]), np.array([16 * n]), t, random_bytes)
-    return bool(_continue_exp(first, np.array([n], dtype=np.int64), t << FRACTION_BITS, random_bytes)[0])
+    w: NDArray[np.uint32],
+    threshold: NDArray[np.uint32],
+    h: NDArray[np.int64],
+    scaled: NDArray[np.int64],
+    digit: NDArray[np.uint64],
+    t: int,
+    random_bytes: RandomBytes,
+) -> NDArray[np.bool_]:
+    """``Bernoulli(e^{-h/4096}) Bernoulli(e^{-y})`` of the candidates whose 32-bit draw ``w`` ties
+    the table or whose digit is below 16 (about one in 4096; :func:`discrete_laplace`)."""
+    table = w < threshold
+    for i in np.flatnonzero(w == threshold):  # probability 2^-32: more bits
+        table[i] = below_exp(int(w[i]), Fraction(int(h[i]), 2**FRACTION_BITS), random_bytes)
+    out = table.copy()
+    small = np.flatnonzero(table & (digit < 16))
+    if small.size:
+        n = scaled[small] - h[small] * t  # y = n / (4096 t) = (16 n / t) 2^-16
+        first = _below_digit(digit[small].astype(np.int64), 16 * n, t, random_bytes)
+        out[small] = _continue_exp(first, n, t << FRACTION_BITS, random_bytes)
+    return out
 
 
 def _ratio_inverse(
