@@ -462,3 +462,40 @@ def test_uniform_below_in_one_pass_draws_as_by_index(m: int) -> None:
         assert np.array_equal(
             uniform_below(m, 300_000, _source(seed)), _uniform_below_by_index(m, 300_000, _source(seed))
         )
+
+
+def test_noise_stream_draws_ahead_and_hands_each_value_out_once(monkeypatch) -> None:
+    """:class:`NoiseStream`: batches of a release get consecutive noise values of one draw (here
+    3 draws of ``ahead`` values for 12 batches), on the sampler's grid, at the rounded scale; the
+    values follow the Laplace CDF (OpenSSL randomness: the unseeded level)."""
+    from pufferfish.noise import discrete
+    from pufferfish.noise.samplers import NoiseStream
+
+    calls: list[int] = []
+    real = discrete.discrete_laplace
+
+    def counted(t: int, size: int, random_bytes: object = None) -> np.ndarray:
+        calls.append(size)
+        return real(t, size)
+
+    monkeypatch.setattr(discrete, "discrete_laplace", counted)
+    stream = NoiseStream("laplace", 2.5, workers=1, ahead=50_000)
+    k, _, rounded = exact_grid(2.5)
+    parts = [stream.add(np.zeros(12_000)) for _ in range(12)]
+    assert calls == [50_000, 50_000, 50_000]  # 144,000 values in three draws of 50,000
+    values = np.concatenate([p.values for p in parts])
+    assert all(p.scale == rounded and p.granularity == 2.0**k and p.secure for p in parts)
+    assert np.array_equal(values / 2.0**k, np.rint(values / 2.0**k))
+    assert np.unique(values).size > 0.99 * values.size  # no value handed out twice
+    assert kstest(values, laplace(scale=rounded).cdf).pvalue > UNSEEDED_P
+    shifted = NoiseStream("gaussian", 1.3, ahead=0).add(np.full(30_000, 5.0))
+    assert kstest(shifted.values - 5.0, norm(scale=shifted.scale).cdf).pvalue > UNSEEDED_P
+    for bad, message in (
+        (("uniform", 1.0), "noise must be"),
+        (("laplace", 0.0), "scale must be > 0"),
+        (("laplace", 1.0, None, -1), "ahead must be"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            NoiseStream(*bad)
+    with pytest.raises(ValueError, match="values"):
+        NoiseStream("laplace", 1.0).add(np.array([np.nan]))

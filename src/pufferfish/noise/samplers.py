@@ -519,23 +519,33 @@ def _in_chunks(
     sample: Callable[[NDArray[np.float64]], NDArray[np.float64]],
     prepare: Callable[[int], Any] | None = None,
 ) -> tuple[NDArray[np.float64], int]:
-    """``(sample applied to x, chunks)``: one chunk per worker (at least :data:`MIN_CHUNK` values
-    each), drawn in parallel threads of a pool kept for the process (:func:`_pool`; threads are
-    not started per call); ``prepare(chunk size)`` runs for each chunk before the threads start."""
-    bounds = np.linspace(0, x.size, max(1, min(n_workers, x.size // MIN_CHUNK)) + 1).astype(np.intp)
-    if prepare is not None:
-        for a, b in itertools.pairwise(bounds.tolist()):
-            prepare(b - a)
-    if bounds.size == 2:
-        return sample(x), 1
+    """``(sample applied to x, chunks)`` (:func:`_on_pool`); ``prepare(chunk size)`` runs for each
+    chunk before the threads start."""
     out = np.empty_like(x)
 
     def into(a: int, b: int) -> None:
         out[a:b] = sample(x[a:b])
 
-    for job in [_pool().submit(into, a, b) for a, b in itertools.pairwise(bounds.tolist())]:
+    return out, _on_pool(x.size, n_workers, into, prepare)
+
+
+def _on_pool(
+    size: int, n_workers: int, work: Callable[[int, int], None], prepare: Callable[[int], Any] | None = None
+) -> int:
+    """Run ``work(a, b)`` over ``[0, size)`` split into one chunk per worker (at least
+    :data:`MIN_CHUNK` each) on the threads of a pool kept for the process (:func:`_pool`; threads
+    are not started per call), or in this thread for one chunk; returns the number of chunks."""
+    bounds = np.linspace(0, size, max(1, min(n_workers, size // MIN_CHUNK)) + 1).astype(np.intp).tolist()
+    chunks = list(itertools.pairwise(bounds))
+    if prepare is not None:
+        for a, b in chunks:
+            prepare(b - a)
+    if len(chunks) == 1:
+        work(*chunks[0])
+        return 1
+    for job in [_pool().submit(work, a, b) for a, b in chunks]:
         job.result()
-    return out, bounds.size - 1
+    return len(chunks)
 
 
 @functools.cache
@@ -548,42 +558,102 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussian: bool) -> NoisyValues:
-    """``x`` on the grid ``2^k`` plus ``2^k Z``, ``Z`` exact discrete Laplace (:func:`exact_grid`)
-    or discrete Gaussian (:func:`gaussian_grid`). ``x`` is on the release grid already
-    (:func:`_add_noise`), which is the grid ``2^k`` itself for ``k <= -30``."""
-    from pufferfish.noise.discrete import build_tables, discrete_gaussian, discrete_laplace
-    from pufferfish.noise.randomness import SOURCE
+    """``x`` (on the release grid already: :func:`_add_noise`) plus exact noise drawn for it alone."""
+    return NoiseStream("gaussian" if gaussian else "laplace", scale, n_workers, ahead=0).add_on_grid(x)
 
-    k, grid_units, rounded = sampler_grid(scale, "gaussian" if gaussian else "laplace", "exact")
-    units = int(grid_units)  # an integer for the exact sampler
-    build_tables(units + 1 if gaussian else units)  # before the threads: built once, shared
-    draw = discrete_gaussian if gaussian else discrete_laplace
-    g = 2.0**k
 
-    def sample(chunk: NDArray[np.float64]) -> NDArray[np.float64]:
-        centres = chunk if k <= RELEASE_EXPONENT else to_grid(chunk, k)
-        noisy = draw(units, chunk.size).astype(np.float64)
+class NoiseStream:
+    """Secure exact noise of one scale for values that come in batches: drawn ahead, on every
+    core, in calls of at least ``ahead`` values, and handed out in order, each value once.
+
+    A release reads its table in batches of about 120,000 rows; drawing each batch's noise in one
+    call of the exact sampler costs a fixed overhead per call (its blocks, the worker threads'
+    round trip), so the stream draws for several batches at once (issue 45). The noise values are
+    i.i.d. whatever the calls, and each is added to one value only, so the output is the same in
+    law as :func:`add_laplace` / :func:`add_gaussian` on each batch; values drawn and not used are
+    dropped with the stream.
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+    scale : float
+        Laplace scale or Gaussian sigma, finite and > 0 (rounded up to the sampler's grid as by
+        :func:`add_laplace`).
+    workers : int, optional
+        Threads of each draw (default: every core).
+    ahead : int
+        Fewest values a draw makes (default ``2^21``; 0: exactly what is asked).
+
+    Raises
+    ------
+    ValueError
+        If ``noise`` is not one of the two, ``scale`` is not finite and > 0, ``workers`` is not
+        an int >= 1 or ``ahead < 0``.
+    """
+
+    def __init__(self, noise: str, scale: float, workers: int | None = None, ahead: int = 2**21) -> None:
+        from pufferfish.noise.discrete import build_tables, discrete_gaussian, discrete_laplace
+        from pufferfish.noise.randomness import SOURCE
+
+        if noise not in ("laplace", "gaussian"):
+            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        if check_scale(scale) == 0.0:
+            raise ValueError(f"scale must be > 0 for a noise stream, got {scale!r}")
+        if isinstance(ahead, bool) or not isinstance(ahead, int) or ahead < 0:
+            raise ValueError(f"ahead must be an int >= 0, got {ahead!r}")
+        gaussian = noise == "gaussian"
+        self._workers, self._ahead = check_workers(workers), ahead
+        self._k, units, self.scale = sampler_grid(scale, noise, "exact")
+        self._units = int(units)  # an integer for the exact sampler
+        self._draw = discrete_gaussian if gaussian else discrete_laplace
+        build_tables(self._units + 1 if gaussian else self._units)  # before the threads: built once, shared
+        self._left = np.empty(0, dtype=np.int64)
+        self._chunks = 1
+        what = (
+            f"discrete Gaussian (Canonne, Kamath and Steinke 2020, Alg 3, vectorised) on the grid "
+            f"2^{self._k}, integer sigma s = {self._units} (sigma rounded up to {self.scale!r})"
+            if gaussian
+            else f"discrete Laplace (exact, vectorised; Canonne, Kamath and Steinke 2020) on the grid "
+            f"2^{self._k}, integer scale t = {self._units} (scale rounded up to {self.scale!r})"
+        )
+        self.sampler = f"pufferfish exact {what}, cryptographic randomness ({SOURCE})"
+
+    def add(self, values: Any) -> NoisyValues:
+        """``values`` (1-D, finite) on the sampler's grid plus the next ``len(values)`` noise values.
+
+        Raises
+        ------
+        ValueError
+            If ``values`` is not a 1-D array of finite numbers.
+        """
+        x = (
+            np.asarray(values, dtype=np.float64)
+            if np.size(values) == 0
+            else as_float_vector(values, "values")
+        )
+        return self.add_on_grid(to_release_grid(x))
+
+    def add_on_grid(self, x: NDArray[np.float64]) -> NoisyValues:
+        """:meth:`add` for values already on the release grid (checked by the caller)."""
+        g = 2.0**self._k
+        if self._left.size < x.size:
+            fresh = self._drawn(max(x.size - self._left.size, self._ahead))
+            self._left = np.concatenate([self._left, fresh]) if self._left.size else fresh
+        z, self._left = self._left[: x.size], self._left[x.size :]
+        noisy = z.astype(np.float64)
         noisy *= g  # exact: a power of two times an integer below 2^53
-        noisy += centres
-        return noisy
+        noisy += x if self._k <= RELEASE_EXPONENT else to_grid(x, self._k)
+        return NoisyValues(noisy, self.scale, self.sampler, True, g, None, workers=self._chunks)
 
-    noisy, n_chunks = _in_chunks(x, n_workers, sample)
-    what = (
-        f"discrete Gaussian (Canonne, Kamath and Steinke 2020, Alg 3, vectorised) on the grid 2^{k}, "
-        f"integer sigma s = {units} (sigma rounded up to {rounded!r})"
-        if gaussian
-        else f"discrete Laplace (exact, vectorised; Canonne, Kamath and Steinke 2020) on the grid 2^{k}, "
-        f"integer scale t = {units} (scale rounded up to {rounded!r})"
-    )
-    return NoisyValues(
-        values=noisy,
-        scale=rounded,
-        sampler=f"pufferfish exact {what}, cryptographic randomness ({SOURCE})",
-        secure=True,
-        granularity=g,
-        seed=None,
-        workers=n_chunks,
-    )
+    def _drawn(self, size: int) -> NDArray[np.int64]:
+        """``size`` noise values drawn on the pool's threads (:func:`_on_pool`)."""
+        out = np.empty(size, dtype=np.int64)
+
+        def into(a: int, b: int) -> None:
+            out[a:b] = self._draw(self._units, b - a)
+
+        self._chunks = _on_pool(size, self._workers, into)
+        return out
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from pufferfish.noise.channels import RandomizedResponseChannel
-from pufferfish.noise.samplers import add_gaussian, add_laplace, sample_mapping
+from pufferfish.noise.samplers import NoiseStream, add_gaussian, add_laplace, sample_mapping
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.model import EstimatedPriors, label_json
 from pufferfish.tables.source import DataError
@@ -187,13 +187,20 @@ def column_perturber(column: ReleasedColumn, noise: str, workers: int, sampler: 
 
 
 def adder(noise: str, scale: float, workers: int, sampler: str) -> Perturb:
-    """Additive noise on the present codes or values; missing stays missing."""
+    """Additive noise on the present codes or values; missing stays missing. The secure exact
+    sampler draws ahead for several batches (:class:`pufferfish.noise.samplers.NoiseStream`)."""
     add = add_laplace if noise == "laplace" else add_gaussian
+    streams: list[NoiseStream] = []  # made at the first secure batch
 
     def perturb(
         codes: NDArray[np.float64], present: NDArray[np.bool_], gen: Any
     ) -> tuple[pa.Array, dict[str, Any]]:
-        noisy = add(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
+        if gen is None and sampler == "exact" and scale > 0:
+            if not streams:
+                streams.append(NoiseStream(noise, scale, workers))
+            noisy = streams[0].add(codes[present])
+        else:
+            noisy = add(codes[present], scale, rng=gen, workers=workers, sampler=sampler)
         released = np.full(codes.shape, np.nan)
         released[present] = noisy.values
         return pa.array(released, type=pa.float64(), mask=~present), noisy.describe()
