@@ -24,10 +24,10 @@ whatever the split, so the privacy guarantee does not depend on it.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -548,13 +548,22 @@ def _on_pool(
     return len(chunks)
 
 
-@functools.cache
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOL_LOCK = threading.Lock()
+
+
 def _pool() -> ThreadPoolExecutor:
     """The secure samplers' worker threads, one per core (:data:`WORKERS_MAX` at most), started
-    once: a release draws each batch on them."""
-    return ThreadPoolExecutor(
-        max_workers=min(os.cpu_count() or 1, WORKERS_MAX), thread_name_prefix="pufferfish-noise"
-    )
+    once per process: a release draws each batch on them. A child made by ``fork`` has none of
+    its parent's threads, so it starts its own pool (keyed by process id)."""
+    with _POOL_LOCK:
+        pid = os.getpid()
+        if pid not in _POOLS:
+            _POOLS.clear()  # a parent's pool, inherited by fork: its threads do not exist here
+            _POOLS[pid] = ThreadPoolExecutor(
+                max_workers=min(os.cpu_count() or 1, WORKERS_MAX), thread_name_prefix="pufferfish-noise"
+            )
+        return _POOLS[pid]
 
 
 def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussian: bool) -> NoisyValues:
