@@ -10,6 +10,8 @@ source is exercised by the release tests.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import multiprocessing.queues
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
@@ -501,15 +503,13 @@ def test_noise_stream_draws_ahead_and_hands_each_value_out_once(monkeypatch) -> 
         NoiseStream("laplace", 1.0).add(np.array([np.nan]))
 
 
-def _noise_in_child(queue: object) -> None:
-    queue.put(add_laplace(np.zeros(100_000), 1.0).values.size)  # type: ignore[attr-defined]
+def _noise_in_child(queue: multiprocessing.queues.Queue) -> None:
+    queue.put(add_laplace(np.zeros(100_000), 1.0).values.size)
 
 
 def test_secure_sampler_works_in_a_forked_child() -> None:
     """The samplers' thread pool, started in this process, does not exist in a child made by
     ``fork``: the child starts its own (a child waiting on its parent's pool would hang)."""
-    import multiprocessing
-
     add_laplace(np.zeros(100_000), 1.0)  # the parent's pool is running
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
