@@ -468,8 +468,9 @@ def test_uniform_below_in_one_pass_draws_as_by_index(m: int) -> None:
 
 def test_noise_stream_draws_ahead_and_hands_each_value_out_once(monkeypatch) -> None:
     """:class:`NoiseStream`: batches of a release get consecutive noise values of one draw (here
-    3 draws of ``ahead`` values for 12 batches), on the sampler's grid, at the rounded scale; the
-    values follow the Laplace CDF (OpenSSL randomness: the unseeded level)."""
+    the first batch's 12,000, then 3 draws of ``ahead`` values for 11 more), on the sampler's
+    grid, at the rounded scale; the values follow the Laplace CDF (OpenSSL randomness: the
+    unseeded level)."""
     from pufferfish.noise import discrete
     from pufferfish.noise.samplers import NoiseStream
 
@@ -484,7 +485,7 @@ def test_noise_stream_draws_ahead_and_hands_each_value_out_once(monkeypatch) -> 
     stream = NoiseStream("laplace", 2.5, workers=1, ahead=50_000)
     k, _, rounded = exact_grid(2.5)
     parts = [stream.add(np.zeros(12_000)) for _ in range(12)]
-    assert calls == [50_000, 50_000, 50_000]  # 144,000 values in three draws of 50,000
+    assert calls == [12_000, 50_000, 50_000, 50_000]  # the first batch's own, then 50,000 ahead
     values = np.concatenate([p.values for p in parts])
     assert all(p.scale == rounded and p.granularity == 2.0**k and p.secure for p in parts)
     assert np.array_equal(values / 2.0**k, np.rint(values / 2.0**k))

@@ -573,7 +573,8 @@ def _exact_noise(x: NDArray[np.float64], scale: float, n_workers: int, *, gaussi
 
 class NoiseStream:
     """Secure exact noise of one scale for values that come in batches: drawn ahead, on every
-    core, in calls of at least ``ahead`` values, and handed out in order, each value once.
+    core, in calls of at least ``ahead`` values from the second batch on (the first draws only
+    what it needs), and handed out in order, each value once.
 
     A release reads its table in batches of about 120,000 rows; drawing each batch's noise in one
     call of the exact sampler costs a fixed overhead per call (its blocks, the worker threads'
@@ -617,6 +618,7 @@ class NoiseStream:
         self._draw = discrete_gaussian if gaussian else discrete_laplace
         build_tables(self._units + 1 if gaussian else self._units)  # before the threads: built once, shared
         self._left = np.empty(0, dtype=np.int64)
+        self._drawn_once = False
         self._chunks = 1
         what = (
             f"discrete Gaussian (Canonne, Kamath and Steinke 2020, Alg 3, vectorised) on the grid "
@@ -645,8 +647,10 @@ class NoiseStream:
     def add_on_grid(self, x: NDArray[np.float64]) -> NoisyValues:
         """:meth:`add` for values already on the release grid (checked by the caller)."""
         g = 2.0**self._k
-        if self._left.size < x.size:
-            fresh = self._drawn(max(x.size - self._left.size, self._ahead))
+        if self._left.size < x.size:  # the first batch draws only its own: one batch wastes none
+            short = x.size - self._left.size
+            fresh = self._drawn(max(short, self._ahead) if self._drawn_once else short)
+            self._drawn_once = True
             self._left = np.concatenate([self._left, fresh]) if self._left.size else fresh
         z, self._left = self._left[: x.size], self._left[x.size :]
         noisy = z.astype(np.float64)
