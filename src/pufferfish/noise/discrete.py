@@ -134,7 +134,7 @@ def bernoulli_fraction(
     a uniform 16-bit integer and ``V'`` uniform on [0, 1) independent of it. With
     ``c, r = divmod(n 2^16, d)``: ``W < c`` gives ``A = 1``, ``W > c`` gives ``A = 0``, and
     ``W = c`` (probability at most 2^-16) leaves ``A = [V' < r / d]``, drawn as
-    ``[uniform below d < r]`` (:func:`uniform_below`). Exact; ``n 2^16 <= 2^78`` is formed
+    ``[uniform below d < r]``. Exact; ``n 2^16 <= 2^78`` is formed
     in Python integers only when it would overflow int64 (``d > 2^46``). For ``d <= 2^46`` the
     comparisons are products (no division): with ``N = n 2^16``, ``W < c`` iff
     ``(W + 1) d <= N`` and ``W = c`` iff ``W d <= N < (W + 1) d``, then ``r = N - W d``
@@ -144,14 +144,11 @@ def bernoulli_fraction(
     w = np.frombuffer(random_bytes(2 * n.size), dtype="<u2").astype(np.int64)
     if denominator <= 2**46:
         return _below_digit(w, n << DIGIT_BITS, denominator, random_bytes)
-    pairs = [divmod(int(v) << DIGIT_BITS, denominator) for v in n]
-    c = np.array([q for q, _ in pairs], dtype=np.int64)
-    out = w < c
-    tied = np.flatnonzero(w == c)
-    if tied.size:
-        r = np.array([pairs[i][1] for i in tied.tolist()], dtype=np.int64)
-        out[tied] = uniform_below(denominator, tied.size, random_bytes) < r
-    return out
+    # beyond int64 products: Python integers entry by entry, the rule of _below_exactly
+    return np.array(
+        [_below_exactly(int(d), int(v), denominator, random_bytes) for d, v in zip(w, n, strict=True)],
+        dtype=bool,
+    )
 
 
 def _below_digit(
