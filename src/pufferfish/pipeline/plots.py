@@ -190,12 +190,7 @@ def scale_epsilon_figure(figures: ReportFigures) -> str:
         if pts:
             xs, ys = zip(*pts, strict=True)
             ax.plot(xs, ys, marker="o", markersize=3, label=mech)
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    _log_axes(ax, x=True, y=True)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("noise scale (Laplace b or Gaussian sigma)")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
+    return _against_epsilon(fig, ax, figures.epsilon, "noise scale (Laplace b or Gaussian sigma)", log_y=True)
 
 
 def loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
@@ -292,6 +287,17 @@ def _share_bars(ax: Any, at: np.ndarray, original: np.ndarray, released: np.ndar
     ax.bar(at + 0.2, released, width=0.4, color="#cc6677", label="released")
 
 
+def _against_epsilon(fig: Any, ax: Any, epsilon: float, ylabel: str, *, log_y: bool) -> str:
+    """The end of every figure against epsilon: the target epsilon as a dotted line, log axes
+    with plain numbers (y too if ``log_y``), the labels and the legend; the figure as SVG."""
+    ax.axvline(epsilon, color="black", linestyle=":", label=f"target eps = {fmt(epsilon)}")
+    _log_axes(ax, x=True, y=log_y)
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    return svg_text(fig)
+
+
 def _epsilon_curves(ax: Any, curves: Sequence[tuple[str, Sequence[tuple[float, float]]]]) -> None:
     """One line per mechanism of ``(epsilon, value)`` points (optimal-mapping solid, the rest dashed)."""
     for name, pts in curves:
@@ -307,12 +313,7 @@ def mapping_loss_figure(figures: ReportFigures) -> str:
     _epsilon_curves(ax, figures.mapping_loss_curves)
     grid = np.array(figures.epsilon_grid)
     ax.plot(grid, grid, color="grey", linewidth=0.8, label="loss = epsilon (the bound)")
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    _log_axes(ax, x=True, y=True)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("checked privacy loss (nats)")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
+    return _against_epsilon(fig, ax, figures.epsilon, "checked privacy loss (nats)", log_y=True)
 
 
 #: Largest alphabet drawn as a heat map of the mapping (a larger one is described in the tables:
@@ -356,13 +357,8 @@ def accuracy_figure(figures: ReportFigures) -> str:
     fig = Figure(figsize=(5.6, 3.6))
     ax = fig.subplots()
     _epsilon_curves(ax, figures.accuracy_curves)
-    ax.axvline(figures.epsilon, color="black", linestyle=":", label=f"target eps = {fmt(figures.epsilon)}")
-    _log_axes(ax, x=True)
     ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("expected accuracy")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
+    return _against_epsilon(fig, ax, figures.epsilon, "expected accuracy", log_y=False)
 
 
 #: Largest number of distinct values per axis drawn cell by cell in a heat map (else binned).
