@@ -13,6 +13,10 @@
    private (sequential composition), or every release is a Markov quilt release of the same chain
    (Song and Chaudhuri 2017, arXiv 1707.02702).
 4. Otherwise: no guarantee for these together, with the reasons. Never a silent sum.
+
+A secret with one release only gets that release's own certificate (eps, or (eps, delta) for a
+Gaussian release) when rule 1 cannot read its channel (the last of :data:`RULES`); an exact
+check whose loss is infinite is rule 4 at once (no theorem can state less than an exact loss).
 """
 
 from __future__ import annotations
@@ -38,10 +42,18 @@ from pufferfish.loss.composed import (
     composed_size,
 )
 from pufferfish.loss.divergence import MemoryLimitError
+from pufferfish.priors.joint import MISSING_NUMBER
 from pufferfish.tables.source import TableSource
 
-#: The rules, in the order they are tried.
-RULES = ("exact joint check", "windows of one series", "theorem that adds", "no guarantee")
+#: The rules, in the order they are tried (the last: a ledger holding one release about the secret,
+#: whose own certificate answers when rule 1 cannot read it, e.g. an (eps, delta) Gaussian release).
+RULES = (
+    "exact joint check",
+    "windows of one series",
+    "theorem that adds",
+    "no guarantee",
+    "release's own check",
+)
 
 #: What each value of an entry's ``composes`` means for rule 3.
 THEOREMS = {
@@ -121,6 +133,8 @@ class JointGuarantee:
         Rule 1: per pair.
     seconds : float
         Time the rules took.
+    delta : float
+        The delta of an (eps, delta) guarantee (one Gaussian release by its own check), else 0.
     """
 
     secret: str
@@ -132,6 +146,7 @@ class JointGuarantee:
     detail: str
     pairs: tuple[PairJoint, ...] = ()
     seconds: float = 0.0
+    delta: float = 0.0
 
     def line(self) -> str:
         """One line for a person: the guarantee, its rule, and its priors or reasons."""
@@ -142,6 +157,8 @@ class JointGuarantee:
                 f"their epsilons add up to {self.sum_of_epsilons:.4g}, which is not a guarantee"
             )
         eps = f"{self.epsilon:.6g}" if self.epsilon < 1e3 else f"{self.epsilon:.3g} (no privacy to speak of)"
+        if self.delta > 0:
+            eps += f", delta {self.delta:g}"
         return (
             f"secret {self.secret!r}, releases {ids}: eps {eps} together by the {self.rule} "
             f"({self.priors}; the epsilons add up to {self.sum_of_epsilons:.4g})"
@@ -156,12 +173,14 @@ class JointGuarantee:
             "rule": self.rule,
             "epsilon": self.epsilon,
             "sum_of_epsilons": self.sum_of_epsilons,
+            "delta": self.delta,
             "priors": self.priors,
             "detail": self.detail,
             "pairs": [
                 {
                     "pair": list(p.pair),
-                    "loss": p.loss,
+                    "loss": p.loss if math.isfinite(p.loss) else None,  # None: infinite (JSON has no inf)
+                    "infinite": not math.isfinite(p.loss),
                     "error_bound": p.error_bound,
                     "worst_output": list(p.worst_output),
                 }
@@ -207,6 +226,7 @@ def column_kinds(entries: Sequence[Entry]) -> dict[str, str]:
             kind = "numeric" if rec["kind"] == "laplace" and not rec.get("labels") else "categorical"
             if rec["kind"] == "unsupported":
                 kind = rec.get("read_as", "numeric")
+            kind = rec.get("read_as", kind)  # recorded since issue 54 (a noiseless number: numeric)
             old = kinds.setdefault(rec["column"], kind)
             if old != kind:
                 raise Unsupported(f"column {rec['column']!r} was released as {old} and as {kind} values")
@@ -233,6 +253,7 @@ def fingerprint(
 
     cols = sorted(kinds)
     agg = aggregates(source, secret, cols, weight, engine, spark, {c: kinds[c] for c in cols}, missing)
+    agg = agg.with_atom()  # one numeric column's missing cells are counted too (issue 54)
     counts = sorted((s, [repr(v) for v in vals], n, repr(w)) for s, vals, n, w, _ in agg.counts)
     text = json.dumps([agg.rows_total, agg.rows_dropped, counts], separators=(",", ":"))
     return {
@@ -441,6 +462,18 @@ def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...], s
 EXACT_CHECKS["sum"] = (RULES[0], sum_joint)
 
 
+def _infinite(pairs: Sequence[PairJoint]) -> str:
+    """Why an exact check whose loss is infinite gives no guarantee: the pair and a record that
+    one secret can publish and the other cannot."""
+    worst = max(pairs, key=lambda p: p.loss + p.error_bound)
+    a, b = worst.pair
+    at = ", ".join("missing" if v >= MISSING_NUMBER else f"{v:.6g}" for v in worst.worst_output)
+    return (
+        f"exact joint check: the releases together have infinite privacy loss for {a} vs {b}: the "
+        f"record ({at}) can be published under one of them and not under the other"
+    )
+
+
 def adding_theorem(entries: Sequence[Entry]) -> tuple[str | None, str]:
     """Rule 3: the theorem under which every entry's epsilon adds (its key in :data:`THEOREMS`),
     or None, and the reason."""
@@ -499,6 +532,18 @@ def guarantee(
                     raise Unsupported("the table is not at hand")
                 joint = estimate_for(entries, source, engine=engine, spark=spark)
             eps, pairs = exact_joint(entries, joint)
+            if not math.isfinite(eps):  # no theorem can say otherwise: the check is exact
+                return JointGuarantee(
+                    secret,
+                    ids,
+                    RULES[3],
+                    None,
+                    total,
+                    "",
+                    _infinite(pairs),
+                    pairs,
+                    time.perf_counter() - start,
+                )
             return JointGuarantee(
                 secret,
                 ids,
@@ -516,6 +561,18 @@ def guarantee(
         rule, check = EXACT_CHECKS[next(iter(kinds))]
         try:
             eps, pairs, priors = check(entries)
+            if not math.isfinite(eps):
+                return JointGuarantee(
+                    secret,
+                    ids,
+                    RULES[3],
+                    None,
+                    total,
+                    "",
+                    _infinite(pairs),
+                    pairs,
+                    time.perf_counter() - start,
+                )
             return JointGuarantee(
                 secret, ids, rule, eps, total, priors, "", pairs, time.perf_counter() - start
             )
@@ -524,6 +581,24 @@ def guarantee(
     else:
         got = ", ".join(sorted({str(e.body.get("kind")) for e in entries}))
         reasons.append(f"{RULES[0]}: applies to releases of one kind (table, sum, series), got {got}")
+    if len(entries) == 1:  # one release: its own certificate, whatever its criterion (issue 54)
+        (only,) = entries
+        delta = float(only.body.get("delta") or 0.0)
+        criterion = str(only.body.get("criterion") or "eps-PP")
+        return JointGuarantee(
+            secret,
+            ids,
+            RULES[4],
+            only.epsilon,
+            total,
+            f"{criterion}"
+            + (f" with delta {delta:g}" if delta > 0 else "")
+            + ", as the release was certified",
+            "; ".join(reasons),
+            (),
+            time.perf_counter() - start,
+            delta=delta,
+        )
     theorem, why = adding_theorem(entries)
     if theorem is not None:
         criterion = "eps-MI pufferfish privacy" if theorem == "mi" else "eps"

@@ -177,20 +177,29 @@ def plan(
     return LedgerPlan(context.ledger, context.budget, full, tuple(e.id for e in before), together)
 
 
-def refuse_over(together: JointGuarantee, budget: float | None, ledger: Ledger) -> None:
-    """Raise :class:`BudgetError` when ``together`` does not meet ``budget`` (None: no budget)."""
+#: How a refusal begins: before the noise (:func:`plan`), or when the output is written but not
+#: published (:func:`reserve`, a release recorded meanwhile by another process).
+BEFORE_NOISE = "refused before any noise was drawn"
+AFTER_NOISE = "refused after the noise was drawn; nothing was published and the drawn output was deleted"
+
+
+def refuse_over(
+    together: JointGuarantee, budget: float | None, ledger: Ledger, when: str = BEFORE_NOISE
+) -> None:
+    """Raise :class:`BudgetError` when ``together`` does not meet ``budget`` (None: no budget);
+    the message begins with ``when`` (:data:`BEFORE_NOISE` or :data:`AFTER_NOISE`)."""
     if budget is None:
         return
     if together.epsilon is None:
         raise BudgetError(
-            f"refused before any noise was drawn: ledger {str(ledger.path)!r} has a budget of {budget:g} and "
+            f"{when}: ledger {str(ledger.path)!r} has a budget of {budget:g} and "
             f"there is no guarantee for this release together with releases "
             f"{', '.join(map(str, together.entries[:-1])) or 'none'} ({together.detail})"
         )
     if together.epsilon > budget:
         earlier = ", ".join(map(str, together.entries[:-1]))
         raise BudgetError(
-            f"refused before any noise was drawn: with release(s) {earlier} of ledger {str(ledger.path)!r} "
+            f"{when}: with release(s) {earlier} of ledger {str(ledger.path)!r} "
             f"this release would reach eps {together.epsilon:.6g} by the {together.rule} (budget {budget:g})"
         )
 
@@ -235,7 +244,7 @@ def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temp
                 engine=context.engine,
                 spark=context.spark,
             )
-            refuse_over(together, plan_.budget, plan_.ledger)
+            refuse_over(together, plan_.budget, plan_.ledger, AFTER_NOISE)
         return add_pending(
             con, plan_.body | {"output": None if output is None else str(output)}, output, temporary
         )

@@ -65,7 +65,11 @@ def record_views(
     """
     out: list[dict[str, Any]] = []
     for col in columns:
-        rec: dict[str, Any] = {"column": col.name}
+        # how the joint check reads the column (a noiseless number is an identity view on numbers)
+        rec: dict[str, Any] = {
+            "column": col.name,
+            "read_as": "categorical" if col.categorical or col.kept else "numeric",
+        }
         labels = _labels_of(col)
         if col.kept or (col.categorical and col.mapping is None and col.channel is None and col.scale == 0.0):
             rec |= {"kind": "identity"}

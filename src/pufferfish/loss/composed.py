@@ -296,6 +296,9 @@ def composed_loss(
     )
 
 
+#: Terms summed at once by one step of :func:`composed_point_loss` (about 32 MB a float64 array).
+_CONTRACT_BLOCK = 4_000_000
+
 #: Largest entries of the tensor of :func:`composed_point_loss` (the input grid and the output
 #: grid of the releases; about 8 bytes each, several such arrays at once).
 MAX_POINT_ENTRIES = 2**25
@@ -363,10 +366,15 @@ def composed_point_loss(
     for c in order:
         current = current // sizes_in[c] * out_sizes[c]
         peak = max(peak, current)
-    if peak > max_entries:
+    # Counted before any allocation: the tensors, and each column's kernel log G_c (|Y_c|, |X_c|),
+    # which is also the smallest block _contract sums over (issue 54: four releases of one
+    # 74-value column made a 405,224 x 74 x 74 kernel, 16.5 GiB, that no guard had counted).
+    kernel = max(o * n for o, n in zip(out_sizes, sizes_in, strict=True))
+    if max(peak, kernel) > max_entries:
         raise MemoryLimitError(
-            f"not run: the joint check's grid has {peak:,} entries (more than {max_entries:,}; outputs "
-            f"{' x '.join(str(s) for s in out_sizes)})"
+            f"not run: the joint check needs {max(peak, kernel):,} entries at once (more than "
+            f"{max_entries:,}; outputs {' x '.join(str(s) for s in out_sizes)} from "
+            f"{' x '.join(str(n) for n in sizes_in)} values)"
         )
     kernels = []  # per column: log G_c, shape (|Y_c|, |X_c|), and S_c
     for c in range(d):
@@ -410,22 +418,24 @@ def _contract(
     n_y, n_x = log_g.shape
     out = np.empty((flat.shape[0], n_y))
     worst_in, worst_out = 0.0, 0.0
-    rows = max(1, 4_000_000 // max(n_y * n_x, 1))
+    ys = max(1, min(n_y, _CONTRACT_BLOCK // max(n_x, 1)))  # blocks of at most ~4e6 terms
+    rows = max(1, _CONTRACT_BLOCK // max(ys * n_x, 1))
     for start in range(0, flat.shape[0], rows):
         block = flat[start : start + rows]
-        terms = block[:, None, :] + log_g[None, :, :]  # (r, Y, X)
-        m = terms.max(axis=2)
-        finite = np.isfinite(m)
-        with np.errstate(invalid="ignore"):
-            s = np.exp(terms - np.where(finite, m, 0.0)[:, :, None]).sum(axis=2)
-        with np.errstate(divide="ignore"):
-            res = np.where(finite, m + np.log(np.where(finite, s, 1.0)), -np.inf)
-        out[start : start + rows] = res
-        fin_terms = terms[np.isfinite(terms)]
-        if fin_terms.size:
-            worst_in = max(worst_in, float(np.abs(fin_terms).max()))
-        if finite.any():
-            worst_out = max(worst_out, float(np.abs(res[finite]).max()))
+        for y0 in range(0, n_y, ys):
+            terms = block[:, None, :] + log_g[None, y0 : y0 + ys, :]  # (r, y, X)
+            m = terms.max(axis=2)
+            finite = np.isfinite(m)
+            with np.errstate(invalid="ignore"):
+                s = np.exp(terms - np.where(finite, m, 0.0)[:, :, None]).sum(axis=2)
+            with np.errstate(divide="ignore"):
+                res = np.where(finite, m + np.log(np.where(finite, s, 1.0)), -np.inf)
+            out[start : start + rows, y0 : y0 + ys] = res
+            fin_terms = terms[np.isfinite(terms)]
+            if fin_terms.size:
+                worst_in = max(worst_in, float(np.abs(fin_terms).max()))
+            if finite.any():
+                worst_out = max(worst_out, float(np.abs(res[finite]).max()))
     bound = _U * ((2 * n_views + 2) * worst_in + (n_x + 4) + worst_out)
     result = np.moveaxis(out.reshape(*lead, n_y), -1, axis)
     return result, bound

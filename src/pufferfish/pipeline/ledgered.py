@@ -25,11 +25,17 @@ from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import record_views
 from pufferfish.pipeline.draws import released_columns
 from pufferfish.pipeline.results import TableCalibration
+from pufferfish.tables.missing import ATOM_ROUNDING
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import TableSource
 
 #: Doublings of the scale tried before the budget is declared out of reach.
 MAX_DOUBLINGS = 60
+
+#: Largest factor a budget may raise a release's scale by: beyond it the release is refused, its
+#: noise being at least this many times what its own epsilon needs (a usefulness rule, not a
+#: privacy one: any larger scale would meet the budget too).
+MAX_RAISE = 100.0
 
 
 def entry_body(
@@ -51,7 +57,7 @@ def entry_body(
         "pairs": [[str(a), str(b)] for a, b in table.scenario.pairs],
         "columns": [c.name for c in columns],
         "mechanism": chosen.mechanism,
-        "epsilon": float(chosen.epsilon),
+        "epsilon": _whole_epsilon(table, chosen),
         "delta": float(getattr(chosen, "delta", 0.0)),
         "criterion": getattr(chosen, "criterion", "eps-PP"),
         "prior_set": [kind, float(inputs.get("confidence") or 0.95), inputs.get("prior_radius")],
@@ -67,6 +73,21 @@ def entry_body(
             "encoding": read.encoding,
         },
     }
+
+
+def _whole_epsilon(table: TableCalibration, chosen: Calibration | MappingCalibration) -> float:
+    """The epsilon the whole release is certified for: with a numeric column's missing cells,
+    the requested budget whose present values' share ``eps'`` the mechanism was calibrated at
+    (:meth:`pufferfish.tables.missing.MissingAtom.present_epsilon`), else the mechanism's own."""
+    atom = table.missing_atom
+    if atom is None:
+        return float(chosen.epsilon)
+    requested = table.inputs["epsilon"]
+    requested = list(requested) if isinstance(requested, (list, tuple)) else [requested]
+    for eps, present in zip(requested, table.epsilons, strict=False):
+        if present == chosen.epsilon:
+            return float(eps)
+    return max(float(chosen.epsilon) + atom.offset + ATOM_ROUNDING, atom.atom_loss)  # re-calibrated lower
 
 
 def against_ledger(
@@ -109,8 +130,10 @@ def against_ledger(
     before, full, joint = prepared
     budget = context.budget
     assert budget is not None
+    spent = 0.0
     if before:  # what was released before, alone, must meet the budget
         alone = guarantee(before, context.source, engine=context.engine, spark=context.spark)
+        spent = math.inf if alone.epsilon is None else alone.epsilon
         if alone.epsilon is None or alone.epsilon > budget:
             ids = ", ".join(map(str, alone.entries))
             reach = (
@@ -136,6 +159,13 @@ def against_ledger(
         ), cols
 
     scale = _search(joint_at, chosen.scale, budget)
+    if scale > MAX_RAISE * chosen.scale:
+        raise BudgetError(
+            f"refused before any noise was drawn: the ledger's releases already reach eps {spent:.6g} of "
+            f"the budget {budget:g} ({max(budget - spent, 0.0):.3g} left); meeting it would take a scale "
+            f"more than {MAX_RAISE:g} times the {chosen.scale:.6g} this release needs alone: noise that "
+            "leaves nothing to read"
+        )
     raised = replace(
         chosen,
         scale=scale,
@@ -289,7 +319,8 @@ def against_each(
 
 def _search(joint_at: Any, start: float, budget: float) -> float:
     """The smallest scale (to a relative 1e-9, on its passing side) at which ``joint_at`` meets
-    the budget: doubling from ``start``, then SciPy's ``brentq`` on ``log(scale)``."""
+    the budget: doubling from ``start``, then SciPy's ``brentq`` on ``log(scale)``; ``inf`` when
+    no scale up to ``MAX_RAISE`` times ``start`` does."""
     from scipy.optimize import brentq
 
     def excess(log_scale: float) -> float:
@@ -300,6 +331,8 @@ def _search(joint_at: Any, start: float, budget: float) -> float:
     for _ in range(MAX_DOUBLINGS):
         if excess(hi) <= 0:
             break
+        if hi > math.log(start * MAX_RAISE):
+            return math.inf  # beyond what a release may be raised to (the caller refuses)
         lo, hi = hi, hi + math.log(2.0)
     else:
         raise BudgetError(

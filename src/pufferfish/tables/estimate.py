@@ -390,7 +390,7 @@ def estimate_joint(
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
-    agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing)
+    agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing).with_atom()
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
     bounded = bounded_column(columns, agg.categorical, bounds)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -411,6 +411,15 @@ class TableAggregates:
     counts: list[tuple[str, tuple[Any, ...], int, float, float]]
     missing_cells: tuple[int, ...]
     missing_groups: tuple[tuple[str, int, float, float], ...] = ()
+
+    def with_atom(self) -> TableAggregates:
+        """The same aggregates with one numeric column's missing cells (``missing_groups``) as
+        groups of their own whose value is missing (``None``), as among several columns: what a
+        joint prior of that column holds (its missing atom, issue 54). Unchanged otherwise."""
+        if not self.missing_groups:
+            return self
+        atom = [(s, (None,), n, w, w2) for s, n, w, w2 in self.missing_groups]
+        return replace(self, counts=[*self.counts, *atom], missing_groups=())
 
 
 def check_row_counts(

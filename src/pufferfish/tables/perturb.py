@@ -280,7 +280,8 @@ def mapper(mapping: Any, estimated: EstimatedPriors) -> Perturb:
 
 def suppress_partial_rows(cols: list[pa.Array], at: Sequence[int], present: NDArray[np.bool_]) -> None:
     """Several released columns (``cols[k]`` for ``k`` in ``at``, replaced in place): a row with
-    one of them missing outside the check (``present`` False) gets every one written missing.
+    one of them missing outside the check (``present`` False) gets every one written missing
+    (columns kept in clear are not among ``at``: they are written as they are).
 
     Its other columns would otherwise be released with the noise calibrated on the rows the
     priors hold, a release the check never saw (issue 41, reproducer ``partial_missing_rows.py``:
@@ -327,5 +328,6 @@ def perturb_batch(
         elif c.noiseless:  # the value the check saw, in the table's type (8 stays 8, not 8.0)
             cols[idx[k]] = noiseless_as_written(cols[idx[k]], original.type)
         described[c.name] = about  # the last batch's: a mapping's counts are the running totals
-    suppress_partial_rows(cols, idx, covered)
+    # a kept column is written as it is, always (issue 54): only the perturbed ones are suppressed
+    suppress_partial_rows(cols, [i for i, c in zip(idx, columns, strict=True) if not c.kept], covered)
     return cols, every

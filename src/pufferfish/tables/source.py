@@ -21,6 +21,7 @@ import csv
 import functools
 import gzip
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -611,17 +612,42 @@ def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
     not remove each other's (issue 34). Returns the paths removed; a path that cannot be removed
     is left (nothing is raised).
     """
+
+    def pid_of(name: str) -> str | None:
+        if not (name.startswith(prefix) and name.endswith(suffix)):
+            return None
+        return name[len(prefix) :].split("-", 1)[0]
+
+    return _remove_dead(folder, pid_of)
+
+
+#: Any output's temporary file: ``.NAME.pufferfish-PID-XXXX.tmp`` (:func:`temp_prefix`).
+_TEMP_NAME = re.compile(r"^\..+\." + TEMP_MARK + r"-(\d+)-[^/]*\.tmp$")
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove every output's temporary file in ``folder`` (``.NAME.pufferfish-PID-XXXX.tmp``,
+    any ``NAME``) whose process no longer runs: a run killed while writing leaves drawn noise in
+    them, removed by the next run that writes into the folder, whatever its output's name
+    (issue 54). Returns the paths removed."""
+
+    def pid_of(name: str) -> str | None:
+        match = _TEMP_NAME.match(name)
+        return None if match is None else match.group(1)
+
+    return _remove_dead(folder, pid_of)
+
+
+def _remove_dead(folder: Path, pid_of: Callable[[str], str | None]) -> list[Path]:
+    """Remove the entries of ``folder`` whose name gives (``pid_of``) a process that no longer runs."""
     removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:
         return removed
     for entry in entries:
-        name = entry.name
-        if not (name.startswith(prefix) and name.endswith(suffix)):
-            continue
-        pid_text = name[len(prefix) :].split("-", 1)[0]
-        if not pid_text.isdigit() or process_alive(int(pid_text)):
+        pid_text = pid_of(entry.name)
+        if pid_text is None or not pid_text.isdigit() or process_alive(int(pid_text)):
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():
@@ -701,8 +727,9 @@ def atomic_outputs(
         with _signals_deferred():  # an interrupt here would leave a file this call does not know
             umask = os.umask(0)  # (or the umask at 0)
             os.umask(umask)
+            for folder in dict.fromkeys(final.parent for final in finals):
+                remove_stale_temporaries(folder)
             for final in finals:
-                remove_stale(final.parent, f".{final.name}.{TEMP_MARK}-", ".tmp")
                 fd, name = tempfile.mkstemp(prefix=temp_prefix(final), suffix=".tmp", dir=final.parent)
                 os.close(fd)
                 temps.append(Path(name))

@@ -422,7 +422,8 @@ def _perturb_partition(
             elif c.noiseless:  # the value the check saw, in the table's integer or text type
                 cols[k] = noiseless_as_written(cols[k], batch.column(k).type)
             fields[k] = pa.field(c.name, c.arrow_type(fields[k].type))
-        suppress_partial_rows(cols, [batch.schema.get_field_index(c.name) for c in columns], every)
+        perturbed = [batch.schema.get_field_index(c.name) for c in columns if not c.kept]  # kept: as is
+        suppress_partial_rows(cols, perturbed, every)
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
