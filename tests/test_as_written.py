@@ -90,6 +90,7 @@ def test_other_columns_byte_for_byte(tmp_path: Path, delimiter: str, newline: st
         output=out,
         rng=3,
         keep_unchecked=KEPT,
+        keep_order=True,
     )
     raw = out.read_bytes()
     got = (gzip.decompress(raw) if suffix.endswith(".gz") else raw).decode()
@@ -116,6 +117,7 @@ def test_hash_is_data_not_a_comment(tmp_path: Path) -> None:
         output=out,
         rng=1,
         keep_unchecked="code",
+        keep_order=True,
     )
     assert res.calibration.estimated.rows_total == 3
     lines = out.read_text().splitlines()
@@ -137,6 +139,7 @@ def test_needless_quotes_keep_the_values(tmp_path: Path) -> None:
         output=out,
         rng=1,
         keep_unchecked="name",
+        keep_order=True,
     )
     got = list(csv.reader(io.StringIO(out.read_text(), newline="")))
     assert [r[1:] for r in got] == [["name"], ["Ann"], ["B, C"], [""]]
@@ -173,6 +176,7 @@ def test_csv_to_parquet_keeps_the_text(tmp_path: Path) -> None:
         output=out,
         rng=3,
         keep_unchecked=KEPT,
+        keep_order=True,
     )
     table = pq.read_table(out)
     assert table.column_names == ["pub", *KEPT]
@@ -215,6 +219,7 @@ def test_parquet_keeps_its_types(tmp_path: Path) -> None:
         output=out,
         rng=3,
         keep_unchecked=kept,
+        keep_order=True,
     )
     got = pq.read_table(out)
     assert got.column_names == ["pub", *kept]  # the table's order, the secret left out
@@ -282,6 +287,7 @@ def _round_trip(tmp_path: Path, rows, seed: int) -> None:
         output=out,
         rng=seed,
         keep_unchecked="a,b",
+        keep_order=True,
     )
     got = out.read_bytes().decode("utf-8")
     # no field holds a line break, so a record is a line: the released value, then the input

@@ -91,7 +91,7 @@ def test_release_adult_csv(tmp_path) -> None:
     out = tmp_path / "rel.csv"
     # codes plus Laplace noise, when asked for (the default for labels is a mapping: test_main_job)
     args = ("--output", str(out), "--rng-seed", "7", "--mechanism", "optimal", "--compare")
-    res = run("release", *ADULT, "--epsilon", "0.5", *args)
+    res = run("release", "--keep-order", *ADULT, "--epsilon", "0.5", *args)
     assert res.exit_code == 0, res.output
     original = pd.read_csv(dataset_path("adult"), dtype=str, keep_default_na=False)
     # one column: a missing cell is an empty line (pandas skips those unless told)
@@ -125,11 +125,24 @@ def test_release_adult_csv(tmp_path) -> None:
     assert report["chosen"]["checked_loss"] <= 0.5
 
     before = out.read_bytes()
-    again = run("release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "8")
+    again = run(
+        "release", "--keep-order", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "8"
+    )
     assert again.exit_code == 1
     assert "exists; pass --force" in again.output
     assert out.read_bytes() == before  # never overwritten without --force
-    forced = run("release", *ADULT, "--epsilon", "0.5", "--output", str(out), "--rng-seed", "8", "--force")
+    forced = run(
+        "release",
+        "--keep-order",
+        *ADULT,
+        "--epsilon",
+        "0.5",
+        "--output",
+        str(out),
+        "--rng-seed",
+        "8",
+        "--force",
+    )
     assert forced.exit_code == 0, forced.output
     assert out.read_bytes() != before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
@@ -149,6 +162,7 @@ def test_release_parquet_secure_from_small_csv(tmp_path) -> None:
         mechanism="relaxed",
         prior_set="none",  # relaxed holds for the point estimate only
         keep_unchecked="id",
+        keep_order=True,
     )
     table = pd.read_parquet(out)
     # a kept column of a CSV is its text (DuckDB would sniff 007 as 7 and yes as true); the secret

@@ -244,6 +244,7 @@ def test_release_of_a_yes_no_table_keeps_the_other_columns_as_written(tmp_path: 
         output=tmp_path / "o.csv",
         rng=1,
         keep_unchecked="job,code,when",
+        keep_order=True,
     )
     lines = (tmp_path / "o.csv").read_text().splitlines()
     original = YES_NO.splitlines()

@@ -94,7 +94,7 @@ def test_values_outside_are_clamped_and_the_report_says_so(tmp_path: Path) -> No
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
     res = release(src, secret="s", public="x", pairs=["A,B"], epsilon=1.0, output=tmp_path / "o.csv",
-                  bounds="0,25", rng=1)  # fmt: skip
+                  bounds="0,25", rng=1, keep_order=True)  # fmt: skip
     domain = res.report["domain"]
     outside = int(((frame["x"] < 0) | (frame["x"] > 25)).sum())
     assert domain["bounds_from"] == "declared" and domain["clamped_rows"] == outside > 0
@@ -104,7 +104,7 @@ def test_values_outside_are_clamped_and_the_report_says_so(tmp_path: Path) -> No
     assert abs(np.mean(np.abs(noise)) - res.chosen.scale) < 0.15 * res.chosen.scale  # type: ignore[union-attr]
     assert res.calibration.inputs["bounds"] == [0.0, 25.0]
     point = release(src, secret="s", public="x", pairs=["A,B"], epsilon=1.0, output=tmp_path / "p.csv",
-                    bounds="0,25", rng=1, prior_set="none")  # fmt: skip
+                    bounds="0,25", rng=1, prior_set="none", keep_order=True)  # fmt: skip
     assert point.report["domain"]["text"].endswith("no prior set: the guarantee is for the point estimate")
 
 

@@ -273,8 +273,8 @@ def test_cli_two_columns_with_bounds_and_a_kept_column(tmp_path: Path) -> None:
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
-    args = ["release", str(src), "--secret", "s", "--public", "x", "--keep", "k", "--pair", "A,B",
-            "--epsilon", "1", "--bounds", "0,20", "--output", str(out)]  # fmt: skip
+    args = ["release", "--keep-order", str(src), "--secret", "s", "--public", "x", "--keep", "k",
+            "--pair", "A,B", "--epsilon", "1", "--bounds", "0,20", "--output", str(out)]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
     assert "declared bounds [0, 20] of 'x'" in " ".join(run.output.split())  # wrapped at 80 columns

@@ -179,7 +179,7 @@ def test_release_of_two_numbers_with_missing_cells_meets_eps_by_brute_force(
     frame.to_csv(src, index=False)
     out = tmp_path / "o.csv"
     res = release(src, secret="s", public="c,x,z", pairs=["A,B"], epsilon=1.0, output=out, rng=seed,
-                  prior_set="none")  # fmt: skip
+                  prior_set="none", keep_order=True)  # fmt: skip
     written = pd.read_csv(out)
     assert list(written.columns) == ["c", "x", "z"] and len(written) == len(frame)
     assert (written["x"].isna() == frame["x"].isna()).all() and (
@@ -199,7 +199,7 @@ def test_secure_release_checks_the_drawn_scales_with_missing_atoms(tmp_path: Pat
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
     res = release(src, secret="s", public="c,x,z", pairs=["A,B"], epsilon=1.0, output=tmp_path / "o.csv",
-                  prior_set="none")  # fmt: skip
+                  prior_set="none", keep_order=True)  # fmt: skip
     assert res.report["release"]["drawn_scales_checked"] is True
     written = pd.read_csv(tmp_path / "o.csv")
     assert (written["x"].isna() == frame["x"].isna()).all()

@@ -196,7 +196,7 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     before = src.read_bytes()
     out = tmp_path / "out.csv"
     r = release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out,
-                      units={"x": 2.0}, prior_set="none", keep_unchecked="id")  # fmt: skip
+                      units={"x": 2.0}, prior_set="none", keep_unchecked="id", keep_order=True)  # fmt: skip
     assert src.read_bytes() == before
     got = pd.read_csv(out, dtype={"id": str})
     # the released columns and the kept id, in the table's order; the secret is not written
@@ -218,12 +218,14 @@ def test_release_of_two_columns_keeps_other_columns_and_checks_drawn_scales(tmp_
     assert got["level"].fillna("").isin(["low", "mid", "high", ""]).all()  # labels, not codes plus noise
     assert (got["level"] != frame["level"]).any()  # the response moved some
     with pytest.raises(Exception, match="exists"):
-        release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out)
+        release(
+            src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0, output=out, keep_order=True
+        )
     with pytest.raises(ValueError, match="no numerical check"):
         release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
-                      output=tmp_path / "g.csv", mechanism="analytic-gaussian")  # fmt: skip
+                      output=tmp_path / "g.csv", mechanism="analytic-gaussian", keep_order=True)  # fmt: skip
     seeded = release(src, secret="group", public="x,level", pairs=["a,b"], epsilon=1.0,
-                           output=tmp_path / "s.parquet", rng=3, prior_set="none")  # fmt: skip
+                     output=tmp_path / "s.parquet", rng=3, prior_set="none", keep_order=True)  # fmt: skip
     assert seeded.report["release"]["insecure"]
     assert seeded.drawn_scales["x"] == seeded.chosen.scale * seeded.calibration.units[0]  # unit: x's range
 

@@ -47,7 +47,7 @@ def test_the_whole_row_meets_eps_by_brute_force(tmp_path: Path, seed: int) -> No
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
     res = release(src, secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, output=tmp_path / "o.csv",
-                  keep="k", prior_set="none", rng=seed, keep_unchecked="id")  # fmt: skip
+                  keep="k", prior_set="none", rng=seed, keep_unchecked="id", keep_order=True)  # fmt: skip
     got = pd.read_csv(tmp_path / "o.csv", dtype={"id": str})
     assert list(got.columns) == ["x", "k", "id"]
     assert (got["k"] == frame["k"]).all() and (got["id"] == frame["id"]).all()  # as written
@@ -62,7 +62,7 @@ def test_the_whole_row_meets_eps_by_brute_force(tmp_path: Path, seed: int) -> No
     assert loss > 0.9  # the kept column is inside the check: the noise is calibrated with it
     if seed == 0:  # the secure sampler: the drawn scale is checked again, the kept column undrawn
         secure = release(src, secret="s", public="x", pairs=[("A", "B")], epsilon=1.0, keep="k",
-                         output=tmp_path / "secure.csv", prior_set="none")  # fmt: skip
+                         output=tmp_path / "secure.csv", prior_set="none", keep_order=True)  # fmt: skip
         assert secure.report["release"]["drawn_scales_checked"]
         assert _whole_row_loss(frame, secure.report["release"]["drawn_scales"]["x"]) <= 1.0 + 1e-9
         assert (pd.read_csv(tmp_path / "secure.csv")["k"] == frame["k"]).all()
@@ -193,7 +193,7 @@ def test_typed_kept_columns_are_written_in_their_own_type(tmp_path: Path) -> Non
     for col in ("i", "f", "b", "d", "ts"):
         out = tmp_path / f"o-{col}.parquet"
         release(src, secret="s", public="x", keep=col, pairs=["A,B"], epsilon=3.0, output=out, rng=1,
-                prior_set="none")  # fmt: skip
+                prior_set="none", keep_order=True)  # fmt: skip
         written = pq.read_table(out)
         assert written.schema.field(col).type == table.schema.field(col).type, col
         assert written.column(col).equals(table.column(col)), col
@@ -202,7 +202,7 @@ def test_typed_kept_columns_are_written_in_their_own_type(tmp_path: Path) -> Non
         "s,x,f\n" + "".join(f"{'AB'[i % 2]},{i % 5},{['1.50', '2.25'][i % 3 % 2]}\n" for i in range(200))
     )
     how = dict(secret="s", public="x", keep="f", pairs=["A,B"], epsilon=3.0, rng=1, prior_set="none")
-    release(csv, output=tmp_path / "c.csv", **how)  # type: ignore[arg-type]
+    release(csv, output=tmp_path / "c.csv", **how, keep_order=True)  # type: ignore[arg-type]
     assert pd.read_csv(tmp_path / "c.csv", dtype=str)["f"].tolist() == [
         ["1.50", "2.25"][i % 3 % 2] for i in range(200)
     ]

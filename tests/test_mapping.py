@@ -489,7 +489,7 @@ def test_release_keeps_other_columns_and_numeric_alphabet(tmp_path) -> None:
     result = release(
         src, secret="group", public="score", pairs=["a,b"], epsilon=1.0, output=tmp_path / "o.csv",
         mechanism="optimal-mapping", rng=3, keep_unchecked="id,note",
-    )  # fmt: skip
+     keep_order=True,)  # fmt: skip
     assert result.chosen.utility == "absolute"  # type: ignore[union-attr]
     import csv
 

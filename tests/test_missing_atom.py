@@ -79,7 +79,7 @@ def test_release_writes_the_missing_cells_and_says_so(tmp_path: Path) -> None:
     src = tmp_path / "t.csv"
     frame.to_csv(src, index=False)
     res = release(src, secret="s", public="x", pairs=["a,b"], epsilon=1.5, output=tmp_path / "o.csv",
-                  prior_set="none", rng=2)  # fmt: skip
+                  prior_set="none", rng=2, keep_order=True)  # fmt: skip
     got = pd.read_csv(tmp_path / "o.csv", skip_blank_lines=False)
     assert got["x"].isna().tolist() == frame["x"].isna().tolist()  # missing is published as missing
     assert res.rows_missing == int(frame["x"].isna().sum())

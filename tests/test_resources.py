@@ -286,8 +286,10 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
     stale.write_text("partial")
     alive = tmp_path / f".out.csv.pufferfish-{os.getpid()}-xyz789.tmp"  # a run still going
     alive.write_text("in progress")
-    other = tmp_path / f".other.csv.pufferfish-{dead}-abc123.tmp"  # another output's: not ours
-    other.write_text("x")
+    other = tmp_path / f".other.csv.pufferfish-{dead}-abc123.tmp"  # another output's, of a killed run
+    other.write_text("x")  # removed too (issue 54: it may hold drawn noise)
+    mine = tmp_path / f".other.csv.pufferfish-{os.getpid()}-abc123.tmp"  # another output's, running
+    mine.write_text("y")
     spill = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-0"
     spill.mkdir(exist_ok=True)
     (spill / "duckdb_temp_block").write_bytes(b"0" * 100)
@@ -308,10 +310,10 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
     finally:
         duckdb_engine.duckdb.connect = real_copy
     assert res.exit_code == 0, res.output
-    assert not stale.exists() and not spill.exists()
-    assert alive.exists() and other.exists()
+    assert not stale.exists() and not spill.exists() and not other.exists()
+    assert alive.exists() and mine.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [alive.name, other.name, "out.csv", "out.report.json", "t.csv"]
+        [alive.name, mine.name, "out.csv", "out.report.json", "t.csv"]
     )  # nothing of this run is left, and DuckDB wrote no tmp_ file beside the output
     assert seen and all(Path(d).name.startswith(f"pufferfish-duckdb-{os.getpid()}-") for d in seen)
     assert not any(Path(d).exists() for d in seen)  # each spill folder is removed with its connection

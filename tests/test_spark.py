@@ -124,9 +124,13 @@ def test_spark_release_matches_duckdb_release(spark: Any, adult_parquet: Path, t
     names = duckdb.connect().execute(f"SELECT * FROM read_parquet('{adult_parquet}') LIMIT 0").df().columns
     kept = [c for c in names if c not in ("marital-status", "workclass")]  # the secret is never written
     args = dict(secret="marital-status", public="workclass", pairs=PAIR, epsilon=0.5, keep_unchecked=kept)
-    ref = release(adult_parquet, output=tmp_path / "duck.parquet", mechanism="optimal", **args)
+    ref = release(
+        adult_parquet, output=tmp_path / "duck.parquet", mechanism="optimal", **args, keep_order=True
+    )
     out = tmp_path / "spark.parquet"
-    res = release(adult_parquet, output=out, engine="spark", spark=spark, mechanism="optimal", **args)
+    res = release(
+        adult_parquet, output=out, engine="spark", spark=spark, mechanism="optimal", **args, keep_order=True
+    )
     assert res.chosen.scale == ref.chosen.scale
     assert res.rows_released == ref.rows_released and res.rows_missing == ref.rows_missing
     assert res.noise["engine"] == "spark" and res.noise["secure"] is True
@@ -146,7 +150,15 @@ def test_spark_release_matches_duckdb_release(spark: Any, adult_parquet: Path, t
     report = json.loads(res.report_path.read_text())
     assert report["noise"]["engine"] == "spark"
     with pytest.raises(Exception, match="exists"):
-        release(adult_parquet, output=out, engine="spark", spark=spark, mechanism="optimal", **args)
+        release(
+            adult_parquet,
+            output=out,
+            engine="spark",
+            spark=spark,
+            mechanism="optimal",
+            **args,
+            keep_order=True,
+        )
 
 
 def test_spark_seeded_release_is_reproducible(spark: Any, adult_parquet: Path, tmp_path: Path) -> None:
@@ -215,6 +227,7 @@ def test_spark_release_keeps_other_columns_byte_for_byte(tmp_path: Path, spark: 
         engine="spark",
         spark=spark,
         keep_unchecked=KEPT,
+        keep_order=True,
     )
     texts = [f.read_text() for f in sorted(out.glob("part-*.csv")) if f.stat().st_size]
     got = texts[0] + "".join(t.split("\n", 1)[1] for t in texts[1:])  # one header per part
@@ -403,8 +416,8 @@ def test_spark_typed_kept_columns_match_duckdb(spark: Any, tmp_path: Path) -> No
     src = tmp_path / "t.parquet"
     pq.write_table(table, src)
     how = dict(secret="s", public="x", keep="i,b,d", pairs=[("A", "B")], epsilon=3.0, prior_set="none")
-    release(src, output=tmp_path / "duck.parquet", **how)  # type: ignore[arg-type]
-    release(src, output=tmp_path / "spark.parquet", engine="spark", spark=spark, **how)  # type: ignore[arg-type]
+    release(src, output=tmp_path / "duck.parquet", **how, keep_order=True)  # type: ignore[arg-type]
+    release(src, output=tmp_path / "spark.parquet", engine="spark", spark=spark, **how, keep_order=True)  # type: ignore[arg-type]
     duck = pq.read_table(tmp_path / "duck.parquet")
     got = pq.read_table(tmp_path / "spark.parquet")  # Spark's folder of part files
     for col in ("i", "b", "d"):

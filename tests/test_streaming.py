@@ -52,6 +52,7 @@ def test_streamed_parquet_keeps_order_and_types(tmp_path) -> None:
         output=out,
         batch_rows=1_000,
         keep_unchecked="id,y",
+        keep_order=True,
     )
     table = pd.read_parquet(out)
     assert table["id"].tolist() == list(range(n))  # row order kept across 25 batches
@@ -99,15 +100,15 @@ def test_a_noiseless_release_keeps_integers_and_text_as_numbers(tmp_path) -> Non
     frame.to_csv(tmp_path / "t.csv", index=False)
     frame.to_parquet(tmp_path / "t.parquet")
     how = dict(secret="s", public="x", pairs=["A,B"], epsilon=1.0, prior_set="none")
-    res = release(tmp_path / "t.csv", output=tmp_path / "o.csv", **how)  # type: ignore[arg-type]
+    res = release(tmp_path / "t.csv", output=tmp_path / "o.csv", **how, keep_order=True)  # type: ignore[arg-type]
     assert res.chosen.scale == 0.0
     assert (tmp_path / "o.csv").read_text().splitlines()[:3] == ["x", "8", "8"]
-    release(tmp_path / "t.parquet", output=tmp_path / "p.parquet", **how)  # type: ignore[arg-type]
+    release(tmp_path / "t.parquet", output=tmp_path / "p.parquet", **how, keep_order=True)  # type: ignore[arg-type]
     table = pq.read_table(tmp_path / "p.parquet")
     assert str(table.schema.field("x").type) == "int64" and table.column("x").to_pylist()[:4] == [8, 8, 3, 3]
     text = "s,x\n" + "".join(
         f"{s},{v}\n" for s, v in [("A", "8.50"), ("B", "8.5"), ("A", "3"), ("B", "3.0")] * 5
     )
     (tmp_path / "f.csv").write_text(text)
-    release(tmp_path / "f.csv", output=tmp_path / "g.csv", **how)  # type: ignore[arg-type]
+    release(tmp_path / "f.csv", output=tmp_path / "g.csv", **how, keep_order=True)  # type: ignore[arg-type]
     assert (tmp_path / "g.csv").read_text().splitlines()[1:5] == ["8.5", "8.5", "3", "3"]

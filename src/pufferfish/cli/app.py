@@ -411,6 +411,14 @@ def release(
     keep: KeepOpt = None,
     ledger: LedgerOpt = None,
     budget: BudgetOpt = None,
+    keep_order: Annotated[
+        bool,
+        typer.Option(
+            "--keep-order",
+            help="Write the rows in the input order; the guarantee then assumes that order independent of "
+            "the secret. Default: a uniformly random order (cryptographic randomness).",
+        ),
+    ] = False,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -432,7 +440,7 @@ def release(
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
             keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds, keep=keep,
-            html_report=report, ledger=ledger, budget=budget,
+            html_report=report, ledger=ledger, budget=budget, keep_order=keep_order,
         )  # fmt: skip
 
     with progress_bar() as advance:

@@ -233,6 +233,7 @@ def _output_columns(counts: list[str]) -> dict[str, Any]:
             "T": "the series' length: the chain model conditions on it (each T is calibrated)",
         },
         "not_written": "every column of the table: the states, times and ids are read, never copied",
+        "row_order": "sorted by id (as text): the order reveals nothing but the ids written (issue 54)",
     }
 
 
@@ -437,6 +438,8 @@ def release_series(
     else:
         columns = {f"count_{b}": released[b] for b in bars}
     table = pa.table({"id": series.ids, "T": series.lengths, **columns})
+    by_id = sorted(range(table.num_rows), key=lambda i: (str(series.ids[i]), i))
+    table = table.take(pa.array(by_id, type=pa.int64()))  # sorted by id: the order tells the ids only
     what = {
         "count": "visits + Laplace noise",
         "frequency": "(visits + Laplace noise of T times the scale) / T",

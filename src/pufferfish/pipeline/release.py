@@ -122,6 +122,7 @@ def release(
     html_report: str | Path | None = None,
     ledger: str | Path | None = None,
     budget: float | None = None,
+    keep_order: bool = False,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -180,6 +181,11 @@ def release(
         a missing cell is read (``"omit"`` refused when a released column has one), the domain.
     compare : bool
         Also report the other mechanisms (as ``calibrate`` does).
+    keep_order : bool
+        Write the rows in the input order, the guarantee then assuming that order independent
+        of the secret. Default False: the rows are written in a uniformly random order drawn from
+        the secure generator (a seeded ``rng``'s with a seed), kept columns moving with their row
+        (issue 54: a table sorted by the secret told each row's secret by its position).
     keep, keep_unchecked : str or sequence of str, optional
         Other columns written as they are: ``keep`` inside the check (released jointly, the
         identity channel), ``keep_unchecked`` NOT covered (assumed independent of the secret, each
@@ -205,11 +211,14 @@ def release(
 
     Notes
     -----
-    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. Row order is kept.
+    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. Rows are shuffled
+    unless ``keep_order``.
     Output and reports are published together or none is (issue 44), nothing replaced without
     ``force`` (a failed Spark job may leave a partial folder).
     """
     (eps,), delta = check_epsilons([epsilon]), check_delta(delta)
+    if not isinstance(keep_order, bool):
+        raise ValueError(f"keep_order must be True or False, got {keep_order!r}")
     chosen_mechanism = None if mechanism is None else lookup(mechanism)
     noise_used = (chosen_mechanism.noise if chosen_mechanism else None) or check_noise(noise)
     batch_rows, n_workers = check_batch_rows(batch_rows), check_workers(workers)
@@ -247,7 +256,7 @@ def release(
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept,
-                           html, book)  # fmt: skip
+                           html, book, keep_order)  # fmt: skip
     return release_request(request, chosen_mechanism, target, rng)
 
 
@@ -474,7 +483,8 @@ def _write(
             }
         facts = {"output": str(target.output), "chosen": chosen, "noise": about, "released": released,
                  "missing": missing, "columns": columns, "insecure": rng is not None, "written": plan[0],
-                 "kept": plan[1], "secret": request.secret, "layout": source.layout_changes()}  # fmt: skip
+                 "kept": plan[1], "secret": request.secret, "layout": source.layout_changes(),
+                 "shuffled": not target.keep_order}  # fmt: skip
         out = report_dict(table, release=facts)
         if book is not None:
             out["ledger"] = {"file": str(book.ledger.path), "entry": entry[0], "budget": book.budget,
@@ -489,7 +499,7 @@ def _write(
         about, released, missing = release_table(
             source, target.output, target.fmt, columns=columns, noise=noise,
             rng=None if rng is None else int(rng), force=target.force, text_copy=text_copy,
-            spark=request.spark, sampler=target.sampler, written=plan[0],
+            spark=request.spark, sampler=target.sampler, written=plan[0], shuffle=not target.keep_order,
         )  # fmt: skip
         report = report_for(about, released, missing)
         reports = [target.report, *([target.html] if target.html and page else [])]
@@ -511,7 +521,7 @@ def _write(
             source, tmp, target.fmt, columns=columns, rows_total=table.released_table.rows_total,
             noise=noise, rng=rng, text_copy=text_copy, batch_rows=target.batch_rows,
             progress=target.progress, workers=target.workers, sampler=target.sampler, written=plan[0],
-            gzip=target.output.name.lower().endswith(".gz"),
+            gzip=target.output.name.lower().endswith(".gz"), shuffle=not target.keep_order,
         )  # fmt: skip
         entry[0] = record(tmp)  # the ledger's entry, pending until the output is published
         report = report_for(about, released, missing)

@@ -30,7 +30,7 @@ from pufferfish.tables.fit import FittedPriors
 from pufferfish.tables.kept import KeptColumn
 from pufferfish.tables.missing import MissingAtom
 from pufferfish.tables.model import EstimatedJointPriors, EstimatedPriors, label_json
-from pufferfish.tables.perturb import ReleasedColumn
+from pufferfish.tables.perturb import ReleasedColumn, order_text
 
 __all__ = [
     "CHANNEL_TEXT",
@@ -304,6 +304,9 @@ class ReleaseTarget:
     keep : tuple of str
         The other columns written in clear, outside the check (``keep_unchecked``); every other
         column is left out of the output.
+    keep_order : bool
+        Write the rows in the input order (the guarantee then assumes it independent of the
+        secret); default False: a uniformly random order (issue 54).
     html : pathlib.Path or None
         The HTML report, published with the output and the JSON report (all or none).
     ledger : LedgerContext or None
@@ -321,6 +324,7 @@ class ReleaseTarget:
     keep: tuple[str, ...] = ()
     html: Path | None = None
     ledger: Any = None
+    keep_order: bool = False
 
 
 @dataclass(frozen=True)
@@ -528,6 +532,7 @@ def output_columns(released: Sequence[str], release: Mapping[str, Any]) -> dict[
         "not_written": (
             f"every other column of the table, the secret column {release.get('secret')!r} included"
         ),
+        "row_order": order_text(bool(release.get("shuffled", True)), bool(release.get("insecure"))),
     }
 
 
@@ -543,6 +548,11 @@ def _with_atom(table: TableCalibration, guarantee: str) -> str:
 def _with_kept(guarantee: str, release: Mapping[str, Any]) -> str:
     """The guarantee, with the assumption of each column kept in clear outside the check."""
     kept: Sequence[KeptColumn] = release.get("kept", ())
+    if not release.get("shuffled", True):  # keep_order: the order is outside the check (issue 54)
+        guarantee += (
+            " ASSUMES the rows' input order independent of the secret (written in the input order, "
+            "keep_order)."
+        )
     if not kept:
         return guarantee
     return (

@@ -37,7 +37,7 @@ from pufferfish.tables.model import (
     mostly_numbers_hint,
     refuse_mostly_numbers,
 )
-from pufferfish.tables.perturb import ReleasedColumn, column_perturber, perturb_batch
+from pufferfish.tables.perturb import ORDER_KEYS, ReleasedColumn, column_perturber, order_keys, perturb_batch
 from pufferfish.tables.source import (
     TEMP_MARK,
     DataError,
@@ -192,7 +192,8 @@ def open_table(
     all_varchar: bool = False,
     text_columns: Sequence[str] = (),
 ) -> duckdb.DuckDBPyRelation:
-    """A DuckDB relation over a resolved table (CSV, Parquet or DataFrame), row order kept.
+    """A DuckDB relation over a resolved table (CSV, Parquet or DataFrame), row order kept; a CSV
+    file read in the dialect :data:`CSV_DIALECT`, column types sniffed.
 
     Parameters
     ----------
@@ -217,10 +218,6 @@ def open_table(
     ------
     DataError
         If DuckDB cannot read it.
-
-    Notes
-    -----
-    CSV files are read in the dialect :data:`CSV_DIALECT`; column types are sniffed.
     """
     try:
         if source.kind == "dataframe":
@@ -592,24 +589,23 @@ def stream_release(
     gzip: bool = False,
     sampler: str = "exact",
     written: Sequence[str] = (),
+    shuffle: bool = True,
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
     DuckDB reads the source as a stream of Arrow record batches; each batch gets its released
     columns replaced (:mod:`~pufferfish.tables.perturb`: a value plus noise, a value drawn from a
-    mapping's matrix, a label drawn by a randomized response; missing stays missing) and
-    DuckDB's ``COPY`` writes the
-    stream of new batches to ``target``, a temporary file the caller publishes
-    (:func:`~pufferfish.tables.source.atomic_outputs`). Row order is kept (DuckDB preserves
-    insertion order). A seed or Generator gives one NumPy stream across batches, so the noise
-    does not depend on ``batch_rows``.
+    mapping's matrix, a label drawn by a randomized response; missing stays missing) and DuckDB's
+    ``COPY`` writes them to ``target``, a temporary file the caller publishes
+    (:func:`~pufferfish.tables.source.atomic_outputs`), sorted by two random keys a row
+    (:func:`~pufferfish.tables.perturb.order_keys`; DuckDB's sort spills beyond its memory limit)
+    or, without ``shuffle``, in the input order. A seed or Generator gives one NumPy stream
+    across batches, so the noise does not depend on ``batch_rows``.
 
     Parameters
     ----------
-    source : TableSource
-        The table.
-    target : pathlib.Path
-        File to write (overwritten), in format ``fmt``: ``"csv"`` or ``"parquet"``.
+    source, target : TableSource, pathlib.Path
+        The table; the file to write (overwritten), in format ``fmt``: ``"csv"`` or ``"parquet"``.
     columns : sequence of ReleasedColumn
         The released columns (one, or several released jointly, issues 17 and 31), each drawn
         independently per row; a row counts as released when every one is present.
@@ -622,14 +618,9 @@ def stream_release(
     text_copy : bool
         Read every column as the text written in the file so other columns are copied
         unchanged (a CSV source; to a Parquet output they are strings).
-    batch_rows : int
-        Rows per batch.
-    progress : callable, optional
-        ``progress(rows_done, rows_total)`` after each batch.
-    workers : int
-        Threads of the secure sampler.
-    gzip : bool
-        Compress a CSV output with gzip.
+    batch_rows, progress, workers, gzip : int, callable or None, int, bool
+        Rows per batch; ``progress(rows_done, rows_total)`` after each batch; threads of the
+        secure sampler; compress a CSV output with gzip.
     sampler : {"exact", "opendp"}
         The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`,
         :func:`pufferfish.noise.samplers.add_gaussian`).
@@ -637,6 +628,8 @@ def stream_release(
         The columns written, in the table's order (:func:`written_and_kept`: the released ones
         and those kept in clear); every other column, the secret's included, is left out of the
         output (issue 41). Empty: the released columns.
+    shuffle : bool
+        Write the rows in a uniformly random order (default, issue 54), or in the input order.
 
     Raises
     ------
@@ -658,12 +651,17 @@ def stream_release(
         idx = [[f.name for f in fields].index(n) for n in names]
         for i, c in zip(idx, columns, strict=True):
             fields[i] = pa.field(c.name, c.arrow_type(fields[i].type))
+        if shuffle:
+            fields += [pa.field(k, pa.int64()) for k in ORDER_KEYS]
+        keys_gen = None if gen is None else gen.spawn(1)[0]  # a seeded noise stream left as it was
         schema = pa.schema(fields)
         perturbs = [column_perturber(c, noise, workers, sampler) for c in columns]
 
         def perturbed() -> Iterator[tuple[pa.RecordBatch, int, int]]:
             for batch in reader:
                 cols, every = perturb_batch(batch, columns, values, idx, perturbs, gen, described)
+                if shuffle:
+                    cols += order_keys(batch.num_rows, keys_gen)
                 released = int(every.sum())
                 yield pa.RecordBatch.from_arrays(cols, schema=schema), released, every.size - released
 
@@ -677,7 +675,7 @@ def stream_release(
 
         with read_ahead(perturbed()) as ready:
             stream = pa.RecordBatchReader.from_batches(schema, batches(ready))
-            copy_arrow_to(stream, target, fmt, gzip, dialect)
+            copy_arrow_to(stream, target, fmt, gzip, dialect, order=ORDER_KEYS if shuffle else ())
         if counts["released"] + counts["missing"] != rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     for c, perturb in zip(columns, perturbs, strict=True):  # no row at all: describe an empty draw
@@ -769,10 +767,12 @@ def copy_arrow_to(
     fmt: str,
     gzip: bool,
     dialect: tuple[str, str] = (",", "\n"),
+    order: Sequence[str] = (),
 ) -> None:
     """DuckDB's ``COPY`` of an Arrow stream to the path ``tmp``: ``fmt`` ``"parquet"``, or ``"csv"``
     with a header and RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if
-    ``gzip``. Raises DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
+    ``gzip``; with ``order``, the rows sorted by those columns, which are not written. Raises
+    DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
     with connect() as out:
         out.register("out_stream", stream)
         if fmt == "parquet":
@@ -787,7 +787,11 @@ def copy_arrow_to(
             options += ", COMPRESSION gzip" if gzip else ""
         path_sql = str(tmp).replace("'", "''")
         try:
-            out.execute(f"COPY (SELECT * FROM out_stream) TO '{path_sql}' ({options})")
+            keys = ", ".join(quote_identifier(k) for k in order)
+            query = (
+                f"SELECT * EXCLUDE ({keys}) FROM out_stream ORDER BY {keys}" if order else "FROM out_stream"
+            )
+            out.execute(f"COPY ({query}) TO '{path_sql}' ({options})")
         except (duckdb.Error, RuntimeError) as exc:
             # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted", see connect) or
             # surfaces in the Arrow stream, whose Python traceback DuckDB quotes.

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from pufferfish.noise.channels import RandomizedResponseChannel
+from pufferfish.noise.randomness import SOURCE, secure_bytes
 from pufferfish.noise.samplers import NoiseStream, add_gaussian, add_laplace, sample_mapping
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.model import EstimatedPriors, label_json
@@ -331,3 +332,48 @@ def perturb_batch(
     # a kept column is written as it is, always (issue 54): only the perturbed ones are suppressed
     suppress_partial_rows(cols, [i for i, c in zip(idx, columns, strict=True) if not c.kept], covered)
     return cols, every
+
+
+#: The two columns of random sort keys a shuffled release adds to each batch (and drops on writing).
+ORDER_KEYS = ("__pufferfish_order_1", "__pufferfish_order_2")
+
+
+def order_keys(rows: int, gen: np.random.Generator | None) -> list[pa.Array]:
+    """Two columns of independent uniform 64-bit sort keys, one pair a row: the rows sorted by
+    them are in a uniformly random order, independent of the table (issue 54: a table sorted by
+    the secret, released in its order, told each row's secret by its position).
+
+    Parameters
+    ----------
+    rows : int
+        Rows of the batch, >= 0.
+    gen : numpy.random.Generator or None
+        None: OpenSSL's CSPRNG (:func:`pufferfish.noise.randomness.secure_bytes`); else this
+        seeded generator (insecure, for experiments), so a seeded release is reproducible.
+
+    Returns
+    -------
+    list of pyarrow.Array
+        Two ``int64`` arrays of length ``rows``, uniform over the 2^64 values (signed, as Spark's
+        long type holds them).
+
+    Notes
+    -----
+    Sorting i.i.d. uniform keys gives every order the same probability except on a tie; two rows
+    tie on both 64-bit keys with probability ``2^-128``, so over ``n`` rows a tie occurs with
+    probability below ``n^2 / 2^129`` (``1.5e-25`` at ``10^7`` rows), the only event in which
+    the sort (DuckDB's) rather than the keys decides two rows' order.
+    """
+    if gen is None:
+        keys = np.frombuffer(secure_bytes(16 * rows), dtype="<i8").reshape(rows, 2)
+    else:
+        keys = gen.integers(-(2**63), 2**63, size=(rows, 2), dtype=np.int64)
+    return [pa.array(np.ascontiguousarray(keys[:, 0])), pa.array(np.ascontiguousarray(keys[:, 1]))]
+
+
+def order_text(shuffled: bool, seeded: bool) -> str:
+    """What the rows' order of a release is, for its report and guarantee."""
+    if not shuffled:
+        return "the input order (keep_order): the guarantee assumes the rows' order independent of the secret"
+    source = "a seeded NumPy generator (insecure)" if seeded else f"cryptographic randomness ({SOURCE})"
+    return f"a uniformly random order drawn from {source}, independent of the input order"

@@ -33,9 +33,11 @@ from pufferfish.tables.model import (
     refuse_mostly_numbers,
 )
 from pufferfish.tables.perturb import (
+    ORDER_KEYS,
     ReleasedColumn,
     column_perturber,
     noiseless_as_written,
+    order_keys,
     restore_type,
     suppress_partial_rows,
 )
@@ -384,10 +386,12 @@ def _perturb_partition(
     seed: int | None,
     empty_is_missing: bool,
     sampler: str = "exact",
+    shuffle: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """One partition of the Spark release, on the executor: each released column replaced by
     :func:`pufferfish.tables.perturb.column_perturber` (value plus noise, or a label drawn by a
-    randomized response), missing left missing.
+    randomized response), missing left missing; with ``shuffle`` two random sort keys added
+    (:func:`pufferfish.tables.perturb.order_keys`).
 
     ``empty_is_missing``: the columns are the CSV text (:func:`read_table` with ``all_text``),
     where an empty string is a missing value.
@@ -401,6 +405,7 @@ def _perturb_partition(
     ctx = TaskContext.get()
     part = ctx.partitionId() if ctx is not None else 0
     gen = None if seed is None else np.random.default_rng([seed, part])
+    keys_gen = None if seed is None else np.random.default_rng([seed, part, 1])  # the noise's left as it was
     perturbs = [column_perturber(c, noise, 1, sampler) for c in columns]  # one partition per core
     for batch in batches:
         cols, fields = list(batch.columns), list(batch.schema)
@@ -424,6 +429,9 @@ def _perturb_partition(
             fields[k] = pa.field(c.name, c.arrow_type(fields[k].type))
         perturbed = [batch.schema.get_field_index(c.name) for c in columns if not c.kept]  # kept: as is
         suppress_partial_rows(cols, perturbed, every)
+        if shuffle:
+            cols += order_keys(batch.num_rows, keys_gen)
+            fields += [pa.field(k, pa.int64(), False) for k in ORDER_KEYS]
         yield pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields))
 
 
@@ -440,8 +448,11 @@ def release_table(
     spark: Any = None,
     sampler: str = "exact",
     written: Sequence[str] = (),
+    shuffle: bool = True,
 ) -> tuple[dict[str, Any], int, int]:
-    """Write the release with Spark: ``(sampler description, rows released, rows missing)``.
+    """Write the release with Spark: ``(sampler description, rows released, rows missing)``;
+    with ``shuffle`` the rows sorted by two random keys a row (a uniformly random order; the
+    parts in name order hold it), else in the input order.
 
     Parameters
     ----------
@@ -496,12 +507,14 @@ def release_table(
     }
     schema = types.StructType(
         [types.StructField(f.name, kinds[f.name], True) if f.name in kinds else f for f in df.schema.fields]
+        + ([types.StructField(k, types.LongType(), False) for k in ORDER_KEYS] if shuffle else [])
     )
 
     def perturb(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return _perturb_partition(
-            batches, columns=columns, noise=noise, seed=seed, empty_is_missing=text_copy, sampler=sampler
-        )
+            batches, columns=columns, noise=noise, seed=seed, empty_is_missing=text_copy, sampler=sampler,
+            shuffle=shuffle,
+        )  # fmt: skip
 
     try:
         absent = F.lit(False)
@@ -520,7 +533,10 @@ def release_table(
                 "empty lines, and the rows would no longer line up): write .parquet, or keep another "
                 "column with keep_unchecked"
             )
-        out = df.mapInArrow(perturb, schema).write.mode("overwrite" if force else "errorifexists")
+        frame = df.mapInArrow(perturb, schema)
+        if shuffle:
+            frame = frame.orderBy(*ORDER_KEYS).drop(*ORDER_KEYS)
+        out = frame.write.mode("overwrite" if force else "errorifexists")
         if fmt == "parquet":
             out.parquet(str(output))
         else:
