@@ -124,3 +124,16 @@ def check_delta(delta: Any) -> float:
     if not (0.0 <= value < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     return value
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` as a bool: True or False only (not 0, 1 or a string).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the value otherwise.
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return value

@@ -474,6 +474,19 @@ def _infinite(pairs: Sequence[PairJoint]) -> str:
     )
 
 
+def _own_check(only: Entry, reasons: Sequence[str], seconds: float) -> JointGuarantee:
+    """The last rule: one release about the secret, its own certificate ((eps, delta) included)."""
+    delta = float(only.body.get("delta") or 0.0)
+    criterion = str(only.body.get("criterion") or "eps-PP")
+    priors = (
+        f"{criterion}" + (f" with delta {delta:g}" if delta > 0 else "") + ", as the release was certified"
+    )
+    return JointGuarantee(
+        only.secret, (only.id,), RULES[4], only.epsilon, only.epsilon, priors, "; ".join(reasons), (),
+        seconds, delta=delta,
+    )  # fmt: skip
+
+
 def adding_theorem(entries: Sequence[Entry]) -> tuple[str | None, str]:
     """Rule 3: the theorem under which every entry's epsilon adds (its key in :data:`THEOREMS`),
     or None, and the reason."""
@@ -582,23 +595,7 @@ def guarantee(
         got = ", ".join(sorted({str(e.body.get("kind")) for e in entries}))
         reasons.append(f"{RULES[0]}: applies to releases of one kind (table, sum, series), got {got}")
     if len(entries) == 1:  # one release: its own certificate, whatever its criterion (issue 54)
-        (only,) = entries
-        delta = float(only.body.get("delta") or 0.0)
-        criterion = str(only.body.get("criterion") or "eps-PP")
-        return JointGuarantee(
-            secret,
-            ids,
-            RULES[4],
-            only.epsilon,
-            total,
-            f"{criterion}"
-            + (f" with delta {delta:g}" if delta > 0 else "")
-            + ", as the release was certified",
-            "; ".join(reasons),
-            (),
-            time.perf_counter() - start,
-            delta=delta,
-        )
+        return _own_check(entries[0], reasons, time.perf_counter() - start)
     theorem, why = adding_theorem(entries)
     if theorem is not None:
         criterion = "eps-MI pufferfish privacy" if theorem == "mi" else "eps"

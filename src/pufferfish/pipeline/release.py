@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferfish._checks import check_delta, check_epsilons
+from pufferfish._checks import check_delta, check_epsilons, check_flag
 from pufferfish.calibration import (
     REGISTRY,
     TIME_LIMIT,
@@ -141,12 +141,11 @@ def release(
     epsilon, output : float, str or pathlib.Path
         Finite and > 0; ``.csv``, ``.csv.gz``, ``.parquet`` or ``.pq`` (the JSON report beside it).
     mechanism : str, optional
-        Calibrator whose scale (or matrix) is used, one of
-        :data:`~pufferfish.calibration.MECHANISMS`. Default (None): the column's
-        (:func:`~pufferfish.pipeline.calibrate.releases_labels`): ``optimal-mapping`` for a categorical
-        column (labels in, labels out), falling back to the most accurate other mapping that
-        passes its check when the LP cannot answer (the report's ``fallback`` says why);
-        ``optimal`` otherwise. Only this mechanism is computed, unless ``compare``.
+        Calibrator whose scale (or matrix) is used, one of :data:`~pufferfish.calibration.MECHANISMS`.
+        Default (None): the column's (:func:`~pufferfish.pipeline.calibrate.releases_labels`):
+        ``optimal-mapping`` for a categorical column (labels in, labels out), falling back to the
+        most accurate other mapping that passes its check when the LP cannot answer (the report's
+        ``fallback`` says why); ``optimal`` otherwise. Only this one is computed, unless ``compare``.
     order, weight : sequence of str, str, optional
         Label order of a categorical public column (default: sorted); frequency-weight column.
     rng : numpy.random.Generator, int or None
@@ -160,8 +159,8 @@ def release(
         Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`). The table is read,
         perturbed and written one batch at a time, so memory stays bounded whatever its size.
     progress, workers : callable, int, optional
-        ``progress(rows_done, rows_total)`` after each batch; threads of the secure sampler
-        (default every core, :mod:`pufferfish.noise.samplers`), ignored with a seeded ``rng``.
+        ``progress(rows_done, rows_total)`` after each batch; threads of the secure sampler (default
+        every core), ignored with a seeded ``rng``.
     sampler : {"exact", "opendp"}
         Secure Laplace and Gaussian sampler: the exact one (:mod:`pufferfish.noise.samplers`, scale
         rounded up to its grid) or OpenDP's; the scale drawn is checked again (``sampler_scale``).
@@ -179,13 +178,9 @@ def release(
     priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
         The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
         a missing cell is read (``"omit"`` refused when a released column has one), the domain.
-    compare : bool
-        Also report the other mechanisms (as ``calibrate`` does).
-    keep_order : bool
-        Write the rows in the input order, the guarantee then assuming that order independent
-        of the secret. Default False: the rows are written in a uniformly random order drawn from
-        the secure generator (a seeded ``rng``'s with a seed), kept columns moving with their row
-        (issue 54: a table sorted by the secret told each row's secret by its position).
+    compare, keep_order : bool
+        Also report the other mechanisms (as ``calibrate`` does). Keep the rows' input order (the
+        guarantee assumes it independent of the secret); default: a uniformly random one (issue 54).
     keep, keep_unchecked : str or sequence of str, optional
         Other columns written as they are: ``keep`` inside the check (released jointly, the
         identity channel), ``keep_unchecked`` NOT covered (assumed independent of the secret, each
@@ -211,14 +206,11 @@ def release(
 
     Notes
     -----
-    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. Rows are shuffled
-    unless ``keep_order``.
-    Output and reports are published together or none is (issue 44), nothing replaced without
-    ``force`` (a failed Spark job may leave a partial folder).
+    Seed 001 eq (4), (26), Prop 3.2-3.3; seed 002 Lemma 1, Thm 2; SPEC sec 2.1. Output and reports
+    are published together or none is (issue 44), nothing replaced without ``force`` (a failed
+    Spark job may leave a partial folder).
     """
     (eps,), delta = check_epsilons([epsilon]), check_delta(delta)
-    if not isinstance(keep_order, bool):
-        raise ValueError(f"keep_order must be True or False, got {keep_order!r}")
     chosen_mechanism = None if mechanism is None else lookup(mechanism)
     noise_used = (chosen_mechanism.noise if chosen_mechanism else None) or check_noise(noise)
     batch_rows, n_workers = check_batch_rows(batch_rows), check_workers(workers)
@@ -256,7 +248,7 @@ def release(
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept,
-                           html, book, keep_order)  # fmt: skip
+                           html, book, check_flag(keep_order, "keep_order"))  # fmt: skip
     return release_request(request, chosen_mechanism, target, rng)
 
 

@@ -783,14 +783,11 @@ def copy_arrow_to(
                 f"FORMAT csv, HEADER true, DELIMITER '{delim}', QUOTE '\"', ESCAPE '\"', "
                 f"NEW_LINE '{newline}', COMMENT '', USE_TMP_FILE false"
             )  # no comment character: DuckDB would quote every field holding '#'
-
             options += ", COMPRESSION gzip" if gzip else ""
         path_sql = str(tmp).replace("'", "''")
+        keys = ", ".join(quote_identifier(k) for k in order)
+        query = f"SELECT * EXCLUDE ({keys}) FROM out_stream ORDER BY {keys}" if order else "FROM out_stream"
         try:
-            keys = ", ".join(quote_identifier(k) for k in order)
-            query = (
-                f"SELECT * EXCLUDE ({keys}) FROM out_stream ORDER BY {keys}" if order else "FROM out_stream"
-            )
             out.execute(f"COPY ({query}) TO '{path_sql}' ({options})")
         except (duckdb.Error, RuntimeError) as exc:
             # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted", see connect) or

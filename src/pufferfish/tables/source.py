@@ -604,50 +604,27 @@ def temp_prefix(final: Path) -> str:
     return f".{final.name}.{TEMP_MARK}-{os.getpid()}-"
 
 
-def remove_stale(folder: Path, prefix: str, suffix: str = "") -> list[Path]:
-    """Remove the files and folders ``prefix + PID + rest + suffix`` in ``folder`` whose process
-    ``PID`` no longer runs (left by a run that was killed, e.g. by SIGKILL or a power cut).
+#: Any output's temporary file, ``.NAME.pufferfish-PID-XXXX.tmp`` (:func:`temp_prefix`), and
+#: DuckDB's spill folders, ``pufferfish-duckdb-PID-N``: group 1 is the process id.
+TEMP_NAME = re.compile(r"^\..+\." + TEMP_MARK + r"-(\d+)-[^/]*\.tmp$")
+SPILL_NAME = re.compile("^" + TEMP_MARK + r"-duckdb-(\d+)-")
 
-    A process that still runs keeps its files: two runs writing to the same output at once do
-    not remove each other's (issue 34). Returns the paths removed; a path that cannot be removed
-    is left (nothing is raised).
+
+def remove_stale(folder: Path, pattern: re.Pattern[str] = TEMP_NAME) -> list[Path]:
+    """Remove the files and folders of ``folder`` whose name matches ``pattern`` (group 1 a process
+    id) and whose process no longer runs: left by a run that was killed (SIGKILL, a power cut),
+    they may hold drawn noise; by default every output's temporary file, whatever the output's
+    name (issue 54). A process that still runs keeps its files: two runs writing at once do not
+    remove each other's (issue 34). Returns the paths removed; one that cannot be removed is left.
     """
-
-    def pid_of(name: str) -> str | None:
-        if not (name.startswith(prefix) and name.endswith(suffix)):
-            return None
-        return name[len(prefix) :].split("-", 1)[0]
-
-    return _remove_dead(folder, pid_of)
-
-
-#: Any output's temporary file: ``.NAME.pufferfish-PID-XXXX.tmp`` (:func:`temp_prefix`).
-_TEMP_NAME = re.compile(r"^\..+\." + TEMP_MARK + r"-(\d+)-[^/]*\.tmp$")
-
-
-def remove_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove every output's temporary file in ``folder`` (``.NAME.pufferfish-PID-XXXX.tmp``,
-    any ``NAME``) whose process no longer runs: a run killed while writing leaves drawn noise in
-    them, removed by the next run that writes into the folder, whatever its output's name
-    (issue 54). Returns the paths removed."""
-
-    def pid_of(name: str) -> str | None:
-        match = _TEMP_NAME.match(name)
-        return None if match is None else match.group(1)
-
-    return _remove_dead(folder, pid_of)
-
-
-def _remove_dead(folder: Path, pid_of: Callable[[str], str | None]) -> list[Path]:
-    """Remove the entries of ``folder`` whose name gives (``pid_of``) a process that no longer runs."""
     removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:
         return removed
     for entry in entries:
-        pid_text = pid_of(entry.name)
-        if pid_text is None or not pid_text.isdigit() or process_alive(int(pid_text)):
+        match = pattern.match(entry.name)
+        if match is None or process_alive(int(match.group(1))):
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():
@@ -664,7 +641,7 @@ def _remove_dead(folder: Path, pid_of: Callable[[str], str | None]) -> list[Path
 def remove_stale_spills() -> None:
     """Remove DuckDB's spill folders left by killed runs (``pufferfish-duckdb-PID-N`` in the
     system's temporary folder), once per process rather than at every connection."""
-    remove_stale(Path(tempfile.gettempdir()), f"{TEMP_MARK}-duckdb-")
+    remove_stale(Path(tempfile.gettempdir()), SPILL_NAME)
 
 
 def process_alive(pid: int) -> bool:
@@ -728,7 +705,7 @@ def atomic_outputs(
             umask = os.umask(0)  # (or the umask at 0)
             os.umask(umask)
             for folder in dict.fromkeys(final.parent for final in finals):
-                remove_stale_temporaries(folder)
+                remove_stale(folder)
             for final in finals:
                 fd, name = tempfile.mkstemp(prefix=temp_prefix(final), suffix=".tmp", dir=final.parent)
                 os.close(fd)

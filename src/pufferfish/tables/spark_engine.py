@@ -517,14 +517,7 @@ def release_table(
         )  # fmt: skip
 
     try:
-        absent = F.lit(False)
-        for c in columns:
-            if c.codes_a_missing_cell:  # a label of its own: released as any other (issue 41)
-                continue
-            column = F.col(f"`{c.name}`")
-            absent = absent | (column.isNull() | (column == "") if text_copy else column.isNull())
-        missing = int(df.agg(F.count(F.when(absent, 1))).first()[0])
-        total = int(df.count())
+        missing, total = _missing_rows(df, columns, text_copy)
         drawn = any(c.codes_a_missing_cell for c in columns)  # the missing label may be drawn
         if fmt == "csv" and len(written) == 1 and (missing or drawn):
             which = f"its {missing:,} missing cells" if missing else "the missing label the release draws"
@@ -559,6 +552,18 @@ def release_table(
         described[c.name] = about
     out_about = described[columns[0].name] if len(columns) == 1 else {"columns": described}
     return out_about, total - missing, missing
+
+
+def _missing_rows(df: Any, columns: Sequence[ReleasedColumn], text_copy: bool) -> tuple[int, int]:
+    """``(rows with a released cell written missing, rows)`` of a Spark DataFrame (two jobs)."""
+    F = _pyspark().functions
+    absent = F.lit(False)
+    for c in columns:
+        if c.codes_a_missing_cell:  # a label of its own: released as any other (issue 41)
+            continue
+        column = F.col(f"`{c.name}`")
+        absent = absent | (column.isNull() | (column == "") if text_copy else column.isNull())
+    return int(df.agg(F.count(F.when(absent, 1))).first()[0]), int(df.count())
 
 
 def written_and_kept(
