@@ -81,12 +81,16 @@ def test_a_kept_column_is_said_outside_the_check_with_its_measured_loss(tmp_path
     assert 0 < kept["race"].loss < math.inf
     assert (
         "ASSUMES" in res.report["guarantee"]
-        and "relationship: kept in clear, NOT covered" in res.report["guarantee"]
+        and "NOT covered by the check (relationship, race)" in res.report["guarantee"]
+        and "independent of the secret and of the released columns together" in res.report["guarantee"]
     )
     rows = {r["column"]: r for r in res.report["output_columns"]["kept_unchecked"]}
     assert (
-        rows["relationship"]["measured_loss"] == "inf" and rows["race"]["covered_by_the_guarantee"] is False
+        rows["relationship"]["loss_of_the_column_alone"] == "inf"
+        and rows["race"]["covered_by_the_guarantee"] is False
     )
+    # the whole written record: a column alone is a lower bound on it (issue 54)
+    assert res.report["output_columns"]["whole_record"]["loss"] == "inf"
     # the race loss against pandas
     frame = pd.read_csv("src/pufferfish/datasets/adult.csv.gz", dtype=str, keep_default_na=False)
     frame = frame[frame["marital-status"].isin(["Married-civ-spouse", "Never-married"])]

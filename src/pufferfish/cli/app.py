@@ -401,8 +401,9 @@ def release(
         typer.Option(
             "--keep-unchecked",
             help="Other columns 'a,b' written in clear, NOT covered by the check: the guarantee then "
-            "assumes them independent of the secret (their measured loss is printed). The output holds the "
-            "released columns and these only; the secret is never written.",
+            "assumes them independent of the secret and the released columns together (the whole written "
+            "record's loss at the estimate is printed). The output holds the released columns and these "
+            "only; the secret is never written.",
         ),
     ] = None,
     missing: MissingOpt = "value",

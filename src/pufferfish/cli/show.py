@@ -23,6 +23,7 @@ from pufferfish.pipeline.results import CHANNEL_TEXT
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
 from pufferfish.priors.sets import prior_scope
 from pufferfish.tables.fit import FittedPriors
+from pufferfish.tables.kept import ASSUMED
 from pufferfish.tables.model import EstimatedPriors, label_text
 
 __all__ = ["PRIORS_ROWS", "print_calibration", "print_release"]
@@ -111,9 +112,18 @@ def print_release(console: Console, result: Any) -> None:
     layout = result.report.get("output_layout") or result.report.get("release", {}).get("output_layout", [])
     if layout:  # what the output's layout does not keep of the input's (issue 44)
         console.print(f"layout: {'; '.join(layout)}", highlight=False, markup=False)
-    secret = result.calibration.estimated.secret_column
-    for kept in result.kept:
-        console.print(kept.sentence(secret), highlight=False, markup=False)
+    if cols.get("row_order"):
+        console.print(f"rows: {cols['row_order']}", highlight=False, markup=False)
+    if result.kept:  # outside the check: the assumption and the whole record's figure (issue 54)
+        whole = cols.get("whole_record") or {}
+        loss = whole.get("loss")
+        figure = f"not measured ({whole.get('not_measured')})" if loss is None else f"{loss:.6g}" if (
+            isinstance(loss, float)) else str(loss)  # fmt: skip
+        console.print(
+            f"kept in clear, NOT covered: {', '.join(k.column for k in result.kept)}, assumed {ASSUMED}; "
+            f"the whole written record's loss at the estimate: {figure}",
+            highlight=False, markup=False,
+        )  # fmt: skip
     book = result.report.get("ledger")
     if book:  # what everything released about the secret guarantees together (issue 42)
         together = book["together"]

@@ -51,6 +51,7 @@ from pufferfish.pipeline.results import (
     drawn_scales,
     report_dict,
 )
+from pufferfish.pipeline.unchecked import RecordLoss, record_loss
 from pufferfish.priors.sets import check_prior_set
 from pufferfish.tables.domain import check_bounds
 from pufferfish.tables.estimate import check_pairs
@@ -301,6 +302,10 @@ def release_request(
             target.ledger, table, picked, columns, rng, target.sampler, others
         )
     drawn = drawn_scales(columns)
+    kind = "laplace" if isinstance(picked, MappingCalibration) else picked.noise
+    whole = record_loss(
+        request, columns, kept, noise=kind, sampler=None if rng is not None else target.sampler
+    )
 
     def page(output: Path, about: dict[str, Any], rows: int, gone: int, report: dict[str, Any]) -> str:
         """The HTML report of this release, its output read at ``output`` (a temporary file)."""
@@ -309,8 +314,9 @@ def release_request(
         return html_report_text(result, payload=report)
 
     noise, released, missing, report = _write(
-        request, target, table, picked, columns, rng, (written, kept), page if target.html else None, book
-    )
+        request, target, table, picked, columns, rng, (written, kept, whole), page if target.html else None,
+        book,
+    )  # fmt: skip
     return ReleaseResult(
         target.output,
         target.report,
@@ -448,7 +454,7 @@ def _write(
     chosen: Calibration | MappingCalibration,
     columns: Sequence[ReleasedColumn],
     rng: Any,
-    plan: tuple[Sequence[str], Sequence[KeptColumn]] = ((), ()),
+    plan: tuple[Sequence[str], Sequence[KeptColumn], RecordLoss | None] = ((), (), None),
     page: Callable[[Path, dict[str, Any], int, int, dict[str, Any]], str] | None = None,
     book: LedgerPlan | None = None,
 ) -> tuple[dict[str, Any], int, int, dict[str, Any]]:
@@ -475,7 +481,8 @@ def _write(
             }
         facts = {"output": str(target.output), "chosen": chosen, "noise": about, "released": released,
                  "missing": missing, "columns": columns, "insecure": rng is not None, "written": plan[0],
-                 "kept": plan[1], "secret": request.secret, "layout": source.layout_changes(),
+                 "kept": plan[1], "record_loss": plan[2], "secret": request.secret,
+                 "layout": source.layout_changes(),
                  "shuffled": not target.keep_order}  # fmt: skip
         out = report_dict(table, release=facts)
         if book is not None:

@@ -290,9 +290,14 @@ def _output_columns(cols: Any) -> list[str]:
     )
     for kept in cols.get("kept_unchecked", []):
         text += (
-            f" {kept['column']} is kept in clear, NOT covered: assumed independent of the secret "
-            f"(measured loss {kept['measured_loss']})."
+            f" {kept['column']} is kept in clear, NOT covered: assumed {kept['assumed']} (its loss alone, "
+            f"a lower bound: {kept['loss_of_the_column_alone']})."
         )
+    if whole := cols.get("whole_record"):
+        loss = whole["loss"] if whole["loss"] is not None else f"not measured ({whole['not_measured']})"
+        text += f" The whole written record's loss at the estimate: {loss}."
+    if order := cols.get("row_order"):
+        text += f" Rows: {order}."
     return [f'<p class="note" id="output-columns">{html.escape(text)}</p>']
 
 

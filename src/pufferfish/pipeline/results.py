@@ -27,7 +27,7 @@ from pufferfish.calibration import Calibration, MappingCalibration, Skipped, Uti
 from pufferfish.priors.joint import MISSING_NUMBER, JointPrior
 from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.fit import FittedPriors
-from pufferfish.tables.kept import KeptColumn
+from pufferfish.tables.kept import ASSUMED, KeptColumn
 from pufferfish.tables.missing import MissingAtom
 from pufferfish.tables.model import EstimatedJointPriors, EstimatedPriors, label_json
 from pufferfish.tables.perturb import ReleasedColumn, order_text
@@ -533,6 +533,7 @@ def output_columns(released: Sequence[str], release: Mapping[str, Any]) -> dict[
             f"every other column of the table, the secret column {release.get('secret')!r} included"
         ),
         "row_order": order_text(bool(release.get("shuffled", True)), bool(release.get("insecure"))),
+        **({"whole_record": record.to_dict()} if (record := release.get("record_loss")) is not None else {}),
     }
 
 
@@ -555,10 +556,14 @@ def _with_kept(guarantee: str, release: Mapping[str, Any]) -> str:
         )
     if not kept:
         return guarantee
+    record = release.get("record_loss")
+    names = ", ".join(k.column for k in kept)
     return (
-        guarantee
-        + " ASSUMES, for the columns kept in clear: "
-        + "; ".join(k.sentence(str(release.get("secret"))) for k in kept)
+        f"{guarantee} ASSUMES, for the columns kept in clear and NOT covered by the check ({names}): "
+        f"that they are {ASSUMED}. "
+        + ("" if record is None else f"Measured: {record.sentence()}; ")
+        + "; ".join(k.sentence() for k in kept)
+        + " (each a lower bound on the record's loss)."
     )
 
 

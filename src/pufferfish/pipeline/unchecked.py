@@ -154,9 +154,11 @@ def record_loss(
         return RecordLoss(None, why=str(exc))
     worst = max(pairs, key=lambda p: p.loss + p.error_bound)
     shown = []
-    for view, value in zip(views, worst.worst_output, strict=True):
+    for k, (view, value) in enumerate(zip(views, worst.worst_output, strict=True)):
         labels = est.labels[view.coordinate]
-        if view.kind == "identity" and labels:
+        if view.kind == "matrix":  # an output of the release's mapping: its label
+            shown.append(repr(records[k]["labels"][int(value)]))
+        elif view.kind == "identity" and labels:
             shown.append(repr(labels[int(value)]))
         else:
             shown.append("missing" if value >= MISSING_NUMBER else f"{value:.6g}")

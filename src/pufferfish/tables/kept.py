@@ -2,12 +2,14 @@
 
 A release writes its released columns and, beside them, only the columns the user names. A
 column kept in clear with ``keep_unchecked`` is not covered by the exact check: the guarantee
-then *assumes* it independent of the secret, and the output, the report and the printed
-guarantee say so with the column's measured loss beside: the largest privacy loss of the column
-released as it is (an identity channel) under the empirical priors, ``max_v |log P(v | s_i) -
-log P(v | s_j)|`` over the pairs and the column's values, a missing cell being one more value
-(``inf`` when a value occurs under one secret of a pair only; SPEC sec 7). The secret column is
-never written.
+then *assumes* it independent of the secret and of the released columns together
+(:data:`ASSUMED`), and the report states the exact loss of the whole written record at the
+estimate (:mod:`pufferfish.pipeline.unchecked`). Each column's loss alone, computed here, is a
+lower bound on that (the column alone is a post-processing of the record): the largest privacy
+loss of the column released as it is (an identity channel) under the empirical priors,
+``max_v |log P(v | s_i) - log P(v | s_j)|`` over the pairs and the column's values, a missing
+cell being one more value (``inf`` when a value occurs under one secret of a pair only; SPEC
+sec 7). The secret column is never written.
 
 The loss is computed by the engine in one aggregate per pair and column (the same SQL for DuckDB
 and Spark); only the deciding value reaches Python.
@@ -47,22 +49,25 @@ class KeptColumn:
         """JSON-ready (``inf`` as the string ``"inf"``)."""
         return {
             "column": self.column,
-            "measured_loss": self.loss if math.isfinite(self.loss) else "inf",
+            "loss_of_the_column_alone": self.loss if math.isfinite(self.loss) else "inf",
             "pair": list(self.pair),
             "value": self.value,
             "covered_by_the_guarantee": False,
-            "assumed": "independent of the secret",
+            "assumed": ASSUMED,
+            "note": "the column alone is a lower bound on the loss of the whole written record, not a bound "
+            "(see whole_record)",
         }
 
-    def sentence(self, secret: str) -> str:
-        """``"id: assumed independent of 'race'; measured loss inf ('7' under 'White' only)"``."""
+    def sentence(self) -> str:
+        """``"id alone: loss inf (value '7', pair 'A' vs 'B')"``: a lower bound on the record's."""
         shown = "a missing cell" if self.value is None else repr(self.value)
         loss = "inf" if not math.isfinite(self.loss) else f"{self.loss:.6g}"
-        return (
-            f"{self.column}: kept in clear, NOT covered by the check: the guarantee assumes it independent "
-            f"of {secret!r}; its measured loss is {loss} (value {shown}, pair {self.pair[0]!r} vs "
-            f"{self.pair[1]!r})"
-        )
+        return f"{self.column} alone: loss {loss} (value {shown}, pair {self.pair[0]!r} vs {self.pair[1]!r})"
+
+
+#: What a column kept outside the check is assumed to be (issue 54: independence of the secret
+#: alone is not enough; ``u = x XOR [s = B]`` is independent of ``s`` and gives it with ``x``).
+ASSUMED = "independent of the secret and of the released columns together (jointly, not only of each)"
 
 
 def check_kept(
