@@ -335,6 +335,42 @@ def calibrate(
         raise typer.Exit(1)
 
 
+KeepUncheckedOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--keep-unchecked",
+        help="Other columns 'a,b' written in clear, NOT covered by the check: the guarantee then "
+        "assumes them independent of the secret and the released columns together (the whole written "
+        "record's loss at the estimate is printed). The output holds the released columns and these "
+        "only; the secret is never written.",
+    ),
+]
+KeepOrderOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-order",
+        help="Write the rows in the input order; the guarantee then assumes that order independent of "
+        "the secret. Default: a uniformly random order (cryptographic randomness).",
+    ),
+]
+PublicReportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--public-report",
+        help="Also write a public summary (.json): the guarantee, epsilon, the pairs, the mechanism, "
+        "what the file holds and for which priors, with no count or figure of the table. The JSON and "
+        "HTML reports are confidential.",
+    ),
+]
+PublicParametersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--public-report-parameters",
+        help="Put the fitted scale or matrix in the public summary (they are functions of the table).",
+    ),
+]
+
+
 @app.command()
 def release(
     data: DataArg,
@@ -396,30 +432,16 @@ def release(
     delimiter: DelimiterOpt = None,
     encoding: EncodingOpt = "utf-8",
     time_limit: TimeLimitOpt = TIME_LIMIT,
-    keep_unchecked: Annotated[
-        str | None,
-        typer.Option(
-            "--keep-unchecked",
-            help="Other columns 'a,b' written in clear, NOT covered by the check: the guarantee then "
-            "assumes them independent of the secret and the released columns together (the whole written "
-            "record's loss at the estimate is printed). The output holds the released columns and these "
-            "only; the secret is never written.",
-        ),
-    ] = None,
+    keep_unchecked: KeepUncheckedOpt = None,
     missing: MissingOpt = "value",
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
     keep: KeepOpt = None,
     ledger: LedgerOpt = None,
     budget: BudgetOpt = None,
-    keep_order: Annotated[
-        bool,
-        typer.Option(
-            "--keep-order",
-            help="Write the rows in the input order; the guarantee then assumes that order independent of "
-            "the secret. Default: a uniformly random order (cryptographic randomness).",
-        ),
-    ] = False,
+    keep_order: KeepOrderOpt = False,
+    public_report: PublicReportOpt = None,
+    public_report_parameters: PublicParametersOpt = False,
 ) -> None:
     """Write the public column(s) of DATA as a pufferfish-private noisy version (with --public a,b,
     several columns released jointly with product Laplace noise); no other column is written
@@ -442,6 +464,7 @@ def release(
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
             keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds, keep=keep,
             html_report=report, ledger=ledger, budget=budget, keep_order=keep_order,
+            public_report=public_report, public_report_parameters=public_report_parameters,
         )  # fmt: skip
 
     with progress_bar() as advance:

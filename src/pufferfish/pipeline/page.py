@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from pufferfish.pipeline.public import CONFIDENTIAL
 from pufferfish.tables.source import check_output_path
 
 __all__ = [
@@ -85,6 +86,7 @@ table{border-collapse:collapse;margin:0.5em 0 1.5em}
 td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}
 th{background:#f2f2f2} figure{margin:1.5em 0} figcaption{font-size:13px;color:#555}
 svg{max-width:100%;height:auto} .note{font-size:13px;color:#555}
+.confidential{border:2px solid #b00;color:#b00;padding:6px 10px;font-weight:600}
 """
 
 
@@ -92,7 +94,8 @@ def html_page(title: str, parts: Sequence[str], payload: dict[str, Any]) -> str:
     """One self-contained HTML document: the title, the sections ``parts`` (HTML), and
     ``payload`` embedded as ``<script type="application/json" id="report-json">``."""
     data = json.dumps(payload, allow_nan=False).replace("</", "<\\/")
-    body = "\n".join([f"<h1>{html.escape(title)}</h1>", *parts])
+    warn = f'<p class="confidential" id="confidential">{html.escape(CONFIDENTIAL)}</p>'  # issue 54
+    body = "\n".join([f"<h1>{html.escape(title)}</h1>", warn, *parts])
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n{body}\n"

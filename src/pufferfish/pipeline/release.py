@@ -37,6 +37,7 @@ from pufferfish.pipeline.calibrate import calibrate_request, columns_and_kinds
 from pufferfish.pipeline.draws import released_columns
 from pufferfish.pipeline.ledgered import against_ledger
 from pufferfish.pipeline.page import check_report_path
+from pufferfish.pipeline.public import public_summary
 from pufferfish.pipeline.request import (
     DEFAULT_BATCH_ROWS,
     TableRequest,
@@ -63,6 +64,7 @@ from pufferfish.tables.source import (
     CsvOptions,
     OutputExistsError,
     atomic_outputs,
+    check_output_path,
     check_release_outputs,
     is_parquet,
     output_format,
@@ -124,6 +126,8 @@ def release(
     ledger: str | Path | None = None,
     budget: float | None = None,
     keep_order: bool = False,
+    public_report: str | Path | None = None,
+    public_report_parameters: bool = False,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -152,13 +156,10 @@ def release(
     rng : numpy.random.Generator, int or None
         ``None`` (default) samples securely (``sampler``). A seed or Generator switches to NumPy's
         insecure sampler, labelled as such in the report; for experiments only.
-    force : bool
-        Overwrite existing output and report files.
-    prior, noise, delta, fit_seed : see :func:`calibrate_table`
-        The adversary's prior, the noise of ``optimal``, delta in [0, 1), the mixture fit's seed.
+    force, prior, noise, delta, fit_seed : bool; see :func:`calibrate_table`
+        Overwrite existing outputs; the prior, the noise of ``optimal``, delta in [0, 1), the seed.
     batch_rows : int
-        Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`). The table is read,
-        perturbed and written one batch at a time, so memory stays bounded whatever its size.
+        Rows per streamed batch (>= 1, default :data:`DEFAULT_BATCH_ROWS`): bounded memory.
     progress, workers : callable, int, optional
         ``progress(rows_done, rows_total)`` after each batch; threads of the secure sampler (default
         every core), ignored with a seeded ``rng``.
@@ -166,11 +167,12 @@ def release(
         Secure Laplace and Gaussian sampler: the exact one (:mod:`pufferfish.noise.samplers`, scale
         rounded up to its grid) or OpenDP's; the scale drawn is checked again (``sampler_scale``).
     engine : {"duckdb", "spark"}
-        ``"duckdb"`` (default): embedded, streamed in batches. ``"spark"``: a per-partition Arrow
-        map, one sampler per partition (:mod:`pufferfish.tables.spark_engine`); ``data`` may be a
-        Spark DataFrame or a folder, ``output`` a folder of part files, ``rng`` None or an int.
-    html_report : str or pathlib.Path, optional
-        Also the HTML report (``.html``), published with the output and JSON report (see Notes).
+        DuckDB (default, streamed in batches) or Spark (:mod:`pufferfish.tables.spark_engine`;
+        ``data`` a DataFrame or folder, ``output`` a folder of part files, ``rng`` None or an int).
+    html_report, public_report, public_report_parameters : str or pathlib.Path, optional; bool
+        Also the (confidential) HTML report and a public summary (``.json``, no figure of the
+        table; with ``public_report_parameters`` the fitted scale or matrix too), published with
+        the output (:mod:`pufferfish.pipeline.public`).
     ledger, budget : str or pathlib.Path, float, optional
         Record the release in this ledger file (:mod:`pufferfish.ledger.record`); with ``budget``
         (nats) everything released about the secret must meet it together (see that module).
@@ -184,20 +186,18 @@ def release(
         guarantee assumes it independent of the secret); default: a uniformly random one (issue 54).
     keep, keep_unchecked : str or sequence of str, optional
         Other columns written as they are: ``keep`` inside the check (released jointly, the
-        identity channel), ``keep_unchecked`` NOT covered (assumed independent of the secret, each
-        with its measured loss: :mod:`pufferfish.tables.kept`); the secret refused.
+        identity channel), ``keep_unchecked`` NOT covered (assumed independent of the secret and
+        the released columns together: :mod:`pufferfish.pipeline.unchecked`); never the secret.
 
     Returns
     -------
     ReleaseResult
-        Of one column or several (:attr:`ReleaseResult.drawn_scales` per column).
 
     Raises
     ------
     ValueError
-        Bad epsilon, mechanism, pair, output extension or ``keep_unchecked``;
-        :class:`~pufferfish.tables.source.DataError` for unreadable data, unknown columns or
-        values, empty groups.
+        Bad epsilon, mechanism, pair, output extension or ``keep_unchecked``; ``DataError`` for
+        unreadable data, unknown columns or values, empty groups.
     OutputExistsError
         If an output or report file exists and ``force`` is false (nothing is written).
     TypeError
@@ -237,6 +237,7 @@ def release(
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
     check_release_outputs(source, out_path, rep_path, force=force, others=others, folder=engine == "spark")
     html = None if html_report is None else check_report_path(html_report, force=force)
+    summary = _public_target(public_report, public_report_parameters, force, (out_path, rep_path, html))
     book = _ledger_context(ledger, budget, source, engine, spark)
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     request = TableRequest(
@@ -249,8 +250,28 @@ def release(
         missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept,
-                           html, book, check_flag(keep_order, "keep_order"))  # fmt: skip
+                           html, book, check_flag(keep_order, "keep_order"), summary)  # fmt: skip
     return release_request(request, chosen_mechanism, target, rng)
+
+
+def _public_target(
+    path: str | Path | None, parameters: Any, force: bool, others: Sequence[Path | None]
+) -> tuple[Path, bool] | None:
+    """The public summary's path (a ``.json`` file, not another output) and whether it holds the
+    fitted parameters; None without one. Raises ValueError naming the rule."""
+    parameters = check_flag(parameters, "public_report_parameters")
+    if path is None:
+        if parameters:
+            raise ValueError(
+                "public_report_parameters needs public_report (the file the summary is written to)"
+            )
+        return None
+    out = check_output_path(path, force=force, kind="public report")
+    if out.suffix.lower() != ".json":
+        raise ValueError(f"public_report must be a .json file, got {str(path)!r}")
+    if any(o is not None and out.resolve() == Path(o).resolve() for o in others):
+        raise ValueError(f"public_report {str(path)!r} is another output of this release")
+    return out, parameters
 
 
 def release_request(
@@ -502,15 +523,19 @@ def _write(
         )  # fmt: skip
         report = report_for(about, released, missing)
         reports = [target.report, *([target.html] if target.html and page else [])]
+        reports += [target.public[0]] if target.public else []
         with atomic_outputs(reports, force=target.force, kinds=["report"] * len(reports)) as tmps:
             tmps[0].write_text(_json_text(report), encoding="utf-8")
-            if page is not None and len(tmps) > 1:
+            if page is not None and target.html:
                 tmps[1].write_text(page(target.output, about, released, missing, report), encoding="utf-8")
+            if target.public:
+                tmps[-1].write_text(_json_text(public_summary(report, parameters=target.public[1])), "utf-8")
         return about, released, missing, report
     from pufferfish.tables.duckdb_engine import stream_release
 
     outputs = [target.output, target.report, *([target.html] if target.html and page else [])]
-    kinds = ["output", "report", "report"][: len(outputs)]
+    outputs += [target.public[0]] if target.public else []
+    kinds = ["output", *["report"] * (len(outputs) - 1)]
     with (
         recording(book, target.ledger, target.output) as record,
         atomic_outputs(outputs, force=target.force, kinds=kinds) as tmps,
@@ -525,8 +550,10 @@ def _write(
         entry[0] = record(tmp)  # the ledger's entry, pending until the output is published
         report = report_for(about, released, missing)
         tmp_rep.write_text(_json_text(report), encoding="utf-8")
-        if page is not None and len(tmps) > 2:  # the page reads the output before it is published
+        if page is not None and target.html:  # the page reads the output before it is published
             tmps[2].write_text(page(tmp, about, released, missing, report), encoding="utf-8")
+        if target.public:  # what may be published beside the output (issue 54)
+            tmps[-1].write_text(_json_text(public_summary(report, parameters=target.public[1])), "utf-8")
     return about, released, missing, report
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, Utility
+from pufferfish.pipeline.public import confidential
 from pufferfish.priors.joint import MISSING_NUMBER, JointPrior
 from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.fit import FittedPriors
@@ -307,6 +308,9 @@ class ReleaseTarget:
     keep_order : bool
         Write the rows in the input order (the guarantee then assumes it independent of the
         secret); default False: a uniformly random order (issue 54).
+    public : (pathlib.Path, bool) or None
+        The public summary's file and whether it holds the fitted parameters
+        (:func:`pufferfish.pipeline.public.public_summary`).
     html : pathlib.Path or None
         The HTML report, published with the output and the JSON report (all or none).
     ledger : LedgerContext or None
@@ -325,6 +329,7 @@ class ReleaseTarget:
     html: Path | None = None
     ledger: Any = None
     keep_order: bool = False
+    public: tuple[Path, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -418,6 +423,12 @@ def column_noise(column: ReleasedColumn) -> dict[str, Any]:
 
 
 def report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`_report_dict`, marked confidential (:func:`pufferfish.pipeline.public.confidential`):
+    it holds figures of the table (issue 54)."""
+    return confidential(_report_dict(table, release=release))
+
+
+def _report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The JSON report of a calibration (``pufferfish calibrate --json``) or of a release, for one
     column or several.
 
