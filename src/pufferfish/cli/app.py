@@ -157,12 +157,22 @@ UtilityOpt = Annotated[
     ),
 ]
 MissingOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--missing",
-        help="value (default): a missing public cell is inside the check: a label of its own in a "
-        "categorical column; in a numeric one written missing, its rates checked. omit: rows with a "
-        "missing public cell left out of the priors, as the seed papers' figures (calibration only).",
+        help="value (default without --bounds): a missing public cell is inside the check: a label of its "
+        "own in a categorical column; in a numeric one written missing, its rates checked. impute (default "
+        "with --bounds): a missing number is the --impute value, released with the same noise. omit: rows "
+        "with a missing public cell left out of the priors, as the seed papers' figures (calibration only).",
+    ),
+]
+ImputeOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--impute",
+        metavar="VALUE",
+        help="With --bounds: the value inside them a missing number is read and released as (default the "
+        "lower bound); the output does not show which cells were missing.",
     ),
 ]
 LabelsOpt = Annotated[
@@ -260,7 +270,8 @@ def calibrate(
     delimiter: DelimiterOpt = None,
     encoding: EncodingOpt = "utf-8",
     time_limit: TimeLimitOpt = TIME_LIMIT,
-    missing: MissingOpt = "value",
+    missing: MissingOpt = None,
+    impute: ImputeOpt = None,
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
     keep: KeepOpt = None,
@@ -307,6 +318,7 @@ def calibrate(
             time_limit=time_limit,
             units=unit,
             missing=missing,
+            impute=impute,
             labels=labels,
             bounds=bounds,
             keep=keep,
@@ -433,7 +445,8 @@ def release(
     encoding: EncodingOpt = "utf-8",
     time_limit: TimeLimitOpt = TIME_LIMIT,
     keep_unchecked: KeepUncheckedOpt = None,
-    missing: MissingOpt = "value",
+    missing: MissingOpt = None,
+    impute: ImputeOpt = None,
     labels: LabelsOpt = None,
     bounds: BoundsOpt = None,
     keep: KeepOpt = None,
@@ -462,7 +475,8 @@ def release(
             engine=engine, categorical=categorical or (), numeric=numeric or (), prior_set=prior_set,
             confidence=confidence, prior_radius=prior_radius, priors_from=priors_from, utility=utility,
             sampler=sampler, compare=compare, read=read, time_limit=time_limit, units=unit,
-            keep_unchecked=keep_unchecked, missing=missing, labels=labels, bounds=bounds, keep=keep,
+            keep_unchecked=keep_unchecked, missing=missing, impute=impute, labels=labels, bounds=bounds,
+            keep=keep,
             html_report=report, ledger=ledger, budget=budget, keep_order=keep_order,
             public_report=public_report, public_report_parameters=public_report_parameters,
         )  # fmt: skip

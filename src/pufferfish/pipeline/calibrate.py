@@ -61,7 +61,7 @@ from pufferfish.pipeline.results import TableCalibration
 from pufferfish.priors.joint import MISSING_NUMBER
 from pufferfish.priors.scenario import Scenario
 from pufferfish.priors.sets import check_prior_set
-from pufferfish.tables.domain import check_bounds, grid_gap, snapping_margin
+from pufferfish.tables.domain import check_bounds, check_impute, grid_gap, snapping_margin
 from pufferfish.tables.estimate import (
     EstimatedPriors,
     check_column_kinds,
@@ -73,7 +73,7 @@ from pufferfish.tables.estimate import (
 )
 from pufferfish.tables.fit import FittedPriors, fit_priors, parse_prior_model
 from pufferfish.tables.missing import MissingAtom, missing_atom, present_confidence
-from pufferfish.tables.model import EstimatedJointPriors, check_missing, label_text
+from pufferfish.tables.model import EstimatedJointPriors, label_text
 from pufferfish.tables.source import CsvOptions, DataError, resolve_source
 
 __all__ = [
@@ -111,10 +111,11 @@ def calibrate_table(
     read: CsvOptions | None = None,
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
-    missing: str = "value",
+    missing: str | None = None,
     labels: Sequence[str] | None = None,
     bounds: str | Sequence[float] | None = None,
     keep: str | Sequence[str] | None = None,
+    impute: float | None = None,
 ) -> TableCalibration:
     """Estimate the priors of a table, fit them if asked, and calibrate every mechanism on them.
 
@@ -168,10 +169,12 @@ def calibrate_table(
     units : mapping or iterable of "col=w", optional
         Several columns: each column's unit ``w_k > 0`` in the metric ``sum_k d_k / w_k``
         (default :func:`~pufferfish.tables.joint.default_units`).
-    missing, keep : {"value", "omit"}, str or sequence of str
-        A missing public cell is a label (default) or its row is left out, as in the seed papers
-        (:data:`~pufferfish.tables.model.MISSING_POLICIES`); columns kept in clear inside the check
-        (the identity channel, as :func:`~pufferfish.pipeline.release.release` writes them).
+    missing, impute, keep : {None, "value", "omit", "impute"}, float, str or sequence of str
+        A missing public cell is a label or a number's missing atom (``"value"``, the default
+        without bounds), its row is left out (``"omit"``, the seed papers'), or, under declared
+        ``bounds`` (the default there), the constant ``impute`` inside them (default the lower
+        bound; :func:`~pufferfish.tables.domain.check_impute`); columns kept in clear inside the
+        check (the identity channel, as :func:`~pufferfish.pipeline.release.release` writes them).
 
     Returns
     -------
@@ -210,14 +213,17 @@ def calibrate_table(
     )
     source = resolve_source(data, engine, read)  # validates the engine; the table is resolved once
     priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
+    domain = check_bounds(bounds)
+    missing_read, impute_value = check_impute(missing, impute, domain)
     request = TableRequest(
         source, secret, columns, pair_list, epsilons, mechs, weight=weight, delta=delta, noise=noise,
         categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=engine, spark=spark, prior=prior,
         prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=mechanisms is None,
-        time_limit=check_time_limit(time_limit), units=unit_list, missing=check_missing(missing),
-        labels=check_labels(labels), bounds=check_bounds(bounds), keep=keep_cols,
+        time_limit=check_time_limit(time_limit), units=unit_list, labels=check_labels(labels),
+        bounds=domain, keep=keep_cols,
+        missing=missing_read, impute=impute_value,
     )  # fmt: skip
     return calibrate_request(request)
 
@@ -285,7 +291,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         estimated = estimate_joint(
             r.source, secret=r.secret, columns=(*r.columns, *r.keep), pairs=r.pairs, weight=r.weight,
             categorical=r.categorical, numeric=r.numeric, units=units, prior_set=r.prior_set,
-            engine=r.engine, spark=r.spark, missing=r.missing, keep=r.keep, bounds=r.bounds,
+            engine=r.engine, spark=r.spark, missing=r.missing, keep=r.keep, bounds=r.bounds, impute=r.impute,
         )  # fmt: skip
         if r.keep or any(estimated.missing_atoms):  # released as they are
             refuse_kept_alone(estimated, r.keep, min(r.epsilons))
@@ -342,6 +348,7 @@ def calibrate_request(request: TableRequest) -> TableCalibration:
         "priors_from": None if r.priors_source is None else r.priors_source.description,
         "utility": None if util is None else util.kind,
         "missing": r.missing,
+        "impute": r.impute,
         "labels": list(r.labels) or None,
         "bounds": None if r.bounds is None else list(r.bounds),
     }
@@ -537,7 +544,7 @@ def _estimate_one_column(
     model, n_components = r.prior_model
     how = dict(
         secret=r.secret, public=r.public, pairs=r.pairs, order=r.order, weight=r.weight, engine=r.engine,
-        spark=r.spark, missing=r.missing, labels=r.labels, bounds=r.bounds,
+        spark=r.spark, missing=r.missing, labels=r.labels, bounds=r.bounds, impute=r.impute,
     )  # fmt: skip
     data: EstimatedPriors | None = None
     if r.priors_source is None:

@@ -73,7 +73,8 @@ def _draws(
             k, drawn = RELEASE_EXPONENT, b
             if sampler is not None and b != 0.0:
                 k, _, drawn = sampler_grid(b, "laplace", sampler)
-            out.append(ReleasedColumn(c, False, None, drawn, bounds=bounds, missing_checked=atom))
+            out.append(ReleasedColumn(c, False, None, drawn, bounds=bounds, missing_checked=atom,
+                                      impute=table.estimated.impute))  # fmt: skip
             exponents.append(k)
     return out, exponents
 
@@ -256,5 +257,6 @@ def released_columns(
             mapping=mapping,
             estimated=est,
             bounds=est.bounds,
+            impute=est.impute,
         )
     ]

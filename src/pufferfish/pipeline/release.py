@@ -54,11 +54,11 @@ from pufferfish.pipeline.results import (
 )
 from pufferfish.pipeline.unchecked import RecordLoss, record_loss
 from pufferfish.priors.sets import check_prior_set
-from pufferfish.tables.domain import check_bounds
+from pufferfish.tables.domain import check_bounds, check_impute
 from pufferfish.tables.estimate import check_pairs
 from pufferfish.tables.fit import parse_prior_model
 from pufferfish.tables.kept import KeptColumn
-from pufferfish.tables.model import EstimatedJointPriors, check_missing, refuse_omitted_cells
+from pufferfish.tables.model import EstimatedJointPriors, refuse_omitted_cells
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import (
     CsvOptions,
@@ -118,7 +118,7 @@ def release(
     time_limit: float = TIME_LIMIT,
     units: Mapping[str, float] | Iterable[str] | None = None,
     keep_unchecked: str | Sequence[str] | None = None,
-    missing: str = "value",
+    missing: str | None = None,
     keep: str | Sequence[str] | None = None,
     labels: Sequence[str] | None = None,
     bounds: str | Sequence[float] | None = None,
@@ -128,6 +128,7 @@ def release(
     keep_order: bool = False,
     public_report: str | Path | None = None,
     public_report_parameters: bool = False,
+    impute: float | None = None,
 ) -> ReleaseResult:
     """Release the public column(s) of ``data`` made (eps, S)-pufferfish private by additive noise
     or a randomized mapping; the output holds them (and ``keep_unchecked``) only, never the secret.
@@ -178,9 +179,9 @@ def release(
         (nats) everything released about the secret must meet it together (see that module).
     spark, categorical, numeric, prior_set, confidence, prior_radius : see :func:`calibrate_table`
         The Spark session, column kinds, the priors the guarantee holds for.
-    priors_from, utility, read, time_limit, units, missing, labels, bounds : see :func:`calibrate_table`
+    priors_from, utility, read, time_limit, units, missing, impute, labels, bounds : see calibrate_table
         The priors' table, the mappings' objective, CSV reading, seconds per mechanism, units, how
-        a missing cell is read (``"omit"`` refused when a released column has one), the domain.
+        a missing cell is read (``"omit"`` refused with one; under bounds imputed), the domain.
     compare, keep_order : bool
         Also report the other mechanisms (as ``calibrate`` does). Keep the rows' input order (the
         guarantee assumes it independent of the secret); default: a uniformly random one (issue 54).
@@ -240,6 +241,8 @@ def release(
     summary = _public_target(public_report, public_report_parameters, force, (out_path, rep_path, html))
     book = _ledger_context(ledger, budget, source, engine, spark)
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
+    domain = check_bounds(bounds)
+    missing_read, impute_value = check_impute(missing, impute, domain)
     request = TableRequest(
         source, secret, columns, pair_list, (eps,), to_run, weight=weight, delta=delta, noise=noise_used,
         categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=engine, spark=spark, prior=prior,
@@ -247,7 +250,8 @@ def release(
         public_kind=kinds[2], priors_source=priors_source,
         utility=None if utility is None else check_utility(utility), default_set=default_set,
         point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list, keep=keep_cols,
-        missing=check_missing(missing), labels=check_labels(labels), bounds=check_bounds(bounds),
+        labels=check_labels(labels), bounds=domain,
+        missing=missing_read, impute=impute_value,
     )  # fmt: skip
     target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept,
                            html, book, check_flag(keep_order, "keep_order"), summary)  # fmt: skip

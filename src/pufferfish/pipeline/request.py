@@ -75,8 +75,10 @@ class TableRequest:
     units : tuple of float or None
         Several columns: each column's unit as given (None: the default of
         :func:`pufferfish.tables.joint.default_units`).
-    missing : {"value", "omit"}
+    missing : {"value", "omit", "impute"}
         How a missing public cell is read (:data:`pufferfish.tables.model.MISSING_POLICIES`).
+    impute : float or None
+        Under ``"impute"``: the constant inside ``bounds`` a missing number is read and released as.
     labels : tuple of str
         One categorical column: labels of its domain, added to the alphabet when never seen.
     bounds : (float, float) or None
@@ -115,6 +117,7 @@ class TableRequest:
     labels: tuple[str, ...] = ()
     bounds: tuple[float, float] | None = None
     keep: tuple[str, ...] = ()
+    impute: float | None = None
 
     @property
     def dimension(self) -> int:

@@ -520,7 +520,9 @@ def _report_dict(table: TableCalibration, *, release: Mapping[str, Any] | None =
         "mechanisms": rows,
         "chosen": chosen.to_dict(),
         "noise": release["noise"],
-        "guarantee": _with_kept(_with_atom(table, chosen.guarantee(table.prior_kind)), release),
+        "guarantee": _with_kept(
+            _with_imputed(table, _with_atom(table, chosen.guarantee(table.prior_kind))), release
+        ),
         "output_columns": output_columns(table.columns, release),
         "output_layout": list(release.get("layout", ())),
     }
@@ -555,6 +557,20 @@ def _with_atom(table: TableCalibration, guarantee: str) -> str:
         return guarantee
     epsilon = table.inputs["epsilon"]
     return f"{atom.guarantee(float(epsilon))} Present values: {guarantee}"
+
+
+def _with_imputed(table: TableCalibration, guarantee: str) -> str:
+    """The guarantee, with what the release did with a numeric column's missing cells under
+    declared bounds (issue 54): imputed with a constant inside them, released with the same noise."""
+    est = table.estimated
+    if est.impute is None or est.bounds is None:
+        return guarantee
+    cells = est.missing_cells if isinstance(est.missing_cells, int) else sum(est.missing_cells)
+    return (
+        f"{guarantee} Missing numbers ({cells:,} cells) were read and released as {est.impute:g}, a value of "
+        f"the declared domain [{est.bounds[0]:g}, {est.bounds[1]:g}], with the same noise: the output "
+        "does not show which cells were missing."
+    )
 
 
 def _with_kept(guarantee: str, release: Mapping[str, Any]) -> str:
@@ -626,7 +642,7 @@ def _joint_dict(table: TableCalibration, release: Mapping[str, Any] | None) -> d
         "epsilon": chosen.epsilon,
         "scale": chosen.scale,
         "checked_loss": chosen.checked_loss,
-        "guarantee": _with_kept(chosen.guarantee(), release),
+        "guarantee": _with_kept(_with_imputed(table, chosen.guarantee()), release),
         "output_columns": output_columns(table.columns, release),
         "output_layout": list(release.get("layout", ())),
         "column_scales": table.column_scales(chosen.scale),

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish.priors.distributions import to_release_grid
+from pufferfish.tables.model import check_missing
 
 __all__ = ["DOMAIN_POINTS", "check_bounds", "domain_grid", "grid_gap", "snapping_margin"]
 
@@ -59,6 +60,51 @@ def check_bounds(bounds: Any) -> tuple[float, float] | None:
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with lo < hi, got {bounds!r}")
     return lo, hi
+
+
+def check_impute(missing: Any, impute: Any, bounds: tuple[float, float] | None) -> tuple[str, float | None]:
+    """How a missing numeric cell is read, with the declared bounds (issue 54): ``(missing,
+    impute)``.
+
+    Under a declared domain a missing cell is a value of that domain: by default (``missing``
+    None) it is imputed with ``impute``, a constant inside the bounds (default the lower bound;
+    OpenDP's ``make_impute_constant`` convention), and released with the same noise, so the output
+    does not show which cells were missing and the check covers every prior of the domain's set.
+    ``missing="value"`` keeps them missing (the missing atom, checked over its rates' intervals).
+
+    Parameters
+    ----------
+    missing : {None, "value", "omit", "impute"}
+        None: ``"impute"`` with bounds (or with ``impute`` given), else ``"value"``.
+    impute : float or None
+        The constant; None: the lower bound.
+    bounds : (float, float) or None
+        From :func:`check_bounds`.
+
+    Raises
+    ------
+    ValueError
+        ``missing`` not a policy; ``impute`` without bounds, not a finite number, outside the
+        bounds, or with ``missing`` "value" or "omit".
+    """
+    if missing is None:
+        missing = "impute" if bounds is not None or impute is not None else "value"
+    missing = check_missing(missing)
+    if impute is not None and missing != "impute":
+        raise ValueError(
+            f"impute applies with missing='impute' (the default with bounds), got missing={missing!r}"
+        )
+    if missing != "impute":
+        return missing, None
+    if bounds is None:
+        raise ValueError("missing='impute' needs bounds (a declared domain the constant lies in), got none")
+    if impute is None:
+        return missing, bounds[0]
+    if isinstance(impute, bool) or not isinstance(impute, (int, float)) or not math.isfinite(impute):
+        raise ValueError(f"impute must be a finite number, got {impute!r}")
+    if not bounds[0] <= impute <= bounds[1]:
+        raise ValueError(f"impute must lie inside the bounds [{bounds[0]:g}, {bounds[1]:g}], got {impute!r}")
+    return missing, float(impute)
 
 
 def domain_grid(lo: float, hi: float, points: int = DOMAIN_POINTS) -> NDArray[np.float64]:

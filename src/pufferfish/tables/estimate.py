@@ -231,18 +231,20 @@ def estimate_from_source(
     missing: str = "value",
     labels: Sequence[str] = (),
     bounds: tuple[float, float] | None = None,
+    impute: float | None = None,
 ) -> EstimatedPriors:
     """:func:`estimate_priors` on a source already resolved and pairs already checked.
 
     The one path from a table to priors: the engine computes the aggregates, then
-    :func:`priors_from_aggregates` builds the priors.
+    :func:`priors_from_aggregates` builds the priors (``impute``: under ``missing="impute"``, the
+    constant a missing number reads as, :func:`~pufferfish.tables.domain.check_impute`).
     """
     check_markers_and_pairs(source, pairs)
     kinds = {} if public_kind is None else {public: public_kind}
-    agg = aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
+    agg = aggregates(source, secret, (public,), weight, engine, spark, kinds, missing, impute)
     return priors_from_aggregates(
         agg, secret=secret, public=public, pairs=pairs, order=order, weight=weight, source=source.description,
-        missing=missing, declared=labels, bounds=bounds,
+        missing=missing, declared=labels, bounds=bounds, impute=impute,
     )  # fmt: skip
 
 
@@ -261,6 +263,7 @@ def estimate_two_sources(
     missing: str = "value",
     labels: Sequence[str] = (),
     bounds: tuple[float, float] | None = None,
+    impute: float | None = None,
 ) -> tuple[EstimatedPriors, EstimatedPriors]:
     """The table to release and the priors from another one (same column names), one mapping.
 
@@ -287,8 +290,8 @@ def estimate_two_sources(
         in the other.
     """
     kinds = {} if public_kind is None else {public: public_kind}
-    agg = aggregates(source, secret, (public,), weight, engine, spark, kinds, missing)
-    agg_p = aggregates(priors_source, secret, (public,), weight, engine, spark, kinds, missing)
+    agg = aggregates(source, secret, (public,), weight, engine, spark, kinds, missing, impute)
+    agg_p = aggregates(priors_source, secret, (public,), weight, engine, spark, kinds, missing, impute)
     if agg.categorical != agg_p.categorical:
         kinds_read = ["categorical" if a.categorical[0] else "numeric" for a in (agg, agg_p)]
         raise DataError(
@@ -300,7 +303,7 @@ def estimate_two_sources(
     both = (*labels, *agg.labels[0], *agg_p.labels[0]) if agg.categorical[0] else tuple(labels)
     common = dict(  # each table's labels are labels of the other's domain
         secret=secret, public=public, pairs=pairs, order=order, weight=weight, missing=missing,
-        declared=both, bounds=bounds,
+        declared=both, bounds=bounds, impute=impute,
     )  # fmt: skip
     return (
         priors_from_aggregates(agg, **common, source=source.description),  # type: ignore[arg-type]
@@ -324,6 +327,7 @@ def estimate_joint(
     missing: str = "value",
     keep: Sequence[str] = (),
     bounds: tuple[float, float] | None = None,
+    impute: float | None = None,
 ) -> EstimatedJointPriors:
     """The empirical joint priors of ``d >= 1`` public columns given each secret of the pairs
     (issues 17, 31): the counterpart of :func:`estimate_from_source` for a tuple of columns.
@@ -366,6 +370,8 @@ def estimate_joint(
     bounds : (float, float), optional
         The one numeric column's declared domain (issue 41): values clamped (counted), unit ``hi -
         lo``, a prior set the DKW band on it (:func:`~pufferfish.tables.joint.joint_sets`).
+    impute : float, optional
+        Under ``missing="impute"``: the constant inside ``bounds`` its missing cells read as.
 
     Returns
     -------
@@ -390,7 +396,7 @@ def estimate_joint(
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
-    agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing).with_atom()
+    agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing, impute).with_atom()
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
     bounded = bounded_column(columns, agg.categorical, bounds)
@@ -420,7 +426,7 @@ def estimate_joint(
     scenario = Scenario(tuple(pairs), (AdversaryPrior("empirical", conditionals, sets),), metric)
     return EstimatedJointPriors(
         scenario, secret, columns, weight, agg.categorical, labels, w, agg.rows_total, agg.rows_dropped,
-        source.description, missing, agg.missing_cells, bounds, clamped, gap,
+        source.description, missing, agg.missing_cells, bounds, clamped, gap, impute,
     )  # fmt: skip
 
 
@@ -433,19 +439,30 @@ def aggregates(
     spark: Any,
     kinds: Mapping[str, str],
     missing: str,
+    impute: float | None = None,
 ) -> TableAggregates:
-    """The engine's :class:`TableAggregates` of ``source`` for ``d >= 1`` public columns."""
+    """The engine's :class:`TableAggregates` of ``source`` for ``d >= 1`` public columns; under
+    ``missing="impute"`` the numeric column's missing cells read as ``impute``
+    (:meth:`~pufferfish.tables.model.TableAggregates.imputed`; the engines count them as under
+    ``"value"``)."""
+    read = "value" if missing == "impute" else missing
     if engine == "spark":
         from pufferfish.tables.spark_engine import table_aggregates as spark_aggregates
 
-        return spark_aggregates(
-            source, secret=secret, columns=columns, weight=weight, kinds=kinds, spark=spark, missing=missing
+        agg = spark_aggregates(
+            source, secret=secret, columns=columns, weight=weight, kinds=kinds, spark=spark, missing=read
         )
-    from pufferfish.tables.duckdb_engine import table_aggregates
+    else:
+        from pufferfish.tables.duckdb_engine import table_aggregates
 
-    return table_aggregates(
-        source, secret=secret, columns=columns, weight=weight, kinds=kinds, missing=missing
-    )
+        agg = table_aggregates(
+            source, secret=secret, columns=columns, weight=weight, kinds=kinds, missing=read
+        )
+    if missing == "impute" and impute is not None:
+        for k, cat in enumerate(agg.categorical):
+            if not cat:  # the one numeric column the bounds declare (bounded_column)
+                agg = agg.imputed(k, impute)
+    return agg
 
 
 def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]:
@@ -485,6 +502,7 @@ def priors_from_aggregates(
     missing: str = "value",
     declared: Sequence[str] = (),
     bounds: tuple[float, float] | None = None,
+    impute: float | None = None,
 ) -> EstimatedPriors:
     """The empirical priors from an engine's :class:`TableAggregates` (shared by every engine);
     ``declared`` are labels of a categorical column's domain, added to its alphabet when unseen;
@@ -576,6 +594,7 @@ def priors_from_aggregates(
         clamped=0
         if bounds is None
         else sum(n for _, (v,), n, _, _ in agg.counts if not bounds[0] <= v <= bounds[1]),
+        impute=impute,
     )
 
 

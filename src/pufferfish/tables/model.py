@@ -95,6 +95,9 @@ class EstimatedPriors:
         it, its grid in ``support``.
     clamped : int
         Rows whose value lay outside ``bounds`` (clamped).
+    impute : float or None
+        Under ``missing="impute"``: the constant inside ``bounds`` a missing cell was read as (and
+        is released as, with the same noise; issue 54); ``missing_cells`` counts them.
     """
 
     scenario: Scenario
@@ -114,6 +117,7 @@ class EstimatedPriors:
     missing_groups: tuple[SecretGroup, ...] = ()
     bounds: tuple[float, float] | None = None
     clamped: int = 0
+    impute: float | None = None
 
     @property
     def secret_weights(self) -> dict[str, float]:
@@ -204,6 +208,8 @@ class EstimatedJointPriors:
     grid_gap : float
         With ``bounds`` and a prior set: ``delta``, the largest gap of the numeric column's
         alphabet (:mod:`pufferfish.priors.bands`), in the column's own units; else 0.
+    impute : float or None
+        Under ``missing="impute"``: the constant the numeric column's missing cells were read as.
     """
 
     scenario: Scenario
@@ -221,6 +227,7 @@ class EstimatedJointPriors:
     bounds: tuple[float, float] | None = None
     clamped: int = 0
     grid_gap: float = 0.0
+    impute: float | None = None
 
     @property
     def missing_atoms(self) -> tuple[bool, ...]:
@@ -261,11 +268,12 @@ MISSING_LABEL = "\u2400missing"
 #: priors, the convention of the seed papers' figures (seed 001 sec 6.1 estimates the adult priors
 #: on the rows with a value); a calibration only, since a release would write those cells outside
 #: the check (:func:`refuse_omitted_cells`).
-MISSING_POLICIES = ("value", "omit")
+MISSING_POLICIES = ("value", "omit", "impute")
 
 
 def check_missing(missing: Any) -> str:
-    """``missing``, one of :data:`MISSING_POLICIES`.
+    """``missing``, one of :data:`MISSING_POLICIES` (``"impute"`` needs declared bounds:
+    :func:`pufferfish.tables.domain.check_impute` resolves it with them).
 
     Raises
     ------
@@ -411,6 +419,23 @@ class TableAggregates:
     counts: list[tuple[str, tuple[Any, ...], int, float, float]]
     missing_cells: tuple[int, ...]
     missing_groups: tuple[tuple[str, int, float, float], ...] = ()
+
+    def imputed(self, column: int, value: float) -> TableAggregates:
+        """The aggregates with numeric column ``column``'s missing cells read as ``value`` (a
+        declared constant inside the declared bounds, issue 54): one column's ``missing_groups``
+        and several columns' missing entries become groups of that value, equal tuples merged.
+        ``missing_cells`` still counts them (the report says how many were imputed)."""
+        merged: dict[tuple[str, tuple[Any, ...]], list[float]] = {}
+        atom = [(s, (None,), n, w, w2) for s, n, w, w2 in self.missing_groups]
+        for s, values, n, w, w2 in [*self.counts, *atom]:
+            if values[column] is None:
+                values = (*values[:column], value, *values[column + 1 :])
+            got = merged.setdefault((s, values), [0, 0.0, 0.0])
+            got[0], got[1], got[2] = got[0] + n, got[1] + w, got[2] + w2
+        counts = [(s, values, int(n), w, w2) for (s, values), (n, w, w2) in merged.items()]
+        labels = list(self.labels)
+        labels[column] = sorted({*labels[column], value})
+        return replace(self, counts=counts, missing_groups=(), labels=tuple(labels))
 
     def with_atom(self) -> TableAggregates:
         """The same aggregates with one numeric column's missing cells (``missing_groups``) as

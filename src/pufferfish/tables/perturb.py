@@ -66,6 +66,9 @@ class ReleasedColumn:
     kept : bool
         Kept in clear inside the check (the identity channel on its labels): written in the
         table's own type when its labels come back to the values exactly (:func:`restore_type`).
+    impute : float, optional
+        A numeric column under declared bounds: its missing cells are this value (inside the
+        bounds), released with the same noise as any other (issue 54; :meth:`values`).
     """
 
     name: str
@@ -79,6 +82,16 @@ class ReleasedColumn:
     bounds: tuple[float, float] | None = None
     kept: bool = False
     missing_checked: bool = False
+    impute: float | None = None
+
+    def values(self, value: pa.Array) -> NDArray[np.float64]:
+        """The codes or numbers the release perturbs for a batch's cells: ``nan`` for a missing
+        cell, or the ``impute`` constant where one is declared."""
+        if self.codes_for is not None:
+            return self.codes_for(value)
+        codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
+        codes[np.asarray(value.is_null())] = np.nan if self.impute is None else self.impute
+        return codes
 
     @property
     def as_labels(self) -> bool:
@@ -313,12 +326,7 @@ def perturb_batch(
     every = np.ones(batch.num_rows, dtype=bool)
     covered = np.ones(batch.num_rows, dtype=bool)  # every missing cell inside the check
     for k, c in enumerate(columns):
-        value = batch.column(batch.schema.get_field_index(values[k]))
-        if c.codes_for is not None:
-            codes = c.codes_for(value)
-        else:
-            codes = value.to_numpy(zero_copy_only=False).astype(np.float64)
-            codes[np.asarray(value.is_null())] = np.nan
+        codes = c.values(batch.column(batch.schema.get_field_index(values[k])))
         present = ~np.isnan(codes)
         every &= present
         covered &= present | c.missing_checked

@@ -415,11 +415,7 @@ def _perturb_partition(
             value = batch.column(k)
             if empty_is_missing:  # "" is missing, as when the priors were estimated
                 value = pc.if_else(pc.equal(value, ""), pa.scalar(None, pa.string()), value)
-            if c.codes_for is not None:
-                codes = c.codes_for(value.cast(pa.string()))
-            else:
-                codes = value.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
-                codes[np.asarray(value.is_null())] = np.nan
+            codes = c.values(value.cast(pa.string() if c.codes_for is not None else pa.float64()))
             every &= ~np.isnan(codes) | c.missing_checked
             cols[k] = perturb(codes, ~np.isnan(codes), gen)[0]
             if c.kept:  # in the table's own type (text from a CSV), checked equal to it
