@@ -593,37 +593,31 @@ def stream_release(
 ) -> tuple[dict[str, Any], int, int]:
     """Read, perturb and write the table batch by batch: (sampler description, released, missing).
 
-    DuckDB reads the source as a stream of Arrow record batches; each batch gets its released
-    columns replaced (:mod:`~pufferfish.tables.perturb`: a value plus noise, a value drawn from a
-    mapping's matrix, a label drawn by a randomized response; missing stays missing) and DuckDB's
-    ``COPY`` writes them to ``target``, a temporary file the caller publishes
-    (:func:`~pufferfish.tables.source.atomic_outputs`), sorted by two random keys a row
+    DuckDB reads the source as Arrow record batches; each batch's released columns are replaced
+    (:mod:`~pufferfish.tables.perturb`) and DuckDB's ``COPY`` writes them to ``target``, a
+    temporary file the caller publishes (:func:`~pufferfish.tables.source.atomic_outputs`), sorted
+    by two random keys a row
     (:func:`~pufferfish.tables.perturb.order_keys`; DuckDB's sort spills beyond its memory limit)
-    or, without ``shuffle``, in the input order. A seed or Generator gives one NumPy stream
-    across batches, so the noise does not depend on ``batch_rows``.
+    or, without ``shuffle``, in the input order; a seed gives one NumPy stream across batches.
 
     Parameters
     ----------
     source, target : TableSource, pathlib.Path
         The table; the file to write (overwritten), in format ``fmt``: ``"csv"`` or ``"parquet"``.
     columns : sequence of ReleasedColumn
-        The released columns (one, or several released jointly, issues 17 and 31), each drawn
-        independently per row; a row counts as released when every one is present.
+        The released columns (one, or several released jointly), each drawn independently per
+        row; a row counts as released when every one is present.
     rows_total : int
-        Rows of the table (the progress bar's total; a table that changes while it is read is
-        refused).
-    noise : {"laplace", "gaussian"}
-    rng : numpy.random.Generator, int or None
-        None: the secure sampler; else NumPy's, insecure.
+        Rows of the table (the progress bar's total; a table changed while read is refused).
+    noise, rng : {"laplace", "gaussian"}; numpy.random.Generator, int or None
+        The noise; None: the secure sampler, else NumPy's (insecure).
     text_copy : bool
-        Read every column as the text written in the file so other columns are copied
-        unchanged (a CSV source; to a Parquet output they are strings).
+        Read every column as the text in the file, so other columns are copied unchanged.
     batch_rows, progress, workers, gzip : int, callable or None, int, bool
         Rows per batch; ``progress(rows_done, rows_total)`` after each batch; threads of the
         secure sampler; compress a CSV output with gzip.
     sampler : {"exact", "opendp"}
-        The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`,
-        :func:`pufferfish.noise.samplers.add_gaussian`).
+        The secure sampler (:func:`pufferfish.noise.samplers.add_laplace`, ``add_gaussian``).
     written : sequence of str
         The columns written, in the table's order (:func:`written_and_kept`: the released ones
         and those kept in clear); every other column, the secret's included, is left out of the
@@ -771,7 +765,8 @@ def copy_arrow_to(
 ) -> None:
     """DuckDB's ``COPY`` of an Arrow stream to the path ``tmp``: ``fmt`` ``"parquet"``, or ``"csv"``
     with a header and RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if
-    ``gzip``; with ``order``, the rows sorted by those columns, which are not written. Raises
+    ``gzip``; with ``order``, the rows sorted by those columns, which are not written; a one-column
+    CSV writes a missing cell as ``""`` (an empty line is skipped by pandas and R). Raises
     DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
     with connect() as out:
         out.register("out_stream", stream)
@@ -785,8 +780,14 @@ def copy_arrow_to(
             )  # no comment character: DuckDB would quote every field holding '#'
             options += ", COMPRESSION gzip" if gzip else ""
         path_sql = str(tmp).replace("'", "''")
+        names = [f.name for f in stream.schema if f.name not in order]
         keys = ", ".join(quote_identifier(k) for k in order)
-        query = f"SELECT * EXCLUDE ({keys}) FROM out_stream ORDER BY {keys}" if order else "FROM out_stream"
+        what = f"* EXCLUDE ({keys})" if order else "*"
+        if fmt == "csv" and len(names) == 1:  # a missing cell as "", not an empty line readers skip
+            what = (
+                f"COALESCE(CAST({quote_identifier(names[0])} AS VARCHAR), '') AS {quote_identifier(names[0])}"
+            )
+        query = f"SELECT {what} FROM out_stream" + (f" ORDER BY {keys}" if order else "")
         try:
             out.execute(f"COPY ({query}) TO '{path_sql}' ({options})")
         except (duckdb.Error, RuntimeError) as exc:
