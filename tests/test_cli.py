@@ -255,7 +255,7 @@ def test_empty_group_and_existing_output_via_console(tmp_path) -> None:
     res = _cli(*base, "--missing", "omit")  # b's one row has x missing, left out
     assert res.returncode == 1 and "secret value 'b' has no row with a public value" in res.stderr
     res = _cli(*base, "--missing", "nothing")
-    assert res.returncode == 1 and "missing must be one of value, omit, got 'nothing'" in res.stderr
+    assert res.returncode == 1 and "missing must be one of value, omit, impute, got 'nothing'" in res.stderr
     out = tmp_path / "out.csv"
     out.write_text("precious\n")
     res = _cli("release", *ADULT, "--epsilon", "1", "--output", str(out))

@@ -172,7 +172,7 @@ def test_empty_group_and_unreadable_file(tmp_path) -> None:
     df = pd.DataFrame({"s": ["a", "a", "b"], "x": ["u", "v", None]})
     with pytest.raises(DataError, match="secret value 'b' has no row with a public value"):
         estimate_priors(df, secret="s", public="x", pairs=[("a", "b")], missing="omit")
-    with pytest.raises(ValueError, match="missing must be one of value, omit, got 'drop'"):
+    with pytest.raises(ValueError, match="missing must be one of value, omit, impute, got 'drop'"):
         estimate_priors(df, secret="s", public="x", pairs=[("a", "b")], missing="drop")
     with pytest.raises(DataError, match="secret value 'b' has no row with a public value"):
         estimate_priors(df.assign(x=[1.0, 2.0, None]), secret="s", public="x", pairs=[("a", "b")])
