@@ -158,8 +158,8 @@ def audit_ledger(work: Path, i: int, g: np.random.Generator) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", type=int, default=320)
-    parser.add_argument("--ledgers", type=int, default=60)
+    parser.add_argument("--tables", type=int, default=600)
+    parser.add_argument("--ledgers", type=int, default=100)
     parser.add_argument("--seed", type=int, default=54)
     parser.add_argument("--out", type=Path, default=None)
     a = parser.parse_args()
