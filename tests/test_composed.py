@@ -163,3 +163,77 @@ def test_adult_age_given_sex_released_two_and_three_times_spec_reference() -> No
     assert losses[0] == pytest.approx(0.5, abs=1e-9)
     assert round(losses[1], 3) == 0.621
     assert round(losses[2], 3) == 0.658
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 6),
+    st.lists(st.floats(0.3, 8.0), min_size=1, max_size=3),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
+def test_the_lipschitz_bound_is_never_below_the_exact_loss(
+    k: int, scales: list[float], seed: int, atom: bool
+) -> None:
+    # issue 54: the certified bound that answers when the exact check is too large, against the
+    # exact check over every vertex, with and without a missing atom and zero masses
+    from pufferfish.loss.lipschitz import lipschitz_loss
+    from pufferfish.priors.joint import MISSING_NUMBER
+
+    g = np.random.default_rng(seed)
+    values = np.sort(g.choice(np.arange(-10.0, 11.0), k, replace=False))
+    if atom:
+        values = np.r_[values, MISSING_NUMBER]
+    p, q = g.random(values.size), g.random(values.size)
+    p[g.random(values.size) < 0.2] = 0.0
+    q[g.random(values.size) < 0.2] = 0.0
+    if p.sum() == 0 or q.sum() == 0:
+        return
+    p, q = p / p.sum(), q / q.sum()
+    views = [View(0, "laplace", b) for b in scales]
+    exact = composed_loss(values[:, None], p, q, views)
+    bound, _ = lipschitz_loss(values, p, q, views)
+    # the truth lies within the exact check's rounding bound of its figure; the bound is above it
+    assert bound >= exact.loss - exact.error_bound - 1e-9 or (math.isinf(bound) and math.isinf(exact.loss))
+    if len(scales) == 1 and not atom and np.all(p > 0) and np.all(q > 0):
+        assert bound <= exact.loss + 1e-6  # one view: the kernel is an extreme ray, the bound exact
+
+
+def test_the_lipschitz_bound_on_400_random_cases_and_on_adult_age() -> None:
+    # issue 54, the attack on the bound: 400 random pairs of priors (zero masses, missing atoms,
+    # one to three views) against the exact check; then the README's example, where the bound
+    # equals the exact check's figures for one, two and three releases
+    from pufferfish.loss.lipschitz import lipschitz_loss
+    from pufferfish.priors.joint import MISSING_NUMBER
+
+    for seed in range(400):
+        g = np.random.default_rng(seed)
+        values = np.sort(g.choice(np.arange(-10.0, 11.0), int(g.integers(2, 8)), replace=False))
+        if g.integers(2):
+            values = np.r_[values, MISSING_NUMBER]
+        p, q = g.random(values.size), g.random(values.size)
+        p[g.random(values.size) < 0.2] = 0.0
+        q[g.random(values.size) < 0.2] = 0.0
+        if p.sum() == 0 or q.sum() == 0:
+            continue
+        p, q = p / p.sum(), q / q.sum()
+        views = [View(0, "laplace", float(b)) for b in g.uniform(0.2, 8.0, int(g.integers(1, 4)))]
+        exact = composed_loss(values[:, None], p, q, views)
+        bound, _ = lipschitz_loss(values, p, q, views)
+        assert bound >= exact.loss - exact.error_bound - 1e-9 or math.isinf(exact.loss), seed
+    import pandas as pd
+
+    from pufferfish.tables.source import dataset_path
+
+    frame = pd.read_csv(dataset_path("adult"), usecols=["sex", "age"])
+    ages = np.sort(frame["age"].unique()).astype(float)
+    pm = {s: frame.loc[frame["sex"] == s, "age"].value_counts(normalize=True).reindex(ages, fill_value=0.0)
+          for s in ("Male", "Female")}  # fmt: skip
+    for views in (
+        [View(0, "laplace", 3.985)],
+        [View(0, "laplace", 3.985)] * 2,
+        [View(0, "laplace", 3.985)] * 3,
+    ):
+        exact = composed_point_loss(ages[:, None], pm["Male"].to_numpy(), pm["Female"].to_numpy(), views)
+        bound, _ = lipschitz_loss(ages, pm["Male"].to_numpy(), pm["Female"].to_numpy(), views)
+        assert exact.loss - 1e-9 <= bound <= exact.loss + 1e-6

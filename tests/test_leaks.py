@@ -99,15 +99,17 @@ def test_the_joint_check_counts_its_kernel_before_allocating() -> None:
     assert math.isfinite(three.loss)
 
 
-def test_the_fourth_release_of_the_readme_example_answers_without_the_exact_check(tmp_path: Path) -> None:
+def test_the_fourth_release_of_the_readme_example_answers_by_the_certified_bound(tmp_path: Path) -> None:
     led = tmp_path / "age.ledger"
     how = dict(secret="sex", public="age", pairs=["Male,Female"], epsilon=0.5, mechanism="optimal",
                prior_set="none", ledger=led, rng=1)  # fmt: skip
     for i in range(4):
         r = release("adult", output=tmp_path / f"a{i}.csv", **how)  # type: ignore[arg-type]
     together = r.report["ledger"]["together"]
-    assert together["rule"] == RULES[3] and together["epsilon"] is None
-    assert "not run" in together["detail"] and "entries at once" in together["detail"]
+    # the exact check is too large (counted first); the certified bound answers, and on this data
+    # it equals the exact figures for one to three releases (0.5, 0.621364, 0.657807)
+    assert together["rule"] == RULES[5] and together["pairs"][0]["worst_output"] == []
+    assert 0.657807 < together["epsilon"] < 0.68
 
 
 def test_an_infinite_joint_loss_is_no_guarantee_not_a_crash(tmp_path: Path) -> None:

@@ -14,7 +14,10 @@
    (Song and Chaudhuri 2017, arXiv 1707.02702).
 4. Otherwise: no guarantee for these together, with the reasons. Never a silent sum.
 
-A secret with one release only gets that release's own certificate (eps, or (eps, delta) for a
+Where rule 1's exact check is too large (its size counted before any allocation) and every release
+is Laplace noise on one numeric column at the estimate, the certified bound of
+:mod:`pufferfish.loss.lipschitz` answers in its place (``RULES[5]``). A secret with one release
+only gets that release's own certificate (eps, or (eps, delta) for a
 Gaussian release) when rule 1 cannot read its channel (the last of :data:`RULES`); an exact
 check whose loss is infinite is rule 4 at once (no theorem can state less than an exact loss).
 """
@@ -42,17 +45,20 @@ from pufferfish.loss.composed import (
     composed_size,
 )
 from pufferfish.loss.divergence import MemoryLimitError
+from pufferfish.loss.lipschitz import lipschitz_loss
 from pufferfish.priors.joint import MISSING_NUMBER
 from pufferfish.tables.source import TableSource
 
-#: The rules, in the order they are tried (the last: a ledger holding one release about the secret,
-#: whose own certificate answers when rule 1 cannot read it, e.g. an (eps, delta) Gaussian release).
+#: The rules (module docstring). ``RULES[4]``: one release about the secret, whose own certificate
+#: answers when rule 1 cannot read it (an (eps, delta) Gaussian release); ``RULES[5]``: rule 1 by
+#: the certified bound of :mod:`pufferfish.loss.lipschitz`, when the exact check is too large.
 RULES = (
     "exact joint check",
     "windows of one series",
     "theorem that adds",
     "no guarantee",
     "release's own check",
+    "certified bound of the joint loss",
 )
 
 #: What each value of an entry's ``composes`` means for rule 3.
@@ -98,13 +104,17 @@ class PairJoint:
         Nats; the guarantee is ``loss + error_bound``.
     worst_output : tuple of float
         A released record where it is attained (one value per column released, label codes of the
-        release's order for a mapping).
+        release's order for a mapping); empty for a bound.
+    bound : bool
+        ``loss`` is the certified upper bound of :mod:`pufferfish.loss.lipschitz` (the exact check
+        too large to run), not the exact loss.
     """
 
     pair: tuple[str, str]
     loss: float
     error_bound: float
     worst_output: tuple[float, ...]
+    bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -395,7 +405,7 @@ def joint_loss(views: Sequence[View], joint: JointPriors) -> tuple[float, tuple[
     out = []
     for a, b in est.scenario.pairs:
         res = _pair_loss(prior, a, b, views)
-        out.append(PairJoint((a, b), res.loss, res.error_bound, res.worst_output))
+        out.append(PairJoint((a, b), res.loss, res.error_bound, res.worst_output, bound=res.vertices == 0))
     worst = max(p.loss + p.error_bound for p in out)
     return worst, tuple(out)
 
@@ -423,7 +433,14 @@ def _pair_loss(prior: Any, a: str, b: str, views: Sequence[View]) -> ComposedLos
     dense, _ = composed_size(alphabet, views)
     if dense <= MAX_COMPOSED_ENTRIES // 8:
         return composed_loss(alphabet, pmfs[0], pmfs[1], views)
-    return composed_point_loss(alphabet, pmfs[0], pmfs[1], views)
+    try:
+        return composed_point_loss(alphabet, pmfs[0], pmfs[1], views)
+    except MemoryLimitError:
+        if alphabet.shape[1] != 1 or any(v.kind != "laplace" or v.relabel is not None for v in views):
+            raise
+    # many Laplace releases of one numeric column: the certified bound (issue 54)
+    bound, error = lipschitz_loss(alphabet[:, 0], pmfs[0], pmfs[1], views)
+    return ComposedLoss(bound, error, (), 0)
 
 
 def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...], str]:
@@ -545,7 +562,9 @@ def guarantee(
                     raise Unsupported("the table is not at hand")
                 joint = estimate_for(entries, source, engine=engine, spark=spark)
             eps, pairs = exact_joint(entries, joint)
-            if not math.isfinite(eps):  # no theorem can say otherwise: the check is exact
+            if not math.isfinite(eps) and any(p.bound for p in pairs):
+                raise Unsupported("too large to run exactly, and its certified bound is infinite")
+            if not math.isfinite(eps):  # the exact loss: no theorem can say less
                 return JointGuarantee(
                     secret,
                     ids,
@@ -560,7 +579,7 @@ def guarantee(
             return JointGuarantee(
                 secret,
                 ids,
-                RULES[0],
+                RULES[5] if any(p.bound for p in pairs) else RULES[0],
                 eps,
                 total,
                 priors_text(joint.prior_set),
