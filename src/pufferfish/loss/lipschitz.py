@@ -3,13 +3,13 @@
 The exact joint check (:mod:`pufferfish.loss.composed`) evaluates every released record: ``|V|^S``
 of them for ``S`` releases of a column of ``|V|`` values, beyond reach from ``S = 4`` on Adult's
 ``age``. For Laplace views the kernel of all of them together is log-Lipschitz in the value:
-view ``v`` sees ``g_v(x)`` (the release's clamp and grid, non-decreasing in ``x``) and
+view ``v`` sees ``g_v(x)`` (the release's clamp and grid, non-decreasing in ``x``) and::
 
     |log K(y | x) - log K(y | x')| <= D(x, x') = sum_v |g_v(x) - g_v(x')| / b_v
 
 for every record ``y``. On the sorted alphabet ``x_1 < ... < x_k`` each ``g_v`` is monotone, so
 ``D`` adds up along consecutive values: ``D(x_a, x_c) = sum_{a <= j < c} D_j`` with ``D_j =
-D(x_j, x_{j+1})``. Every record's kernel ``w(x) = K(y | x)`` therefore lies in the cone
+D(x_j, x_{j+1})``. Every record's kernel ``w(x) = K(y | x)`` therefore lies in the cone::
 
     C = {w >= 0 : w_{j+1} <= e^{D_j} w_j and w_j <= e^{D_j} w_{j+1}},
 
