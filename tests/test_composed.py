@@ -165,6 +165,23 @@ def test_adult_age_given_sex_released_two_and_three_times_spec_reference() -> No
     assert round(losses[2], 3) == 0.658
 
 
+def _line_priors(
+    g: np.random.Generator, k: int, atom: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``k`` values in -10..10 (and the missing atom), two random priors with some zero masses."""
+    from pufferfish.priors.joint import MISSING_NUMBER
+
+    values = np.sort(g.choice(np.arange(-10.0, 11.0), k, replace=False))
+    if atom:
+        values = np.r_[values, MISSING_NUMBER]
+    p, q = g.random(values.size), g.random(values.size)
+    p[g.random(values.size) < 0.2] = 0.0
+    q[g.random(values.size) < 0.2] = 0.0
+    if p.sum() == 0 or q.sum() == 0:
+        return None
+    return values, p / p.sum(), q / q.sum()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(2, 6),
@@ -178,18 +195,11 @@ def test_the_lipschitz_bound_is_never_below_the_exact_loss(
     # issue 54: the certified bound that answers when the exact check is too large, against the
     # exact check over every vertex, with and without a missing atom and zero masses
     from pufferfish.loss.lipschitz import lipschitz_loss
-    from pufferfish.priors.joint import MISSING_NUMBER
 
-    g = np.random.default_rng(seed)
-    values = np.sort(g.choice(np.arange(-10.0, 11.0), k, replace=False))
-    if atom:
-        values = np.r_[values, MISSING_NUMBER]
-    p, q = g.random(values.size), g.random(values.size)
-    p[g.random(values.size) < 0.2] = 0.0
-    q[g.random(values.size) < 0.2] = 0.0
-    if p.sum() == 0 or q.sum() == 0:
+    drawn = _line_priors(np.random.default_rng(seed), k, atom)
+    if drawn is None:
         return
-    p, q = p / p.sum(), q / q.sum()
+    values, p, q = drawn
     views = [View(0, "laplace", b) for b in scales]
     exact = composed_loss(values[:, None], p, q, views)
     bound, _ = lipschitz_loss(values, p, q, views)
@@ -204,19 +214,13 @@ def test_the_lipschitz_bound_on_400_random_cases_and_on_adult_age() -> None:
     # one to three views) against the exact check; then the README's example, where the bound
     # equals the exact check's figures for one, two and three releases
     from pufferfish.loss.lipschitz import lipschitz_loss
-    from pufferfish.priors.joint import MISSING_NUMBER
 
     for seed in range(400):
         g = np.random.default_rng(seed)
-        values = np.sort(g.choice(np.arange(-10.0, 11.0), int(g.integers(2, 8)), replace=False))
-        if g.integers(2):
-            values = np.r_[values, MISSING_NUMBER]
-        p, q = g.random(values.size), g.random(values.size)
-        p[g.random(values.size) < 0.2] = 0.0
-        q[g.random(values.size) < 0.2] = 0.0
-        if p.sum() == 0 or q.sum() == 0:
+        drawn = _line_priors(g, int(g.integers(2, 8)), bool(g.integers(2)))
+        if drawn is None:
             continue
-        p, q = p / p.sum(), q / q.sum()
+        values, p, q = drawn
         views = [View(0, "laplace", float(b)) for b in g.uniform(0.2, 8.0, int(g.integers(1, 4)))]
         exact = composed_loss(values[:, None], p, q, views)
         bound, _ = lipschitz_loss(values, p, q, views)

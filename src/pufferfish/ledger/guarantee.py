@@ -479,16 +479,19 @@ def sum_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...], s
 EXACT_CHECKS["sum"] = (RULES[0], sum_joint)
 
 
-def _infinite(pairs: Sequence[PairJoint]) -> str:
-    """Why an exact check whose loss is infinite gives no guarantee: the pair and a record that
-    one secret can publish and the other cannot."""
+def _infinite(
+    secret: str, ids: tuple[int, ...], total: float, pairs: Sequence[PairJoint], seconds: float
+) -> JointGuarantee:
+    """Rule 4 for an exact check whose loss is infinite: the pair and a record that one secret can
+    publish and the other cannot."""
     worst = max(pairs, key=lambda p: p.loss + p.error_bound)
     a, b = worst.pair
     at = ", ".join("missing" if v >= MISSING_NUMBER else f"{v:.6g}" for v in worst.worst_output)
-    return (
+    why = (
         f"exact joint check: the releases together have infinite privacy loss for {a} vs {b}: the "
         f"record ({at}) can be published under one of them and not under the other"
     )
+    return JointGuarantee(secret, ids, RULES[3], None, total, "", why, tuple(pairs), seconds)
 
 
 def _own_check(only: Entry, reasons: Sequence[str], seconds: float) -> JointGuarantee:
@@ -565,17 +568,7 @@ def guarantee(
             if not math.isfinite(eps) and any(p.bound for p in pairs):
                 raise Unsupported("too large to run exactly, and its certified bound is infinite")
             if not math.isfinite(eps):  # the exact loss: no theorem can say less
-                return JointGuarantee(
-                    secret,
-                    ids,
-                    RULES[3],
-                    None,
-                    total,
-                    "",
-                    _infinite(pairs),
-                    pairs,
-                    time.perf_counter() - start,
-                )
+                return _infinite(secret, ids, total, pairs, time.perf_counter() - start)
             return JointGuarantee(
                 secret,
                 ids,
@@ -594,17 +587,7 @@ def guarantee(
         try:
             eps, pairs, priors = check(entries)
             if not math.isfinite(eps):
-                return JointGuarantee(
-                    secret,
-                    ids,
-                    RULES[3],
-                    None,
-                    total,
-                    "",
-                    _infinite(pairs),
-                    pairs,
-                    time.perf_counter() - start,
-                )
+                return _infinite(secret, ids, total, pairs, time.perf_counter() - start)
             return JointGuarantee(
                 secret, ids, rule, eps, total, priors, "", pairs, time.perf_counter() - start
             )
