@@ -445,8 +445,10 @@ def release_series(
         "frequency": "(visits + Laplace noise of T times the scale) / T",
         "histogram": "each state's visits + its own Laplace noise of the scale",
     }[request.query]
+    from pufferfish.pipeline.public import SERIES_CONFIDENTIAL, confidential
+
     report = {
-        **calibration.to_dict(),
+        **confidential(calibration.to_dict(), SERIES_CONFIDENTIAL),
         "mechanism": mechanism,
         "scales": {str(t): {"calibrated": s, "drawn": d} for t, (s, d) in scales.items()},
         "noise": noise,

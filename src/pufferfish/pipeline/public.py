@@ -31,9 +31,17 @@ CONFIDENTIAL = (
 )
 
 
-def confidential(report: Mapping[str, Any]) -> dict[str, Any]:
-    """``report`` with ``"confidential": true`` and :data:`CONFIDENTIAL` first."""
-    return {"confidential": True, "confidential_note": CONFIDENTIAL, **report}
+def confidential(report: Mapping[str, Any], note: str = CONFIDENTIAL) -> dict[str, Any]:
+    """``report`` with ``"confidential": true`` and ``note`` (what it holds) first."""
+    return {"confidential": True, "confidential_note": note, **report}
+
+
+#: What a series release's report holds (:func:`pufferfish.markov.release.release_series`).
+SERIES_CONFIDENTIAL = (
+    "CONFIDENTIAL: this report holds figures of the table (the chain estimated from it, its "
+    "transition counts and lengths, the count priors, the scales calibrated on them). Do not publish "
+    "it: publish the released file."
+)
 
 
 def _priors(inputs: Mapping[str, Any]) -> str:
