@@ -1,4 +1,5 @@
-"""The README's main job, measured: run it, then compare the released column with the input.
+"""The README's main job, measured: run it (in the input order, ``--keep-order``, so that each
+released label can be compared with its row's), then compare the released column with the input.
 
 Usage: ``python scripts/main_job_accuracy.py [OUTPUT.csv]`` (default: a temporary folder). Prints
 the wall time, the share of released rows whose label was kept, and the label counts in and out.
@@ -17,9 +18,12 @@ from collections import Counter
 from importlib.resources import files
 from pathlib import Path
 
+# --keep-order: the README's command writes the rows in a random order (issue 54); the same
+# release in the input order lets each released label be compared with its row's input label
 COMMAND = [
     "pufferfish", "release", "adult", "--secret", "marital-status", "--pair",
     "Married-civ-spouse,Never-married", "--public", "workclass", "--epsilon", "0.5", "--force",
+    "--keep-order",
 ]  # fmt: skip
 
 
@@ -31,7 +35,7 @@ def main() -> None:
     with gzip.open(str(files("pufferfish") / "datasets" / "adult.csv.gz"), "rt", newline="") as f:
         before = [r["workclass"] for r in csv.DictReader(f)]
     with out.open(newline="") as f:  # the output is the workclass column alone (issue 41)
-        rows = list(csv.reader(f))  # a missing cell is an empty line: csv.reader gives []
+        rows = list(csv.reader(f))  # a missing cell is "" (an empty line before issue 54: [])
     assert rows[0] == ["workclass"], f"the output holds {rows[0]}"
     after = [r[0] if r else "" for r in rows[1:]]
     assert len(before) == len(after), "row counts differ"
