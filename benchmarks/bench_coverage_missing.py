@@ -95,8 +95,9 @@ def main() -> None:
                 sample(joint, 500, g).to_csv(src, index=False)
                 try:
                     public = "c,x" if joint else "x"
-                    res = release(src, secret="s", public=public, pairs=["A,B"], epsilon=1.0,
-                                  output=Path(folder) / "o.csv", force=True, bounds="0,100", rng=r)  # fmt: skip
+                    out = Path(folder) / "o.csv"
+                    res = release(src, secret="s", public=public, pairs=["A,B"], epsilon=1.0, output=out,
+                                  force=True, bounds="0,100", rng=r)  # fmt: skip
                 except ValueError:
                     refused += 1
                     continue
