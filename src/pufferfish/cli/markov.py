@@ -518,7 +518,7 @@ def markov_release(
     if len(result.scales) > 5:
         console.print(f"({len(result.scales) - 5} more lengths: every one in the report)")
     console.print(f"noise: {result.noise.get('sampler', 'none')}")
-    console.print(f"report: {result.report_path}")
+    console.print(f"report: {result.report_path} (confidential: it holds figures of the table)", markup=False)
     if result.html_report is not None:
         console.print(f"HTML report: {result.html_report}")
     if result.together is not None:

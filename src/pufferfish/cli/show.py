@@ -285,7 +285,7 @@ def _print_one_column_release(console: Console, result: Any) -> None:
     if result.noise.get("counts"):  # a mapping: the released rows per value, in and out
         counts = result.noise["counts"]
         print_table(console, _counts_table(counts, result.calibration.estimated, result.report_path))
-    console.print(f"report: {result.report_path}")
+    console.print(f"report: {result.report_path} (confidential: it holds figures of the table)", markup=False)
 
 
 def _head_joint(console: Console, table: Any) -> None:
@@ -333,7 +333,7 @@ def _print_joint_release(console: Console, result: Any) -> None:
     console.print(f"guarantee: {rel['guarantee']}", highlight=False)
     for col, about in rel["noise"]["columns"].items():
         console.print(f"noise on {col}: {about['sampler']}", highlight=False)
-    console.print(f"report: {result.report_path}")
+    console.print(f"report: {result.report_path} (confidential: it holds figures of the table)", markup=False)
 
 
 def _drawn_text(column: str, about: Mapping[str, Any]) -> str:
