@@ -542,3 +542,24 @@ def test_the_shipped_activity_log_default_set_is_compared_chain_by_chain() -> No
         assert (
             isinstance(row, Calibration) and row.scale >= opt.scale and "every chain of the" in row.decided_by
         )
+
+
+def test_gk16_not_applying_to_one_chain_of_a_class_is_a_row() -> None:
+    # issue 55, reproducer gk16_class_crash.py part A: GK16 applies to the class's first chain and
+    # not to a later one (||Gamma|| >= 1): the comparison ended with its ValueError
+    from pufferfish.calibration import Calibration, Skipped
+    from pufferfish.markov import CountModel, MarkovChain
+    from pufferfish.markov.classes import compare_class
+
+    a = MarkovChain([[0.5121125023486195, 0.4878874976513806], [0.5662227534679446, 0.43377724653205535]])
+    b = MarkovChain(
+        [[0.025738443883224476, 0.9742615561167756], [0.0003548797673609914, 0.999645120232639]],
+        np.array([0.9999999999999759, 2.4176996736298853e-14]),
+    )
+    c = MarkovChain([[1.0, 0.0], [1.0, 0.0]])
+    rows = {
+        r.mechanism: r
+        for r in compare_class(CountModel((a, b, c), 4, "0"), 1.3553, ["gk16", "optimal"]).results
+    }
+    assert isinstance(rows["gk16"], Skipped) and "spectral norm of Gamma" in rows["gk16"].reason
+    assert isinstance(rows["optimal"], Calibration)

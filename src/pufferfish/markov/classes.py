@@ -157,7 +157,11 @@ def compare_class(
                 if reason is not None:
                     refused[key] = Skipped(name, eps, f"chain {index}: {reason}")
                     continue
-                value = lookup(name).scale(scenario, eps, 0.0, None).scale  # type: ignore[misc]
+                try:  # a theorem's condition may fail on this chain (GK16: ||Gamma|| >= 1; issue 55)
+                    value = lookup(name).scale(scenario, eps, 0.0, None).scale  # type: ignore[misc]
+                except ValueError as exc:
+                    refused[key] = Skipped(name, eps, f"chain {index}: {exc}")
+                    continue
                 if key not in largest or value > largest[key][0]:
                     largest[key] = (value, index)
             current = rows.get((eps, "optimal"))
