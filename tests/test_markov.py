@@ -700,3 +700,17 @@ def test_a_prior_that_keeps_only_its_logs_gives_its_pmf_when_read() -> None:
     assert np.array_equal(dataclasses.replace(lean, log_error=1e-9).pmf, lean.pmf)
     with pytest.raises(AttributeError, match="no attribute 'pfm'"):
         _ = lean.pfm  # type: ignore[attr-defined]
+
+
+def test_an_unknown_target_among_many_states_is_named_in_one_short_line() -> None:
+    # issue 55: an unknown target printed all 500 state names on one line
+    from pufferfish.markov import CountModel, MarkovChain
+
+    k = 500
+    m = np.roll(np.eye(k), 1, axis=1) * 0.5 + np.eye(k) * 0.5
+    chain = MarkovChain(m, states=[f"s{i}" for i in range(k)])
+    with pytest.raises(
+        ValueError, match=r"\['s0', 's1', .*, \.\.\., 's499'\] \(500 in all\), got 'zzz'$"
+    ) as err:
+        CountModel((chain,), 5, "zzz")
+    assert len(str(err.value)) < 200

@@ -41,6 +41,23 @@ def short_repr(text: Any, limit: int = LABEL_CHARS) -> str:
     return repr(text)
 
 
+def short_list(values: Any, limit: int = 12) -> str:
+    """A list for a message: whole up to ``limit`` items, else its first ``limit - 2``, ``...``,
+    its last and how many (issue 55: an unknown target printed 500 states on one line).
+
+    Examples
+    --------
+    >>> short_list(["a", "b"])
+    "['a', 'b']"
+    >>> short_list([str(i) for i in range(500)])
+    "['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', ..., '499'] (500 in all)"
+    """
+    items = [short_repr(v) for v in values]
+    if len(items) <= limit:
+        return "[" + ", ".join(items) + "]"
+    return "[" + ", ".join([*items[: limit - 2], "...", items[-1]]) + f"] ({len(items):,} in all)"
+
+
 #: Largest epsilon accepted. A privacy loss of exp(20) ~ 4.9e8 bounds no realistic adversary;
 #: beyond it the calibrators' formulas (exp(epsilon) times a spread) head for float64 overflow
 #: (epsilon ~ 709) and the scales fall below 1e-8 of the values, where the exact checks' interval

@@ -304,7 +304,8 @@ def stationary_with_logs(
         return pi, log_pi
     # the chain of the matrix as given: each row divided by its exact sum (a row of floats
     # rarely sums to 1 exactly; :func:`row_sum_log_error` bounds the difference)
-    sub = [[Fraction(float(m[a, b])) / _exact_sum(m[a]) for b in closed] for a in closed]
+    sums = {a: _exact_sum(m[a]) for a in closed}  # once a row (was once an entry: k^3 work)
+    sub = [[Fraction(float(m[a, b])) / sums[a] for b in closed] for a in closed]
     n = len(sub)
     # state reduction: censor the chain on states 0..last-1, one state at a time
     for last in range(n - 1, 0, -1):

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from pufferfish._checks import short_list
 from pufferfish.markov.chain import MarkovChain, row_sum_log_error
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.priors.joint import JointPrior, Metric
@@ -145,7 +146,7 @@ class CountModel:
             raise ValueError(f"length must be an integer >= 1, got {self.length!r}")
         if str(self.target) not in chains[0].states:
             raise ValueError(
-                f"target must be one of the states {list(chains[0].states)}, got {self.target!r}"
+                f"target must be one of the states {short_list(chains[0].states)}, got {self.target!r}"
             )
         if self.query not in QUERIES:
             raise ValueError(f"query must be one of {', '.join(QUERIES)}, got {self.query!r}")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish._checks import check_epsilon
+from pufferfish._checks import check_epsilon, short_list
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
 from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, recording
@@ -316,7 +316,7 @@ def _estimated(
             f"{series.breaks.sentence()}; fill the holes or split the ids before releasing"
         )
     if request.target not in series.states:
-        raise ValueError(f"target state must be one of {list(series.states)}, got {request.target!r}")
+        raise ValueError(f"target state must be one of {short_list(series.states)}, got {request.target!r}")
     chain = estimated_chain(series, request.initial)
     chains: tuple[MarkovChain, ...] = (chain,)
     description = None
