@@ -466,3 +466,23 @@ def test_spark_refuses_a_text_column_of_mostly_numbers_as_duckdb(spark: Any, tmp
         messages.append(str(err.value))
     assert messages[0] == messages[1]
     assert "96% of its values are numbers; the others are '?' (20 rows): pass --na '?'" in messages[0]
+
+
+def test_spark_imputes_under_bounds_and_shuffles_like_duckdb(spark: Any, tmp_path: Path) -> None:
+    # issue 54 on the Spark engine: a missing number under declared bounds is the imputed value,
+    # released with the same noise (no missing cell written); the rows come out in a random order
+    # with each kept cell beside its row's released value
+    g = np.random.default_rng(5)
+    n = 400
+    x = g.integers(0, 7, n).astype(float)
+    x[g.random(n) < 0.05] = np.nan
+    src = tmp_path / "t.parquet"
+    pd.DataFrame({"s": g.choice(["A", "B"], n), "x": x, "id": np.arange(n)}).to_parquet(src)
+    how = dict(secret="s", public="x", pairs=["A,B"], epsilon=1.0, bounds="0,10", keep_unchecked="id",
+               prior_set="none", rng=3)  # fmt: skip
+    duck = release(src, output=tmp_path / "d.parquet", **how)  # type: ignore[arg-type]
+    sp = release(src, output=tmp_path / "s.parquet", engine="spark", spark=spark, **how)  # type: ignore[arg-type]
+    assert duck.drawn_scales == sp.drawn_scales and sp.report["inputs"]["impute"] == 0.0
+    got = pd.read_parquet(tmp_path / "s.parquet")
+    assert len(got) == n and not got["x"].isna().any() and sorted(got["id"].astype(int)) == list(range(n))
+    assert list(got["id"].astype(int)) != list(range(n))  # not the input order
