@@ -92,6 +92,19 @@ def left_out_rows(names: Iterable[str], epsilons: Sequence[float], chains: int) 
     ]
 
 
+def _own_scale(scenario: Any, name: str, eps: float, index: int) -> float | Skipped:
+    """A mechanism's own scale on chain ``index`` of a class (its theorem, no check), or a Skipped
+    row when it does not apply there, its theorem's condition failing included (GK16 with
+    ``||Gamma|| >= 1`` on one chain; issue 55: that ended the whole comparison)."""
+    reason = not_applicable(scenario, name, "laplace", 0.0, eps)
+    if reason is not None:
+        return Skipped(name, eps, f"chain {index}: {reason}")
+    try:
+        return float(lookup(name).scale(scenario, eps, 0.0, None).scale)  # type: ignore[misc]
+    except ValueError as exc:
+        return Skipped(name, eps, f"chain {index}: {exc}")
+
+
 def compare_class(
     model: CountModel, epsilons: float | Sequence[float], mechanisms: Sequence[str]
 ) -> ClassComparison:
@@ -153,14 +166,9 @@ def compare_class(
                 key = (eps, name)
                 if key in refused or isinstance(rows.get(key), Skipped):
                     continue
-                reason = not_applicable(scenario, name, "laplace", 0.0, eps)
-                if reason is not None:
-                    refused[key] = Skipped(name, eps, f"chain {index}: {reason}")
-                    continue
-                try:  # a theorem's condition may fail on this chain (GK16: ||Gamma|| >= 1; issue 55)
-                    value = lookup(name).scale(scenario, eps, 0.0, None).scale  # type: ignore[misc]
-                except ValueError as exc:
-                    refused[key] = Skipped(name, eps, f"chain {index}: {exc}")
+                value = _own_scale(scenario, name, eps, index)
+                if isinstance(value, Skipped):
+                    refused[key] = value
                     continue
                 if key not in largest or value > largest[key][0]:
                     largest[key] = (value, index)
