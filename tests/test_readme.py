@@ -1,4 +1,5 @@
-"""The README's Python example and its Adult table are what the code prints."""
+"""The README's and its reference's (docs/reference.md) Python example and Adult table are what
+the code prints; the README's tour and ledger commands do what they say."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from pufferfish import calibrate, compare, estimate_priors
 from pufferfish.tables.estimate import with_prior_sets
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+REFERENCE = README.parent / "docs" / "reference.md"
 
 
 def _readme() -> str:
+    """The README and the reference it links to (the README keeps the commands and the tour)."""
     if not README.is_file():  # pragma: no cover - tests run from a checkout
         pytest.skip("README.md not found")
-    return README.read_text()
+    return README.read_text() + "\n" + REFERENCE.read_text()
 
 
 def test_python_example_prints_what_the_comment_says() -> None:
