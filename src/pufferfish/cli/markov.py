@@ -450,10 +450,20 @@ def _calibrate_data(
         radii = ", ".join(f"{k} {v:.4g}" for k, v in result.prior_set["radius"].items())
         console.print(
             f"prior set: {result.prior_set['confidence']:.0%} L1 balls around each row (radius {radii}; "
-            f"{result.prior_set['bound']}). NOT certified over the whole set: every scale below was checked "
-            f"on {len(result.chains)} chains of it (the estimate and each row's extreme moves).",
+            f"{result.prior_set['bound']}). Certified for every chain of the set: mqm-approx (bounds over "
+            f"the set) and group-dp; every other row is over {len(result.chains)} listed chains of it (the "
+            "estimate and each row's moves of one pair of states): NOT a guarantee for the set.",
             highlight=False,
         )  # fmt: skip
+        eps = result.request.epsilon
+        for name, found in result.attacks.items():
+            above = " ABOVE EPSILON" if found.loss > eps else ""
+            console.print(
+                f"attack at {name}'s scale {found.scale:.6g} (T = {max(result.results)}): the worst chain "
+                f"found in the set has loss {found.loss:.4g} (eps {eps:g}; {found.evaluations} chains "
+                f"searched: a lower bound, not a certificate){above}",
+                highlight=False,
+            )
     for t, rows_t in list(result.results.items())[:5]:
         console.print(f"T = {t}")
         print_comparisons(console, rows_t, 0.0, show_pair=True)
@@ -477,8 +487,13 @@ def markov_release(
     prior_set: PriorSetOpt = "l1-rows",
     engine: EngineOpt = "duckdb",
     mechanism: Annotated[
-        str, typer.Option("--mechanism", help="Calibrator whose scale is used.")
-    ] = "optimal",
+        str | None,
+        typer.Option(
+            "--mechanism",
+            help="Calibrator whose scale is used. Default: optimal with --prior-set none; over the l1-rows "
+            "set the smaller of those certified over it (mqm-approx, group-dp).",
+        ),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite existing output and report files.")
     ] = False,
@@ -498,7 +513,7 @@ def markov_release(
     from pufferfish.markov.release import release_series
 
     def run() -> Any:
-        request = _series_request(data, epsilon, None, initial, target_state, query, (mechanism,), id_column,
+        request = _series_request(data, epsilon, None, initial, target_state, query, None, id_column,
                                   time_column, state_column, prior_set, engine)  # fmt: skip
         return release_series(
             request, output, mechanism=mechanism, force=force, rng=rng_seed, html_report=report,
@@ -512,9 +527,7 @@ def markov_release(
     cal = result.calibration
     console.print(f"released: {result.output} ({len(cal.series.ids)} ids, one {query} each)")
     for t, (scale, drawn) in list(result.scales.items())[:5]:
-        console.print(
-            f"T = {t}: {mechanism} Laplace scale {scale:.6g} (drawn at {drawn:.6g}), checked exactly"
-        )
+        console.print(f"T = {t}: {result.mechanism} Laplace scale {scale:.6g} (drawn at {drawn:.6g})")
     if len(result.scales) > 5:
         console.print(f"({len(result.scales) - 5} more lengths: every one in the report)")
     console.print(f"noise: {result.noise.get('sampler', 'none')}")

@@ -94,7 +94,8 @@ class ScaleAudit:
         this scale (``inf`` at scale 0).
     certified : bool
         ``True`` when the class is the finite list of chains checked; ``False`` for an interval
-        class or ``initial="any"``, checked on some of their chains only (``note`` says which).
+        class, a confidence set of row balls or ``initial="any"``, checked on some of their chains
+        only (``note`` says which).
     note : str
         What was checked.
     """
@@ -189,6 +190,11 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
     first = model.chains[0]
     if model.interval is not None:
         note = f"NOT certified over the interval class: checked on the {len(model.chains)} chains of its grid"
+    elif model.row_balls is not None:
+        note = (
+            f"NOT certified over the {model.row_balls.confidence:.0%} set: checked on {len(model.chains)} "
+            "chains listed from it"
+        )
     elif first.any_start:
         note = f"NOT certified for every start: checked on {priors} starts (uniform, near each state)"
     else:
@@ -200,7 +206,7 @@ def audit_scale(model: CountModel, scale: float, scenario: Scenario | None = Non
         worst=worst,
         chains=chains,
         epsilon_dp=model.sensitivity / scale if scale > 0 else math.inf,
-        certified=model.interval is None and not first.any_start,
+        certified=model.interval is None and model.row_balls is None and not first.any_start,
         note=note,
     )
 
@@ -215,11 +221,16 @@ def _finite(value: float) -> float | str:
     return value if math.isfinite(value) else "inf"
 
 
-#: Mechanisms whose scale holds for every chain of an interval class, or for every start.
-CERTIFIED_OVER = {"interval": ("mqm-approx", "group-dp"), "any start": ("mqm-exact", "group-dp")}
+#: Mechanisms whose scale holds for every chain of an interval class, of a confidence set of row
+#: balls, or for every start.
+CERTIFIED_OVER = {
+    "interval": ("mqm-approx", "group-dp"),
+    "row balls": ("mqm-approx", "group-dp"),
+    "any start": ("mqm-exact", "group-dp"),
+}
 
 
-def result_row(result: Any, model: CountModel, *, confidence_set: bool = False) -> dict[str, Any]:
+def result_row(result: Any, model: CountModel) -> dict[str, Any]:
     """A comparison row as the ``--json`` of ``pufferfish markov calibrate`` prints it: the
     calibration's own fields and ``worst`` (``{"time": i, "pair": [a, b]}``, the pair that decided
     the scale), ``certified`` and ``note``.
@@ -229,17 +240,17 @@ def result_row(result: Any, model: CountModel, *, confidence_set: bool = False) 
     result : Calibration or Skipped
         From :func:`~pufferfish.calibration.compare` on :func:`~.counts.count_scenario`.
     model : CountModel
-    confidence_set : bool
-        The chains are those listed from a confidence set around an estimate
-        (:func:`~.estimate.confidence_chains`): only ``group-dp`` (any chain) is certified.
+        With ``row_balls`` (a confidence set around an estimate, :mod:`.rowballs`), ``chains`` are
+        the chains listed from it: only ``mqm-approx`` (bounds over the set) and ``group-dp`` (any
+        chain) are certified over it.
 
     Returns
     -------
     dict
         ``certified`` is true when the scale holds for the whole class the guarantee names: one
         chain or a finite list (each checked exactly), or a mechanism certified over the infinite
-        class (:data:`CERTIFIED_OVER`, ``group-dp`` over a confidence set); otherwise false, and
-        ``note`` says on which chains it was checked.
+        class (:data:`CERTIFIED_OVER`); otherwise false, and ``note`` says on which chains it was
+        checked.
     """
     row: dict[str, Any] = result.to_dict()
     pair = getattr(result, "pair", None)
@@ -247,15 +258,15 @@ def result_row(result: Any, model: CountModel, *, confidence_set: bool = False) 
         return row | {"worst": None, "certified": False, "note": getattr(result, "reason", "")}
     time, states = time_and_states(tuple(pair))
     name = result.mechanism
-    if confidence_set:
-        certified = name == "group-dp"
+    if model.row_balls is not None:
+        certified = name in CERTIFIED_OVER["row balls"]
+        conf = f"{model.row_balls.confidence:.0%}"
         note = (
             "T / eps holds for any chain"
+            if name == "group-dp"
+            else f"certified for every chain of the {conf} set (bounds over the set)"
             if certified
-            else (
-                f"checked on the {len(model.chains)} listed chains of the confidence set, NOT "
-                "certified over it"
-            )
+            else f"over {len(model.chains)} listed chains of the {conf} set: NOT a guarantee for the set"
         )
     elif model.interval is not None:
         certified = name in CERTIFIED_OVER["interval"]

@@ -51,6 +51,7 @@ from numpy.typing import NDArray
 
 from pufferfish._checks import short_list
 from pufferfish.markov.chain import MarkovChain, row_sum_log_error
+from pufferfish.markov.rowballs import RowBalls
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.priors.joint import JointPrior, Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
@@ -121,6 +122,11 @@ class CountModel:
         (an infinite class), and ``chains`` the chains of it that are checked
         (:func:`~.chain.binary_interval_chains`): MQMApprox and group DP are certified over the
         class; the other scales are not (their rows say so).
+    row_balls : RowBalls, optional
+        The class is every chain of this confidence set (:mod:`.rowballs`: each row within an L1
+        ball of the estimate's), ``chains`` the chains of it listed for the exact checks (the
+        estimate first): MQMApprox (:func:`~.quilts.row_balls_sigma`) and group DP are certified
+        over the set; every other scale is checked on the listed chains only (its row says so).
 
     Raises
     ------
@@ -135,6 +141,7 @@ class CountModel:
     target: str
     query: str = "count"
     interval: tuple[float, float] | None = None
+    row_balls: RowBalls | None = None
 
     def __post_init__(self) -> None:
         chains = tuple(self.chains)
@@ -167,6 +174,12 @@ class CountModel:
                     f"interval must be 0 < low <= high < 1 on binary chains, got {self.interval!r}"
                 )
             object.__setattr__(self, "interval", (lo, hi))
+        if self.row_balls is not None and (
+            not isinstance(self.row_balls, RowBalls)
+            or self.row_balls.k != chains[0].k
+            or self.interval is not None
+        ):
+            raise ValueError("row_balls must be a RowBalls set over the chains' states (and no interval)")
         object.__setattr__(self, "chains", chains)
         object.__setattr__(self, "length", int(self.length))
         object.__setattr__(self, "target", str(self.target))
@@ -229,6 +242,7 @@ class CountModel:
             "sensitivity": self.sensitivity,
             "chains": [c.describe() for c in self.chains],
             "interval": None if self.interval is None else list(self.interval),
+            "row_balls": None if self.row_balls is None else self.row_balls.describe(),
         }
 
 

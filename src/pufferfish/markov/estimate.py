@@ -24,10 +24,13 @@ Verdu and Weinberger ("Inequalities for the L1 deviation of the empirical distri
 2003, Thm 2.1), ``P(||p_hat - p||_1 >= r) <= (2^k - 2) e^{-n r^2 / 2}`` for a row estimated from
 ``n`` transitions, so with a union bound over the ``k`` rows the radius
 ``r_a = sqrt(2 (log(2^k - 2) + log(k / alpha)) / n_a)`` covers every row at once with probability
-at least ``1 - alpha``. A scale is not certified over that infinite set: it is checked on a finite
-list of its chains, the estimate and, for each row and each ordered pair of states, the chain
-that moves ``min(r_a / 2, p_hat(a, c))`` of row ``a``'s mass from ``c`` to ``b`` (the vertices of
-the ball in the simplex along the coordinate directions), and the result says so.
+at least ``1 - alpha``. Two scales are certified over that infinite set: MQMApprox with bounds on
+mixing and stationary mass that hold for every chain of it (:mod:`.rowballs`,
+:func:`~.quilts.row_balls_sigma`) and group DP. Every other scale is checked on a finite list of
+its chains, the estimate and, for each row and each ordered pair of states, the chain that moves
+``min(r_a / 2, p_hat(a, c))`` of row ``a``'s mass from ``c`` to ``b`` (one row at a time; the
+loss of a count is not largest at these, so they are a list, never a certificate), and the result
+says so: "over N listed chains: NOT a guarantee for the set".
 """
 
 from __future__ import annotations
@@ -491,5 +494,8 @@ def confidence_chains(
         "chains_checked": len(out),
         "chains_skipped": skipped,
         "certified": False,
+        "certified_over_the_set": ["mqm-approx (stationary start)", "group-dp"],
+        "listed_chains": "the estimate and each row's move of min(r_a / 2, p(a, c)) from c to b, one row "
+        "at a time: a scale checked on them only is NOT a guarantee for the set",
     }
     return tuple(out), description

@@ -47,6 +47,7 @@ from scipy.linalg import solve_banded
 
 from pufferfish.markov.chain import MarkovChain, interval_class_bounds
 from pufferfish.markov.counts import CountModel
+from pufferfish.markov.rowballs import RowBalls
 
 #: Largest distance from a node to its quilt's nodes that the MQM search tries.
 QUILT_REACH = 400
@@ -175,10 +176,48 @@ def approx_sigma_from_bounds(
 ) -> tuple[float, str, int]:
     """MQMApprox's ``sigma`` from an eigengap and a smallest stationary probability (for one chain,
     or lower bounds over a class of chains: the bound grows as either shrinks)."""
-    T = length
-    reach = min(T, QUILT_REACH)
+    reach = min(length, QUILT_REACH)
     dist = np.arange(1, reach + 1, dtype=np.float64)
     d = np.exp(-gap * dist) / pi_min if pi_min > 0 else np.full(dist.size, np.inf)
+    return _sigma_from_distances(d, 2.0, f"{how} {gap:.6g}, pi_min {pi_min:.6g}", length, epsilon)
+
+
+def row_balls_sigma(balls: RowBalls, length: int, epsilon: float) -> tuple[float, str, int]:
+    """MQMApprox's ``sigma`` certified over every stationary chain of the row balls.
+
+    With ``tau_n`` and ``pi_low`` of :func:`~.rowballs.mixing_bounds` (every chain ``P`` of the
+    set has ``|P^n(s, z) - pi(z)| <= tau_n`` and ``pi(z) >= pi_low(z)``) and
+    ``D(n) = tau_n / min_z pi_low(z)``, each ratio of the max-influence (module docstring) is
+    bounded for every chain of the set at once: ``M^a[u, x] / pi(x)`` and ``M^a[u, y] / pi(y)`` lie
+    in ``[1 - D(a), 1 + D(a)]``, and ``M^b[x, v] / M^b[y, v] <= (pi(v) + tau_b) / (pi(v) - tau_b)``,
+    so ``e <= log((1 + D(a)) / (1 - D(a))) + log((1 + D(b)) / (1 - D(b)))`` for a stationary chain
+    (whose marginals are all ``pi``: the start-ratio term of the module docstring is 0). Where no
+    ``D < 1`` is known only the trivial quilt remains: ``T / eps``, group DP's scale.
+
+    Source: Song, Wang and Chaudhuri, SIGMOD 2017 (arXiv 1603.03977), Algorithm 2 and sec 4.3 (a
+    class needs only bounds that hold for all its chains), with the bounds of
+    :mod:`~.rowballs` in place of the eigengap (which has no simple bound over a set of
+    non-reversible chains).
+    """
+    reach = min(length, QUILT_REACH)
+    bounds = balls.bounds(reach)
+    pi_min = float(bounds.pi_low.min())
+    d = bounds.tau[1 : reach + 1] / pi_min if pi_min > 0 else np.full(reach, np.inf)
+    how = (
+        f"certified over the {balls.confidence:.0%} row balls (Dobrushin bounds of {bounds.powers} powers), "
+        f"pi_min >= {pi_min:.6g}"
+    )
+    return _sigma_from_distances(d, 1.0, how, length, epsilon)
+
+
+def _sigma_from_distances(
+    d: NDArray[np.float64], left: float, how: str, length: int, epsilon: float
+) -> tuple[float, str, int]:
+    """``max_i`` of the best quilt's ``sigma`` when a quilt node at distance ``n`` adds
+    ``log((1 + d[n-1]) / (1 - d[n-1]))`` to the max-influence (``left`` times that on the left);
+    ``d >= 1`` makes the quilt unusable."""
+    T = length
+    reach = d.size
     with np.errstate(divide="ignore", invalid="ignore"):
         delta = np.where(d < 1, np.log((1 + d) / (1 - d)), np.inf)
     best, where, node = -1.0, "", 0
@@ -186,10 +225,10 @@ def approx_sigma_from_bounds(
         a_max, b_max = min(i, reach), min(T - 1 - i, reach)
         da = np.r_[delta[:a_max], 0.0]
         db = np.r_[delta[:b_max], 0.0]
-        sig, _, card, _ = _best_quilt(2.0 * da[:, None] + db[None, :], i, T, epsilon)
+        sig, _, card, _ = _best_quilt(left * da[:, None] + db[None, :], i, T, epsilon)
         if sig > best:
             best, node = sig, i
-            where = f"node X[{i}], card X_N = {card}, {how} {gap:.6g}, pi_min {pi_min:.6g}"
+            where = f"node X[{i}], card X_N = {card}, {how}"
     return best, where, node
 
 
@@ -237,6 +276,9 @@ def model_sigma(model: CountModel, epsilon: float, which: str) -> tuple[float, s
     """The largest ``sigma`` over the chains of the class, times the query's sensitivity: the
     Laplace scale of the release, what decided it, the chain's index and the node (``which`` in
     ``mqm-exact``, ``mqm-approx``, ``group-dp``, ``gk16``)."""
+    if which == "mqm-approx" and model.row_balls is not None:  # certified over the set: one answer
+        s, w, node = row_balls_sigma(model.row_balls, model.length, epsilon)
+        return s * model.sensitivity, w, 0, node
     best, where, chain_at, node_at = -1.0, "", 0, 0
     for n, chain in enumerate(model.chains):
         if which == "mqm-exact":

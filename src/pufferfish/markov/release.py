@@ -27,7 +27,8 @@ from pufferfish.calibration import Calibration, MappingCalibration, Skipped, com
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
 from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, recording
 from pufferfish.ledger.store import Ledger
-from pufferfish.markov.audit import ScaleAudit, audit_scale, result_row
+from pufferfish.markov.attack import ATTACK_EVALUATIONS, ChainAttack, attack_scale
+from pufferfish.markov.audit import CERTIFIED_OVER, ScaleAudit, audit_scale, result_row
 from pufferfish.markov.chain import MarkovChain
 from pufferfish.markov.classes import compare_class, default_mechanisms, left_out_rows
 from pufferfish.markov.counts import (
@@ -44,8 +45,10 @@ from pufferfish.markov.estimate import (
     confidence_chains,
     estimated_chain,
     read_series,
+    row_radii,
 )
 from pufferfish.markov.ledgered import series_record
+from pufferfish.markov.rowballs import RowBalls
 from pufferfish.noise.samplers import add_laplace, exact_grid, insecure_generator
 from pufferfish.tables.source import (
     CsvOptions,
@@ -151,6 +154,11 @@ class SeriesCalibration:
         ``T -> tuple of results`` (one per mechanism).
     binding : dict
         ``T -> the count priors of the optimal scale's binding pair`` (for the report).
+    row_balls : RowBalls or None
+        The confidence set itself (``prior_set="l1-rows"``): what the certified mechanisms hold over.
+    attacks : dict
+        ``mechanism -> ChainAttack``: over a set, a worst-chain search (:mod:`.attack`) at the
+        longest length against the listed chains' optimum and the smallest certified scale.
     """
 
     request: SeriesRequest
@@ -160,6 +168,8 @@ class SeriesCalibration:
     prior_set: dict[str, Any] | None
     results: dict[int, tuple[Result, ...]]
     binding: dict[int, Binding | None] = field(default_factory=dict, repr=False)
+    row_balls: RowBalls | None = None
+    attacks: dict[str, ChainAttack] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
@@ -172,13 +182,13 @@ class SeriesCalibration:
             "chain": self.chain.describe(),
             "prior_set": self.prior_set,
             "chains_checked": len(self.chains),
+            "attack": {
+                name: {"length": max(self.results), **a.to_dict(r.epsilon)}
+                for name, a in self.attacks.items()
+            },
             "results": {
                 str(t): [
-                    result_row(
-                        x,
-                        CountModel(self.chains, t, r.target, r.query),
-                        confidence_set=self.prior_set is not None,
-                    )
+                    result_row(x, CountModel(self.chains, t, r.target, r.query, row_balls=self.row_balls))
                     for x in rows
                 ]
                 for t, rows in self.results.items()
@@ -204,14 +214,14 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
     ValueError
         If the target is not a state of the table.
     """
-    series, chain, chains, description, lengths = _estimated(request, whole_series)
+    series, chain, chains, description, lengths, balls = _estimated(request, whole_series)
     names, left_out = list(request.mechanisms or MARKOV_MECHANISMS), list[str]()
     if request.mechanisms is None:
         names, left_out = default_mechanisms(names, len(chains))
     results: dict[int, tuple[Result, ...]] = {}
     binding: dict[int, Binding | None] = {}
     for t in lengths:
-        model = CountModel(chains, t, request.target, request.query)
+        model = CountModel(chains, t, request.target, request.query, row_balls=balls)
         if len(chains) == 1:
             scenario = count_scenario(model)
             results[t] = compare(scenario, request.epsilon, names)
@@ -220,7 +230,25 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
             scenario, results[t] = found.scenario, found.results
         binding[t] = binding_priors(scenario, results[t])
         results[t] = results[t] + tuple(left_out_rows(left_out, [request.epsilon], len(chains)))
-    return SeriesCalibration(request, series, chain, chains, description, results, binding)
+    attacks = {}
+    if balls is not None:
+        longest = CountModel(chains, lengths[-1], request.target, request.query, row_balls=balls)
+        attacks = _attacks(longest, results[lengths[-1]])
+    return SeriesCalibration(request, series, chain, chains, description, results, binding, balls, attacks)
+
+
+def _attacks(model: CountModel, rows: tuple[Result, ...]) -> dict[str, ChainAttack]:
+    """A worst-chain search (:func:`~.attack.attack_scale`) at the listed chains' optimum and at
+    the smallest certified scale, when computed; its budget shrinks with the cost of one chain
+    (about ``T^2 k``): 48 chains at ``T^2 k <= 150,000``, never fewer than 8."""
+    budget = int(
+        min(ATTACK_EVALUATIONS, max(8, ATTACK_EVALUATIONS * 1.5e5 / (model.length**2 * model.chains[0].k)))
+    )
+    passed = [r for r in rows if isinstance(r, Calibration) and r.scale > 0]
+    certified = [r for r in passed if r.mechanism in CERTIFIED_OVER["row balls"]]
+    smallest = sorted(certified, key=lambda r: (r.scale, r.mechanism != "group-dp"))[:1]  # as _smaller
+    chosen = [r for r in passed if r.mechanism == "optimal"] + smallest
+    return {r.mechanism: attack_scale(model, r.scale, evaluations=budget) for r in chosen}
 
 
 def _output_columns(counts: list[str]) -> dict[str, Any]:
@@ -238,12 +266,14 @@ def _output_columns(counts: list[str]) -> dict[str, Any]:
 
 
 def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
-    """One line: for which priors the release of ``mechanism``'s scales holds (issue 43: a
-    release says it before it writes).
+    """One line: for which priors the release of ``mechanism``'s scales holds (a release says it
+    before it writes).
 
-    The estimated chain alone (``--prior-set none``): for that chain. The ``l1-rows`` set: for
-    the chains listed from it (the estimate and each row's extreme moves), checked exactly;
-    ``group-dp`` (T / eps) holds for any chain; no other scale is certified over the whole set.
+    The estimated chain alone (``--prior-set none``): for that chain, checked exactly. The
+    ``l1-rows`` set: for every chain of the set, by the certificate of ``mqm-approx`` (bounds over
+    the set, :func:`~.quilts.row_balls_sigma`) or ``group-dp`` (any chain); any other scale holds
+    for the chains listed from the set only, and the line says so (a release refuses it,
+    :func:`release_series`).
     """
     r = calibration.request
     eps = f"(eps = {r.epsilon:g})-pufferfish for every secret X[i] = a and pair of states"
@@ -252,11 +282,61 @@ def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
     conf = f"{calibration.prior_set['confidence']:.0%}"
     if mechanism == "group-dp":
         return f"guarantee: {eps}, for every chain (group DP, T / eps), the {conf} set included"
+    if mechanism == "mqm-approx":
+        return (
+            f"guarantee: {eps}, for every chain of the {conf} set around the estimate (certified: the Markov "
+            "quilt mechanism with bounds on mixing and stationary mass over the whole set)"
+        )
     return (
-        f"guarantee: {eps}, for the {len(calibration.chains)} chains listed from the {conf} set around the "
-        "estimate (the estimate and each row's extreme moves, each checked exactly); NOT certified for "
-        "every chain of the set"
+        f"guarantee: {eps}, over {len(calibration.chains)} listed chains of the {conf} set: NOT a guarantee "
+        "for the set"
     )
+
+
+def release_mechanisms(request: SeriesRequest, mechanism: str | None) -> tuple[str, ...]:
+    """The mechanisms a release calibrates, before any work: ``mechanism``, or by default
+    ``optimal`` for the estimated chain and, over the ``l1-rows`` set, the mechanisms certified over
+    it (``mqm-approx`` for a stationary start, and ``group-dp``: the release takes the smaller).
+
+    Raises
+    ------
+    ValueError
+        For a mechanism that is not certified over the set (its scale holds on the listed chains only).
+    """
+    if request.prior_set == "none":
+        return (mechanism or "optimal",)
+    certified = CERTIFIED_OVER["row balls"]
+    if mechanism is None:
+        return certified if request.initial == "stationary" else ("group-dp",)
+    if mechanism not in certified:
+        raise ValueError(
+            f"mechanism {mechanism!r} is checked on chains listed from the {request.confidence:.0%} set, not "
+            f"certified over it: over the set a release uses {' or '.join(certified)} (the default takes the "
+            "smaller), or give --prior-set none to release for the estimated chain alone"
+        )
+    return (mechanism,)
+
+
+def _smaller(calibration: SeriesCalibration) -> tuple[SeriesCalibration, str]:
+    """The calibration kept to one mechanism: the only one, or ``mqm-approx`` where it applies at
+    every length and is below ``group-dp`` at one (it is never above: its trivial quilt is T / eps)."""
+    names = {row.mechanism for rows in calibration.results.values() for row in rows}
+    chosen = next(iter(names)) if len(names) == 1 else "group-dp"
+    if len(names) > 1:
+
+        def scale(rows: tuple[Result, ...], name: str) -> float | None:
+            row = next(x for x in rows if x.mechanism == name)
+            return row.scale if isinstance(row, Calibration) else None
+
+        pairs = [
+            (scale(rows, "mqm-approx"), scale(rows, "group-dp")) for rows in calibration.results.values()
+        ]
+        if all(q is not None for q, _ in pairs) and any(
+            q is not None and d is not None and q < d for q, d in pairs
+        ):
+            chosen = "mqm-approx"
+    kept = {t: tuple(x for x in rows if x.mechanism == chosen) for t, rows in calibration.results.items()}
+    return replace(calibration, results=kept), chosen
 
 
 def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> str:
@@ -267,11 +347,14 @@ def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> st
 
     longest = max(calibration.results)
     r = calibration.request
-    model = CountModel(calibration.chains, longest, r.target, r.query)
+    model = CountModel(calibration.chains, longest, r.target, r.query, row_balls=calibration.row_balls)
+    conf = "" if calibration.prior_set is None else f"{calibration.prior_set['confidence']:.0%}"
     certified = (
         [
-            f"group-dp over the whole {calibration.prior_set['confidence']:.0%} set (T / eps holds for any "
-            "chain); the other scales are checked on its listed chains, NOT certified over it"
+            f"mqm-approx over the whole {conf} set (bounds on mixing and stationary mass over the set)",
+            f"group-dp over the whole {conf} set (T / eps holds for any chain)",
+            f"every other scale: over the {len(calibration.chains)} listed chains, NOT a guarantee for the "
+            "set",
         ]
         if calibration.prior_set is not None
         else ["every mechanism, for the estimated chain (checked exactly)"]
@@ -296,16 +379,21 @@ def audit_series(request: SeriesRequest, scale: float) -> tuple[SeriesCalibratio
     DataError, ValueError
         As :func:`calibrate_series`; ``ValueError`` for a negative or non-finite scale.
     """
-    series, chain, chains, description, lengths = _estimated(request)
-    audits = {t: audit_scale(CountModel(chains, t, request.target, request.query), scale) for t in lengths}
-    return SeriesCalibration(request, series, chain, chains, description, {}), audits
+    series, chain, chains, description, lengths, balls = _estimated(request)
+    audits = {
+        t: audit_scale(CountModel(chains, t, request.target, request.query, row_balls=balls), scale)
+        for t in lengths
+    }
+    return SeriesCalibration(request, series, chain, chains, description, {}, row_balls=balls), audits
 
 
 def _estimated(
     request: SeriesRequest, whole_series: bool = False
-) -> tuple[SeriesTable, MarkovChain, tuple[MarkovChain, ...], dict[str, Any] | None, list[int]]:
-    """The table read, the estimated chain, the chains checked, the set's description and the
-    lengths to calibrate (``whole_series``: see :func:`calibrate_series`)."""
+) -> tuple[
+    SeriesTable, MarkovChain, tuple[MarkovChain, ...], dict[str, Any] | None, list[int], RowBalls | None
+]:
+    """The table read, the estimated chain, the chains checked, the set's description, the
+    lengths to calibrate (``whole_series``: see :func:`calibrate_series`) and the set itself."""
     series = read_series(
         request.data, id_column=request.id_column, time_column=request.time_column,
         state_column=request.state_column, csv_options=request.csv_options, engine=request.engine,
@@ -319,16 +407,17 @@ def _estimated(
         raise ValueError(f"target state must be one of {short_list(series.states)}, got {request.target!r}")
     chain = estimated_chain(series, request.initial)
     chains: tuple[MarkovChain, ...] = (chain,)
-    description = None
+    description, balls = None, None
     if request.prior_set == "l1-rows":
         chains, description = confidence_chains(series, chain, request.confidence)
+        balls = RowBalls(chain.transition, row_radii(series, request.confidence), request.confidence)
     # the segments' lengths (module docstring of .estimate: a series is cut at its holes)
     lengths = sorted({int(t) for t in series.segment_lengths})
     if request.length == "longest":
         lengths = lengths[-1:]
     elif request.length is not None:
         lengths = [int(request.length)]
-    return series, chain, chains, description, lengths
+    return series, chain, chains, description, lengths, balls
 
 
 @dataclass(frozen=True)
@@ -364,7 +453,7 @@ def release_series(
     request: SeriesRequest,
     output: str | Path,
     *,
-    mechanism: str = "optimal",
+    mechanism: str | None = None,
     force: bool = False,
     rng: np.random.Generator | int | None = None,
     html_report: str | Path | None = None,
@@ -381,8 +470,9 @@ def release_series(
     request : SeriesRequest
     output : str or pathlib.Path
         A ``.csv`` or ``.parquet`` file; its report is written beside it (``.report.json``).
-    mechanism : str
-        The calibrator whose scale is used (default ``optimal``); it must apply to every length.
+    mechanism : str, optional
+        The calibrator whose scale is used, at every length; default and what is refused:
+        :func:`release_mechanisms` (over the ``l1-rows`` set, only scales certified over it).
     force : bool
         Replace existing files.
     rng : numpy.random.Generator, int or None
@@ -421,9 +511,10 @@ def release_series(
         rep_path.resolve(),
     }:
         raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
+    names = release_mechanisms(request, mechanism)
     book = _ledger_context(ledger, budget, source)
-    calibration = calibrate_series(
-        replace(request, data=source, length=None, mechanisms=(mechanism,)), whole_series=True
+    calibration, mechanism = _smaller(
+        calibrate_series(replace(request, data=source, length=None, mechanisms=names), whole_series=True)
     )
     series = calibration.series
     book_body = None if book is None else _entry_body(calibration, mechanism, source, rng)
