@@ -30,6 +30,7 @@ from pufferfish.markov.rowballs import RowBalls, in_row_balls, mixing_bounds
 
 from .test_markov_soundness import brute_priors, true_loss
 
+CERTIFIED = ("optimal-set", "mqm-approx", "group-dp")
 REPRO = Path(__file__).resolve().parents[2] / "shared" / "repro" / "markov"
 
 
@@ -193,7 +194,7 @@ def test_default_release_over_the_set_against_brute_force(seed, tmp_path) -> Non
     worst = worst_in_set(center, r, length, states.index("b"), scale, rng, n=18)
     assert worst <= eps * (1 + 1e-9), (scale, worst)
     report = json.loads((tmp_path / "r.report.json").read_text())
-    assert "for every chain" in report["guarantee"] and report["mechanism"] in ("mqm-approx", "group-dp")
+    assert "for every chain" in report["guarantee"] and report["mechanism"] in CERTIFIED
     (attacked,) = report["attack"].values()  # at the released scale: nothing above eps found
     assert attacked["scale"] == scale and attacked["above_epsilon"] is False
 
@@ -223,7 +224,9 @@ def test_repro_l1rows_inside_set_the_listed_optimum_is_named_and_attacked_the_re
     listed = rows["optimal"]
     assert listed["scale"] == pytest.approx(4.051, abs=1e-3) and not listed["certified"]
     assert "listed chains of the 95% set: NOT a guarantee for the set" in listed["note"]
-    assert rows["mqm-approx"]["certified"] and rows["group-dp"]["certified"]
+    assert (
+        rows["mqm-approx"]["certified"] and rows["group-dp"]["certified"] and rows["optimal-set"]["certified"]
+    )
     # the attack finds a chain of the set above eps at the listed optimum (the reproducer's vertex,
     # true loss 1.1636 by its oracle), and confirms it with the brute force
     found = cal.attacks["optimal"]
@@ -282,3 +285,72 @@ def test_cli_release_over_the_set_says_certified(tmp_path) -> None:
     lines = (res.stdout + res.stderr).strip().splitlines()
     assert res.returncode != 0 and len(lines) == 1 and "not certified over it" in lines[0]
     assert not (tmp_path / "o.csv").exists()
+
+
+# --- the optimum certified over a binary set: branch and bound -----------------------------------
+
+
+def test_chain_loss_of_the_bound_module_equals_the_library_audit() -> None:
+    from pufferfish.markov.audit import audit_scale
+    from pufferfish.markov.setopt import chain_loss
+
+    rng = np.random.default_rng(7)
+    for _ in range(12):
+        p, q = rng.uniform(0.02, 0.98, 2)
+        length, target, scale = int(rng.integers(1, 30)), int(rng.integers(2)), float(rng.uniform(0.3, 20))
+        lib = audit_scale(CountModel((MarkovChain([[1 - p, p], [q, 1 - q]]),), length, str(target)), scale)
+        assert chain_loss(p, q, length, target, scale) == pytest.approx(lib.loss, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    p=st.floats(0.05, 0.9), q=st.floats(0.05, 0.9), wp=st.floats(0.001, 0.08), wq=st.floats(0.001, 0.08),
+    length=st.integers(1, 9), target=st.integers(0, 1), scale=st.floats(0.3, 12.0), seed=st.integers(0, 99),
+)  # fmt: skip
+def test_the_box_bound_is_above_the_brute_force_loss_of_every_chain_in_the_box(
+    p, q, wp, wq, length, target, scale, seed
+) -> None:
+    from pufferfish.markov.setopt import _box_bound, _Setup
+
+    box = (p, p + wp, q, q + wq)
+    bound = _box_bound(box, _Setup(length, target, scale))
+    rng = np.random.default_rng(seed)
+    for pp, qq in [
+        (p, q),
+        (p + wp, q + wq),
+        (p, q + wq),
+        (p + wp, q),
+        *rng.uniform((p, q), (p + wp, q + wq), (4, 2)),
+    ]:
+        m = np.array([[1 - pp, pp], [qq, 1 - qq]])
+        loss = true_loss([brute_priors(m, stationary(m), length, target)], length, scale, 2)
+        assert loss <= bound + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_set_optimum_holds_on_a_dense_grid_of_the_rectangle_by_brute_force(seed) -> None:
+    from pufferfish.markov.setopt import set_optimum
+
+    rng = np.random.default_rng(300 + seed)
+    p, q = rng.uniform(0.08, 0.6, 2)
+    wp, wq = rng.uniform(0.01, 0.12, 2)
+    rect = (p, p + wp, q, q + wq)
+    length, target, eps = int(rng.integers(4, 9)), int(rng.integers(2)), float(rng.choice([0.5, 1.0, 2.0]))
+    found = set_optimum(rect, length, target, eps)
+    assert not isinstance(found, str) and found.lower <= found.scale <= found.lower * 1.33
+    worst = 0.0
+    for pp in np.linspace(rect[0], rect[1], 9):
+        for qq in np.linspace(rect[2], rect[3], 9):
+            m = np.array([[1 - pp, pp], [qq, 1 - qq]])
+            pri = brute_priors(m, stationary(m), length, target)
+            worst = max(worst, true_loss([pri], length, found.scale, 2))
+            assert true_loss([pri], length, found.scale, 2) <= eps * (1 + 1e-9)
+    # the lower bound is a chain's need: some chain of the set fails just below it
+    assert worst > eps * 0.9
+
+
+def test_the_set_optimum_refuses_what_it_cannot_bound() -> None:
+    from pufferfish.markov.setopt import MAX_LENGTH, set_optimum
+
+    assert "reaches 0 or 1" in set_optimum((0.0, 0.1, 0.2, 0.3), 5, 1, 1.0)
+    assert f"up to T = {MAX_LENGTH}" in set_optimum((0.1, 0.2, 0.2, 0.3), MAX_LENGTH + 1, 1, 1.0)

@@ -48,6 +48,7 @@ from pufferfish.loss.density import check_noise
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.markov.counts import CountModel
 from pufferfish.markov.quilts import model_sigma
+from pufferfish.markov.setopt import model_set_optimum
 from pufferfish.priors.scenario import Scenario
 
 ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
@@ -135,6 +136,30 @@ def _markov_applies(which: str) -> AppliesFunction:
         return None
 
     return applies
+
+
+def _set_optimum_scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
+    """The optimum certified over a binary chain's set of row balls (:mod:`pufferfish.markov.setopt`)."""
+    model = scenario.model
+    found = model_set_optimum(model, epsilon)
+    rho = scenario.priors[0]
+    pairs = scenario.pairs_for(rho) or scenario.pairs
+    return Proposal(found.scale * model.sensitivity, rho.name, pairs[0], found.sentence())
+
+
+def _set_optimum_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
+    model = scenario.model
+    if not isinstance(model, CountModel) or model.row_balls is None:
+        return "needs a count on a Markov chain's confidence set of row balls (pufferfish markov, from data)"
+    if model.chains[0].k != 2:
+        return (
+            "certified over the set for binary chains only (a branch and bound over the rectangle of chains)"
+        )
+    if model.query == "histogram":
+        return "certified for a count or a frequency, not a histogram"
+    if noise != "laplace":
+        return "Laplace noise only"
+    return None
 
 
 def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
@@ -249,6 +274,10 @@ _ENTRIES = (
               "Markov count", _markov("mqm-exact"), _markov_applies("mqm-exact"), pure=True),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
+    Mechanism("optimal-set", "laplace", "(eps, delta)-PP",
+              "smallest scale certified over every binary chain of the confidence set (branch and bound on "
+              "a convex bound of the exact loss; pufferfish.markov.setopt)",
+              "Markov count", _set_optimum_scale, _set_optimum_applies, pure=True),
     Mechanism("randomized-response-dp", None, "(eps, delta)-PP",
               "k-ary randomized response p = e^eps / (e^eps + k - 1) (Warner 1965; Kairouz et al. 2014)",
               "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),

@@ -450,9 +450,9 @@ def _calibrate_data(
         radii = ", ".join(f"{k} {v:.4g}" for k, v in result.prior_set["radius"].items())
         console.print(
             f"prior set: {result.prior_set['confidence']:.0%} L1 balls around each row (radius {radii}; "
-            f"{result.prior_set['bound']}). Certified for every chain of the set: mqm-approx (bounds over "
-            f"the set) and group-dp; every other row is over {len(result.chains)} listed chains of it (the "
-            "estimate and each row's moves of one pair of states): NOT a guarantee for the set.",
+            f"{result.prior_set['bound']}). Certified for every chain of the set: optimal-set (binary "
+            f"chains), mqm-approx and group-dp; every other row is over {len(result.chains)} listed chains "
+            "of it (the estimate and each row's moves of one pair of states): NOT a guarantee for the set.",
             highlight=False,
         )  # fmt: skip
         eps = result.request.epsilon
@@ -491,7 +491,7 @@ def markov_release(
         typer.Option(
             "--mechanism",
             help="Calibrator whose scale is used. Default: optimal with --prior-set none; over the l1-rows "
-            "set the smaller of those certified over it (mqm-approx, group-dp).",
+            "set the smallest of those certified over it (optimal-set, mqm-approx, group-dp).",
         ),
     ] = None,
     force: Annotated[

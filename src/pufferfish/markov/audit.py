@@ -225,7 +225,7 @@ def _finite(value: float) -> float | str:
 #: balls, or for every start.
 CERTIFIED_OVER = {
     "interval": ("mqm-approx", "group-dp"),
-    "row balls": ("mqm-approx", "group-dp"),
+    "row balls": ("optimal-set", "mqm-approx", "group-dp"),
     "any start": ("mqm-exact", "group-dp"),
 }
 
@@ -264,6 +264,8 @@ def result_row(result: Any, model: CountModel) -> dict[str, Any]:
         note = (
             "T / eps holds for any chain"
             if name == "group-dp"
+            else f"certified for every chain of the {conf} set (branch and bound over the set)"
+            if name == "optimal-set"
             else f"certified for every chain of the {conf} set (bounds over the set)"
             if certified
             else f"over {len(model.chains)} listed chains of the {conf} set: NOT a guarantee for the set"

@@ -67,7 +67,7 @@ HISTOGRAM_MAX_LENGTH = 1000
 #: The mechanisms compared on a chain by default: the Markov baselines and the additive ones.
 MARKOV_MECHANISMS = (
     "group-dp", "gk16", "mqm-approx", "mqm-exact",
-    "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal",
+    "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal", "optimal-set",
 )  # fmt: skip
 
 #: Most memory (bytes) the count priors of one model may take: about ``8 (T + 1)`` bytes per

@@ -24,8 +24,9 @@ Verdu and Weinberger ("Inequalities for the L1 deviation of the empirical distri
 2003, Thm 2.1), ``P(||p_hat - p||_1 >= r) <= (2^k - 2) e^{-n r^2 / 2}`` for a row estimated from
 ``n`` transitions, so with a union bound over the ``k`` rows the radius
 ``r_a = sqrt(2 (log(2^k - 2) + log(k / alpha)) / n_a)`` covers every row at once with probability
-at least ``1 - alpha``. Two scales are certified over that infinite set: MQMApprox with bounds on
-mixing and stationary mass that hold for every chain of it (:mod:`.rowballs`,
+at least ``1 - alpha``. Three scales are certified over that infinite set: for a binary chain the
+smallest scale a branch and bound certifies over the whole set (:mod:`.setopt`), MQMApprox with
+bounds on mixing and stationary mass that hold for every chain of it (:mod:`.rowballs`,
 :func:`~.quilts.row_balls_sigma`) and group DP. Every other scale is checked on a finite list of
 its chains, the estimate and, for each row and each ordered pair of states, the chain that moves
 ``min(r_a / 2, p_hat(a, c))`` of row ``a``'s mass from ``c`` to ``b`` (one row at a time; the
@@ -494,7 +495,11 @@ def confidence_chains(
         "chains_checked": len(out),
         "chains_skipped": skipped,
         "certified": False,
-        "certified_over_the_set": ["mqm-approx (stationary start)", "group-dp"],
+        "certified_over_the_set": [
+            "optimal-set (binary, stationary start)",
+            "mqm-approx (stationary start)",
+            "group-dp",
+        ],
         "listed_chains": "the estimate and each row's move of min(r_a / 2, p(a, c)) from c to b, one row "
         "at a time: a scale checked on them only is NOT a guarantee for the set",
     }

@@ -246,7 +246,8 @@ def _attacks(model: CountModel, rows: tuple[Result, ...]) -> dict[str, ChainAtta
     )
     passed = [r for r in rows if isinstance(r, Calibration) and r.scale > 0]
     certified = [r for r in passed if r.mechanism in CERTIFIED_OVER["row balls"]]
-    smallest = sorted(certified, key=lambda r: (r.scale, r.mechanism != "group-dp"))[:1]  # as _smaller
+    rank = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}  # as _smaller
+    smallest = sorted(certified, key=lambda r: (r.scale, rank.get(r.mechanism, 3)))[:1]
     chosen = [r for r in passed if r.mechanism == "optimal"] + smallest
     return {r.mechanism: attack_scale(model, r.scale, evaluations=budget) for r in chosen}
 
@@ -270,8 +271,9 @@ def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
     before it writes).
 
     The estimated chain alone (``--prior-set none``): for that chain, checked exactly. The
-    ``l1-rows`` set: for every chain of the set, by the certificate of ``mqm-approx`` (bounds over
-    the set, :func:`~.quilts.row_balls_sigma`) or ``group-dp`` (any chain); any other scale holds
+    ``l1-rows`` set: for every chain of the set, by the certificate of ``optimal-set`` (binary
+    chains, :mod:`.setopt`), ``mqm-approx`` (bounds over the set, :func:`~.quilts.row_balls_sigma`)
+    or ``group-dp`` (any chain); any other scale holds
     for the chains listed from the set only, and the line says so (a release refuses it,
     :func:`release_series`).
     """
@@ -282,6 +284,11 @@ def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
     conf = f"{calibration.prior_set['confidence']:.0%}"
     if mechanism == "group-dp":
         return f"guarantee: {eps}, for every chain (group DP, T / eps), the {conf} set included"
+    if mechanism == "optimal-set":
+        return (
+            f"guarantee: {eps}, for every chain of the {conf} set around the estimate (certified: a branch "
+            "and bound over the whole set of binary chains)"
+        )
     if mechanism == "mqm-approx":
         return (
             f"guarantee: {eps}, for every chain of the {conf} set around the estimate (certified: the Markov "
@@ -296,7 +303,8 @@ def guarantee_line(calibration: SeriesCalibration, mechanism: str) -> str:
 def release_mechanisms(request: SeriesRequest, mechanism: str | None) -> tuple[str, ...]:
     """The mechanisms a release calibrates, before any work: ``mechanism``, or by default
     ``optimal`` for the estimated chain and, over the ``l1-rows`` set, the mechanisms certified over
-    it (``mqm-approx`` for a stationary start, and ``group-dp``: the release takes the smaller).
+    it (``optimal-set`` for a binary chain and ``mqm-approx``, both for a stationary start, and
+    ``group-dp``: the release takes the smallest, :func:`_smaller`).
 
     Raises
     ------
@@ -318,24 +326,25 @@ def release_mechanisms(request: SeriesRequest, mechanism: str | None) -> tuple[s
 
 
 def _smaller(calibration: SeriesCalibration) -> tuple[SeriesCalibration, str]:
-    """The calibration kept to one mechanism: the only one, or ``mqm-approx`` where it applies at
-    every length and is below ``group-dp`` at one (it is never above: its trivial quilt is T / eps)."""
-    names = {row.mechanism for rows in calibration.results.values() for row in rows}
-    chosen = next(iter(names)) if len(names) == 1 else "group-dp"
-    if len(names) > 1:
-
-        def scale(rows: tuple[Result, ...], name: str) -> float | None:
-            row = next(x for x in rows if x.mechanism == name)
-            return row.scale if isinstance(row, Calibration) else None
-
-        pairs = [
-            (scale(rows, "mqm-approx"), scale(rows, "group-dp")) for rows in calibration.results.values()
-        ]
-        if all(q is not None for q, _ in pairs) and any(
-            q is not None and d is not None and q < d for q, d in pairs
-        ):
-            chosen = "mqm-approx"
-    kept = {t: tuple(x for x in rows if x.mechanism == chosen) for t, rows in calibration.results.items()}
+    """The calibration kept to one mechanism: of those that apply at every length, the one with
+    the smallest scale at the longest length (on a tie the simpler theorem: group DP, then the
+    certified optimum, then MQMApprox; MQMApprox is never above group DP, its trivial quilt being
+    T / eps)."""
+    rows = calibration.results
+    longest = max(rows)
+    names = [x.mechanism for x in rows[longest]]
+    usable = [
+        n
+        for n in names
+        if all(isinstance(x, Calibration) for r in rows.values() for x in r if x.mechanism == n)
+    ]
+    rank = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}
+    if not usable:  # none applies at every length: the first, whose row says why (refused below)
+        chosen = names[0]
+    else:
+        scale = {x.mechanism: x.scale for x in rows[longest] if isinstance(x, Calibration)}
+        chosen = min(usable, key=lambda n: (scale[n], rank.get(n, 3)))
+    kept = {t: tuple(x for x in r if x.mechanism == chosen) for t, r in rows.items()}
     return replace(calibration, results=kept), chosen
 
 
@@ -351,6 +360,7 @@ def series_report(calibration: SeriesCalibration, payload: dict[str, Any]) -> st
     conf = "" if calibration.prior_set is None else f"{calibration.prior_set['confidence']:.0%}"
     certified = (
         [
+            f"optimal-set over the whole {conf} set (binary chains: branch and bound over the set)",
             f"mqm-approx over the whole {conf} set (bounds on mixing and stationary mass over the set)",
             f"group-dp over the whole {conf} set (T / eps holds for any chain)",
             f"every other scale: over the {len(calibration.chains)} listed chains, NOT a guarantee for the "
