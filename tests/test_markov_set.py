@@ -354,3 +354,52 @@ def test_the_set_optimum_refuses_what_it_cannot_bound() -> None:
 
     assert "reaches 0 or 1" in set_optimum((0.0, 0.1, 0.2, 0.3), 5, 1, 1.0)
     assert f"up to T = {MAX_LENGTH}" in set_optimum((0.1, 0.2, 0.2, 0.3), MAX_LENGTH + 1, 1, 1.0)
+
+
+# --- what a large set runs by default ------------------------------------------------------------
+
+
+def test_default_comparison_leaves_out_what_a_large_state_space_cannot_finish() -> None:
+    from pufferfish.markov.classes import default_mechanisms, left_out_rows
+    from pufferfish.markov.counts import MARKOV_MECHANISMS
+
+    run, out = default_mechanisms(MARKOV_MECHANISMS, 16, 500, 20)
+    assert "mqm-exact" in out and "kantorovich" in out and "optimal" in run and "optimal-set" in run
+    run, out = default_mechanisms(MARKOV_MECHANISMS, 5, 2, 100)
+    assert out == []
+    rows = {r.mechanism: r.reason for r in left_out_rows(["mqm-exact", "relaxed"], [1.0], 16, 500)}
+    assert "k^3" in rows["mqm-exact"] and "16 chain(s) of 500 states" in rows["relaxed"]
+
+
+def test_listed_chains_are_capped_by_work_with_the_targets_moves_first(monkeypatch) -> None:
+    from pufferfish.markov import estimate
+
+    rng = np.random.default_rng(3)
+    df = _walks(rng, rng.dirichlet(np.ones(4), size=4), 60, 6)
+    series = estimate.read_series(df, id_column="person", time_column="time", state_column="state")
+    chain = estimate.estimated_chain(series)
+    monkeypatch.setattr(estimate, "LISTED_WORK", 16 * 36 * 5)  # room for 5 moves at T = 6
+    chains, info = estimate.confidence_chains(series, chain, 0.95, "b", 6)
+    assert len(chains) <= 6 and info["moves_listed"].startswith("5 of ")
+    assert "work limit at T = 6" in info["moves_listed"]
+    b = chain.states.index("b")
+    for moved in chains[1:]:  # each moves mass to or from the target
+        changed = np.argwhere(np.abs(moved.transition - chain.transition) > 0)
+        assert any(col == b for _, col in changed)
+
+
+def test_optimal_set_on_a_frequency_is_the_count_scale_over_t_and_needs_a_set() -> None:
+    from pufferfish.calibration import Skipped, compare
+    from pufferfish.markov import count_scenario
+    from pufferfish.markov.setopt import model_set_optimum
+
+    chain = MarkovChain([[0.85, 0.15], [0.25, 0.75]])
+    balls = RowBalls(chain.transition, [0.04, 0.05])
+    count = CountModel((chain,), 6, "1", row_balls=balls)
+    freq = CountModel((chain,), 6, "1", "frequency", row_balls=balls)
+    (row_c,) = compare(count_scenario(count), 1.0, ["optimal-set"])
+    (row_f,) = compare(count_scenario(freq), 1.0, ["optimal-set"])
+    assert row_f.scale == pytest.approx(row_c.scale / 6)
+    assert row_c.scale == model_set_optimum(count, 1.0).scale
+    (none,) = compare(count_scenario(CountModel((chain,), 6, "1")), 1.0, ["optimal-set"])
+    assert isinstance(none, Skipped) and "confidence set of row balls" in none.reason

@@ -28,6 +28,9 @@ from pufferfish.markov.rowballs import ball_points, in_row_balls
 #: Exact-loss evaluations an attack spends by default (each is one chain's count priors).
 ATTACK_EVALUATIONS = 48
 
+#: Most states a default attack runs on (:func:`pufferfish.markov.release.calibrate_series`).
+ATTACK_MAX_STATES = 32
+
 
 @dataclass(frozen=True)
 class ChainAttack:

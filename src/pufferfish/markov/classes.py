@@ -45,6 +45,12 @@ TRANSPORT_MECHANISMS = ("kantorovich", "wasserstein-inf", "relaxed")
 #: Largest class whose default comparison includes :data:`TRANSPORT_MECHANISMS`.
 CLASS_DEFAULT_LIMIT = 16
 
+#: Largest number of pairs (chains x T x k^2) whose transport plans a default comparison computes.
+TRANSPORT_PAIRS = 2e5
+
+#: Largest work (chains x k^3 x quilt distances) of ``mqm-exact`` in a default comparison.
+MQM_EXACT_WORK = 2e9
+
 
 @dataclass(frozen=True)
 class ClassComparison:
@@ -68,28 +74,34 @@ class ClassComparison:
     chains_checked: int
 
 
-def default_mechanisms(names: Sequence[str], chains: int) -> tuple[list[str], list[str]]:
-    """``(run, left_out)``: the default list of a comparison over ``chains`` chains, without the
-    transport mechanisms beyond :data:`CLASS_DEFAULT_LIMIT` chains."""
-    if chains <= CLASS_DEFAULT_LIMIT:
-        return list(names), []
-    return [n for n in names if n not in TRANSPORT_MECHANISMS], [
-        n for n in names if n in TRANSPORT_MECHANISMS
-    ]
+def default_mechanisms(
+    names: Sequence[str], chains: int, states: int = 2, length: int = 1
+) -> tuple[list[str], list[str]]:
+    """``(run, left_out)``: the default list of a comparison over ``chains`` chains of ``states``
+    states at ``length``: the transport mechanisms are left out beyond :data:`CLASS_DEFAULT_LIMIT`
+    chains or :data:`TRANSPORT_PAIRS` pairs (``T k^2`` per chain), ``mqm-exact`` beyond
+    :data:`MQM_EXACT_WORK` (its influence tables cost about ``k^3`` per quilt distance and chain)."""
+    left: set[str] = set()
+    if chains > CLASS_DEFAULT_LIMIT or chains * length * states**2 > TRANSPORT_PAIRS:
+        left.update(TRANSPORT_MECHANISMS)
+    if chains * states**3 * min(length, 400) > MQM_EXACT_WORK:
+        left.add("mqm-exact")
+    return [n for n in names if n not in left], [n for n in names if n in left]
 
 
-def left_out_rows(names: Iterable[str], epsilons: Sequence[float], chains: int) -> list[Skipped]:
+def left_out_rows(
+    names: Iterable[str], epsilons: Sequence[float], chains: int, states: int = 2
+) -> list[Skipped]:
     """The rows of the mechanisms :func:`default_mechanisms` left out, with the reason."""
-    return [
-        Skipped(
-            name,
-            eps,
-            f"not run by default on a class of {chains} chains (a transport plan per pair of every chain: "
-            "seconds per chain); name it with --mechanism to run it",
-        )
-        for eps in epsilons
-        for name in names
-    ]
+    why = {
+        "mqm-exact": f"not run by default on {chains} chain(s) of {states} states (its influence tables cost "
+        "about k^3 per quilt distance and chain); name it with --mechanism to run it",
+    }
+    transport = (
+        f"not run by default on {chains} chain(s) of {states} states (a transport plan per pair of every "
+        "chain: seconds per chain); name it with --mechanism to run it"
+    )
+    return [Skipped(name, eps, why.get(name, transport)) for eps in epsilons for name in names]
 
 
 def _own_scale(scenario: Any, name: str, eps: float, index: int) -> float | Skipped:

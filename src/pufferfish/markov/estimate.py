@@ -56,6 +56,9 @@ from pufferfish.tables.source import (
     resolve_source,
 )
 
+#: Work (about ``k^2 T^2`` per chain: its count priors) the listed chains of a set may take.
+LISTED_WORK = 1.5e9
+
 #: Starting distributions of an estimated chain.
 ESTIMATED_INITIALS = ("stationary", "empirical")
 
@@ -460,33 +463,39 @@ def row_radii(series: SeriesTable, confidence: float) -> NDArray[np.float64]:
 
 
 def confidence_chains(
-    series: SeriesTable, chain: MarkovChain, confidence: float
+    series: SeriesTable, chain: MarkovChain, confidence: float, target: str | None = None, length: int = 1
 ) -> tuple[tuple[MarkovChain, ...], dict[str, Any]]:
     """The chains of the confidence set a scale is checked on (module docstring), the estimate
     first, and the set's description.
 
     Chains whose stationary distribution is not unique (a move that disconnects the chain) are
-    left out and counted.
+    left out and counted. The moves are at most ``k^2 (k - 1)``; beyond what
+    :data:`LISTED_WORK` allows at ``length`` (a chain's count priors cost about ``k^2 T^2``) the
+    moves to and from ``target`` are listed first, then the others in order, and the description
+    says how many of how many (the list is never a guarantee for the set: only its certified
+    mechanisms are, whatever the list).
     """
     radii = row_radii(series, confidence)
     m = chain.transition
     k = chain.k
     start: Any = "stationary" if chain.stationary else chain.initial_distribution
+    moves = [(a, b, c) for a in range(k) for b in range(k) for c in range(k) if b != c and m[a, c] > 0]
+    room = max(1, int(LISTED_WORK // (k * k * max(1, length) ** 2)))
+    if len(moves) > room and target is not None:
+        t = chain.states.index(target)
+        moves.sort(key=lambda move: (t not in move[1:], move))
+    listed, total = moves[:room], len(moves)
     out = [chain]
     skipped = 0
-    for a in range(k):
-        for b in range(k):
-            for c in range(k):
-                if b == c or m[a, c] == 0:
-                    continue
-                moved = m.copy()
-                step = min(radii[a] / 2.0, m[a, c])
-                moved[a, c] -= step
-                moved[a, b] += step
-                try:
-                    out.append(MarkovChain(moved, start, chain.states))
-                except ValueError:
-                    skipped += 1
+    for a, b, c in listed:
+        moved = m.copy()
+        step = min(radii[a] / 2.0, m[a, c])
+        moved[a, c] -= step
+        moved[a, b] += step
+        try:
+            out.append(MarkovChain(moved, start, chain.states))
+        except ValueError:
+            skipped += 1
     description = {
         "kind": "l1-rows",
         "confidence": confidence,
@@ -502,5 +511,7 @@ def confidence_chains(
         ],
         "listed_chains": "the estimate and each row's move of min(r_a / 2, p(a, c)) from c to b, one row "
         "at a time: a scale checked on them only is NOT a guarantee for the set",
+        "moves_listed": f"{len(listed)} of {total}"
+        + ("" if len(listed) == total else f" (the work limit at T = {length}; those of the target first)"),
     }
     return tuple(out), description

@@ -27,7 +27,7 @@ from pufferfish.calibration import Calibration, MappingCalibration, Skipped, com
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
 from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, recording
 from pufferfish.ledger.store import Ledger
-from pufferfish.markov.attack import ATTACK_EVALUATIONS, ChainAttack, attack_scale
+from pufferfish.markov.attack import ATTACK_EVALUATIONS, ATTACK_MAX_STATES, ChainAttack, attack_scale
 from pufferfish.markov.audit import CERTIFIED_OVER, ScaleAudit, audit_scale, result_row
 from pufferfish.markov.chain import MarkovChain
 from pufferfish.markov.classes import compare_class, default_mechanisms, left_out_rows
@@ -217,7 +217,7 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
     series, chain, chains, description, lengths, balls = _estimated(request, whole_series)
     names, left_out = list(request.mechanisms or MARKOV_MECHANISMS), list[str]()
     if request.mechanisms is None:
-        names, left_out = default_mechanisms(names, len(chains))
+        names, left_out = default_mechanisms(names, len(chains), chain.k, lengths[-1])
     results: dict[int, tuple[Result, ...]] = {}
     binding: dict[int, Binding | None] = {}
     for t in lengths:
@@ -229,7 +229,7 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
             found = compare_class(model, request.epsilon, names)
             scenario, results[t] = found.scenario, found.results
         binding[t] = binding_priors(scenario, results[t])
-        results[t] = results[t] + tuple(left_out_rows(left_out, [request.epsilon], len(chains)))
+        results[t] = results[t] + tuple(left_out_rows(left_out, [request.epsilon], len(chains), chain.k))
     attacks = {}
     if balls is not None:
         longest = CountModel(chains, lengths[-1], request.target, request.query, row_balls=balls)
@@ -240,10 +240,13 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
 def _attacks(model: CountModel, rows: tuple[Result, ...]) -> dict[str, ChainAttack]:
     """A worst-chain search (:func:`~.attack.attack_scale`) at the listed chains' optimum and at
     the smallest certified scale, when computed; its budget shrinks with the cost of one chain
-    (about ``T^2 k``): 48 chains at ``T^2 k <= 150,000``, never fewer than 8."""
-    budget = int(
-        min(ATTACK_EVALUATIONS, max(8, ATTACK_EVALUATIONS * 1.5e5 / (model.length**2 * model.chains[0].k)))
-    )
+    (about ``T^2 k^2``): 48 chains at ``T^2 k^2 <= 1.2e6``, never fewer than 4; none beyond
+    :data:`~.attack.ATTACK_MAX_STATES` states (each chain tried has every row moved, and its exact
+    stationary start costs ``k^3`` rational operations)."""
+    if model.chains[0].k > ATTACK_MAX_STATES:  # every row moved: dense chains, each start exact (GTH)
+        return {}
+    cost = model.length**2 * model.chains[0].k ** 2
+    budget = int(min(ATTACK_EVALUATIONS, max(4, ATTACK_EVALUATIONS * 1.2e6 / cost)))
     passed = [r for r in rows if isinstance(r, Calibration) and r.scale > 0]
     certified = [r for r in passed if r.mechanism in CERTIFIED_OVER["row balls"]]
     rank = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}  # as _smaller
@@ -416,17 +419,19 @@ def _estimated(
     if request.target not in series.states:
         raise ValueError(f"target state must be one of {short_list(series.states)}, got {request.target!r}")
     chain = estimated_chain(series, request.initial)
-    chains: tuple[MarkovChain, ...] = (chain,)
-    description, balls = None, None
-    if request.prior_set == "l1-rows":
-        chains, description = confidence_chains(series, chain, request.confidence)
-        balls = RowBalls(chain.transition, row_radii(series, request.confidence), request.confidence)
     # the segments' lengths (module docstring of .estimate: a series is cut at its holes)
     lengths = sorted({int(t) for t in series.segment_lengths})
     if request.length == "longest":
         lengths = lengths[-1:]
     elif request.length is not None:
         lengths = [int(request.length)]
+    chains: tuple[MarkovChain, ...] = (chain,)
+    description, balls = None, None
+    if request.prior_set == "l1-rows":
+        chains, description = confidence_chains(
+            series, chain, request.confidence, request.target, lengths[-1]
+        )
+        balls = RowBalls(chain.transition, row_radii(series, request.confidence), request.confidence)
     return series, chain, chains, description, lengths, balls
 
 
