@@ -403,3 +403,12 @@ def test_optimal_set_on_a_frequency_is_the_count_scale_over_t_and_needs_a_set() 
     assert row_c.scale == model_set_optimum(count, 1.0).scale
     (none,) = compare(count_scenario(CountModel((chain,), 6, "1")), 1.0, ["optimal-set"])
     assert isinstance(none, Skipped) and "confidence set of row balls" in none.reason
+
+
+def test_a_length_beyond_the_exact_checks_reach_is_refused_at_once_naming_the_limit() -> None:
+    from pufferfish.markov.counts import MAX_PRIOR_WORK
+
+    chain = MarkovChain([[0.9, 0.1], [0.1, 0.9]])
+    assert 5000 * 2 * 10001**2 <= MAX_PRIOR_WORK  # T = 10,000 still runs (benchmarks/bench_markov.py)
+    with pytest.raises(ValueError, match=r"length 20,000 needs about 8e\+12 operations.*limit is 1.2e\+12"):
+        CountModel((chain,), 20000, "1")

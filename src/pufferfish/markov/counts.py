@@ -77,6 +77,12 @@ MARKOV_MECHANISMS = (
 #: ``--length 1e18`` ended in a MemoryError, 1e7 ran until killed).
 MAX_PRIOR_BYTES = 8 * 2**30
 
+#: Most operations (``checked times x k x (T + 1)^2``, the convolutions) the count priors of one chain
+#: may take: a binary chain at T = 10,000 (1.0e12) calibrates in 28.8 s
+#: (``benchmarks/bench_markov.py --long``); beyond it a model is refused at once, naming the limit
+#: (issue 55: T = 20,000 from data ran for minutes without a word).
+MAX_PRIOR_WORK = 1.2e12
+
 #: From this length on, :func:`count_priors` convolves on two worker threads.
 _THREADS_FROM = 200
 
@@ -190,6 +196,14 @@ class CountModel:
                 f"({self.length + 1:,} counts per time, state and chain; {chains[0].k} states, "
                 f"{len(self.checked_times):,} times, {self.checked_chains} chain(s)); the limit is "
                 f"{MAX_PRIOR_BYTES / 2**30:g} GiB"
+            )
+        work = len(self.checked_times) * chains[0].k * (self.length + 1) ** 2
+        if work > MAX_PRIOR_WORK:
+            raise ValueError(
+                f"length {self.length:,} needs about {work:.2g} operations per chain for the exact count "
+                f"priors ({len(self.checked_times):,} times x {chains[0].k} states x (T + 1)^2); the limit"
+                f" is {MAX_PRIOR_WORK:.2g} (a binary chain at T = 10,000 takes about 30 s): calibrate a "
+                "shorter --length"
             )
 
     @property
