@@ -239,8 +239,8 @@ def calibrate_series(request: SeriesRequest, *, whole_series: bool = False) -> S
 
 def _attacks(model: CountModel, rows: tuple[Result, ...]) -> dict[str, ChainAttack]:
     """A worst-chain search (:func:`~.attack.attack_scale`) at the listed chains' optimum and at
-    the smallest certified scale, when computed; its budget shrinks with the cost of one chain
-    (about ``T^2 k^2``): 48 chains at ``T^2 k^2 <= 1.2e6``, never fewer than 4; none beyond
+    the smallest certified scale below group DP's, when computed; its budget shrinks with the cost
+    of one chain (about ``T^2 k^2``): 48 chains at ``T^2 k^2 <= 1.2e6``, never fewer than 4; none beyond
     :data:`~.attack.ATTACK_MAX_STATES` states (each chain tried has every row moved, and its exact
     stationary start costs ``k^3`` rational operations)."""
     if model.chains[0].k > ATTACK_MAX_STATES:  # every row moved: dense chains, each start exact (GTH)
@@ -248,9 +248,12 @@ def _attacks(model: CountModel, rows: tuple[Result, ...]) -> dict[str, ChainAtta
     cost = model.length**2 * model.chains[0].k ** 2
     budget = int(min(ATTACK_EVALUATIONS, max(4, ATTACK_EVALUATIONS * 1.2e6 / cost)))
     passed = [r for r in rows if isinstance(r, Calibration) and r.scale > 0]
-    certified = [r for r in passed if r.mechanism in CERTIFIED_OVER["row balls"]]
-    rank = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}  # as _smaller
-    smallest = sorted(certified, key=lambda r: (r.scale, rank.get(r.mechanism, 3)))[:1]
+    dp = next((r.scale for r in passed if r.mechanism == "group-dp"), None)
+    certified = [  # group DP holds for any chain: nothing to attack, nor at a scale equal to it
+        r for r in passed if r.mechanism in CERTIFIED_OVER["row balls"] and r.mechanism != "group-dp"
+        and (dp is None or r.scale < dp)
+    ]  # fmt: skip
+    smallest = sorted(certified, key=lambda r: r.scale)[:1]
     chosen = [r for r in passed if r.mechanism == "optimal"] + smallest
     return {r.mechanism: attack_scale(model, r.scale, evaluations=budget) for r in chosen}
 
@@ -432,6 +435,12 @@ def _estimated(
             series, chain, request.confidence, request.target, lengths[-1]
         )
         balls = RowBalls(chain.transition, row_radii(series, request.confidence), request.confidence)
+        names = request.mechanisms
+        if names is not None and set(names) <= set(CERTIFIED_OVER["row balls"]):
+            # certified over the whole set by their theorems: checked exactly on the estimate (a
+            # member), attacked over the set; the listed chains would add time, not a guarantee
+            chains = (chain,)
+            description = description | {"chains_checked": 1, "moves_listed": "none (certified mechanisms)"}
     return series, chain, chains, description, lengths, balls
 
 

@@ -8,22 +8,24 @@ The scale ``b`` holds for the set when every chain of the rectangle has exact lo
 (SPEC sec 2.1); a chain's loss is non-increasing in ``b``, so the smallest such ``b`` is found by
 certifying candidates.
 
-**A bound over a box.** Write a path's weight as ``exp(theta . n(path))`` with
-``theta = (log P00, log P01, log P10, log P11, log pi_0, log pi_1)`` and ``n`` its transition
-counts and start indicator. For the secret ``X_i`` and an output ``y`` of the Laplace release
-``C + Lap(b)``, with ``K(u) = e^{-|u| / b}``,
+**A bound over a box.** The stationary start is ``pi = (q, p) / (p + q)``; the factor
+``1 / (p + q)`` is common to every path and cancels in every conditional below, so a path's weight
+is taken as ``exp(theta . n(path))`` with ``theta = (log P00, log P01, log P10, log P11)`` and
+``n`` its transition counts, a start in 0 counted as one more ``1 -> 0`` and a start in 1 as one
+more ``0 -> 1``. For the secret ``X_i`` and an output ``y`` of the Laplace release ``C + Lap(b)``,
+with ``K(u) = e^{-|u| / b}``,
 
     N_a(y) = sum_{paths, x_i = a} exp(theta . n) K(y - C),   Z_a = sum_{paths, x_i = a} exp(theta . n),
 
 the loss of the ordered pair ``(a, a')`` at ``y`` is
 ``L = log N_a(y) + log Z_a' - log N_a'(y) - log Z_a``. Each term is a log-sum-exp of functions
 affine in ``theta``: convex. Over a box of ``(p, q)`` every coordinate of ``theta`` lies in an
-interval (``log p`` in ``[log p_lo, log p_hi]``, ``log pi_0 = log(q / (p + q))`` between its values
-at two corners, ...), and treating the six as free in that product of intervals is a relaxation:
-the true ``theta`` of every chain of the box is in it. Replacing the concave part
+interval (``log p`` in ``[log p_lo, log p_hi]``, ``log(1 - p)`` in ``[log(1 - p_hi), log(1 -
+p_lo)]``, ...), and treating the four as free in that product of intervals is a relaxation: the
+true ``theta`` of every chain of the box is in it. Replacing the concave part
 ``-(log N_a'(y) + log Z_a)`` by its tangent at the box's centre ``theta_c`` (its exact gradient:
 expected counts, by forward-mode differentiation of the same recursions) gives a convex upper
-bound of ``L``, whose maximum over the product of intervals is at one of its 64 vertices. The box
+bound of ``L``, whose maximum over the product of intervals is at one of its 16 vertices. The box
 bound is the largest over vertices, times ``i``, ordered pairs and integer outputs
 ``y = 0..T``: between integers (and outside ``[0, T]``) the log-ratio of two Laplace mixtures on
 ``0..T`` is monotone, so every chain's loss is attained at one of them (SPEC sec 2.1).
@@ -65,8 +67,9 @@ from pufferfish.markov.rowballs import RowBalls
 #: Nats kept between a certified box's bound and epsilon (rounding, module docstring).
 MARGIN = 1e-9
 
-#: Largest length certified (the bound costs about ``65 T^2`` operations per box and output).
-MAX_LENGTH = 400
+#: Largest length certified (a box costs about ``21 T^3`` operations: 16 vertices and a gradient;
+#: 9 s at T = 1,000).
+MAX_LENGTH = 1000
 
 #: Boxes one certification may split before it gives up at a scale.
 MAX_BOXES = 4000
@@ -138,9 +141,10 @@ def _smooth(counts: NDArray[np.float64], decay: float) -> NDArray[np.float64]:
 def _path_sums(
     theta: NDArray[np.float64], setup: _Setup, grad: bool
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64] | None]:
-    """For weights ``exp(theta[v])`` of each row ``v`` of ``theta`` (shape ``(V, 6)``):
-    ``log N[v, i, a, y]`` and ``log Z[v, i, a]`` (module docstring), and with ``grad`` (``V = 1``)
-    their gradients in ``theta``, ``[i, a, y, 6]`` (the last ``y`` row: ``log Z``'s).
+    """For weights ``exp(theta[v])`` of each row ``v`` of ``theta`` (shape ``(V, 4)``, the logs of
+    ``P00, P01, P10, P11``; the start weights ``(P10, P01)``, the stationary distribution times
+    ``p + q``): ``log N[v, i, a, y]`` and ``log Z[v, i, a]`` (module docstring), and with ``grad``
+    (``V = 1``) their gradients in ``theta``, ``[i, a, y, 4]`` (the last ``y`` row: ``log Z``'s).
 
     Forward ``F_t(x, c)``: paths ``x_0..x_t`` ending at ``x`` with ``c`` visits to the target in
     positions ``0..t``; backward ``B_t(x, c)``: paths ``x_{t+1}..x_{T-1}`` from ``x`` with ``c``
@@ -148,15 +152,15 @@ def _path_sums(
     entry (the log offsets are kept); derivative channels ride along (forward mode)."""
     T, tgt = setup.T, setup.target
     nv = theta.shape[0]
-    w = np.exp(theta[:, :4]).reshape(nv, 2, 2)
-    start = np.exp(theta[:, 4:])
-    ch = 7 if grad else 1  # channel 0: the value; 1..6: d / d theta_j
+    w = np.exp(theta).reshape(nv, 2, 2)
+    start = np.stack([w[:, 1, 0], w[:, 0, 1]], axis=1)  # pi (p + q) = (q, p)
+    ch = 5 if grad else 1  # channel 0: the value; 1..4: d / d theta_j
     fwd = np.zeros((T, nv, ch, 2, T + 1))
     f_off = np.zeros((T, nv))
     for x in range(2):
         fwd[0, :, 0, x, int(x == tgt)] = start[:, x]
-        if grad:
-            fwd[0, :, 5 + x, x, int(x == tgt)] = start[:, x]
+        if grad:  # the start weight of 0 is P10 (channel 3), of 1 is P01 (channel 2)
+            fwd[0, :, 3 if x == 0 else 2, x, int(x == tgt)] = start[:, x]
     for t in range(1, T):
         prev = fwd[t - 1]
         cur = fwd[t]
@@ -212,36 +216,47 @@ def _path_sums(
 
 
 def _theta(p: float, q: float) -> NDArray[np.float64]:
-    return np.log(np.array([1 - p, p, q, 1 - q, q / (p + q), p / (p + q)]))
+    with np.errstate(divide="ignore"):
+        return np.log(np.array([1 - p, p, q, 1 - q]))
 
 
 def chain_loss(p: float, q: float, length: int, target: int, scale: float) -> float:
     """The exact loss of ``C + Lap(scale)`` on the stationary binary chain ``P(0 -> 1) = p``,
-    ``P(1 -> 0) = q`` (both in (0, 1)): the largest over times, ordered pairs and ``y = 0..T``."""
+    ``P(1 -> 0) = q`` (in [0, 1], ``p + q > 0``): the largest over times, ordered pairs of states
+    both possible at that time, and ``y = 0..T`` (0 when no time has such a pair)."""
     log_n, log_z, _ = _path_sums(_theta(p, q)[None, :], _Setup(length, target, scale), grad=False)
-    ratio = log_n[0] - log_z[0][:, :, None]
+    both = np.all(np.isfinite(log_z[0]), axis=1)  # [i]: both states possible at time i
+    if not both.any():
+        return 0.0
+    ratio = log_n[0][both] - log_z[0][both][:, :, None]
     return float(np.max(np.abs(ratio[:, 0, :] - ratio[:, 1, :])))
 
 
 def _box_bound(box: tuple[float, float, float, float], setup: _Setup) -> float:
-    """The largest vertex value of the convex bound over ``box = (p_lo, p_hi, q_lo, q_hi)``."""
+    """The largest vertex value of the convex bound over ``box = (p_lo, p_hi, q_lo, q_hi)``
+    (inside ``(0, 1)``): the 16 vertices of the product of the intervals of the four log-weights.
+    An undefined value counts as ``+inf``: the box is split."""
     p_lo, p_hi, q_lo, q_hi = box
-    lows = np.log([1 - p_hi, p_lo, q_lo, 1 - q_hi, q_lo / (p_hi + q_lo), p_lo / (p_lo + q_hi)])
-    highs = np.log([1 - p_lo, p_hi, q_hi, 1 - q_lo, q_hi / (p_lo + q_hi), p_hi / (p_hi + q_lo)])
+    lows = np.log([1 - p_hi, p_lo, q_lo, 1 - q_hi])
+    highs = np.log([1 - p_lo, p_hi, q_hi, 1 - q_lo])
     centre = (lows + highs) / 2.0
     c_n, c_z, grads = _path_sums(centre[None, :], setup, grad=True)
     assert grads is not None
     g_n, g_z = grads[:, :, :-1, :], grads[:, :, -1, :]
-    corners = np.array(list(itertools.product((0, 1), repeat=6)))
-    thetas = np.where(corners == 1, highs, lows)  # [64, 6]
-    steps = thetas - centre
-    v_n, v_z, _ = _path_sums(thetas, setup, grad=False)  # [64, i, a, y], [64, i, a]
-    lin_n = c_n[0][None] + np.einsum("iayj,vj->viay", g_n, steps)  # tangent of log N at the centre
-    lin_z = c_z[0][None] + np.einsum("iaj,vj->via", g_z, steps)
+    corners = np.array(list(itertools.product((0, 1), repeat=4)))
+    thetas = np.where(corners == 1, highs, lows)  # [16, 4]
     worst = -math.inf
-    for a, other in ((0, 1), (1, 0)):
-        bound = v_n[:, :, a, :] + v_z[:, :, other, None] - lin_n[:, :, other, :] - lin_z[:, :, a, None]
-        worst = max(worst, float(np.max(bound)))
+    for part in np.array_split(np.arange(16), 4):  # four vertices at a time: memory ~ 4 T^2 floats x 8
+        steps = thetas[part] - centre
+        v_n, v_z, _ = _path_sums(thetas[part], setup, grad=False)  # [v, i, a, y], [v, i, a]
+        lin_n = c_n[0][None] + np.einsum("iayj,vj->viay", g_n, steps)  # tangent of log N at the centre
+        lin_z = c_z[0][None] + np.einsum("iaj,vj->via", g_z, steps)
+        with np.errstate(invalid="ignore"):
+            for a, other in ((0, 1), (1, 0)):
+                bound = (
+                    v_n[:, :, a, :] + v_z[:, :, other, None] - lin_n[:, :, other, :] - lin_z[:, :, a, None]
+                )
+                worst = max(worst, float(np.max(np.where(np.isnan(bound), np.inf, bound))))
     return worst
 
 
@@ -275,13 +290,16 @@ def _certify(
 def chain_optimum(
     p: float, q: float, length: int, target: int, epsilon: float, start: float
 ) -> tuple[float, float]:
-    """``(fails, passes)``: two scales within a relative ``1e-7`` around the chain's own optimum,
+    """``(fails, passes)``: two scales within a relative ``1e-5`` around the chain's own optimum,
     the first with exact loss above ``epsilon`` (a lower bound of the optimum of any set holding
-    the chain), the second at most ``epsilon``; searched from ``start > 0``."""
+    the chain), the second at most ``epsilon`` (``inf`` when no scale up to ``1e9`` times ``start``
+    passes); searched from ``start > 0``."""
     lo, hi = 0.0, start
     while chain_loss(p, q, length, target, hi) > epsilon:
         lo, hi = hi, hi * 2.0
-    while hi - lo > 1e-7 * hi:
+        if hi > 1e9 * start:
+            return lo, math.inf
+    while hi - lo > 1e-5 * hi:
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if chain_loss(p, q, length, target, mid) > epsilon else (lo, mid)
     return lo, hi
@@ -290,11 +308,13 @@ def chain_optimum(
 def _opening(rect: tuple[float, float, float, float], length: int, target: int, epsilon: float) -> float:
     """A lower bound of the set's optimum: the largest own optimum of the rectangle's corners,
     edge midpoints and centre (chains of the set; the loss need not be largest there, which the
-    branch and bound settles)."""
+    branch and bound settles). A chain that passes at the best so far needs no search."""
     p_lo, p_hi, q_lo, q_hi = rect
     ps, qs = (p_lo, (p_lo + p_hi) / 2, p_hi), (q_lo, (q_lo + q_hi) / 2, q_hi)
     best = 0.0
     for p, q in itertools.product(ps, qs):
+        if best > 0 and chain_loss(p, q, length, target, best) <= epsilon:
+            continue
         best = max(best, chain_optimum(p, q, length, target, epsilon, max(best, 1e-3))[0])
     return best
 
@@ -329,7 +349,10 @@ def set_optimum(
     """
     p_lo, p_hi, q_lo, q_hi = rect
     if not (0.0 < p_lo <= p_hi < 1.0 and 0.0 < q_lo <= q_hi < 1.0):
-        return "a transition probability of the set reaches 0 or 1 (the bound needs every logarithm finite)"
+        return (
+            "a transition probability of the set reaches 0 or 1 (a chain that never leaves a state, or "
+            "alternates: the bound needs every log-weight finite)"
+        )
     if not 1 <= length <= MAX_LENGTH:
         return f"the set's branch and bound runs up to T = {MAX_LENGTH}, got T = {length}"
     began = time.monotonic()
