@@ -77,8 +77,9 @@ PriorSetOpt = Annotated[
     str,
     typer.Option(
         "--prior-set",
-        help="From data: l1-rows (95% L1 balls around each estimated row, checked on their extreme "
-        "chains; not certified over the whole set) or none (the estimate).",
+        help="From data: l1-rows (every chain with each row in a 95% L1 ball around the estimated row; "
+        "optimal-set, mqm-approx and group-dp are certified over the whole set, other rows are over listed "
+        "chains of it) or none (the estimate).",
     ),
 ]
 InitialOpt = Annotated[
