@@ -197,10 +197,12 @@ def _path_sums(
     for v in range(nv):
         for i in range(T):
             for a in range(2):
-                fa, ba = fwd[i, v, :, a, :], bwd[i, v, :, a, :]
-                counts[v, i, 0, a] = np.convolve(fa[0], ba[0])[: T + 1]
+                # F_i counts positions 0..i (at most i + 1 visits), B_i positions i+1..T-1 (at most
+                # T - 1 - i): the cut vectors convolve to exactly T + 1 counts, a sixth of the work
+                fa, ba = fwd[i, v, :, a, : i + 2], bwd[i, v, :, a, : T - i]
+                counts[v, i, 0, a] = np.convolve(fa[0], ba[0])
                 for j in range(1, ch):
-                    counts[v, i, j, a] = (np.convolve(fa[j], ba[0]) + np.convolve(fa[0], ba[j]))[: T + 1]
+                    counts[v, i, j, a] = np.convolve(fa[j], ba[0]) + np.convolve(fa[0], ba[j])
     offset = (f_off + b_off).T[:, :, None]  # [v, i, 1]
     smoothed = _smooth(counts, setup.decay)  # [v, i, ch, a, y]
     totals = counts.sum(axis=4)  # [v, i, ch, a]
