@@ -462,7 +462,7 @@ def release(
     from pufferfish.pipeline.release import release as do_release
     from pufferfish.tables.source import report_path_for
 
-    _will_write(output, report_path_for(Path(output)), report)
+    _will_write(output, guard(lambda: report_path_for(Path(output))), report)
     read = guard(lambda: _csv_options(names, na, delimiter, encoding))
 
     def run(advance: Callable[[int, int], None]) -> Any:

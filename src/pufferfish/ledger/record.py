@@ -13,7 +13,7 @@ marks it done once the output is published, or removes it when publishing failed
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +36,25 @@ from pufferfish.tables.source import TableSource
 class BudgetError(LedgerError):
     """A release whose guarantee together with what was released before would exceed the budget
     (refused before any noise is drawn; the message gives the joint loss it would reach)."""
+
+
+def check_ledger_path(ledger: str | Path | None, taken: Iterable[Path | None]) -> None:
+    """Refuse, before any work, a ledger that is also a release's output, report or input file
+    (issue 56: the release was published, nothing recorded, and a retry released the rows again).
+
+    Raises
+    ------
+    ValueError
+        Naming the ledger.
+    """
+    if ledger is None:
+        return
+    mine = Path(ledger).resolve()
+    if any(p is not None and Path(p).resolve() == mine for p in taken):
+        raise ValueError(
+            f"ledger must differ from the output, the reports and the input files, got {str(ledger)!r} "
+            "for both"
+        )
 
 
 def check_budget(budget: Any) -> float | None:

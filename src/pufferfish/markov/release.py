@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from pufferfish._checks import check_epsilon, short_list
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
-from pufferfish.ledger.record import LedgerContext, check_budget, plan_other, recording
+from pufferfish.ledger.record import LedgerContext, check_budget, check_ledger_path, plan_other, recording
 from pufferfish.ledger.store import Ledger
 from pufferfish.markov.attack import ATTACK_EVALUATIONS, ATTACK_MAX_STATES, ChainAttack, attack_scale
 from pufferfish.markov.audit import CERTIFIED_OVER, ScaleAudit, audit_scale, result_row
@@ -538,6 +538,7 @@ def release_series(
     }:
         raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
     names = release_mechanisms(request, mechanism)
+    check_ledger_path(ledger, [out_path, rep_path, html_path, *source.inputs])
     book = _ledger_context(ledger, budget, source)
     calibration, mechanism = _smaller(
         calibrate_series(replace(request, data=source, length=None, mechanisms=names), whole_series=True)

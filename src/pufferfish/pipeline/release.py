@@ -29,7 +29,7 @@ from pufferfish.calibration import (
     lookup,
 )
 from pufferfish.calibration.mapping import check_utility
-from pufferfish.ledger.record import LedgerContext, LedgerPlan, check_budget, recording
+from pufferfish.ledger.record import LedgerContext, LedgerPlan, check_budget, check_ledger_path, recording
 from pufferfish.ledger.store import Ledger
 from pufferfish.loss.density import check_noise
 from pufferfish.noise.samplers import check_sampler, check_workers
@@ -63,6 +63,7 @@ from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import (
     CsvOptions,
     OutputExistsError,
+    TableSource,
     atomic_outputs,
     check_output_path,
     check_release_outputs,
@@ -239,7 +240,7 @@ def release(
     check_release_outputs(source, out_path, rep_path, force=force, others=others, folder=engine == "spark")
     html = None if html_report is None else check_report_path(html_report, force=force)
     summary = _public_target(public_report, public_report_parameters, force, (out_path, rep_path, html))
-    book = _ledger_context(ledger, budget, source, engine, spark)
+    book = _ledger_context(ledger, budget, source, engine, spark, (out_path, rep_path, html, *others))
     to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
     domain = check_bounds(bounds)
     missing_read, impute_value = check_impute(missing, impute, domain)
@@ -388,10 +389,13 @@ def _several(columns: Sequence[str], keep: Sequence[str], chosen: Mechanism | No
 
 
 def _ledger_context(
-    ledger: str | Path | None, budget: Any, source: Any, engine: str, spark: Any
+    ledger: str | Path | None, budget: Any, source: Any, engine: str, spark: Any, taken: Sequence[Any] = ()
 ) -> LedgerContext | None:
-    """The ledger of a release, validated at the edge (a file that is not a ledger is refused
-    before anything is read or written); a budget needs a ledger."""
+    """The ledger of a release, validated at the edge (a file that is not a ledger, or one of the
+    release's outputs and inputs ``taken``, is refused before anything is read or written); a
+    budget needs a ledger."""
+    files = [p for t in taken for p in (t.inputs if isinstance(t, TableSource) else [t])]
+    check_ledger_path(ledger, [*files, *source.inputs])
     spent = check_budget(budget)
     if ledger is None:
         if spent is not None:

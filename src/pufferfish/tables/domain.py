@@ -42,13 +42,17 @@ __all__ = ["DOMAIN_POINTS", "check_bounds", "domain_grid", "grid_gap", "snapping
 DOMAIN_POINTS = 4097
 
 
+#: Largest magnitude of a declared bound (issue 56: ``--bounds 0,1e200`` ended in an OverflowError).
+MAX_BOUND = 2.0**53
+
+
 def check_bounds(bounds: Any) -> tuple[float, float] | None:
     """``(lo, hi)`` from ``"lo,hi"`` or a pair of numbers; None for None.
 
     Raises
     ------
     ValueError
-        Unless both are finite numbers with ``lo < hi`` (naming the value).
+        Unless both are finite numbers with ``lo < hi`` within ``+-2^53`` (naming the value).
     """
     if bounds is None:
         return None
@@ -59,6 +63,11 @@ def check_bounds(bounds: Any) -> tuple[float, float] | None:
         raise ValueError(f"bounds must be two numbers 'lo,hi', got {bounds!r}") from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"bounds must be finite with lo < hi, got {bounds!r}")
+    if max(abs(lo), abs(hi)) > MAX_BOUND:
+        raise ValueError(
+            f"bounds must lie within +-2^53 = {MAX_BOUND:.4g} (beyond, a float does not hold every integer, "
+            f"the noise's scale squared overflows and the release keeps no digit of the data), got {bounds!r}"
+        )
     return lo, hi
 
 

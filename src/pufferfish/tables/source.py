@@ -541,7 +541,10 @@ def output_format(path: Path) -> str:
 
 
 def report_path_for(output: Path) -> Path:
-    """The report file beside ``output``: ``name.csv`` -> ``name.report.json``."""
+    """The report file beside ``output``: ``name.csv`` -> ``name.report.json`` (ValueError for a
+    path without a file name, such as ``.``)."""
+    if output.name in ("", ".", ".."):
+        raise ValueError(f"output must be a file such as out.csv, got {str(output)!r} (a folder)")
     name = output.name
     for ext in (".csv.gz", ".csv", ".parquet", ".pq"):
         if name.lower().endswith(ext):
