@@ -46,7 +46,7 @@ STOPS = [
     ),
     (
         "sum",
-        ["pufferfish multiuser examples/seed000-4users.json --user u4 --pair-set P-Q --epsilon 0.25 "
+        ["pufferfish multiuser seed000-4users --user u4 --pair-set P-Q --epsilon 0.25 "
          "--epsilon 0.5 --epsilon 1 --epsilon 2 --report sum.html --json"],
         ("sum.html", "fig-scales"),
     ),

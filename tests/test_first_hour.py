@@ -56,3 +56,18 @@ def test_a_series_ledger_that_is_the_output_is_refused_before_any_work(tmp_path,
     res = runner.invoke(app, args)
     assert "ledger must differ from the output" in _one_line(res)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tour_stop_5_runs_in_an_empty_folder_with_the_shipped_system(tmp_path, monkeypatch) -> None:
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    args = ["multiuser", "seed000-4users", "--user", "u4", "--pair-set", "P-Q", "--epsilon", "1", "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = {r["mechanism"]: r for r in json.loads(res.stdout)["results"]}
+    assert round(rows["optimal"]["scale"], 3) == 1.095  # the README's figure
+    assert list(tmp_path.iterdir()) == []
+    # a file of that name in the folder is read instead (a path wins)
+    (tmp_path / "seed000-4users").write_text("{}")
+    assert runner.invoke(app, args).exit_code == 1

@@ -486,3 +486,22 @@ def test_spark_imputes_under_bounds_and_shuffles_like_duckdb(spark: Any, tmp_pat
     got = pd.read_parquet(tmp_path / "s.parquet")
     assert len(got) == n and not got["x"].isna().any() and sorted(got["id"].astype(int)) == list(range(n))
     assert list(got["id"].astype(int)) != list(range(n))  # not the input order
+
+
+def test_spark_from_a_virtual_environment_called_by_its_path_not_activated(tmp_path) -> None:
+    # issue 56: `venv/bin/pufferfish` called by its path (cron, pipx): the local workers ran another
+    # Python without pufferfish (272 lines, an empty out.csv/ left behind). They run this interpreter.
+    import os
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("pufferfish")
+    java = Path(shutil.which("java") or "java").resolve().parent
+    env = {"PATH": f"{java}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
+    env |= {k: v for k, v in os.environ.items() if k == "JAVA_HOME"}
+    out = tmp_path / "out.csv"
+    args = [str(exe), "release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age",
+            "--epsilon", "1", "--engine", "spark", "--output", str(out), "--rng-seed", "1"]  # fmt: skip
+    res = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert out.exists() and "No module named" not in res.stderr

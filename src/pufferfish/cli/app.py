@@ -489,7 +489,12 @@ def release(
     )  # fmt: skip
 
 
-SystemArg = Annotated[str, typer.Argument(help='JSON file {"users": [{"name", "support", "pmf", ...}]}.')]
+SystemArg = Annotated[
+    str,
+    typer.Argument(
+        help='JSON file {"users": [{"name", "support", "pmf", ...}]}, or a shipped example: seed000-4users.'
+    ),
+]
 PairSetOpt = Annotated[str, typer.Option("--pair-set", help="Secret pairs: ab, a-bot, P-bot or P-Q.")]
 UserOpt = Annotated[
     str | None, typer.Option("--user", help="Target user (default: every user, optimal scale).")

@@ -26,6 +26,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,10 @@ from pufferfish._checks import as_float_vector, short_repr
 from pufferfish.multiuser.convolution import sum_distribution
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
+
+#: Systems shipped with the package, readable by name (``pufferfish multiuser seed000-4users``):
+#: seed 000's 4-user example (Tables 2-3), the file ``examples/seed000-4users.json`` of the repository.
+SHIPPED_SYSTEMS = ("seed000-4users",)
 
 #: The discriminative pair sets of seed 000 sec 4.
 PAIR_SETS: tuple[str, ...] = ("ab", "a-bot", "P-bot", "P-Q")
@@ -306,7 +311,9 @@ class MultiUserSystem:
 
     @classmethod
     def from_json(cls, path: str | Path) -> MultiUserSystem:
-        """Read a system from a JSON file in the format of :meth:`from_dict`.
+        """Read a system from a JSON file in the format of :meth:`from_dict`, or a shipped example
+        by name (:data:`SHIPPED_SYSTEMS`: ``seed000-4users``, seed 000's 4-user example) when no
+        such file exists.
 
         Raises
         ------
@@ -314,6 +321,9 @@ class MultiUserSystem:
             If the file cannot be read or parsed, or the content is invalid.
         """
         p = Path(path)
+        name = str(path).removesuffix(".json")
+        if not p.exists() and name in SHIPPED_SYSTEMS:
+            p = Path(str(resources.files("pufferfish") / "datasets" / f"{name}.json"))
         try:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:

@@ -12,6 +12,8 @@ sampler, and Spark writes the result. ``pyspark`` is an optional extra
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,7 +69,8 @@ def spark_session(spark: Any = None) -> Any:
     -------
     pyspark.sql.SparkSession
         ``spark``; or the active session; or ``local[*]`` with the web UI and the console
-        progress bar off (it would print into the CLI's output).
+        progress bar off (it would print into the CLI's output), its workers on this interpreter
+        (``PYSPARK_PYTHON`` is set to ``sys.executable`` unless already set).
 
     Raises
     ------
@@ -80,6 +83,10 @@ def spark_session(spark: Any = None) -> Any:
     active = sql.SparkSession.getActiveSession()
     if active is not None:
         return active
+    # the local workers run this interpreter (issue 56: a venv's pufferfish called by its path, not
+    # activated, had workers on another Python without pufferfish); a user's setting wins
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     return (
         sql.SparkSession.builder.master("local[*]")
         .appName("pufferfish")
