@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 from _timing import cli_runs, machine
 
+from pufferfish.markov.release import TIE_ORDER  # a tie goes as the release takes it
+
 
 def _walks(path: Path, m: np.ndarray, ids: int, length: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -56,8 +58,7 @@ def _row(name: str, args: list[str], length: str) -> None:
     got = json.loads(out)
     rows = {r["mechanism"]: r for r in got["results"][length]}
     certified = [r for r in rows.values() if r.get("certified") and r.get("scale") is not None]
-    rank = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}  # a tie goes as the release takes it
-    best = min(certified, key=lambda r: (r["scale"], rank.get(r["mechanism"], 3)))
+    best = min(certified, key=lambda r: (r["scale"], TIE_ORDER.get(r["mechanism"], len(TIE_ORDER))))
     listed = rows.get("optimal", {}).get("scale")
     attack = got.get("attack", {}).get("optimal", {}).get("worst_loss_found", "-")
     exact = rows.get("mqm-exact", {}).get("scale")

@@ -66,6 +66,9 @@ PRIOR_SETS = ("l1-rows", "none")
 
 Result = Calibration | MappingCalibration | Skipped
 
+#: Among certified scales equal at the longest length, the one a release takes: the simpler theorem.
+TIE_ORDER = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}
+
 
 @dataclass(frozen=True)
 class SeriesRequest:
@@ -249,14 +252,13 @@ def _attacks(model: CountModel, rows: tuple[Result, ...]) -> dict[str, ChainAtta
     budget = int(min(ATTACK_EVALUATIONS, max(4, ATTACK_EVALUATIONS * 1.2e6 / cost)))
     passed = [r for r in rows if isinstance(r, Calibration) and r.scale > 0]
     dp = next((r.scale for r in passed if r.mechanism == "group-dp"), None)
-    certified = [  # group DP holds for any chain, optimal-set's branch and bound searched the whole set:
-        # the theorem of mqm-approx over the set is the one a search can still confirm
+    # group DP holds for any chain, optimal-set's branch and bound searched the whole set: the
+    # theorem of mqm-approx over the set is the one a search can still confirm
+    chosen = [
         r
         for r in passed
-        if r.mechanism == "mqm-approx" and (dp is None or r.scale < dp)
+        if r.mechanism == "optimal" or (r.mechanism == "mqm-approx" and (dp is None or r.scale < dp))
     ]
-    smallest = sorted(certified, key=lambda r: r.scale)[:1]
-    chosen = [r for r in passed if r.mechanism == "optimal"] + smallest
     return {r.mechanism: attack_scale(model, r.scale, evaluations=budget) for r in chosen}
 
 
@@ -328,7 +330,7 @@ def release_mechanisms(request: SeriesRequest, mechanism: str | None) -> tuple[s
         raise ValueError(
             f"mechanism {mechanism!r} is checked on chains listed from the {request.confidence:.0%} set, not "
             f"certified over it: over the set a release uses {' or '.join(certified)} (the default takes the "
-            "smaller), or give --prior-set none to release for the estimated chain alone"
+            "smallest), or give --prior-set none to release for the estimated chain alone"
         )
     return (mechanism,)
 
@@ -346,12 +348,11 @@ def _smaller(calibration: SeriesCalibration) -> tuple[SeriesCalibration, str]:
         for n in names
         if all(isinstance(x, Calibration) for r in rows.values() for x in r if x.mechanism == n)
     ]
-    rank = {"group-dp": 0, "optimal-set": 1, "mqm-approx": 2}
     if not usable:  # none applies at every length: the first, whose row says why (refused below)
         chosen = names[0]
     else:
         scale = {x.mechanism: x.scale for x in rows[longest] if isinstance(x, Calibration)}
-        chosen = min(usable, key=lambda n: (scale[n], rank.get(n, 3)))
+        chosen = min(usable, key=lambda n: (scale[n], TIE_ORDER.get(n, len(TIE_ORDER))))
     kept = {t: tuple(x for x in r if x.mechanism == chosen) for t, r in rows.items()}
     return replace(calibration, results=kept), chosen
 
