@@ -90,6 +90,18 @@ def test_a_budget_raises_the_scale_until_the_ledger_meets_it(tmp_path: Path) -> 
     assert joint <= 0.7 + 1e-12
     assert joint > 0.7 - 1e-6  # the smallest noise that meets it (to the search's tolerance)
     assert "raised from" in second.chosen.decided_by
+    # What the release states of itself is re-checked at the raised scale, not carried over.
+    assert second.chosen.raised_from == pytest.approx(first.chosen.scale)
+    alone = _brute_joint(data, [second.chosen.scale])
+    assert second.chosen.checked_loss == pytest.approx(alone, abs=1e-9) and alone < 0.5 - 1e-3
+    assert f"exact privacy loss {second.chosen.checked_loss:.6g} <= epsilon" in second.report["guarantee"]
+    runner = CliRunner()
+    res = runner.invoke(app, ["release", str(data), "--secret", "s", "--public", "x", "--pair", "a,b",
+                              "--epsilon", "0.5", "--mechanism", "optimal", "--prior-set", "none",
+                              "--output", str(tmp_path / "o3.csv"), "--ledger", str(book), "--budget", "0.8"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "budget 0.8: the scale is raised from" in text and "alone it is checked at" in text, text
 
 
 def test_over_the_budget_nothing_is_drawn_or_written(tmp_path: Path) -> None:
@@ -357,7 +369,8 @@ def test_cli_release_with_a_ledger_and_ledger_show(tmp_path: Path) -> None:
             ],
         )
         assert res.exit_code == 0, res.output
-        assert f"ledger {book}: release {i + 1}" in res.output
+        assert f"ledger: {book}\n  release {i + 1};" in res.output
+        assert max(map(len, res.output.splitlines())) <= 100  # the path alone on a line, the rest wrapped
     res = runner.invoke(app, ["calibrate", str(data), "--secret", "s", "--public", "x", "--pair", "a,b",
                               "--epsilon", "0.5", "--mechanism", "optimal", "--prior-set", "none",
                               "--ledger", str(book), "--budget", "1.2", "--json"])  # fmt: skip
@@ -496,14 +509,32 @@ def test_series_releases_checked_together_exactly_against_paths(tmp_path: Path) 
     assert 0.5 < g.epsilon < g.sum_of_epsilons == pytest.approx(1.5)
     res = run("group-dp", "g3.csv", "--budget", f"{g.epsilon:.6f}")
     assert res.exit_code == 1 and "by the windows of one series" in res.output, res.output
+    assert "raising this release's scales up to 100 times does not meet it" in res.output
     assert not (tmp_path / "g3.csv").exists()
+    # A budget above what is spent: the scales are raised (as --budget's help says), not refused.
+    budget = g.epsilon + 0.05
+    res = run("group-dp", "g4.csv", "--budget", f"{budget:.6f}")
+    assert res.exit_code == 0, res.output
+    assert "raised" in res.output and "meet the budget together" in res.output
+    fourth = Ledger(book).entries()[-1].body["series"]["count_scales"]["8"]
+    raised = json.loads((tmp_path / "g4.report.json").read_text())["raised_by_budget"]
+    assert raised > 1.0 and fourth == pytest.approx(scales[0] * raised, rel=1e-9)  # group DP's, raised
+    (g4,) = summarize(book).secrets
+    assert g.epsilon < g4.epsilon <= budget + 1e-12
+    assert g4.epsilon > budget - 1e-3  # the smallest factor found: the budget is nearly reached
+    views = [View(0, "laplace", b) for b in [*scales, fourth]]
+    brute = max(
+        composed_loss(np.arange(9.0)[:, None], priors[(i, "on")], priors[(i, "off")], views).loss
+        for i in range(8) if (i, "on") in priors and (i, "off") in priors
+    )  # fmt: skip
+    assert brute == pytest.approx(g4.epsilon, abs=1e-9)
     flipped = lines[:]
     flipped[1] = flipped[1].rsplit(",", 1)[0] + (",off" if flipped[1].endswith(",on") else ",on")
     other = tmp_path / "other.csv"
     other.write_text("\n".join(flipped) + "\n")
     res = run("group-dp", "x.csv", data=other)
     assert res.exit_code == 1 and "use another ledger" in res.output, res.output
-    assert not (tmp_path / "x.csv").exists() and len(Ledger(book).entries()) == 3
+    assert not (tmp_path / "x.csv").exists() and len(Ledger(book).entries()) == 4
 
 
 def test_a_sum_released_twice_is_checked_together_on_its_priors(tmp_path: Path) -> None:

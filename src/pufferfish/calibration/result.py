@@ -148,6 +148,10 @@ class Calibration:
         next case). Otherwise why no numerical check exists for it (Gaussian noise or eps-MI on
         joint priors of several columns): the scale then rests on its theorem alone, every
         ``checked_*`` field is ``None`` and tables and JSON say "not numerically checked".
+    raised_from : float or None
+        A release raised to meet a ledger's budget (:mod:`pufferfish.pipeline.ledgered`): the
+        scale it was calibrated at alone; ``checked_*`` are then re-checked at ``scale``.
+        ``None`` otherwise.
     """
 
     mechanism: str
@@ -172,6 +176,7 @@ class Calibration:
     expected_accuracy: float | None = None
     expected_abs_error: float | None = None
     not_checked: str | None = None
+    raised_from: float | None = None
 
     @property
     def numerically_checked(self) -> bool:

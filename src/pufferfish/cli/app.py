@@ -621,9 +621,8 @@ def multiuser_release(
     )
     console.print(f"noise: {result.noise['sampler']}")
     if result.together is not None:
-        console.print(
-            f"ledger {ledger}: {result.together.line()}", soft_wrap=True, highlight=False, markup=False
-        )
+        console.print(f"ledger: {ledger}", soft_wrap=True, highlight=False, markup=False)  # never folded
+        console.print(f"  {result.together.line()}", highlight=False, markup=False)
 
 
 def _sum_report(

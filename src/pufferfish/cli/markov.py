@@ -529,6 +529,12 @@ def markov_release(
     console.print(f"released: {result.output} ({len(cal.series.ids)} ids, one {query} each)")
     for t, (scale, drawn) in list(result.scales.items())[:5]:
         console.print(f"T = {t}: {result.mechanism} Laplace scale {scale:.6g} (drawn at {drawn:.6g})")
+    if result.raised != 1.0:
+        console.print(
+            f"budget {budget:g}: every drawn scale is the calibrated one raised {result.raised:.6g} times, so "
+            "that the ledger's releases and this one meet the budget together",
+            highlight=False,
+        )
     if len(result.scales) > 5:
         console.print(f"({len(result.scales) - 5} more lengths: every one in the report)")
     console.print(f"noise: {result.noise.get('sampler', 'none')}")
@@ -536,6 +542,5 @@ def markov_release(
     if result.html_report is not None:
         console.print(f"HTML report: {result.html_report}")
     if result.together is not None:
-        console.print(
-            f"ledger {ledger}: {result.together.line()}", soft_wrap=True, highlight=False, markup=False
-        )
+        console.print(f"ledger: {ledger}", soft_wrap=True, highlight=False, markup=False)  # never folded
+        console.print(f"  {result.together.line()}", highlight=False, markup=False)

@@ -128,16 +128,17 @@ def print_release(console: Console, result: Any) -> None:
     if book:  # what everything released about the secret guarantees together (issue 42)
         together = book["together"]
         eps = together["epsilon"]
-        line = (f"ledger {book['file']}: release {book['entry']}; together with releases "
-                f"{', '.join(map(str, together['entries'][:-1])) or 'none before'}: ")  # fmt: skip
-        line += (
+        before = ", ".join(map(str, together["entries"][:-1])) or "none before"
+        # the path alone on its line (never folded); the figure and its rule wrapped below it
+        console.print(f"ledger: {book['file']}", soft_wrap=True, highlight=False, markup=False)
+        line = f"  release {book['entry']}; together with releases {before}: " + (
             f"no guarantee ({together['detail']})" if eps is None
             else f"eps {eps:.6g} by the {together['rule']} ({together['priors']})"
             + (f"; {together['detail']}" if together.get("detail") else "")
         )  # fmt: skip
         if book.get("budget") is not None:
             line += f"; budget {book['budget']:g}"
-        console.print(line, soft_wrap=True, highlight=False, markup=False)  # a path: never folded
+        console.print(line, highlight=False, markup=False)
 
 
 def _print_column_scales(console: Console, table: Any, kept: list[str]) -> None:
@@ -275,6 +276,14 @@ def _print_one_column_release(console: Console, result: Any) -> None:
         )
     else:
         console.print(f"mechanism: {c.mechanism}, {c.noise} scale {c.scale:.6g}, checked {checked_text(c)}")
+    book = result.report.get("ledger") or {}
+    if isinstance(c, Calibration) and c.raised_from is not None:  # said once, with what it meets
+        console.print(
+            f"budget {book.get('budget', 0.0):g}: the scale is raised from {c.raised_from:.6g} (this release "
+            f"alone at epsilon {c.epsilon:g}) to {c.scale:.6g}, so that the ledger's releases and this one "
+            f"meet the budget together; alone it is checked at {c.scale:.6g}: {checked_text(c)}",
+            highlight=False,
+        )
     if result.calibration.inputs.get("fallback"):
         console.print(f"fallback: {result.calibration.inputs['fallback']}", highlight=False)
     console.print(f"guarantee: {result.report['guarantee']}")

@@ -217,9 +217,11 @@ def refuse_over(
         )
     if together.epsilon > budget:
         earlier = ", ".join(map(str, together.entries[:-1]))
+        with_ = (f"with release(s) {earlier} of ledger {str(ledger.path)!r} this release" if earlier
+                 else f"ledger {str(ledger.path)!r} has no release before this one, which alone")  # fmt: skip
         raise BudgetError(
-            f"{when}: with release(s) {earlier} of ledger {str(ledger.path)!r} "
-            f"this release would reach eps {together.epsilon:.6g} by the {together.rule} (budget {budget:g})"
+            f"{when}: {with_} would reach eps {together.epsilon:.6g} by the {together.rule} (budget "
+            f"{budget:g}): use a larger --budget or a new ledger"
         )
 
 

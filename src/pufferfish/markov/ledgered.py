@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from pufferfish.ledger.guarantee import EXACT_CHECKS, RULES, PairJoint
+from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan_other
 from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import Unsupported
 from pufferfish.loss.composed import MAX_POINT_ENTRIES, View, composed_point_loss
@@ -117,6 +118,85 @@ def series_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...]
         tuple(worst_pairs),
         (f"at the exact priors of the count under {chains_text}, every time and pair of states"),
     )
+
+
+#: Largest factor a budget may raise a series release's scales by (as a table release's,
+#: :data:`pufferfish.pipeline.ledgered.MAX_RAISE`): a usefulness rule, not a privacy one.
+MAX_RAISE = 100.0
+
+#: Bisection steps on ``log(factor)`` between the last failing and the first passing factor.
+RAISE_STEPS = 30
+
+
+def plan_within_budget(
+    context: LedgerContext,
+    body: dict[str, Any],
+    calibration: Any,
+    scales_at: Callable[[float], dict[int, tuple[float, float]]],
+) -> tuple[LedgerPlan, float]:
+    """The ledger plan of a series release, its scales raised by the smallest factor found that
+    meets the budget together with the ledger's earlier releases.
+
+    Every length's scale is multiplied by one factor ``f >= 1`` (raising a Laplace scale is
+    post-processing: ``Lap(f b) = Lap(b) + Z``, ``Z`` zero with probability ``1 / f^2`` and
+    ``Lap(f b)`` otherwise, so no loss grows with ``f``). Doubling ``f`` from 1 up to
+    :data:`MAX_RAISE`, then bisecting on ``log f`` (:data:`RAISE_STEPS` steps); every candidate is
+    the ledger's own check (:func:`pufferfish.ledger.record.plan_other`), and the result is the
+    smallest passing factor found (the closest passing value, as OpenDP's search helpers).
+
+    Parameters
+    ----------
+    context : LedgerContext
+        The ledger and its budget.
+    body : dict
+        The entry's body without its ``series`` record.
+    calibration : SeriesCalibration
+    scales_at : callable
+        ``f -> {T: (calibrated scale, drawn scale)}`` with every scale times ``f``.
+
+    Returns
+    -------
+    (LedgerPlan, float)
+        The plan to record (its body's scales raised) and the factor ``f`` (1.0: not raised).
+
+    Raises
+    ------
+    BudgetError
+        If no factor up to :data:`MAX_RAISE` meets the budget (the ledger's releases alone may
+        reach it), or there is no guarantee together at any.
+    """
+
+    def attempt(factor: float) -> LedgerPlan | None:
+        try:
+            return plan_other(context, body | {"series": series_record(calibration, scales_at(factor))})
+        except BudgetError:
+            if context.budget is None:
+                raise
+            return None
+
+    first = attempt(1.0)
+    if first is not None:
+        return first, 1.0
+    lo, hi, passed = 1.0, 2.0, attempt(2.0)
+    while passed is None and hi < MAX_RAISE:
+        lo, hi = hi, min(2.0 * hi, MAX_RAISE)
+        passed = attempt(hi)
+    if passed is None:
+        try:  # the ledger's own message at the largest factor: what the releases reach together
+            plan_other(context, body | {"series": series_record(calibration, scales_at(MAX_RAISE))})
+        except BudgetError as exc:
+            raise BudgetError(
+                f"{exc}; raising this release's scales up to {MAX_RAISE:g} times does not meet it"
+            ) from None
+    assert passed is not None
+    for _ in range(RAISE_STEPS):
+        mid = math.sqrt(lo * hi)
+        got = attempt(mid)
+        if got is None:
+            lo = mid
+        else:
+            hi, passed = mid, got
+    return passed, hi
 
 
 def register() -> None:

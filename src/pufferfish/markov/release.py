@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from pufferfish._checks import check_epsilon, short_list
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped, compare
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee
-from pufferfish.ledger.record import LedgerContext, check_budget, check_ledger_path, plan_other, recording
+from pufferfish.ledger.record import LedgerContext, check_budget, check_ledger_path, recording
 from pufferfish.ledger.store import Ledger
 from pufferfish.markov.attack import ATTACK_EVALUATIONS, ATTACK_MAX_STATES, ChainAttack, attack_scale
 from pufferfish.markov.audit import CERTIFIED_OVER, ScaleAudit, audit_scale, result_row
@@ -47,7 +47,7 @@ from pufferfish.markov.estimate import (
     read_series,
     row_radii,
 )
-from pufferfish.markov.ledgered import series_record
+from pufferfish.markov.ledgered import plan_within_budget
 from pufferfish.markov.rowballs import RowBalls
 from pufferfish.noise.samplers import add_laplace, exact_grid, insecure_generator
 from pufferfish.tables.source import (
@@ -464,6 +464,8 @@ class SeriesRelease:
         drawn on the count at ``T`` times the scale, rounded up; a histogram's on each bar).
     noise : dict
         The sampler's description.
+    raised : float
+        The factor a ledger's budget raised every drawn scale by (1.0: not raised).
     """
 
     calibration: SeriesCalibration
@@ -474,6 +476,7 @@ class SeriesRelease:
     noise: dict[str, Any]
     html_report: Path | None = None
     together: JointGuarantee | None = None
+    raised: float = 1.0
 
 
 def release_series(
@@ -512,8 +515,10 @@ def release_series(
     ledger, budget : str or pathlib.Path, float, optional
         Record the release in this ledger (issue 42, :func:`pufferfish.ledger.record.plan_other`:
         series of one data set; a theorem that adds, or no guarantee, for several releases), entry
-        and output published together; with ``budget`` refused before any noise is drawn when the
-        releases together would exceed it.
+        and output published together; with ``budget``, every length's scale is raised by the
+        smallest factor found that meets it together with the ledger's releases
+        (:func:`pufferfish.markov.ledgered.plan_within_budget`), else the release is refused before
+        any noise is drawn.
 
     Raises
     ------
@@ -546,10 +551,13 @@ def release_series(
     )
     series = calibration.series
     book_body = None if book is None else _entry_body(calibration, mechanism, source, rng)
-    scales, count_scales = _drawn_scales(calibration, mechanism, secure=rng is None)
-    book_plan = None
+    book_plan, raised = None, 1.0
     if book is not None and book_body is not None:  # the scales to draw are known: checked before the noise
-        book_plan = plan_other(book, book_body | {"series": series_record(calibration, scales)})
+        book_plan, raised = plan_within_budget(
+            book, book_body, calibration,
+            lambda f: _drawn_scales(calibration, mechanism, secure=rng is None, factor=f)[0],
+        )  # fmt: skip
+    scales, count_scales = _drawn_scales(calibration, mechanism, secure=rng is None, factor=raised)
     bars = list(series.states) if request.query == "histogram" else [request.target]
     released, noise = _draw_counts(series, bars, count_scales, rng)
     if request.query == "frequency":
@@ -570,6 +578,7 @@ def release_series(
         **confidential(calibration.to_dict(), SERIES_CONFIDENTIAL),
         "mechanism": mechanism,
         "scales": {str(t): {"calibrated": s, "drawn": d} for t, (s, d) in scales.items()},
+        "raised_by_budget": raised,
         "noise": noise,
         "output": str(out_path),
         "released": f"one row per id: id, T (its length), {', '.join(columns)} = {what}",
@@ -595,14 +604,16 @@ def release_series(
         if html_path is not None:
             tmps[2].write_text(series_report(calibration, report), encoding="utf-8")
     return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise, html_path,
-                         None if book_plan is None else book_plan.joint)  # fmt: skip
+                         None if book_plan is None else book_plan.joint, raised)  # fmt: skip
 
 
 def _drawn_scales(
-    calibration: SeriesCalibration, mechanism: str, *, secure: bool
+    calibration: SeriesCalibration, mechanism: str, *, secure: bool, factor: float = 1.0
 ) -> tuple[dict[int, tuple[float, float]], dict[int, float]]:
     """Per length ``T``: ``(calibrated scale, drawn scale)`` in the query's unit, and the scale
-    handed to the sampler for the counts, all known before any noise is drawn.
+    handed to the sampler for the counts, all known before any noise is drawn; with ``factor``
+    (a ledger's budget, :func:`pufferfish.markov.ledgered.plan_within_budget`) every drawn scale
+    is the calibrated one times it.
 
     The noise is drawn on the counts (integers: on every grid of the exact sampler). A
     frequency's scale is in shares of ``T``: the count gets ``T`` times it, rounded up (``C +
@@ -624,7 +635,9 @@ def _drawn_scales(
             raise ValueError(
                 f"mechanism {mechanism} cannot be used at T = {t}: {getattr(row, 'reason', row)}"
             )
-        count_scale = float(np.nextafter(row.scale * t, np.inf)) if query == "frequency" else row.scale
+        count_scale = row.scale * factor if factor != 1.0 else row.scale
+        if query == "frequency":
+            count_scale = float(np.nextafter(count_scale * t, np.inf))
         used = exact_grid(count_scale)[2] if secure and count_scale > 0 else count_scale
         assert used >= count_scale
         count_scales[t] = count_scale

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped
+from pufferfish.calibration.check import measure
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee, guarantee
 from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan, prepare
 from pufferfish.ledger.store import Entry
@@ -166,9 +167,19 @@ def against_ledger(
             f"more than {MAX_RAISE:g} times the {chosen.scale:.6g} this release needs alone: noise that "
             "leaves nothing to read"
         )
+    # The raised scale's own exact check (the same criterion and priors): what the release alone
+    # meets at the scale it is drawn with, printed and reported beside the budget.
+    alone_check, _ = measure(
+        table.scenario, chosen.criterion, chosen.noise, scale, chosen.epsilon, chosen.delta
+    )
     raised = replace(
         chosen,
         scale=scale,
+        raised_from=chosen.scale,
+        checked_loss=alone_check.value if chosen.checked_loss is not None else None,
+        checked_delta=alone_check.value if chosen.checked_loss is None else chosen.checked_delta,
+        check_error_bound=alone_check.error,
+        check=None,
         decided_by=f"{chosen.decided_by}; raised from {chosen.scale!r} to {scale!r} so that the "
         f"ledger's releases and this one meet the budget {budget:g} together "
         "(raising a scale is post-processing)",
