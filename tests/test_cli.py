@@ -295,7 +295,7 @@ CODES = "loan,age,code\nyes,30,007\nno,40,012\nyes,35,007\nno,50,\nyes,41,012\nn
     [
         (["--public", "code", "--numeric", "loan"], "the secret column 'loan' is compared as text"),
         (["--public", "code", "--numeric", "code", "--categorical", "code"], "cannot be both"),
-        (["--public", "code", "--categorical", "job"], "may name the secret, public or weight column"),
+        (["--public", "code", "--categorical", "job"], "may name the public or weight column"),
         (["--public", "age", "--categorical", "age", "--weight", "age"], "cannot be categorical"),
     ],
 )

@@ -71,3 +71,154 @@ def test_tour_stop_5_runs_in_an_empty_folder_with_the_shipped_system(tmp_path, m
     # a file of that name in the folder is read instead (a path wins)
     (tmp_path / "seed000-4users").write_text("{}")
     assert runner.invoke(app, args).exit_code == 1
+
+
+# --- options that were ignored in silence, and lines that did not name the cause (issue 56) ---
+
+TABLE = "s,x,c,w\n" + "".join(
+    f"{'a' if i % 3 else 'b'},{i % 7},{'u' if i % 5 else 'v'},{'p' if i % 2 else 'q'}\n" for i in range(300)
+)
+
+
+def _release(tmp_path, *extra: str) -> str:
+    data = tmp_path / "t.csv"
+    if not data.exists():
+        data.write_text(TABLE)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    res = runner.invoke(
+        app, ["release", str(data), "--secret", "s", "--pair", "a,b", "--epsilon", "1", *extra]
+    )
+    line = _one_line(res)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    return line
+
+
+def test_utility_on_a_release_with_additive_noise_is_refused(tmp_path) -> None:
+    out = str(tmp_path / "o.csv")
+    line = _release(tmp_path, "--public", "x", "--utility", "accuracy", "--output", out)
+    assert "utility is the objective of the randomized mappings" in line and "'x'" in line
+    assert "drop --utility" in line
+    line = _release(
+        tmp_path, "--public", "c", "--mechanism", "relaxed", "--utility", "accuracy", "--output", out
+    )
+    assert "mechanism relaxed adds noise" in line
+    args = ["release", str(tmp_path / "t.csv"), "--secret", "s", "--pair", "a,b", "--epsilon", "1"]
+    res = runner.invoke(app, [*args, "--public", "c", "--utility", "accuracy", "--output", out])
+    assert res.exit_code == 0, res.output  # a mapping: the utility is its objective
+
+
+def test_categorical_naming_the_secret_is_refused(tmp_path) -> None:
+    for public in ("x,c", "x"):
+        line = _release(
+            tmp_path, "--public", public, "--categorical", "s", "--output", str(tmp_path / "o.csv")
+        )
+        assert "categorical names the secret column 's'" in line
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--keep", ""], "keep must name columns 'a,b' (none empty), got ''"),
+        (["--keep", "c,"], "keep must name columns"),
+        (["--keep-unchecked", ""], "keep_unchecked must name columns"),
+        (["--keep", "c", "--keep-unchecked", "c"], "'c' is named by both keep"),
+        (["--keep", "w", "--mechanism", "relaxed"], "only the optimal search checks"),
+        (["--keep", "zz"], "keep column 'zz' is not in the table"),
+    ],
+)
+def test_kept_columns_misnamed_are_refused_naming_the_cause(extra, expected, tmp_path) -> None:
+    line = _release(tmp_path, "--public", "x", *extra, "--output", str(tmp_path / "o.csv"))
+    assert expected in line, line
+    assert "public column '" not in line  # a kept column is not called a public one
+
+
+def test_a_header_less_adult_file_suggests_names(tmp_path) -> None:
+    import gzip
+
+    from pufferfish.tables.model import ADULT_NAMES
+    from pufferfish.tables.source import dataset_path
+
+    with gzip.open(dataset_path("adult"), "rt") as fh:
+        header, *rows = [next(fh) for _ in range(50)]
+    assert header.strip() == ADULT_NAMES
+    data = tmp_path / "adult.data"
+    data.write_text("".join(rows))
+    args = ["release", str(data), "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married",
+            "--public", "workclass", "--epsilon", "0.5", "--output", str(tmp_path / "o.csv")]  # fmt: skip
+    line = _one_line(runner.invoke(app, args))
+    assert "the first row looks like data" in line and f"--names {ADULT_NAMES}" in line
+    res = runner.invoke(app, [*args, "--names", ADULT_NAMES])
+    assert res.exit_code == 0, res.output
+
+
+def _lock(path) -> bool:
+    """Make ``path`` unwritable: immutable (root, chattr) or read-only (chmod); True if it took."""
+    import os
+    import subprocess
+
+    if os.geteuid() == 0:
+        return subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    return True
+
+
+def _unlock(path) -> None:
+    import os
+    import subprocess
+
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+    path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def test_unwritable_outputs_and_ledgers_are_refused_before_any_work(tmp_path) -> None:
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    out, folder = tmp_path / "old.csv", tmp_path / "locked"
+    out.write_text("keep me\n")
+    folder.mkdir()
+    if not (_lock(out) and _lock(folder)):
+        _unlock(out)
+        pytest.skip("this file system cannot make a file immutable")
+    try:
+        base = ["release", str(data), "--secret", "s", "--pair", "a,b", "--epsilon", "1", "--public", "x"]
+        line = _one_line(runner.invoke(app, [*base, "--output", str(out), "--force"]))
+        assert f"output {str(out)!r} cannot be replaced" in line and "give another path" in line
+        line = _one_line(runner.invoke(app, [*base, "--output", str(folder / "o.csv")]))
+        assert "does not take new files" in line
+        line = _one_line(
+            runner.invoke(app, [*base, "--output", str(tmp_path / "n.csv"), "--ledger", str(folder / "l.db")])
+        )
+        assert f"ledger {str(folder / 'l.db')!r}: its folder" in line and "does not take new files" in line
+        assert out.read_text() == "keep me\n" and not (tmp_path / "n.csv").exists()
+    finally:
+        _unlock(out)
+        _unlock(folder)
+
+
+def test_ctrl_c_inside_duckdb_exits_130_in_one_line(tmp_path, monkeypatch) -> None:
+    """Ctrl-C while DuckDB copies the release: the KeyboardInterrupt is raised in the Python
+    stream DuckDB reads (where DuckDB catches and quotes it, issue 56: 61 lines, exit 1); the
+    command exits 130 without a traceback, and nothing is left in the folder."""
+    import pufferfish.tables.duckdb_engine as engine
+    from pufferfish.cli.common import interrupted
+
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    calls = []
+
+    def stop(*args, **kwargs):
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "perturb_batch", stop)
+    res = runner.invoke(app, ["release", str(data), "--secret", "s", "--pair", "a,b", "--epsilon", "1",
+                              "--public", "x", "--output", str(tmp_path / "o.csv")])  # fmt: skip
+    assert calls and res.exit_code == 130, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) <= 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+    # the forms a wrapped interrupt takes
+    wrapped = RuntimeError("Invalid Input Error: Python exception: KeyboardInterrupt")
+    chained = ValueError("stream failed")
+    chained.__cause__ = KeyboardInterrupt()
+    assert interrupted(wrapped) and interrupted(chained) and not interrupted(ValueError("bad cell"))

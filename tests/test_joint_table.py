@@ -128,7 +128,7 @@ def test_cli_calibrate_several_columns_json_and_table() -> None:
         (["--order", "a,b"], "order (--order) applies to one public column"),
         (["--categorical", "age", "--numeric", "age"], "cannot be both categorical and numeric"),
         (["--numeric", "sex"], "it cannot be numeric"),
-        (["--categorical", "race"], "may name the secret, public or weight column, got 'race'"),
+        (["--categorical", "race"], "may name the public or weight column, got 'race'"),
         (["--mechanism", "optimal-mapping"], ""),
     ],
 )

@@ -97,8 +97,8 @@ def test_a_budget_raises_the_scale_until_the_ledger_meets_it(tmp_path: Path) -> 
     assert f"exact privacy loss {second.chosen.checked_loss:.6g} <= epsilon" in second.report["guarantee"]
     runner = CliRunner()
     res = runner.invoke(app, ["release", str(data), "--secret", "s", "--public", "x", "--pair", "a,b",
-                              "--epsilon", "0.5", "--mechanism", "optimal", "--prior-set", "none",
-                              "--output", str(tmp_path / "o3.csv"), "--ledger", str(book), "--budget", "0.8"])  # fmt: skip
+                              "--epsilon", "0.5", "--mechanism", "optimal", "--prior-set", "none", "--output",
+                              str(tmp_path / "o3.csv"), "--ledger", str(book), "--budget", ".8"])  # fmt: skip
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "budget 0.8: the scale is raised from" in text and "alone it is checked at" in text, text

@@ -44,10 +44,39 @@ def refuse_report_path_early(report: str | None, force: bool) -> None:
         guard(lambda: check_report_path(report, force=force))
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C (or SIGTERM, which the CLI turns into one) wrapped by a library
+    that catches it: DuckDB stops a query with ``InterruptException`` or "Query interrupted", and
+    quotes a ``KeyboardInterrupt`` raised in a Python stream or function it was running; PyArrow
+    and others chain it (``__cause__``, ``__context__``)."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        if isinstance(at, KeyboardInterrupt) or type(at).__name__ == "InterruptException":
+            return True
+        if "KeyboardInterrupt" in str(at) or "Query interrupted" in str(at):
+            return True
+        at = at.__cause__ or at.__context__
+    return False
+
+
 def guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; turn the library's input errors into one line on stderr and exit code 1."""
+    """Run ``fn``; turn the library's input errors into one line on stderr and exit code 1, and an
+    interrupt however wrapped (:func:`interrupted`) into ``KeyboardInterrupt`` (exit code 130)."""
     try:
         return fn()
+    except Exception as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
+        _fail_for(exc)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _fail_for(exc: Exception) -> None:
+    """One line and exit code 1 for the library's input errors; anything else is raised again."""
+    try:
+        raise exc
     except (ValueError, FileExistsError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     except OSError as exc:  # a read-only file system, a full disk, ...: one line, the user's path
@@ -62,7 +91,6 @@ def guard(fn: Callable[[], T]) -> T:
         if isinstance(exc, PrivacyCheckError):
             fail(f"privacy check failed (please report this bug): {exc}")
         raise
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def os_error_line(exc: OSError) -> str:

@@ -4,6 +4,7 @@ over :func:`pufferfish.ledger.summary.summarize`."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -49,7 +50,8 @@ def against_the_ledger(table: Any, data: Any, read: Any, ledger: str | None, bud
         raise ValueError(
             f"budget needs a ledger (--ledger FILE) to count what was released, got budget {budget!r}"
         )
-    return against_each(LedgerContext(Ledger(ledger), spent, resolve_source(data, "duckdb", read)), table)
+    book = Ledger(ledger, create=not Path(ledger).exists())  # read only: an existing ledger may be read-only
+    return against_each(LedgerContext(book, spent, resolve_source(data, "duckdb", read)), table)
 
 
 def print_against(console: Console, rows: Any) -> None:

@@ -531,8 +531,8 @@ def markov_release(
         console.print(f"T = {t}: {result.mechanism} Laplace scale {scale:.6g} (drawn at {drawn:.6g})")
     if result.raised != 1.0:
         console.print(
-            f"budget {budget:g}: every drawn scale is the calibrated one raised {result.raised:.6g} times, so "
-            "that the ledger's releases and this one meet the budget together",
+            f"budget {budget:g}: every drawn scale is the calibrated one raised {result.raised:.6g} times, "
+            "so that the ledger's releases and this one meet the budget together",
             highlight=False,
         )
     if len(result.scales) > 5:

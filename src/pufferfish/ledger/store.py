@@ -24,6 +24,7 @@ import json
 import os
 import socket
 import sqlite3
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -139,6 +140,32 @@ class Ledger:
                 )
         else:
             self._validate()
+        if create:
+            self._check_writable()
+
+    def _check_writable(self) -> None:
+        """LedgerError, before any work, when a release could not record here: SQLite writes the
+        file and its journal beside it, so the folder must take new files (probed by creating and
+        removing a hidden temporary file) and an existing file must open for writing (nothing
+        written)."""
+        try:
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.pufferfish-probe-", dir=self.path.parent)
+            os.close(fd)
+            os.unlink(name)
+        except OSError as exc:
+            raise LedgerError(
+                f"ledger {str(self.path)!r}: its folder {str(self.path.parent)!r} does not take new files "
+                f"({exc.strerror}; SQLite writes its journal beside the ledger): make the folder writable or "
+                "give a ledger in another folder"
+            ) from None
+        if self.path.exists():
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND))
+            except OSError as exc:
+                raise LedgerError(
+                    f"ledger {str(self.path)!r} cannot be written ({exc.strerror}: read-only or immutable): "
+                    "make it writable (chattr -i / chmod u+w) or give another ledger"
+                ) from None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

@@ -232,6 +232,8 @@ def release(
     )
     keep_cols, kept = check_keep(keep, keep_unchecked, secret=secret, columns=columns, one_column=one_column)
     several = _several(columns, keep_cols, chosen_mechanism)
+    if utility is not None and chosen_mechanism is not None and not chosen_mechanism.mapping:
+        refuse_utility(utility, f"mechanism {chosen_mechanism.name} adds noise")
     fmt, rep_path = output_format(out_path := Path(output)), report_path_for(out_path)
     _check_sampling(engine, rng, sampler)
     source = resolve_source(data, engine, read)  # validates the engine and the reading options
@@ -309,6 +311,8 @@ def release_request(
         If what is drawn fails its exact check (a bug).
     """
     table = calibrate_request(request)
+    if request.utility is not None and not any(isinstance(c, MappingCalibration) for c in table.comparison):
+        refuse_utility(request.utility, f"{request.public!r} is released with additive noise")
     released_est = table.estimated if table.data is None else table.data
     cells = released_est.missing_cells
     refuse_omitted_cells(request.columns, (cells,) if isinstance(cells, int) else cells, request.missing)
@@ -376,10 +380,26 @@ def _output_plan(request: TableRequest, keep: Sequence[str]) -> tuple[list[str],
     return written, tuple(found)
 
 
+def refuse_utility(utility: str, why: str) -> None:
+    """A ValueError: ``utility`` is the objective of the randomized mappings, and ``why`` none is
+    released (it would change nothing: silently ignored before)."""
+    raise ValueError(
+        f"utility is the objective of the randomized mappings (optimal-mapping), and {why}, which it does "
+        f"not change, got utility {utility!r}: drop --utility, or give --mechanism optimal-mapping"
+    )
+
+
 def _several(columns: Sequence[str], keep: Sequence[str], chosen: Mechanism | None) -> bool:
     """Whether the release is of several columns (kept ones included), where only the mechanisms
-    of :data:`JOINT_RELEASE` have a numerical check (a ValueError names the others)."""
+    of :data:`JOINT_RELEASE` have a numerical check (a ValueError names the others); with kept
+    columns only ``optimal`` (the others move mass along every column)."""
     several = len(columns) + len(keep) > 1
+    if keep and chosen is not None and chosen.name != "optimal":
+        raise ValueError(
+            f"keep releases {', '.join(map(repr, keep))} as written, jointly with the public column(s): only "
+            f"the optimal search checks a channel that leaves a column without noise, got mechanism "
+            f"{chosen.name}: give --mechanism optimal (or leave it out), or drop --keep"
+        )
     if several and chosen is not None and chosen.name not in JOINT_RELEASE:
         raise ValueError(
             f"mechanism {chosen.name} has no numerical check on several columns: release with "

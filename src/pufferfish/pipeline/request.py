@@ -250,7 +250,8 @@ def check_keep(
     keep_cols = check_kept(keep, secret=secret, released=columns, name="keep")
     if keep_cols:
         refuse_for_several((*columns, *keep_cols), **one_column)
-    return keep_cols, check_kept(keep_unchecked, secret=secret, released=(*columns, *keep_cols))
+    released = (*columns, *keep_cols)
+    return keep_cols, check_kept(keep_unchecked, secret=secret, released=released, inside=keep_cols)
 
 
 def refuse_for_several(columns: Sequence[str], **given: bool) -> None:

@@ -98,13 +98,13 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
         shutil.rmtree(spill, ignore_errors=True)
 
 
-_CONNECTIONS = itertools.count()
+_CONNECTIONS, _STOPS = itertools.count(), ("Query interrupted", "KeyboardInterrupt")
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """Whether a DuckDB error is an interrupt rather than bad data: DuckDB stops a query on
-    Ctrl-C with ``InterruptException`` or ``RuntimeError('Query interrupted')``."""
-    return isinstance(exc, duckdb.InterruptException) or "Query interrupted" in str(exc)
+    """Whether a DuckDB error is a Ctrl-C, not bad data: ``InterruptException``, ``RuntimeError('Query
+    interrupted')``, or a ``KeyboardInterrupt`` of a Python (Arrow) stream that DuckDB quotes."""
+    return isinstance(exc, duckdb.InterruptException) or any(w in str(exc) for w in _STOPS)
 
 
 def read_error(exc: duckdb.Error, what: str) -> BaseException:
@@ -793,7 +793,7 @@ def copy_arrow_to(
         except (duckdb.Error, RuntimeError) as exc:
             # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted", see connect) or
             # surfaces in the Arrow stream, whose Python traceback DuckDB quotes.
-            if _interrupted(exc) or "KeyboardInterrupt" in str(exc):
+            if _interrupted(exc):
                 raise KeyboardInterrupt from None
             if not isinstance(exc, duckdb.Error):
                 raise

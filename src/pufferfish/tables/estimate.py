@@ -206,9 +206,14 @@ def check_kind_lists(
             "itself protects nothing"
         )
     cats, nums = [str(c) for c in categorical], [str(c) for c in numeric]
+    if secret in cats:
+        raise ValueError(
+            f"categorical names the secret column {secret!r}, which is always read as labels as written: "
+            "name only released columns"
+        )
     for col in cats + nums:
         if col != secret and col not in public and col != weight:
-            raise ValueError(f"categorical/numeric may name the secret, public or weight column, got {col!r}")
+            raise ValueError(f"categorical/numeric may name the public or weight column, got {col!r}")
         if col in cats and col in nums:
             raise ValueError(f"column {col!r} cannot be both categorical and numeric")
     if secret in nums:
@@ -396,7 +401,13 @@ def estimate_joint(
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
-    agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing, impute).with_atom()
+    try:
+        agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing, impute).with_atom()
+    except DataError as exc:  # a kept column is named for its option, not as a "public column"
+        gone = [k for k in keep if str(exc).startswith(f"public column {k!r} is not in the table")]
+        if gone:
+            raise DataError(f"keep column{str(exc)[len('public column') :]}") from None
+        raise
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
     bounded = bounded_column(columns, agg.categorical, bounds)

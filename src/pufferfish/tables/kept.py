@@ -71,7 +71,12 @@ ASSUMED = "independent of the secret and of the released columns together (joint
 
 
 def check_kept(
-    kept: Any, *, secret: str, released: Sequence[str], name: str = "keep_unchecked"
+    kept: Any,
+    *,
+    secret: str,
+    released: Sequence[str],
+    name: str = "keep_unchecked",
+    inside: Sequence[str] = (),
 ) -> tuple[str, ...]:
     """The columns to keep in clear, validated at the edge: distinct, neither the secret (never
     written) nor a released column; ``name`` is the argument the messages name (``keep`` for
@@ -83,6 +88,8 @@ def check_kept(
         ``"a,b"`` or a list; None or empty: none.
     secret : str
     released : sequence of str
+    inside : sequence of str
+        The columns kept inside the check (``keep``), named in the message if also here.
 
     Raises
     ------
@@ -92,10 +99,16 @@ def check_kept(
     if kept is None:
         return ()
     names = [c.strip() for c in kept.split(",")] if isinstance(kept, str) else [str(c) for c in kept]
-    names = [c for c in names if c]
+    if not all(names) or (isinstance(kept, str) and not names):
+        raise ValueError(f"{name} must name columns 'a,b' (none empty), got {kept!r}")
     if secret in names:
         raise ValueError(f"{name} cannot hold the secret column {secret!r}: the secret is never written")
     for c in names:
+        if c in inside:
+            raise ValueError(
+                f"{c!r} is named by both keep (written as it is, inside the check) and {name} (written "
+                "outside it): name it in one"
+            )
         if c in released:
             raise ValueError(f"{name} names {c!r}, a released column: it is written released, not in clear")
     if len(set(names)) != len(names):

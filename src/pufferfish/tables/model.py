@@ -366,13 +366,48 @@ def label_codes(
     return np.asarray(code[index], dtype=np.float64)
 
 
-def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: str | None) -> None:
-    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column."""
-    for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
+#: The UCI Adult file's columns (``adult.data`` has no header row; the shipped copy has one).
+ADULT_NAMES = (
+    "age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,"
+    "capital-gain,capital-loss,hours-per-week,native-country,income"
+)
+
+
+def _looks_like_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def header_hint(columns: Sequence[str]) -> str:
+    """Why a named column may be missing, read from the names found: one column (no delimiter
+    found) or a first row of data read as names (some are numbers: a file without a header row,
+    which ``--names`` reads; the UCI Adult's 15 names suggested for a file of 15 columns)."""
+    if len(columns) == 1:
+        return " (one column: no field delimiter was found; is it a CSV with a header row?)"
+    numbers = [c for c in columns if _looks_like_number(str(c))]
+    if not numbers:
+        return ""
+    adult = (
+        f"; the UCI Adult's are --names {ADULT_NAMES}" if len(columns) == ADULT_NAMES.count(",") + 1 else ""
+    )
+    return (
+        f" (the first row looks like data, not names: {', '.join(map(repr, numbers[:2]))} are numbers; a CSV "
+        f"file without a header row needs --names with its {len(columns)} column names{adult})"
+    )
+
+
+def check_columns(
+    columns: Sequence[str], *, secret: str, public: str, weight: str | None, public_arg: str = "public"
+) -> None:
+    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column
+    (``public_arg``: what the public column is called, ``keep`` for a column kept inside the
+    check), with :func:`header_hint`."""
+    for arg, col in (("secret", secret), (public_arg, public), ("weight", weight)):
         if col is not None and col not in columns:
-            hint = ""
-            if len(columns) == 1:
-                hint = " (one column: no field delimiter was found; is it a CSV with a header row?)"
+            hint = header_hint(columns)
             raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}{hint}")
 
 
