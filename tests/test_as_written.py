@@ -256,6 +256,7 @@ field = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(
     rows=st.lists(
         st.tuples(st.sampled_from(["s1", "s2"]), st.integers(0, 3), field, field), min_size=2, max_size=30

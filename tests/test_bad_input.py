@@ -309,6 +309,7 @@ def test_one_row_group_is_calibrated_and_shown(  # a legitimate, if poor, estima
     assert "(n=1)" in out
 
 
+@pytest.mark.slow
 def test_a_million_support_values_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     n = 10**6
     system = {"users": [{"name": "u1", "support": list(range(n)), "pmf": [1.0 / n] * n}]}

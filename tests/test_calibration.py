@@ -291,6 +291,7 @@ def test_search_on_the_worst_pairs_finds_the_search_of_all_pairs(seed, n_pairs) 
     assert few.checked_loss == pytest.approx(loss.loss, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_search_adds_the_pairs_that_fail_at_the_answer_of_the_worst(monkeypatch) -> None:
     # at the starting scale the 80 smooth pairs (mean shift 1) are the worst; at the answer, the 20
     # sharp ones (point masses, mean shift 0.5) decide: a second round must add them

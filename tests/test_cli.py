@@ -248,6 +248,7 @@ def test_bad_input_gives_one_line_and_nonzero_exit(args, message) -> None:
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_empty_group_and_existing_output_via_console(tmp_path) -> None:
     src = tmp_path / "in.csv"
     src.write_text("s,x\na,u\nb,\n")

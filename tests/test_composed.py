@@ -209,6 +209,7 @@ def test_the_lipschitz_bound_is_never_below_the_exact_loss(
         assert bound <= exact.loss + 1e-6  # one view: the kernel is an extreme ray, the bound exact
 
 
+@pytest.mark.slow
 def test_the_lipschitz_bound_on_400_random_cases_and_on_adult_age() -> None:
     # issue 54, the attack on the bound: 400 random pairs of priors (zero masses, missing atoms,
     # one to three views) against the exact check; then the README's example, where the bound

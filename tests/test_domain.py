@@ -39,6 +39,7 @@ def _robust_scale(frame: pd.DataFrame, bounds) -> float:
     return next(c.scale for c in t.comparison if isinstance(c, Calibration) and c.prior_set is not None)
 
 
+@pytest.mark.slow
 def test_coverage_with_declared_bounds_fast() -> None:
     # the reproducer's design, 20 samples of 300 rows per secret (seed 11): with --bounds 0,100 the
     # true prior is in the set and its true loss stays <= eps in every sample
@@ -60,6 +61,7 @@ def test_without_bounds_an_unseen_value_is_outside_the_set() -> None:
     assert laplace_loss(P_A, P_B, _robust_scale(frame, (0, 100)), XS) <= 1.0
 
 
+@pytest.mark.slow
 def test_a_prior_of_the_band_off_the_grid_meets_eps(tmp_path: Path) -> None:
     # the snapping bound: members of the DKW band with mass moved to points between the grid's
     # (moving mass m <= eta from u to v changes the CDF by m on [u, v) only) meet eps

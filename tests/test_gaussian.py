@@ -60,6 +60,7 @@ def test_normal_laplace_density_and_cdf() -> None:
     assert np.mean(x <= 2.0) == pytest.approx(f.cdf(np.array([2.0]))[0], abs=4e-3)
 
 
+@pytest.mark.slow
 def test_loss_delta_information_against_brute_force() -> None:
     fi = release_density(G.gaussian(0, 1), "laplace", 2.0)
     fj = release_density(G.gaussian(1, 2), "laplace", 2.0)
@@ -132,6 +133,7 @@ def test_corollary1_is_theorem1_on_the_summation_query() -> None:
     assert opt.scale <= c.scale
 
 
+@pytest.mark.slow
 @settings(deadline=None)  # examples from the hypothesis profile (quick: 60)
 @given(
     st.floats(-5, 5), st.floats(0.2, 4), st.floats(-5, 5), st.floats(0.2, 4),
@@ -198,6 +200,7 @@ def test_gmm_translation_and_fits() -> None:
         G([0.0, 1.0], [0.0, 1.0], [1.0, 1.0])
 
 
+@pytest.mark.slow
 def test_seed003_adult_section_v() -> None:
     est = estimate_priors(
         "adult", secret="race", public="education-num", pairs=[("Black", "Asian-Pac-Islander")]
@@ -215,6 +218,7 @@ def test_seed003_adult_section_v() -> None:
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_cli_gmm_delta_and_gaussian_release(tmp_path) -> None:
     res = runner.invoke(app, [
         "calibrate", "adult", "--secret", "race", "--pair", "Black,Asian-Pac-Islander", "--public",

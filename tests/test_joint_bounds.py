@@ -103,6 +103,7 @@ def _random_prior(rng: np.random.Generator, cats: tuple[int, ...], values: np.nd
     return JointPrior(pts, w / w.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("atom", [False, True])
 def test_band_loss_equals_linear_programs_at_every_vertex(atom: bool) -> None:
     rng = np.random.default_rng(1)

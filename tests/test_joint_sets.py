@@ -224,6 +224,7 @@ def test_prior_set_l1_on_two_numeric_columns_passes_an_independent_check(tmp_pat
     assert lp_below > 1.0  # the optimal scale is tight: 5% less fails the independent check
 
 
+@pytest.mark.slow
 def test_mixed_release_of_adult_keeps_labels_with_the_default_dkw_set(tmp_path) -> None:
     """The issue's done-when command: workclass comes back as labels, age as numbers, with the
     exact check over the default set (dkw on several columns: the L1 ball)."""

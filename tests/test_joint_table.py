@@ -27,6 +27,7 @@ from pufferfish.tables.source import DataError, dataset_path
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_adult_age_hours_given_sex_reference_figures() -> None:
     """The done-when figures (benchmarks/results/joint_tables.md): every Laplace scale passes the
     exact check, wasserstein-inf <= kantorovich, optimal the smallest."""
@@ -96,6 +97,7 @@ def test_units_scale_the_noise_per_column_and_categorical_columns_are_coded(tmp_
     assert row["column_scales"] == {"income": k1000.scale * 1000.0, "level": k1000.scale}
 
 
+@pytest.mark.slow
 def test_cli_calibrate_several_columns_json_and_table() -> None:
     res = runner.invoke(
         app,
@@ -145,6 +147,7 @@ def test_cli_several_columns_bad_input(extra: list[str], message: str) -> None:
     assert len(res.output.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_too_many_tuples_and_bad_columns() -> None:
     # 27,239 and 14,630 distinct (fnlwgt, age) tuples: the plans answer "not run" with the memory
     # they would need (issue 31; l1 and optimal run, benchmarks/bench_joint_mechanisms.py --large)
@@ -240,6 +243,7 @@ def _embedded(page: str) -> dict:
     return json.loads(text.replace("<\\/", "</"))
 
 
+@pytest.mark.slow
 def test_cli_release_of_adult_age_and_hours_with_its_html_report(tmp_path) -> None:
     """The issue's done-when release: Adult (age, hours-per-week) given sex, eps 1, optimal; the
     output, its JSON report and the HTML report (joint priors, plans, per-column noise)."""
@@ -431,6 +435,7 @@ def test_one_json_core_for_one_column_and_several() -> None:
             }
 
 
+@pytest.mark.slow
 def test_release_report_of_labels_and_numbers_draws_each_column_as_released(tmp_path) -> None:
     """Issue 46: among several columns a categorical one is released as labels (randomized
     response): its panel shows each label's share in and out by name, not codes as densities."""

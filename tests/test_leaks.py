@@ -99,6 +99,7 @@ def test_the_joint_check_counts_its_kernel_before_allocating() -> None:
     assert math.isfinite(three.loss)
 
 
+@pytest.mark.slow
 def test_the_fourth_release_of_the_readme_example_answers_by_the_certified_bound(tmp_path: Path) -> None:
     led = tmp_path / "age.ledger"
     how = dict(secret="sex", public="age", pairs=["Male,Female"], epsilon=0.5, mechanism="optimal",
@@ -255,6 +256,7 @@ def test_keep_unchecked_figure_against_brute_force(tmp_path: Path) -> None:
     assert "identifier" in ident.report["output_columns"]["whole_record"]["not_measured"]
 
 
+@pytest.mark.slow
 def test_reports_are_confidential_and_the_public_summary_holds_no_count(tmp_path: Path) -> None:
     # reproducer report_exposure.py: the JSON rebuilt every per-secret count, nothing said not to
     # publish it
@@ -384,6 +386,7 @@ def test_a_one_column_csv_keeps_its_missing_cells_as_rows(tmp_path: Path) -> Non
     assert len(pd.read_csv(out)) == n  # pandas' default skip_blank_lines=True
 
 
+@pytest.mark.slow
 def test_a_small_random_audit_finds_nothing_below_the_truth(tmp_path: Path) -> None:
     # the issue's sweep (scripts/audit_leaks.py, >= 300 tables) at a small size: every whole
     # written file and every ledger figure against the independent brute forces

@@ -172,6 +172,7 @@ def _worker(args: tuple[str, str, str, int, float | None]) -> str:
         return "refused"
 
 
+@pytest.mark.slow
 def test_concurrent_releases_lose_no_entry_and_a_budget_sees_both(tmp_path: Path) -> None:
     data = _table(tmp_path / "t.csv")
     book = tmp_path / "book.sqlite"
@@ -274,6 +275,7 @@ pf.release(sys.argv[1], secret="s", public="x", pairs=[("a", "b")], epsilon=0.5,
 KILL_POINTS = ("before-pending", "after-pending", "before-settle", "after-settle")
 
 
+@pytest.mark.slow
 def test_a_release_killed_at_any_point_leaves_entry_and_output_both_or_neither(tmp_path: Path) -> None:
     data = _table(tmp_path / "t.csv", n=3000)
     book = tmp_path / "book.sqlite"
@@ -392,6 +394,7 @@ def test_cli_release_with_a_ledger_and_ledger_show(tmp_path: Path) -> None:
     assert res.exit_code == 1 and "does not exist" in res.output
 
 
+@pytest.mark.slow
 def test_adult_collapse_a_label_released_twice_by_optimal_mapping(tmp_path: Path) -> None:
     """Two releases each certified at eps 0.5 whose joint loss is far above 1: Adult's
     ``relationship`` given ``sex`` (Husband and Wife nearly name the secret), released twice by
@@ -416,6 +419,7 @@ def test_adult_collapse_a_label_released_twice_by_optimal_mapping(tmp_path: Path
     assert g.epsilon > 9.0  # 9.19 measured: the second draw nearly undoes the first's mixing
 
 
+@pytest.mark.slow
 def test_adult_gain_age_released_twice_and_three_times(tmp_path: Path) -> None:
     """SPEC sec 7: age given sex at the eps-0.5 optimum of the point estimate, released twice:
     exact joint loss 0.621 (not 1.0); three times: 0.658 (not 1.5)."""
@@ -684,6 +688,7 @@ def test_releases_rule_one_cannot_read_add_by_a_theorem_or_have_none(tmp_path: P
         _release(data, tmp_path / "o2.csv", book, rng=4, budget=10.0)
 
 
+@pytest.mark.slow
 def test_a_mapping_is_calibrated_against_the_ledger_or_falls_back(tmp_path: Path) -> None:
     """Adult relationship given sex: after one optimal-mapping release at 0.5, no optimal-mapping
     matrix at any epsilon meets a budget of 1 together with it (its zeros make the pair of

@@ -233,6 +233,7 @@ def _inner_lp(ps: PriorSet, v: np.ndarray, *, maximize: bool) -> float:
     return float(-res.fun if maximize else res.fun)
 
 
+@pytest.mark.slow
 @given(mapping_scenarios(), st.sampled_from([0.1, 0.5, 1.0, 3.0]))
 def test_every_mapping_passes_an_independent_check_and_the_lp_is_best(case, eps) -> None:
     sc, util = case

@@ -154,6 +154,7 @@ def sparse_classes(draw: st.DrawFn) -> tuple[tuple[MarkovChain, ...], int, float
     return tuple(out), length, draw(st.sampled_from([0.3, 1.0, 2.0]))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(sparse_classes())
 def test_finite_classes_with_states_missing_in_some_chains_against_brute_force(case) -> None:
@@ -522,6 +523,7 @@ def test_a_class_chain_by_chain_equals_the_whole_class_and_brute_force(case, wit
             assert mine.prior.startswith("chain ")
 
 
+@pytest.mark.slow
 def test_the_shipped_activity_log_default_set_is_compared_chain_by_chain() -> None:
     from pufferfish.markov.classes import CLASS_DEFAULT_LIMIT
     from pufferfish.markov.release import SeriesRequest, calibrate_series

@@ -47,6 +47,7 @@ def _random_pair(rng: np.random.Generator, kind: str):
     return DiscretePrior(support, rng.dirichlet(np.ones(k)))
 
 
+@pytest.mark.slow
 def test_loss_sup_brackets_a_brute_force_grid() -> None:
     """The certified [loss, loss + error_bound] contains the max over a dense grid (both prior kinds)."""
     rng = np.random.default_rng(7)
@@ -109,6 +110,7 @@ def test_seed003_fig2_eq11_passes_and_optimal_is_below() -> None:
     assert one.delta == pytest.approx(k2[(1.0, 0.3)].priors_delta, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_hockey_stick_matches_a_brute_force_grid() -> None:
     """delta (both directions) within its error bound of a trapezoid rule on 1,000,001 points."""
     rng = np.random.default_rng(11)

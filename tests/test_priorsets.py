@@ -257,6 +257,7 @@ def test_large_scans_are_the_same_on_one_or_two_threads_and_every_table(
         assert worst_case_loss(*sets, 300.0).loss == pytest.approx(threaded.loss, rel=0, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["dkw", "l1"])
 @pytest.mark.parametrize("limit", [0.0, 2.0])
 def test_larger_scans_match_the_closed_forms(

@@ -99,6 +99,7 @@ def test_a_kept_column_is_said_outside_the_check_with_its_measured_loss(tmp_path
     assert kept["race"].loss == pytest.approx(expected, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(
@@ -141,6 +142,7 @@ def test_several_columns_write_the_released_tuple_only(tmp_path: Path) -> None:
     assert _header(out) == report["release"]["output_columns"]["written"] == ["age", "workclass"]
 
 
+@pytest.mark.slow
 def test_the_html_report_and_the_markov_report_say_what_is_written(tmp_path: Path) -> None:
     out, page = tmp_path / "r.csv", tmp_path / "r.html"
     res = runner.invoke(

@@ -91,6 +91,7 @@ def test_adult_table_command_prints_the_table() -> None:
             assert float(f"{got[(float(eps_text), mech)]:.4g}") == value, (eps_text, mech)
 
 
+@pytest.mark.slow
 def test_ledger_commands_do_what_the_readme_says(tmp_path, monkeypatch) -> None:
     """Issue 42: the README's three ledger commands, run as written in a fresh folder: the second
     release is calibrated against the first to meet its budget of 0.6 together."""

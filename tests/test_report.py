@@ -185,6 +185,7 @@ def _browser() -> Any:
     return webdriver.Chrome(options=opts, service=Service(driver))
 
 
+@pytest.mark.slow
 def test_reports_render_in_headless_chromium(reports: dict[str, Any], tmp_path: Path) -> None:
     """Every figure is drawn (a box of real size with ink in it) and the numbers on screen are the
     JSON report's numbers."""

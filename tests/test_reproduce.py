@@ -46,6 +46,7 @@ def test_fig4_and_fig8_four_users(tmp_path: Path) -> None:
     assert "| 0.5 | 2 |" in paths[1].read_text()
 
 
+@pytest.mark.slow
 def test_cli_reproduce_writes_an_index_of_printed_and_our_values(tmp_path: Path) -> None:
     """`pufferfish reproduce`: seed 001 Table 4 rows with printed values, differences and agreement."""
     from typer.testing import CliRunner

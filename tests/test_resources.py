@@ -129,6 +129,7 @@ def _atoms(seed: int, n: int) -> Scenario:
     return Scenario.single(DiscretePrior(a, p), DiscretePrior(a, q))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "n", "scale"), [(1, 2, 0.7), (2, 5, 3.0), (3, 12, 0.05), (4, 30, 20.0)])
 def test_information_on_atoms_agrees_with_the_kernel_path(monkeypatch, seed, n, scale) -> None:
     sc = _atoms(seed, n)

@@ -321,6 +321,7 @@ def test_secret_names_keep_every_digit_and_compare_user_skips_lemma2_off_the_int
     assert any(getattr(r, "calibration", None) is not None for r in out)
 
 
+@pytest.mark.slow
 def test_tilted_fft_sum_on_three_decimal_supports() -> None:
     """Was: ``math domain error`` (sqrt of a slightly negative tilted variance)."""
     from pufferfish import DiscretePrior, sum_distribution
@@ -553,6 +554,7 @@ def mp_mixture_gaussian_delta(p: dict, q: dict, sigma: float, eps: float) -> mp.
         return max(one(p, q), one(q, p))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("eps", "delta"), [(0.5, 1e-5), (2.0, 1e-8), (8.0, 1e-10)])
 def test_gaussian_noise_optimum_on_discrete_priors_is_tight(eps: float, delta: float) -> None:
     """Was: up to 2x above the optimum (the passing end of the bracket) when the check could not
@@ -749,6 +751,7 @@ def mixed_priors(draw: st.DrawFn) -> DiscretePrior:
     return DiscretePrior(sorted(values), w / w.sum())
 
 
+@pytest.mark.slow
 @given(
     target=mixed_priors(),
     alternative=mixed_priors(),

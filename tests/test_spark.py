@@ -25,6 +25,8 @@ from pufferfish.cli.app import app  # noqa: E402
 from pufferfish.tables import DataError, dataset_path  # noqa: E402
 from pufferfish.tables.model import MISSING_LABEL, SecretGroup  # noqa: E402
 
+pytestmark = pytest.mark.slow  # Spark starts a JVM: with the long tests (python -m pytest -m slow)
+
 PAIR = [("Married-civ-spouse", "Never-married")]
 
 

@@ -197,6 +197,7 @@ def test_bad_input(monkeypatch) -> None:
 LAPLACE = ("l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal")
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10_000), st.floats(0.2, 2.0))
 def test_one_column_as_a_joint_prior_gives_todays_results(seed: int, eps: float) -> None:

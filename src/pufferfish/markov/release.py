@@ -529,20 +529,13 @@ def release_series(
     """
     import pyarrow as pa
 
-    from pufferfish.pipeline.page import check_report_path
     from pufferfish.tables.duckdb_engine import copy_arrow_to
 
     source = resolve_source(request.data, request.engine, request.csv_options)  # read once, below too
     out_path, rep_path = Path(output), report_path_for(Path(output))
     fmt = output_format(out_path)  # before any work: a .txt is not written as CSV in silence
     check_release_outputs(source, out_path, rep_path, force=force)  # inputs protected, before any work
-    html_path = None if html_report is None else check_report_path(html_report, force=force)
-    if html_path is not None and html_path.resolve() in {
-        *(p.resolve() for p in source.inputs),
-        out_path.resolve(),
-        rep_path.resolve(),
-    }:
-        raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
+    html_path = _html_target(html_report, force, [*source.inputs, out_path, rep_path])
     names = release_mechanisms(request, mechanism)
     check_ledger_path(ledger, [out_path, rep_path, html_path, *source.inputs])
     book = _ledger_context(ledger, budget, source)
@@ -605,6 +598,17 @@ def release_series(
             tmps[2].write_text(series_report(calibration, report), encoding="utf-8")
     return SeriesRelease(calibration, mechanism, out_path, rep_path, scales, noise, html_path,
                          None if book_plan is None else book_plan.joint, raised)  # fmt: skip
+
+
+def _html_target(html_report: str | Path | None, force: bool, taken: list[Path]) -> Path | None:
+    """The HTML report's path, checked before any work: free (or ``force``), and none of the
+    input and output files ``taken``."""
+    from pufferfish.pipeline.page import check_report_path
+
+    html_path = None if html_report is None else check_report_path(html_report, force=force)
+    if html_path is not None and html_path.resolve() in {p.resolve() for p in taken}:
+        raise ValueError(f"report must differ from the input and the outputs, got {str(html_path)!r}")
+    return html_path
 
 
 def _drawn_scales(

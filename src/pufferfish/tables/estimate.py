@@ -12,7 +12,7 @@ engines give the same priors on the same data.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -401,13 +401,8 @@ def estimate_joint(
     check_kind_lists(categorical, numeric, secret=secret, public=columns, weight=weight)
     check_markers_and_pairs(source, pairs)
     kinds = {c: "categorical" for c in [*categorical, *keep]} | {c: "numeric" for c in numeric}
-    try:
-        agg = aggregates(source, secret, columns, weight, engine, spark, kinds, missing, impute).with_atom()
-    except DataError as exc:  # a kept column is named for its option, not as a "public column"
-        gone = [k for k in keep if str(exc).startswith(f"public column {k!r} is not in the table")]
-        if gone:
-            raise DataError(f"keep column{str(exc)[len('public column') :]}") from None
-        raise
+    how = (source, secret, columns, weight, engine, spark, kinds, missing, impute)
+    agg = _kept_named(lambda: aggregates(*how), keep)
     labels = tuple(labs if cat else [] for labs, cat in zip(agg.labels, agg.categorical, strict=True))
     codes = [{lab: float(k) for k, lab in enumerate(labs)} for labs in labels]
     bounded = bounded_column(columns, agg.categorical, bounds)
@@ -499,6 +494,17 @@ def check_pairs(pairs: Iterable[tuple[str, str] | str]) -> list[tuple[str, str]]
 #: Largest magnitude of a numeric public value: variances and squared distances of the
 #: calibrators stay far from float64 overflow (1.8e308).
 PUBLIC_MAX = 1e100
+
+
+def _kept_named(run: Callable[[], Any], keep: Sequence[str]) -> Any:
+    """``run()``'s aggregates with the missing atom (:meth:`TableAggregates.with_atom`); a kept
+    column that is not in the table is named for its option (``keep column``), not as a public one."""
+    try:
+        return run().with_atom()
+    except DataError as exc:
+        if any(str(exc).startswith(f"public column {k!r} is not in the table") for k in keep):
+            raise DataError(f"keep column{str(exc)[len('public column') :]}") from None
+        raise
 
 
 def priors_from_aggregates(
