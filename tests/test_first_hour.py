@@ -222,3 +222,35 @@ def test_ctrl_c_inside_duckdb_exits_130_in_one_line(tmp_path, monkeypatch) -> No
     chained = ValueError("stream failed")
     chained.__cause__ = KeyboardInterrupt()
     assert interrupted(wrapped) and interrupted(chained) and not interrupted(ValueError("bad cell"))
+
+
+def test_a_second_release_of_a_column_without_a_ledger_says_what_a_ledger_would_check(tmp_path) -> None:
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    base = ["release", str(data), "--secret", "s", "--pair", "a,b", "--epsilon", "1", "--public", "x"]
+    first = runner.invoke(app, [*base, "--output", str(tmp_path / "o1.csv")])
+    assert first.exit_code == 0 and "note: no ledger" not in first.output, first.output
+    second = runner.invoke(app, [*base, "--output", str(tmp_path / "o2.csv")])
+    text = " ".join(second.output.split())
+    assert second.exit_code == 0 and "note: no ledger, and o1.report.json (eps 1)" in text, text
+    assert "--ledger FILE" in text
+    other = runner.invoke(app, [*base[:-1], "c", "--output", str(tmp_path / "o3.csv")])  # another column
+    assert other.exit_code == 0 and "note: no ledger" not in other.output
+    again = runner.invoke(app, [*base, "--output", str(tmp_path / "o1.csv"), "--force"])  # replaced
+    assert "o1.report.json (eps 1)" in " ".join(again.output.split())
+
+
+def test_ledger_show_names_a_shipped_table_and_prints_whole_times(tmp_path) -> None:
+    book = tmp_path / "l.db"
+    args = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "race",
+            "--epsilon", "1", "--output", str(tmp_path / "o.csv"), "--ledger", str(book)]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0
+    res = runner.invoke(app, ["ledger", "show", str(book)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())  # the title is wrapped at 80 columns
+    assert "releases of shipped data set 'adult'" in text and "site-packages" not in res.output
+    assert "datasets/adult.csv.gz" not in res.output and "…" not in res.output
+    import re
+
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", res.output)
+    assert max(map(len, res.output.splitlines())) <= 80

@@ -217,10 +217,24 @@ def _csv_options(names: Any, na: Any, delimiter: Any, encoding: str) -> Any:
     return check_csv_options(names, na or (), delimiter, encoding)
 
 
-def _print_release(console: Console, result: Any) -> None:
+def _print_release(console: Console, result: Any, beside: list[Any] | None = None) -> None:
     from pufferfish.cli.show import print_release
+    from pufferfish.ledger.beside import same_secret_and_columns
 
     print_release(console, result)
+    inputs = result.report.get("inputs") or {}
+    earlier = same_secret_and_columns(beside or [], inputs, list(result.calibration.columns))
+    if earlier:  # what a ledger would have checked: said once, in one line
+        shown = ", ".join(f"{e.report.name} (eps {e.epsilon:g})" for e in earlier[:3])
+        more = f" and {len(earlier) - 3} more" if len(earlier) > 3 else ""
+        console.print(
+            f"note: no ledger, and {shown}{more} beside the output record earlier releases of "
+            f"{', '.join(sorted(set(earlier[0].columns) & set(result.calibration.columns)))} about "
+            f"{inputs.get('secret')!r} from this table: no guarantee covers them together with this one "
+            "(pufferfish guarantees need not add up); record releases with --ledger FILE to check them "
+            "together",
+            highlight=False, markup=False,
+        )  # fmt: skip
 
 
 def show_calibration(console: Console, table: Any, rows: Any) -> None:
@@ -464,6 +478,9 @@ def release(
 
     _will_write(output, guard(lambda: report_path_for(Path(output))), report)
     read = guard(lambda: _csv_options(names, na, delimiter, encoding))
+    from pufferfish.ledger.beside import releases_beside
+
+    beside = [] if ledger is not None else releases_beside(Path(output).parent)  # read before --force
 
     def run(advance: Callable[[int, int], None]) -> Any:
         if len(epsilon) != 1:
@@ -485,7 +502,7 @@ def release(
         result = guard(lambda: run(advance))
     publish(  # the HTML report was published with the output (all or none)
         result.report, as_json=as_json, report=report, write_report=None,
-        show=lambda console: _print_release(console, result),
+        show=lambda console: _print_release(console, result, beside),
     )  # fmt: skip
 
 

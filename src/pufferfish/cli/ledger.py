@@ -93,15 +93,18 @@ def show(
         typer.echo(json.dumps(summary.to_dict(), indent=2, allow_nan=False))
         return
     console = Console()
-    table = Table(title=f"{summary.path}: releases of {summary.data}")
-    for name in ("#", "time (UTC)", "secret", "columns", "mechanism", "eps", "prior set", "output"):
-        table.add_column(name)
+    data = summary.data.split(":")[0] if summary.data.startswith("shipped data set ") else summary.data
+    console.print(f"ledger: {summary.path}", soft_wrap=True, highlight=False, markup=False)  # never folded
+    table = Table(title=f"releases of {data}")  # a shipped set by its name, not a path
+    widths = {"time (UTC)": 16, "mechanism": 9}  # never cut: 2026-11-29 12:35, optimal-mapping folded
+    for name in ("#", "time (UTC)", "secret", "columns", "mechanism", "eps", "priors", "output"):
+        table.add_column(name, min_width=widths.get(name), overflow="fold")
     for e in summary.entries:
         body = e.body
         prior_set = body.get("prior_set") or ["none"]
         table.add_row(
             str(e.id) + (" (publishing)" if e.state == "pending" else ""),
-            e.created,
+            e.created[:16].replace("T", " "),  # to the minute, whole (was cut to 2026-11-29T...)
             e.secret,
             ", ".join(body.get("columns", [])),
             str(body.get("mechanism")),

@@ -3,6 +3,7 @@ issue 42)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 from pufferfish.ledger.guarantee import JointGuarantee, check_data, fingerprint, guarantee
 from pufferfish.ledger.store import Entry, Ledger, LedgerError
-from pufferfish.tables.source import CsvOptions, TableSource, resolve_source
+from pufferfish.tables.source import SHIPPED_DATASETS, CsvOptions, TableSource, resolve_source
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ def _source_of(entries: Sequence[Entry], data: Any, read: CsvOptions | None) -> 
     if not tables:
         return None
     recorded = tables[-1].body["data"]
+    shipped = re.match(r"shipped data set '([^']+)'", str(recorded.get("description", "")))
+    if shipped and shipped.group(1) in SHIPPED_DATASETS:  # by its name: the package may have moved
+        return resolve_source(shipped.group(1), "duckdb")
     if recorded.get("path") is None:
         raise LedgerError(
             f"the ledger's table ({recorded['description']}) was not a file: give it (data=, --data FILE)"
