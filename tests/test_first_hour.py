@@ -254,3 +254,35 @@ def test_ledger_show_names_a_shipped_table_and_prints_whole_times(tmp_path) -> N
 
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", res.output)
     assert max(map(len, res.output.splitlines())) <= 80
+
+
+def test_a_session_checks_its_secret_and_pairs_at_once_and_removes_its_own_ledger(tmp_path) -> None:
+    import gc
+
+    import pufferfish as pf
+    from pufferfish.tables import DataError
+
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    with pytest.raises(DataError, match="secret column 'nope' is not in the table"):
+        pf.Session(data, secret="nope", pairs=[("a", "b")])
+    with pytest.raises(
+        DataError, match="secret value 'zz' does not occur in column 's'; values are 'a', 'b'"
+    ):
+        pf.Session(data, secret="s", pairs=[("a", "zz")])
+    with pf.Session(data, secret="s", pairs=[("a", "b")]) as session:
+        folder = session.ledger.path.parent
+        r = session.release("x", 1.0, tmp_path / "o.csv", mechanism="optimal", prior_set="none")
+        assert r.report["ledger"]["entry"] == 1 and folder.is_dir()
+    assert not folder.exists()  # its temporary ledger went with it
+    session = pf.Session(data, secret="s", pairs=[("a", "b")])
+    folder = session.ledger.path.parent
+    assert folder.is_dir()
+    del session
+    gc.collect()
+    assert not folder.exists()
+    kept = tmp_path / "mine.sqlite"
+    with pf.Session(data, secret="s", pairs=[("a", "b")], ledger=kept) as session:
+        session.release("x", 1.0, tmp_path / "o2.csv", mechanism="optimal", prior_set="none")
+    assert kept.exists()  # a ledger given is the user's: kept
+    assert pf.Session.__module__ == "pufferfish.session"

@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
         calibrate_optimal,
         compare,
     )
-    from pufferfish.ledger.session import Session
     from pufferfish.loss.exact import (
         PairLoss,
         PrivacyLoss,
@@ -59,6 +58,7 @@ if TYPE_CHECKING:  # the names for type checkers; at run time they load on first
     from pufferfish.priors.distributions import DiscretePrior, union_support
     from pufferfish.priors.scenario import AdversaryPrior, Scenario
     from pufferfish.priors.sets import PriorSet, dkw_radius, l1_radius
+    from pufferfish.session import Session
     from pufferfish.transport.line import (
         TransportPlan,
         kantorovich_plan,
@@ -189,7 +189,7 @@ _LAZY = {
     "TableCalibration": "pipeline.results",
     "calibrate_table": "pipeline.calibrate",
     "release": "pipeline.release",
-    "Session": "ledger.session",
+    "Session": "session",
 }
 
 

@@ -410,7 +410,7 @@ def estimate_joint(
     rows, groups, clamped = joint_rows(agg, columns, codes, bounded, (lo, hi))
     secrets = list(dict.fromkeys(s for pair in pairs for s in pair))
     for s in secrets:
-        _check_secret_value(s, agg.secret_values, secret)
+        check_secret_value(s, agg.secret_values, secret)
     absent = [s for s in secrets if s not in rows]
     if absent:
         raise DataError(f"secret value(s) {absent} of the pairs have no row with every public column present")
@@ -581,7 +581,7 @@ def priors_from_aggregates(
     conditionals: dict[str, DiscretePrior] = {}
     groups = []
     for s in secrets:
-        _check_secret_value(s, agg.secret_values, secret)
+        check_secret_value(s, agg.secret_values, secret)
         total_w = float(weights[s].sum())
         if rows[s] == 0 or not total_w > 0 or not math.isfinite(total_w):
             raise DataError(
@@ -629,7 +629,7 @@ def _numeric_alphabet(values: list[Any], bounds: tuple[float, float] | None) -> 
     return support, {v: int(where[k]) for k, v in enumerate(values)}
 
 
-def _check_secret_value(value: str, known: set[str], secret: str) -> None:
+def check_secret_value(value: str, known: set[str], secret: str) -> None:
     """Refuse a secret value of the pairs that does not occur in the secret column, listing the
     values that do (up to 12)."""
     if value not in known:

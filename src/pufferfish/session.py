@@ -1,9 +1,16 @@
 """``pufferfish.Session``: one data set, one secret, its pairs, a budget and a ledger, released
-from more than once (issue 42), in the style of Tumult Analytics' ``Session``."""
+from more than once, in the style of Tumult Analytics' ``Session``.
+
+The library's front door beside the command line: it sits above the pipeline (which it calls)
+and the ledger (which it records in); neither imports it.
+"""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,8 +18,39 @@ from typing import Any
 from pufferfish.ledger.record import LedgerContext, check_budget
 from pufferfish.ledger.store import Ledger
 from pufferfish.ledger.summary import LedgerSummary, summarize
-from pufferfish.tables.estimate import check_pairs
-from pufferfish.tables.source import CsvOptions, resolve_source
+from pufferfish.tables.estimate import check_pairs, check_secret_value
+from pufferfish.tables.model import check_columns
+from pufferfish.tables.source import CsvOptions, TableSource, quote_identifier, resolve_source
+
+
+def _check_secret_and_pairs(source: TableSource, secret: str, pairs: Sequence[tuple[str, str]]) -> None:
+    """Refuse, before any release, a secret that is not a column of ``source`` or a pair value that
+    does not occur in it (the secret read as text, as written; one DuckDB query).
+
+    Raises
+    ------
+    DataError
+        Naming the column or the value (and the values that occur, up to 12).
+    """
+    import duckdb
+
+    from pufferfish.tables.duckdb_engine import connect, open_table, read_error
+
+    with connect() as con:
+        try:
+            rel = open_table(con, source)
+            check_columns(list(rel.columns), secret=secret, public=secret, weight=None)
+            if source.kind == "csv":
+                rel = open_table(con, source, text_columns=[secret])
+            col = quote_identifier(secret)
+            con.register("t", rel)
+            rows = con.execute(f"SELECT DISTINCT CAST({col} AS VARCHAR) FROM t WHERE {col} IS NOT NULL")
+            known = {str(r[0]) for r in rows.fetchall()}
+        except duckdb.Error as exc:
+            raise read_error(exc, source.description) from None
+    for pair in pairs:
+        for value in pair:
+            check_secret_value(str(value), known, secret)
 
 
 @dataclass(frozen=True)
@@ -49,7 +87,8 @@ class Session:
         still recorded and its joint guarantee reported).
     ledger : str or pathlib.Path, optional
         The ledger file (SQLite), created if new; it may hold releases made before (by the CLI or
-        another session). Default: a new file in a temporary folder, for this session only.
+        another session). Default: a new file in a temporary folder for this session only, removed
+        with it (:meth:`close`, the end of a ``with`` block, or when it is collected).
     read : CsvOptions, optional
         How to read a CSV file.
 
@@ -57,7 +96,9 @@ class Session:
     ------
     ValueError
         Bad pairs or budget; :class:`~pufferfish.ledger.store.LedgerError` for a file that is not a
-        ledger; :class:`~pufferfish.tables.source.DataError` for a table that cannot be read.
+        ledger; :class:`~pufferfish.tables.source.DataError` for a table that cannot be read, a
+        secret that is not one of its columns or a pair value that does not occur in it (all
+        checked here, before any release).
 
     Notes
     -----
@@ -91,12 +132,27 @@ class Session:
         self.secret = secret
         self.pairs = check_pairs(pairs)
         self.budget = check_budget(budget)
-        if ledger is None:
-            ledger = Path(tempfile.mkdtemp(prefix="pufferfish-session-")) / "ledger.sqlite"
-        self.ledger = Ledger(ledger)
         self.read = read
         self.data = data
         self._source = resolve_source(data, "duckdb", read)
+        _check_secret_and_pairs(self._source, secret, self.pairs)  # one query, before any release
+        self._folder: Path | None = None
+        if ledger is None:  # this session's only: removed with it
+            self._folder = Path(tempfile.mkdtemp(prefix="pufferfish-session-"))
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
+            ledger = self._folder / "ledger.sqlite"
+        self.ledger = Ledger(ledger)
+
+    def close(self) -> None:
+        """Remove the session's temporary ledger, if it made one (a ledger given is kept)."""
+        if self._folder is not None:
+            self._cleanup()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _context(self) -> LedgerContext:
         return LedgerContext(self.ledger, self.budget, self._source)
