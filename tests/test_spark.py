@@ -507,3 +507,40 @@ def test_spark_from_a_virtual_environment_called_by_its_path_not_activated(tmp_p
     res = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
     assert res.returncode == 0, res.stderr[-2000:]
     assert out.exists() and "No module named" not in res.stderr
+
+
+def test_spark_workers_without_pufferfish_fail_in_one_line_and_leave_nothing(tmp_path) -> None:
+    # issue 56: if the workers still cannot import pufferfish (a PYSPARK_PYTHON set to another
+    # Python), the cause is one line naming the fix, and nothing is left where the output was to be;
+    # an existing output replaced with --force is kept when the job fails.
+    import os
+    import subprocess
+    import sys
+
+    other = shutil.which("python3", path="/usr/bin:/bin")
+    if (
+        other is None
+        or subprocess.run([other, "-c", "import pufferfish"], capture_output=True).returncode == 0
+    ):
+        pytest.skip("needs a Python without pufferfish")
+    exe = Path(sys.executable).with_name("pufferfish")
+    java = Path(shutil.which("java") or "java").resolve().parent
+    env = {
+        "PATH": f"{java}:/usr/bin:/bin",
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "PYSPARK_PYTHON": other,
+    }
+    env |= {k: v for k, v in os.environ.items() if k == "JAVA_HOME"}
+    out = tmp_path / "out.csv"
+    out.mkdir()
+    (out / "part-0.csv").write_text("the user's earlier output\n")
+    args = [str(exe), "release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "age",
+            "--epsilon", "1", "--engine", "spark", "--output", str(out), "--force"]  # fmt: skip
+    res = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, check=False)
+    assert res.returncode == 1, res.stderr[-2000:]
+    (line,) = [x for x in res.stderr.splitlines() if x.startswith("error:")]
+    assert "ModuleNotFoundError: No module named 'pufferfish' in Spark's Python workers" in line
+    assert f"PYSPARK_PYTHON={other!r}" in line and sys.executable in line
+    assert "\tat " not in res.stderr  # no Java frames
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]  # no temporary folder left
+    assert [p.name for p in out.iterdir()] == ["part-0.csv"]  # the earlier output kept

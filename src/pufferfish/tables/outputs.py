@@ -307,3 +307,35 @@ def write_text(text: str, final: Path, *, force: bool, kind: str = "output") -> 
     with atomic_outputs([final], force=force, kinds=[kind]) as (tmp,):
         tmp.write_text(text, encoding="utf-8")
     return final
+
+
+def publish_folder(tmp: Path, final: Path, *, force: bool, kind: str = "output") -> None:
+    """Publish the folder ``tmp`` (a Spark output written beside ``final``) at ``final``: renamed
+    into place; an existing ``final`` (only with ``force``) is first renamed aside, and removed
+    once the new one is in place (put back if the rename fails), so a failure never loses it.
+
+    Raises
+    ------
+    OutputExistsError
+        If ``final`` exists and ``force`` is false.
+    OSError
+        If a rename fails (``final`` is then as it was).
+    """
+    with _signals_deferred():
+        if not final.exists():
+            os.rename(tmp, final)
+            return
+        if not force:
+            raise _exists(kind, final)
+        aside = Path(tempfile.mkdtemp(prefix=temp_prefix(final), suffix=".tmp", dir=final.parent))
+        aside.rmdir()
+        os.rename(final, aside)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            os.rename(aside, final)
+            raise
+        if aside.is_dir() and not aside.is_symlink():
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            aside.unlink(missing_ok=True)

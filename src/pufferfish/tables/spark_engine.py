@@ -13,7 +13,10 @@ sampler, and Spark writes the result. ``pyspark`` is an optional extra
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ from pufferfish.tables.model import (
     mostly_numbers_hint,
     refuse_mostly_numbers,
 )
+from pufferfish.tables.outputs import publish_folder, temp_prefix
 from pufferfish.tables.perturb import (
     ORDER_KEYS,
     ReleasedColumn,
@@ -87,7 +91,7 @@ def spark_session(spark: Any = None) -> Any:
     # activated, had workers on another Python without pufferfish); a user's setting wins
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    return (
+    session = (
         sql.SparkSession.builder.master("local[*]")
         .appName("pufferfish")
         .config("spark.ui.enabled", "false")
@@ -95,6 +99,29 @@ def spark_session(spark: Any = None) -> Any:
         .config("spark.sql.shuffle.partitions", "8")
         .getOrCreate()
     )
+    session.sparkContext.setLogLevel("OFF")  # a failed task's Java frames: its cause is raised, in one line
+    return session
+
+
+def spark_cause(exc: BaseException) -> str:
+    """One line for a failed Spark job: the last Python exception its workers quote (the cause,
+    e.g. ``ModuleNotFoundError: No module named 'pufferfish'``, which sits among Java frames), with
+    the fix when the workers cannot import pufferfish; else the error's first line."""
+    text = str(exc)
+    found = [
+        m for m in re.findall(r"^\s*([A-Za-z_.]*(?:Error|Exception)): (.+)$", text, re.M)
+        if not m[0].endswith(("PythonException", "Py4JJavaError", "SparkException"))
+    ]  # fmt: skip
+    if not found:
+        return first_line(exc)
+    name, message = found[-1]
+    line = f"{name.rsplit('.', 1)[-1]}: {message.strip()}"
+    if "No module named 'pufferfish'" in message:
+        line += (
+            f" in Spark's Python workers (PYSPARK_PYTHON={os.environ.get('PYSPARK_PYTHON')!r}): point "
+            f"PYSPARK_PYTHON at an interpreter with pufferfish installed, such as {sys.executable!r}"
+        )
+    return line
 
 
 #: Spark CSV options for RFC 4180 files (Spark's defaults escape quotes with a backslash and end
@@ -532,16 +559,23 @@ def release_table(
         frame = df.mapInArrow(perturb, schema)
         if shuffle:
             frame = frame.orderBy(*ORDER_KEYS).drop(*ORDER_KEYS)
-        out = frame.write.mode("overwrite" if force else "errorifexists")
-        if fmt == "parquet":
-            out.parquet(str(output))
-        else:
-            gz = output.name.lower().endswith(".gz")
-            out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(output))
-    except DataError:
+        # written to a hidden folder beside the output, published when whole: a failed job leaves
+        # nothing, and an output replaced with force is kept until then (publish_folder)
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(output), suffix=".tmp", dir=output.parent))
+        try:
+            out = frame.write.mode("overwrite")
+            if fmt == "parquet":
+                out.parquet(str(tmp))
+            else:
+                gz = output.name.lower().endswith(".gz")
+                out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(tmp))
+            publish_folder(tmp, output, force=force)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except (DataError, OSError, KeyboardInterrupt):
         raise
     except Exception as exc:
-        raise DataError(f"cannot write the release with Spark: {first_line(exc)}") from None
+        raise DataError(f"cannot write the release with Spark: {spark_cause(exc)}") from None
     gen = None if seed is None else np.random.default_rng(seed)
     described = {}
     for c in columns:  # the samplers' descriptions, from one draw on the driver (discarded)
