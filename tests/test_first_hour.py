@@ -286,3 +286,28 @@ def test_a_session_checks_its_secret_and_pairs_at_once_and_removes_its_own_ledge
         session.release("x", 1.0, tmp_path / "o2.csv", mechanism="optimal", prior_set="none")
     assert kept.exists()  # a ledger given is the user's: kept
     assert pf.Session.__module__ == "pufferfish.session"
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi"), [(0.9, 1.1), (9.0, 12.0), (3.0, 8.0), (0.5, 4.0), (20.0, 1e3), (1e-3, 1e3)]
+)
+def test_log_axes_label_several_ticks_on_any_span_and_never_crowd(lo, hi) -> None:
+    """Every report's log axes (tables, series, sums): at least 2 labelled ticks in view (one `10`
+    before on a narrow span) and at most 8 (the sum page's overlapped)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from pufferfish.pipeline.page import log_axes
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([lo, hi], [lo, hi])
+    log_axes(ax, x=True, y=True)
+    FigureCanvasAgg(fig).draw()
+    for labels, (v0, v1), at in (
+        (ax.get_xticklabels(), ax.get_xlim(), 0),
+        (ax.get_yticklabels(), ax.get_ylim(), 1),
+    ):
+        shown = [t.get_text() for t in labels if t.get_text() and v0 <= t.get_position()[at] <= v1]
+        assert 2 <= len(shown) <= 8, shown
+        assert all("$" not in t for t in shown)  # plain numbers, no mathtext

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped
 from pufferfish.markov.counts import Binding, CountModel
-from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, svg_text, table_html
+from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, log_axes, svg_text, table_html
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.tables.source import write_text
 
@@ -122,8 +122,7 @@ def _length_figure(curve: dict[int, tuple[Result, ...]]) -> str:
             if isinstance(r, Calibration) and r.mechanism == name and r.scale > 0
         ]
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axes(ax, x=True, y=True)
     ax.set_xlabel("T (length of the series)")
     ax.set_ylabel("Laplace scale")
     ax.legend(fontsize=7)

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pufferfish.multiuser.system import MultiUserSystem, query_priors
-from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, svg_text, table_html
+from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, log_axes, svg_text, table_html
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.tables.source import write_text
 
@@ -166,8 +166,7 @@ def _scales_figure(rows: Sequence[dict[str, Any]]) -> str:
         pts = sorted((float(r["epsilon"]), float(r["scale"])) for r in rows if r["mechanism"] == name)
         xs, ys = zip(*pts, strict=True)
         ax.plot(xs, ys, "-" if name == "optimal" else "--", marker="o", markersize=3, label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    log_axes(ax, x=True, y=True)
     ax.set_xlabel("epsilon")
     ax.set_ylabel("Laplace scale on the sum")
     ax.legend(fontsize=7)

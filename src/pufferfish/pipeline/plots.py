@@ -20,7 +20,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from pufferfish.calibration import Calibration, MappingCalibration
-from pufferfish.pipeline.page import fmt, svg_text
+from pufferfish.pipeline.page import fmt, log_axes, svg_text
 from pufferfish.priors.distributions import DiscretePrior, GaussianMixturePrior
 from pufferfish.tables.estimate import EstimatedPriors
 from pufferfish.tables.fit import FittedPriors
@@ -115,19 +115,6 @@ def priors_figure(estimated: EstimatedPriors, fitted: FittedPriors | None) -> st
     return svg_text(fig)
 
 
-def _log_axes(ax: Any, *, x: bool = False, y: bool = False) -> None:
-    """Log scale on the axes asked, ticks written as plain numbers (``0.5``, not ``5 x 10^-1``:
-    easier to read, and no mathtext to typeset, the slowest part of writing a figure)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
-    for on, axis, scale in ((x, ax.xaxis, ax.set_xscale), (y, ax.yaxis, ax.set_yscale)):
-        if on:
-            scale("log")
-            axis.set_major_formatter(plain)
-            axis.set_minor_formatter(NullFormatter())
-
-
 #: Bars beyond which a figure draws them as one image inside its SVG (the page stays small and fast
 #: to write; the axes, labels and legend stay vector).
 RASTER_BARS = 60
@@ -211,9 +198,9 @@ def loss_scale_figure(figures: ReportFigures) -> tuple[str, str]:
         if isinstance(c, Calibration) and c.noise == noise and c.scale > 0:
             ax.axvline(c.scale, color="grey", linewidth=0.6)
             ax.text(c.scale, target, c.mechanism, rotation=90, fontsize=6, va="bottom")
-    _log_axes(ax, x=True)
+    log_axes(ax, x=True)
     if delta > 0:
-        _log_axes(ax, y=True)
+        log_axes(ax, y=True)
     ax.set_xlabel(f"{noise} scale")
     ax.set_ylabel(what)
     ax.legend(fontsize=7)
@@ -291,7 +278,7 @@ def _against_epsilon(fig: Any, ax: Any, epsilon: float, ylabel: str, *, log_y: b
     """The end of every figure against epsilon: the target epsilon as a dotted line, log axes
     with plain numbers (y too if ``log_y``), the labels and the legend; the figure as SVG."""
     ax.axvline(epsilon, color="black", linestyle=":", label=f"target eps = {fmt(epsilon)}")
-    _log_axes(ax, x=True, y=log_y)
+    log_axes(ax, x=True, y=log_y)
     ax.set_xlabel("epsilon")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)
@@ -581,7 +568,7 @@ def joint_loss_figure(figures: JointReportFigures) -> tuple[str, str]:
         if isinstance(c, Calibration) and c.noise == "laplace" and c.numerically_checked and c.scale > 0:
             ax.axvline(c.scale, color="grey", linewidth=0.6)
             ax.text(c.scale, figures.epsilon, c.mechanism, rotation=90, fontsize=6, va="bottom")
-    _log_axes(ax, x=True)
+    log_axes(ax, x=True)
     ax.set_xlabel("product Laplace scale b")
     ax.set_ylabel("exact privacy loss (nats)")
     ax.legend(fontsize=7)
