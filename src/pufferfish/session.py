@@ -239,4 +239,6 @@ class Session:
 
     def spent(self) -> LedgerSummary:
         """What the ledger's releases guarantee together, per secret (this table's)."""
-        return summarize(self.ledger, data=self.data, read=self.read)
+        from pufferfish.markov.ledgered import SERIES_CHECKS  # rule 2 for series entries, explicitly
+
+        return summarize(self.ledger, data=self.data, read=self.read, checks=SERIES_CHECKS)

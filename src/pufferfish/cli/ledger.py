@@ -86,9 +86,10 @@ def show(
     """Every release recorded in LEDGER and, per secret, their guarantee together: the exact joint
     check, a theorem that adds, or no guarantee (with the reason); never a silent sum."""
     from pufferfish.ledger.summary import summarize
+    from pufferfish.markov.ledgered import SERIES_CHECKS  # rule 2, given explicitly
 
     with working("checking the releases together"):
-        summary = guard(lambda: summarize(ledger, data=data))
+        summary = guard(lambda: summarize(ledger, data=data, checks=SERIES_CHECKS))
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), indent=2, allow_nan=False))
         return

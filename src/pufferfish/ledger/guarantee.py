@@ -28,7 +28,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,14 +83,17 @@ COMPOSES = {
 }
 
 
-#: Exact checks of entries that are not table columns, by entry kind: ``(rule, check)``, the check
-#: returning ``(eps, pairs, for which priors)`` or raising :class:`~.views.Unsupported` or
-#: :class:`~pufferfish.loss.divergence.MemoryLimitError`. Sums (:func:`sum_joint`, rule 1) are
-#: registered below; series by the module that records them
-#: (:func:`pufferfish.markov.ledgered.register`, rule 2), so that this module imports none of them.
-EXACT_CHECKS: dict[
-    str, tuple[str, Callable[[Sequence[Entry]], tuple[float, tuple[PairJoint, ...], str]]]
-] = {}
+#: An exact check of entries that are not table columns: ``(rule, check)``, the check returning
+#: ``(eps, pairs, for which priors)`` or raising :class:`~.views.Unsupported` or
+#: :class:`~pufferfish.loss.divergence.MemoryLimitError`.
+ExactCheck = tuple[str, Callable[[Sequence[Entry]], tuple[float, "tuple[PairJoint, ...]", str]]]
+
+#: The ledger's own exact checks by entry kind: sums (:func:`sum_joint`, rule 1, below). Checks of
+#: other kinds are given to :func:`guarantee` by whoever reads such entries, explicitly: series
+#: (rule 2) by :data:`pufferfish.markov.ledgered.SERIES_CHECKS`, which the series release's
+#: :class:`~pufferfish.ledger.record.LedgerContext` and the front doors (``ledger show``,
+#: :meth:`pufferfish.Session.spent`) pass; this module imports none of them.
+EXACT_CHECKS: dict[str, ExactCheck] = {}
 
 
 @dataclass(frozen=True)
@@ -536,6 +539,7 @@ def guarantee(
     engine: str = "duckdb",
     spark: Any = None,
     joint: JointPriors | None = None,
+    checks: Mapping[str, ExactCheck] | None = None,
 ) -> JointGuarantee:
     """The guarantee of ``entries`` (all about one secret) together, by the first rule that applies.
 
@@ -549,11 +553,16 @@ def guarantee(
         How the table is read.
     joint : JointPriors, optional
         The joint priors already estimated for these entries (a search reuses them).
+    checks : mapping, optional
+        Exact checks of other entry kinds (``kind -> (rule, check)``), beside
+        :data:`EXACT_CHECKS`: series releases need :data:`pufferfish.markov.ledgered.SERIES_CHECKS`
+        (without it they are read by a theorem that adds, or have no guarantee, with the reason).
 
     Returns
     -------
     JointGuarantee
     """
+    known = {**EXACT_CHECKS, **(checks or {})}
     start = time.perf_counter()
     secret = entries[0].secret
     ids = tuple(e.id for e in entries)
@@ -589,8 +598,8 @@ def guarantee(
             )
         except (Unsupported, MemoryLimitError) as exc:
             reasons.append(f"{RULES[0]}: {exc}")
-    elif len(kinds := {str(e.body.get("kind")) for e in entries}) == 1 and next(iter(kinds)) in EXACT_CHECKS:
-        rule, check = EXACT_CHECKS[next(iter(kinds))]
+    elif len(kinds := {str(e.body.get("kind")) for e in entries}) == 1 and next(iter(kinds)) in known:
+        rule, check = known[next(iter(kinds))]
         try:
             eps, pairs, priors = check(entries)
             if not math.isfinite(eps):

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pufferfish.ledger.guarantee import (
+    ExactCheck,
     JointGuarantee,
     JointPriors,
     check_data,
@@ -101,13 +102,15 @@ class LedgerPlan:
 
 @dataclass(frozen=True)
 class LedgerContext:
-    """What :func:`plan` needs besides the entry: the ledger, the budget and the table."""
+    """What :func:`plan` needs besides the entry: the ledger, the budget and the table, and the exact
+    checks of other entry kinds it reads (``checks``, :func:`~.guarantee.guarantee`)."""
 
     ledger: Ledger
     budget: float | None
     source: TableSource
     engine: str = "duckdb"
     spark: Any = None
+    checks: Mapping[str, ExactCheck] = field(default_factory=dict)
 
 
 def _provisional(entries: list[Entry], body: Mapping[str, Any]) -> Entry:
@@ -191,6 +194,7 @@ def plan(
         engine=context.engine,
         spark=context.spark,
         joint=joint,
+        checks=context.checks,
     )
     refuse_over(together, context.budget, context.ledger)
     return LedgerPlan(context.ledger, context.budget, full, tuple(e.id for e in before), together)
@@ -242,7 +246,7 @@ def plan_other(context: LedgerContext, body: Mapping[str, Any]) -> LedgerPlan:
             f"the data {body['data']['description']} is not the one the ledger's release {before[-1].id} "
             f"about {secret!r} was made from ({before[-1].body['data']['description']}): use another ledger"
         )
-    together = guarantee([*before, _provisional(before, body)], None)
+    together = guarantee([*before, _provisional(before, body)], None, checks=context.checks)
     refuse_over(together, context.budget, context.ledger)
     return LedgerPlan(context.ledger, context.budget, dict(body), tuple(e.id for e in before), together)
 
@@ -264,6 +268,7 @@ def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temp
                 context.source,
                 engine=context.engine,
                 spark=context.spark,
+                checks=context.checks,
             )
             refuse_over(together, plan_.budget, plan_.ledger, AFTER_NOISE)
         return add_pending(

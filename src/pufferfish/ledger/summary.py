@@ -4,12 +4,12 @@ issue 42)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pufferfish.ledger.guarantee import JointGuarantee, check_data, fingerprint, guarantee
+from pufferfish.ledger.guarantee import ExactCheck, JointGuarantee, check_data, fingerprint, guarantee
 from pufferfish.ledger.store import Entry, Ledger, LedgerError
 from pufferfish.tables.source import SHIPPED_DATASETS, CsvOptions, TableSource, resolve_source
 
@@ -78,7 +78,11 @@ def _source_of(entries: Sequence[Entry], data: Any, read: CsvOptions | None) -> 
 
 
 def summarize(
-    ledger: str | Path | Ledger, *, data: Any = None, read: CsvOptions | None = None
+    ledger: str | Path | Ledger,
+    *,
+    data: Any = None,
+    read: CsvOptions | None = None,
+    checks: Mapping[str, ExactCheck] | None = None,
 ) -> LedgerSummary:
     """The guarantee, per secret, of everything a ledger records (:mod:`pufferfish.ledger.guarantee`).
 
@@ -90,6 +94,10 @@ def summarize(
         The table the releases were made from (default: the file the ledger records).
     read : CsvOptions, optional
         How to read ``data`` (default: as the ledger's releases read it).
+    checks : mapping, optional
+        Exact checks of entry kinds beyond tables and sums (:func:`~.guarantee.guarantee`):
+        series releases need :data:`pufferfish.markov.ledgered.SERIES_CHECKS`, which
+        ``ledger show`` and :meth:`pufferfish.Session.spent` give.
 
     Returns
     -------
@@ -100,8 +108,6 @@ def summarize(
     LedgerError
         If the file is not a ledger, or the table is missing, not the ledger's, or changed.
     """
-    import pufferfish.markov.ledgered  # noqa: F401  (registers rule 2 for series releases)
-
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger, create=False)
     entries = book.entries()
     source = _source_of(entries, data, read)
@@ -120,6 +126,6 @@ def summarize(
                 missing=last.get("missing", "value"),
             )
             check_data(tables, found, source.description)
-        out.append(guarantee(mine, source))
+        out.append(guarantee(mine, source, checks=checks))
     description = source.description if source is not None else "(no table)"
     return LedgerSummary(book.path, tuple(entries), tuple(out), description)

@@ -10,9 +10,8 @@ histogram of a binary chain is two: ``T - (T - C + N) = C - N``; a frequency's n
 the count at ``T`` times its scale), and the loss of every pair, time and chain is exact
 (:func:`pufferfish.loss.composed.composed_point_loss`), for every length ``T`` of the table.
 
-:func:`register` adds :func:`series_joint` to the ledger's rules
-(:data:`pufferfish.ledger.guarantee.EXACT_CHECKS`); the modules that record or read series
-releases call it.
+:data:`SERIES_CHECKS` is the rule as the ledger takes it: given explicitly to whoever reads series
+entries (the series release's ledger context, ``ledger show``, :meth:`pufferfish.Session.spent`).
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferfish.ledger.guarantee import EXACT_CHECKS, RULES, PairJoint
+from pufferfish.ledger.guarantee import RULES, ExactCheck, PairJoint
 from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan_other
 from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import Unsupported
@@ -199,9 +198,7 @@ def plan_within_budget(
     return passed, hi
 
 
-def register() -> None:
-    """Add :func:`series_joint` as the ledger's rule 2 for ``markov`` entries."""
-    EXACT_CHECKS["markov"] = (RULES[1], series_joint)
-
-
-register()
+#: The ledger's rule 2 for ``markov`` entries, given explicitly to whoever reads them
+#: (:func:`pufferfish.ledger.guarantee.guarantee`'s ``checks``): the series release's ledger
+#: context, ``ledger show`` and :meth:`pufferfish.Session.spent`.
+SERIES_CHECKS: dict[str, ExactCheck] = {"markov": (RULES[1], series_joint)}

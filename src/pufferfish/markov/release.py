@@ -47,7 +47,7 @@ from pufferfish.markov.estimate import (
     read_series,
     row_radii,
 )
-from pufferfish.markov.ledgered import plan_within_budget
+from pufferfish.markov.ledgered import SERIES_CHECKS, plan_within_budget
 from pufferfish.markov.rowballs import RowBalls
 from pufferfish.noise.samplers import add_laplace, exact_grid, insecure_generator
 from pufferfish.tables.source import (
@@ -675,7 +675,7 @@ def _ledger_context(ledger: str | Path | None, budget: Any, source: Any) -> Ledg
         if spent is not None:
             raise ValueError(f"budget needs a ledger (--ledger FILE), got budget {budget!r}")
         return None
-    return LedgerContext(Ledger(ledger), spent, source)
+    return LedgerContext(Ledger(ledger), spent, source, checks=SERIES_CHECKS)
 
 
 def _entry_body(calibration: SeriesCalibration, mechanism: str, source: Any, rng: Any) -> dict[str, Any]:
