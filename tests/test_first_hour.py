@@ -311,3 +311,29 @@ def test_log_axes_label_several_ticks_on_any_span_and_never_crowd(lo, hi) -> Non
         shown = [t.get_text() for t in labels if t.get_text() and v0 <= t.get_position()[at] <= v1]
         assert 2 <= len(shown) <= 8, shown
         assert all("$" not in t for t in shown)  # plain numbers, no mathtext
+
+
+def test_the_registry_imports_no_model_package_and_markov_registers_its_mechanisms_explicitly() -> None:
+    """The registry keeps every mechanism's name, source and order, and imports nothing of
+    pufferfish.markov; the package gives it the Markov mechanisms' implementations by an explicit
+    call when it is imported (which a count scenario's model implies). Run in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pufferfish.calibration.registry import MODEL_MECHANISMS, REGISTRY, not_applicable\n"
+        "assert not [m for m in sys.modules if m.startswith('pufferfish.markov')]\n"
+        "assert {'group-dp', 'gk16', 'mqm-approx', 'mqm-exact', 'optimal-set'} <= set(REGISTRY)\n"
+        "assert MODEL_MECHANISMS == {}\n"
+        "from pufferfish.markov import CountModel, MarkovChain, count_scenario\n"
+        "assert set(MODEL_MECHANISMS) == {'markov count'}\n"
+        "import numpy as np\n"
+        "chain = MarkovChain(np.array([[0.8, 0.2], [0.3, 0.7]]), 'stationary', ('0', '1'))\n"
+        "s = count_scenario(CountModel((chain,), 6, '1'))\n"
+        "assert not_applicable(s, 'mqm-exact', 'laplace', 0.0) is None\n"
+        "assert 'row balls' in not_applicable(s, 'optimal-set', 'laplace', 0.0)\n"
+        "print('ok')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]

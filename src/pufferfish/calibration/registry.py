@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -46,9 +46,6 @@ from pufferfish.calibration.search import (
 from pufferfish.defaults import TIME_LIMIT as _TIME_LIMIT
 from pufferfish.loss.density import check_noise
 from pufferfish.loss.divergence import MemoryLimitError
-from pufferfish.markov.counts import CountModel
-from pufferfish.markov.quilts import model_sigma
-from pufferfish.markov.setopt import model_set_optimum
 from pufferfish.priors.scenario import Scenario
 
 ScaleFunction = Callable[[Scenario, float, float, Any], Proposal]
@@ -101,65 +98,47 @@ def _dense_mapping_applies(name: str) -> AppliesFunction:
     return applies
 
 
-def _markov(which: str) -> ScaleFunction:
-    """The scale of a Markov baseline (:mod:`pufferfish.markov.quilts`) on a count scenario."""
+class ModelMechanisms(Protocol):
+    """The implementations of the registry's model-specific mechanisms for one kind of prior model
+    (:data:`MODEL_MECHANISMS`): the registry keeps their names, sources and order; the package that
+    defines the model provides what they compute."""
+
+    def scale(self, which: str, scenario: Scenario, epsilon: float) -> Proposal:
+        """The mechanism ``which``'s proposed scale (checked by the registry's path)."""
+        ...
+
+    def applies(self, which: str, scenario: Scenario, noise: str) -> str | None:
+        """Why ``which`` does not apply to the scenario's model, or None."""
+        ...
+
+
+#: Model-specific mechanisms by model kind (the scenario model's ``kind``): registered explicitly by
+#: the package that defines the model (:func:`register_model_mechanisms`; ``pufferfish.markov``
+#: registers ``"markov count"`` when imported, which every count scenario's model implies), so that
+#: this module imports none of them.
+MODEL_MECHANISMS: dict[str, ModelMechanisms] = {}
+
+
+def register_model_mechanisms(kind: str, implementation: ModelMechanisms) -> None:
+    """Register the implementations of the model-specific mechanisms for models of ``kind``."""
+    MODEL_MECHANISMS[kind] = implementation
+
+
+def _model_kind(which: str) -> tuple[ScaleFunction, AppliesFunction]:
+    """The scale and applies functions of the model-specific mechanism ``which`` (Markov counts:
+    ``group-dp``, ``gk16``, ``mqm-approx``, ``mqm-exact``, ``optimal-set``), dispatched by the
+    scenario model's ``kind`` to :data:`MODEL_MECHANISMS`."""
 
     def scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
-        sigma, where, chain, node = model_sigma(scenario.model, epsilon, which)
-        at = f"X[{node}]="
-        rho = scenario.priors[chain]
-        pairs = scenario.pairs_for(rho) or scenario.pairs
-        pair = next((p for p in pairs if p[0].startswith(at)), pairs[0])
-        return Proposal(sigma, rho.name, pair, where)
-
-    return scale
-
-
-def _markov_applies(which: str) -> AppliesFunction:
-    """Why a Markov baseline does not apply: no chain behind the priors, GK16 on more than two
-    states, MQMApprox on a chain that does not start stationary (the noise is checked by the
-    registry; GK16's own condition on its Gamma matrix by its scale function, whose ValueError
-    becomes the row's reason)."""
+        return MODEL_MECHANISMS[getattr(scenario.model, "kind", "")].scale(which, scenario, epsilon)
 
     def applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
-        model = scenario.model
-        if not isinstance(model, CountModel):
+        found = MODEL_MECHANISMS.get(getattr(scenario.model, "kind", ""))
+        if found is None:
             return "needs a count on a Markov chain (pufferfish markov)"
-        if which == "gk16" and model.chains[0].k != 2:
-            return "GK16 is defined for binary chains only"
-        if which == "gk16" and model.query == "histogram":
-            return "GK16 is stated for a count (a sum), not a histogram"
-        if which == "mqm-approx" and not all(c.stationary for c in model.chains):
-            return "MQMApprox bounds the influence of a stationary chain (initial='stationary')"
-        if which == "mqm-approx" and not all(c.initial_distribution.min() > 0.0 for c in model.chains):
-            return "MQMApprox needs every stationary probability > 0 (a chain has a transient state)"
-        return None
+        return found.applies(which, scenario, noise)
 
-    return applies
-
-
-def _set_optimum_scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
-    """The optimum certified over a binary chain's set of row balls (:mod:`pufferfish.markov.setopt`)."""
-    model = scenario.model
-    found = model_set_optimum(model, epsilon)
-    rho = scenario.priors[0]
-    pairs = scenario.pairs_for(rho) or scenario.pairs
-    return Proposal(found.scale * model.sensitivity, rho.name, pairs[0], found.sentence())
-
-
-def _set_optimum_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
-    model = scenario.model
-    if not isinstance(model, CountModel) or model.row_balls is None:
-        return "needs a count on a Markov chain's confidence set of row balls (pufferfish markov, from data)"
-    if model.chains[0].k != 2:
-        return (
-            "certified over the set for binary chains only (a branch and bound over the rectangle of chains)"
-        )
-    if model.query == "histogram":
-        return "certified for a count or a frequency, not a histogram"
-    if noise != "laplace":
-        return "Laplace noise only"
-    return None
+    return scale, applies
 
 
 def _optimal_applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
@@ -262,22 +241,22 @@ _ENTRIES = (
     Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (no public function)",
               "any", _I.mi_laplace_scale),
     Mechanism("group-dp", "laplace", "(eps, delta)-PP", "group differential privacy over the T records",
-              "Markov count", _markov("group-dp"), _markov_applies("group-dp"), pure=True, robust=True),
+              "Markov count", *_model_kind("group-dp"), pure=True, robust=True),
     Mechanism("gk16", "laplace", "(eps, delta)-PP",
               "Ghosh and Kleinberg 2016, inferential privacy of a binary chain (Gamma matrix)",
-              "Markov count", _markov("gk16"), _markov_applies("gk16"), pure=True),
+              "Markov count", *_model_kind("gk16"), pure=True),
     Mechanism("mqm-approx", "laplace", "(eps, delta)-PP",
               "Song, Wang and Chaudhuri 2017 Alg 2, MQMApprox (eigengap and pi_min bound)",
-              "Markov count", _markov("mqm-approx"), _markov_applies("mqm-approx"), pure=True),
+              "Markov count", *_model_kind("mqm-approx"), pure=True),
     Mechanism("mqm-exact", "laplace", "(eps, delta)-PP",
               "Song, Wang and Chaudhuri 2017 Alg 2, MQMExact (exact max-influence)",
-              "Markov count", _markov("mqm-exact"), _markov_applies("mqm-exact"), pure=True),
+              "Markov count", *_model_kind("mqm-exact"), pure=True),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
     Mechanism("optimal-set", "laplace", "(eps, delta)-PP",
               "smallest scale certified over every binary chain of the confidence set (branch and bound on "
               "a convex bound of the exact loss; pufferfish.markov.setopt)",
-              "Markov count", _set_optimum_scale, _set_optimum_applies, pure=True),
+              "Markov count", *_model_kind("optimal-set"), pure=True),
     Mechanism("randomized-response-dp", None, "(eps, delta)-PP",
               "k-ary randomized response p = e^eps / (e^eps + k - 1) (Warner 1965; Kairouz et al. 2014)",
               "discrete", None, _mapping_applies, pure=True, robust=True, mapping=True),

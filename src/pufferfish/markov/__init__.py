@@ -8,10 +8,15 @@ secrets, released through a count of visits to a state.
   exact check verifies.
 * :mod:`.quilts`: the Markov quilt mechanism (Song, Wang and Chaudhuri 2017) with the exact and
   the approximate max-influence, group differential privacy and GK16, the baselines.
+* :mod:`.mechanisms`: what the registry's Markov mechanisms compute, registered explicitly here
+  (the registry imports nothing of this package).
 """
 
+from pufferfish.markov import mechanisms
 from pufferfish.markov.chain import MarkovChain, parse_matrix, stationary_distribution
 from pufferfish.markov.counts import QUERIES, CountModel, count_priors, count_scenario, secret_name
+
+mechanisms.register()  # the registry's Markov mechanisms compute here (pufferfish.markov.mechanisms)
 
 __all__ = [
     "QUERIES",

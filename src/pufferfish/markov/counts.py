@@ -44,7 +44,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -148,6 +148,10 @@ class CountModel:
     query: str = "count"
     interval: tuple[float, float] | None = None
     row_balls: RowBalls | None = None
+
+    #: The model's kind: the registry finds the Markov mechanisms' implementations by it
+    #: (:data:`pufferfish.calibration.registry.MODEL_MECHANISMS`, :mod:`pufferfish.markov.mechanisms`).
+    kind: ClassVar[str] = "markov count"
 
     def __post_init__(self) -> None:
         chains = tuple(self.chains)

@@ -559,19 +559,7 @@ def release_table(
         frame = df.mapInArrow(perturb, schema)
         if shuffle:
             frame = frame.orderBy(*ORDER_KEYS).drop(*ORDER_KEYS)
-        # written to a hidden folder beside the output, published when whole: a failed job leaves
-        # nothing, and an output replaced with force is kept until then (publish_folder)
-        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(output), suffix=".tmp", dir=output.parent))
-        try:
-            out = frame.write.mode("overwrite")
-            if fmt == "parquet":
-                out.parquet(str(tmp))
-            else:
-                gz = output.name.lower().endswith(".gz")
-                out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(tmp))
-            publish_folder(tmp, output, force=force)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        _write_whole(frame, output, fmt, force)
     except (DataError, OSError, KeyboardInterrupt):
         raise
     except Exception as exc:
@@ -589,6 +577,23 @@ def release_table(
         described[c.name] = about
     out_about = described[columns[0].name] if len(columns) == 1 else {"columns": described}
     return out_about, total - missing, missing
+
+
+def _write_whole(frame: Any, output: Path, fmt: str, force: bool) -> None:
+    """Write ``frame`` to a hidden folder beside ``output`` and publish it whole
+    (:func:`~pufferfish.tables.outputs.publish_folder`): a failed job leaves nothing, and an output
+    replaced with ``force`` is kept until the new one is in place."""
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(output), suffix=".tmp", dir=output.parent))
+    try:
+        out = frame.write.mode("overwrite")
+        if fmt == "parquet":
+            out.parquet(str(tmp))
+        else:
+            gz = output.name.lower().endswith(".gz")
+            out.options(**CSV_WRITE, **({"compression": "gzip"} if gz else {})).csv(str(tmp))
+        publish_folder(tmp, output, force=force)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _missing_rows(df: Any, columns: Sequence[ReleasedColumn], text_copy: bool) -> tuple[int, int]:
