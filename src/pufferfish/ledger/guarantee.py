@@ -30,7 +30,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -86,7 +86,7 @@ COMPOSES = {
 #: An exact check of entries that are not table columns: ``(rule, check)``, the check returning
 #: ``(eps, pairs, for which priors)`` or raising :class:`~.views.Unsupported` or
 #: :class:`~pufferfish.loss.divergence.MemoryLimitError`.
-ExactCheck = tuple[str, Callable[[Sequence[Entry]], tuple[float, "tuple[PairJoint, ...]", str]]]
+ExactCheck: TypeAlias = "tuple[str, Callable[[Sequence[Entry]], tuple[float, tuple[PairJoint, ...], str]]]"
 
 #: The ledger's own exact checks by entry kind: sums (:func:`sum_joint`, rule 1, below). Checks of
 #: other kinds are given to :func:`guarantee` by whoever reads such entries, explicitly: series
