@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -42,20 +43,7 @@ SERIES = ["markov", "release", "mvad", "--id", "id", "--time", "month", "--state
 CASES: list[tuple[str, list[str], str]] = [
     (
         "no such data",
-        [
-            "release",
-            "nope.csv",
-            "--secret",
-            "s",
-            "--pair",
-            "a,b",
-            "--public",
-            "x",
-            "--epsilon",
-            "1",
-            "--output",
-            "o.csv",
-        ],
+        shlex.split("release nope.csv --secret s --pair a,b --public x --epsilon 1 --output o.csv"),
         "",
     ),
     ("unknown secret", [*REL[:3], "zz", *REL[4:], "--public", "x", "--output", "o.csv"], ""),
@@ -120,74 +108,25 @@ CASES: list[tuple[str, list[str], str]] = [
     ("weight not a column", [*REL, "--public", "x", "--output", "o.csv", "--weight", "zz"], ""),
     (
         "header-less adult",
-        [
-            "release",
-            "adult.data",
-            "--secret",
-            "marital-status",
-            "--pair",
-            "Married-civ-spouse,Never-married",
-            "--public",
-            "workclass",
-            "--epsilon",
-            "0.5",
-            "--output",
-            "o.csv",
-        ],
+        shlex.split(
+            "release adult.data --secret marital-status --pair Married-civ-spouse,Never-married "
+            "--public workclass --epsilon 0.5 --output o.csv"
+        ),
         "adult.data",
     ),
     (
         "empty file",
-        [
-            "release",
-            "empty.csv",
-            "--secret",
-            "s",
-            "--pair",
-            "a,b",
-            "--public",
-            "x",
-            "--epsilon",
-            "1",
-            "--output",
-            "o.csv",
-        ],
+        shlex.split("release empty.csv --secret s --pair a,b --public x --epsilon 1 --output o.csv"),
         "empty",
     ),
     (
         "binary file",
-        [
-            "release",
-            "bin.csv",
-            "--secret",
-            "s",
-            "--pair",
-            "a,b",
-            "--public",
-            "x",
-            "--epsilon",
-            "1",
-            "--output",
-            "o.csv",
-        ],
+        shlex.split("release bin.csv --secret s --pair a,b --public x --epsilon 1 --output o.csv"),
         "binary",
     ),
     (
         "ragged rows",
-        [
-            "release",
-            "ragged.csv",
-            "--secret",
-            "s",
-            "--pair",
-            "a,b",
-            "--public",
-            "x",
-            "--epsilon",
-            "1",
-            "--output",
-            "o.csv",
-        ],
+        shlex.split("release ragged.csv --secret s --pair a,b --public x --epsilon 1 --output o.csv"),
         "ragged",
     ),
     ("public is the secret", [*REL, "--public", "s", "--output", "o.csv"], ""),
@@ -202,18 +141,14 @@ CASES: list[tuple[str, list[str], str]] = [
     ("markov budget alone", [*SERIES, "--output", "m.csv", "--ledger", "l.db", "--budget", "0.001"], ""),
     (
         "multiuser unknown user",
-        ["multiuser", "seed000-4users", "--user", "nope", "--pair-set", "P-Q", "--epsilon", "1"],
+        shlex.split("multiuser seed000-4users --user nope --pair-set P-Q --epsilon 1"),
         "",
     ),
-    (
-        "multiuser no such system",
-        ["multiuser", "nope.json", "--user", "u4", "--pair-set", "P-Q", "--epsilon", "1"],
-        "",
-    ),
-    ("ledger show missing", ["ledger", "show", "nope.db"], ""),
+    ("multiuser no such system", shlex.split("multiuser nope.json --user u4 --pair-set P-Q --epsilon 1"), ""),
+    ("ledger show missing", shlex.split("ledger show nope.db"), ""),
     (
         "calibrate bad epsilon",
-        ["calibrate", "t.csv", "--secret", "s", "--pair", "a,b", "--public", "x", "--epsilon", "x"],
+        shlex.split("calibrate t.csv --secret s --pair a,b --public x --epsilon x"),
         "",
     ),
 ]
