@@ -28,7 +28,7 @@ ROOT = SRC.parents[1]
 #: builds one ``TableRequest`` and hands it down). These may only shrink.
 KNOWN_LONG_MODULES: dict[str, int] = {}
 KNOWN_LONG_FUNCTIONS = {
-    ("pipeline/release.py", "release"): 178,  # issue 54: keep_order, public_report(_parameters), impute
+    ("pipeline/release.py", "release"): 131,  # its signature and docstring (the body: plan_release)
     ("pipeline/calibrate.py", "calibrate_table"): 141,  # issue 54: impute
 }
 

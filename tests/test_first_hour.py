@@ -337,3 +337,34 @@ def test_the_registry_imports_no_model_package_and_markov_registers_its_mechanis
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+
+
+def test_release_and_the_session_build_one_request_and_release_is_a_thin_wrapper(tmp_path) -> None:
+    """release() is plan_release (every argument validated once, into one request) then
+    run_release; the Session binds its arguments to release()'s signature and builds the same plan
+    (unknown options a TypeError, the session's own a ValueError), before anything is written."""
+    import ast
+    import inspect
+
+    import pufferfish as pf
+    from pufferfish.pipeline import release as module
+
+    body = ast.parse(inspect.getsource(module.release)).body[0].body  # type: ignore[attr-defined]
+    assert len(body) == 3  # docstring, arguments = dict(locals()), return run_release(plan_release(...))
+    data = tmp_path / "t.csv"
+    data.write_text(TABLE)
+    session = pf.Session(data, secret="s", pairs=[("a", "b")], ledger=tmp_path / "l.db")
+    plan = session.plan("x", 1.0, tmp_path / "o.csv", mechanism="optimal", prior_set="none")
+    assert isinstance(plan, module.ReleasePlan) and plan.request.columns == ("x",)
+    assert plan.target.ledger is not None and not (tmp_path / "o.csv").exists()
+    with pytest.raises(TypeError, match="mechansim"):
+        session.plan("x", 1.0, tmp_path / "o.csv", mechansim="optimal")
+    with pytest.raises(ValueError, match="budget is the session's"):
+        session.plan("x", 1.0, tmp_path / "o.csv", budget=1.0)
+    bound = inspect.signature(module.release).bind(
+        data, secret="s", public="x", pairs=[("a", "b")], epsilon=1.0, output=tmp_path / "o.csv",
+        mechanism="optimal", prior_set="none", ledger=tmp_path / "l.db",
+    )  # fmt: skip
+    bound.apply_defaults()
+    direct = module.plan_release(bound.arguments)
+    assert direct.request.columns == plan.request.columns and direct.request.pairs == plan.request.pairs

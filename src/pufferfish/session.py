@@ -7,6 +7,7 @@ and the ledger (which it records in); neither imports it.
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import tempfile
 import weakref
@@ -196,8 +197,9 @@ class Session:
         )
         return SessionCalibration(table, against_each(self._context(), table, sampler))
 
-    def release(self, public: Any, epsilon: float, output: str | Path, **options: Any) -> Any:
-        """Release ``public`` at ``epsilon`` to ``output``, recorded in the ledger under the budget.
+    def plan(self, public: Any, epsilon: float, output: str | Path, **options: Any) -> Any:
+        """The release of ``public`` at ``epsilon`` to ``output``, validated (nothing read beyond the
+        table's header, nothing written): the request :meth:`release` carries out.
 
         Parameters
         ----------
@@ -205,7 +207,40 @@ class Session:
             As :func:`pufferfish.release`.
         **options
             Any other option of :func:`pufferfish.release` but ``data``, ``secret``, ``pairs``,
-            ``ledger``, ``budget`` and ``read``.
+            ``ledger``, ``budget`` and ``read`` (the session's).
+
+        Returns
+        -------
+        pufferfish.pipeline.release.ReleasePlan
+
+        Raises
+        ------
+        ValueError
+            An option that is the session's, or any bad argument (as :func:`pufferfish.release`).
+        TypeError
+            An option :func:`pufferfish.release` does not have.
+        """
+        from pufferfish.pipeline.release import plan_release, release
+
+        for name in ("data", "secret", "pairs", "ledger", "budget", "read"):
+            if name in options:
+                raise ValueError(
+                    f"{name} is the session's; give it to Session(), got {name}={options[name]!r}"
+                )
+        bound = inspect.signature(release).bind(
+            self.data, secret=self.secret, public=public, pairs=self.pairs, epsilon=epsilon, output=output,
+            ledger=self.ledger.path, budget=self.budget, read=self.read, **options,
+        )  # fmt: skip
+        bound.apply_defaults()  # release()'s defaults: one request, whichever door it came in by
+        return plan_release(bound.arguments)
+
+    def release(self, public: Any, epsilon: float, output: str | Path, **options: Any) -> Any:
+        """Release ``public`` at ``epsilon`` to ``output``, recorded in the ledger under the budget.
+
+        Parameters
+        ----------
+        public, epsilon, output, **options
+            As :meth:`plan` (the options of :func:`pufferfish.release` but the session's).
 
         Returns
         -------
@@ -217,25 +252,9 @@ class Session:
         pufferfish.ledger.record.BudgetError
             Before any noise is drawn, when the budget cannot be met (nothing written).
         """
-        from pufferfish.pipeline.release import release
+        from pufferfish.pipeline.release import run_release
 
-        for name in ("data", "secret", "pairs", "ledger", "budget", "read"):
-            if name in options:
-                raise ValueError(
-                    f"{name} is the session's; give it to Session(), got {name}={options[name]!r}"
-                )
-        return release(
-            self.data,
-            secret=self.secret,
-            public=public,
-            pairs=self.pairs,
-            epsilon=epsilon,
-            output=output,
-            ledger=self.ledger.path,
-            budget=self.budget,
-            read=self.read,
-            **options,
-        )
+        return run_release(self.plan(public, epsilon, output, **options))
 
     def spent(self) -> LedgerSummary:
         """What the ledger's releases guarantee together, per secret (this table's)."""

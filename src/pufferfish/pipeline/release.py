@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -213,52 +214,108 @@ def release(
     are published together or none is (issue 44), nothing replaced without ``force`` (a failed
     Spark job may leave a partial folder).
     """
-    (eps,), delta = check_epsilons([epsilon]), check_delta(delta)
-    chosen_mechanism = None if mechanism is None else lookup(mechanism)
-    noise_used = (chosen_mechanism.noise if chosen_mechanism else None) or check_noise(noise)
-    batch_rows, n_workers = check_batch_rows(batch_rows), check_workers(workers)
-    prior_model = parse_prior_model(prior)
+    arguments = dict(locals())  # every argument by name: the request is built from them once
+    return run_release(plan_release(arguments))
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """A release validated at the edge, before any work: what :func:`release` (and
+    :meth:`pufferfish.Session.release`) build from their arguments (:func:`plan_release`) and
+    :func:`run_release` carries out.
+
+    Attributes
+    ----------
+    request : TableRequest
+        The calibration of the public column(s).
+    mechanism : Mechanism or None
+        The one released (None: the column's default).
+    target : ReleaseTarget
+        Where and how the release is written, its ledger.
+    rng : numpy.random.Generator, int or None
+        None: the secure samplers.
+    """
+
+    request: TableRequest
+    mechanism: Mechanism | None
+    target: ReleaseTarget
+    rng: Any
+
+
+def plan_release(arguments: Mapping[str, Any]) -> ReleasePlan:
+    """Validate every argument of a release once, at the edge, and build its request.
+
+    Parameters
+    ----------
+    arguments : mapping
+        Every parameter of :func:`release` by name, defaults included (``dict(locals())`` there;
+        :meth:`pufferfish.Session.release` binds its own to :func:`release`'s signature).
+
+    Returns
+    -------
+    ReleasePlan
+
+    Raises
+    ------
+    ValueError, DataError, OutputExistsError, TypeError
+        As :func:`release`, before anything is read beyond the table's header or written.
+    """
+    a = SimpleNamespace(**arguments)
+    (eps,), delta = check_epsilons([a.epsilon]), check_delta(a.delta)
+    chosen_mechanism = None if a.mechanism is None else lookup(a.mechanism)
+    noise_used = (chosen_mechanism.noise if chosen_mechanism else None) or check_noise(a.noise)
+    batch_rows, n_workers = check_batch_rows(a.batch_rows), check_workers(a.workers)
+    prior_model = parse_prior_model(a.prior)
     sets = check_prior_set(
-        prior_set, confidence, prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
+        a.prior_set, a.confidence, a.prior_radius, prior_model=prior_model, delta=delta, noise=noise_used
     )
-    pair_list = check_pairs(pairs)
+    pair_list = check_pairs(a.pairs)
     one_column = dict(  # the options of one column, refused for several (the product channel)
-        order=order is not None, prior=prior != "empirical", compare=compare, utility=utility is not None,
-        priors_from=priors_from is not None, noise=noise != "laplace", delta=delta != 0.0,
-        labels=labels is not None,
+        order=a.order is not None, prior=a.prior != "empirical", compare=a.compare,
+        utility=a.utility is not None, priors_from=a.priors_from is not None, noise=a.noise != "laplace",
+        delta=delta != 0.0, labels=a.labels is not None,
     )  # fmt: skip
     columns, kinds, unit_list = columns_and_kinds(
-        public, units, categorical, numeric, secret=secret, weight=weight, **one_column
+        a.public, a.units, a.categorical, a.numeric, secret=a.secret, weight=a.weight, **one_column
     )
-    keep_cols, kept = check_keep(keep, keep_unchecked, secret=secret, columns=columns, one_column=one_column)
+    keep_cols, kept = check_keep(
+        a.keep, a.keep_unchecked, secret=a.secret, columns=columns, one_column=one_column
+    )
     several = _several(columns, keep_cols, chosen_mechanism)
-    if utility is not None and chosen_mechanism is not None and not chosen_mechanism.mapping:
-        refuse_utility(utility, f"mechanism {chosen_mechanism.name} adds noise")
-    fmt, rep_path = output_format(out_path := Path(output)), report_path_for(out_path)
-    _check_sampling(engine, rng, sampler)
-    source = resolve_source(data, engine, read)  # validates the engine and the reading options
-    priors_source = None if priors_from is None else resolve_source(priors_from, engine, read)
+    if a.utility is not None and chosen_mechanism is not None and not chosen_mechanism.mapping:
+        refuse_utility(a.utility, f"mechanism {chosen_mechanism.name} adds noise")
+    fmt, rep_path = output_format(out_path := Path(a.output)), report_path_for(out_path)
+    _check_sampling(a.engine, a.rng, a.sampler)
+    source = resolve_source(a.data, a.engine, a.read)  # validates the engine and the reading options
+    priors_source = None if a.priors_from is None else resolve_source(a.priors_from, a.engine, a.read)
     others = () if priors_source is None else (priors_source,)  # the priors' table is an input too
-    check_release_outputs(source, out_path, rep_path, force=force, others=others, folder=engine == "spark")
-    html = None if html_report is None else check_report_path(html_report, force=force)
-    summary = _public_target(public_report, public_report_parameters, force, (out_path, rep_path, html))
-    book = _ledger_context(ledger, budget, source, engine, spark, (out_path, rep_path, html, *others))
-    to_run, default_set = _mechanisms_to_run(chosen_mechanism, compare, several)
-    domain = check_bounds(bounds)
-    missing_read, impute_value = check_impute(missing, impute, domain)
+    check_release_outputs(
+        source, out_path, rep_path, force=a.force, others=others, folder=a.engine == "spark"
+    )
+    html = None if a.html_report is None else check_report_path(a.html_report, force=a.force)
+    summary = _public_target(a.public_report, a.public_report_parameters, a.force, (out_path, rep_path, html))
+    book = _ledger_context(a.ledger, a.budget, source, a.engine, a.spark, (out_path, rep_path, html, *others))
+    to_run, default_set = _mechanisms_to_run(chosen_mechanism, a.compare, several)
+    domain = check_bounds(a.bounds)
+    missing_read, impute_value = check_impute(a.missing, a.impute, domain)
     request = TableRequest(
-        source, secret, columns, pair_list, (eps,), to_run, weight=weight, delta=delta, noise=noise_used,
-        categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=engine, spark=spark, prior=prior,
-        prior_model=prior_model, fit_seed=fit_seed, order=None if order is None else tuple(order),
+        source, a.secret, columns, pair_list, (eps,), to_run, weight=a.weight, delta=delta, noise=noise_used,
+        categorical=kinds[0], numeric=kinds[1], prior_set=sets, engine=a.engine, spark=a.spark, prior=a.prior,
+        prior_model=prior_model, fit_seed=a.fit_seed, order=None if a.order is None else tuple(a.order),
         public_kind=kinds[2], priors_source=priors_source,
-        utility=None if utility is None else check_utility(utility), default_set=default_set,
-        point_row=compare, time_limit=check_time_limit(time_limit), units=unit_list, keep=keep_cols,
-        labels=check_labels(labels), bounds=domain,
+        utility=None if a.utility is None else check_utility(a.utility), default_set=default_set,
+        point_row=a.compare, time_limit=check_time_limit(a.time_limit), units=unit_list, keep=keep_cols,
+        labels=check_labels(a.labels), bounds=domain,
         missing=missing_read, impute=impute_value,
     )  # fmt: skip
-    target = ReleaseTarget(out_path, rep_path, fmt, force, batch_rows, progress, n_workers, sampler, kept,
-                           html, book, check_flag(keep_order, "keep_order"), summary)  # fmt: skip
-    return release_request(request, chosen_mechanism, target, rng)
+    target = ReleaseTarget(out_path, rep_path, fmt, a.force, batch_rows, a.progress, n_workers, a.sampler,
+                           kept, html, book, check_flag(a.keep_order, "keep_order"), summary)  # fmt: skip
+    return ReleasePlan(request, chosen_mechanism, target, a.rng)
+
+
+def run_release(plan: ReleasePlan) -> ReleaseResult:
+    """Carry out a validated release (:func:`plan_release`): :func:`release_request`."""
+    return release_request(plan.request, plan.mechanism, plan.target, plan.rng)
 
 
 def _public_target(
