@@ -272,7 +272,7 @@ def _output_columns(counts: list[str]) -> dict[str, Any]:
             "T": "the series' length: the chain model conditions on it (each T is calibrated)",
         },
         "not_written": "every column of the table: the states, times and ids are read, never copied",
-        "row_order": "sorted by id (as text): the order reveals nothing but the ids written (issue 54)",
+        "row_order": "sorted by id (as text): the order reveals nothing but the ids written",
     }
 
 

@@ -449,7 +449,7 @@ def _markov(
                     f"p0 = {p0:g}, p1 = {p1:g}, T = 100, eps 1",
                     printed,
                     row.scales[mech],
-                    "the MATLAB code's figure (run_synthetic.m, quoted in issue 30); ours checked exactly",
+                    "the MATLAB code's figure (run_synthetic.m); ours checked exactly",
                     digits=4,
                 )
             )

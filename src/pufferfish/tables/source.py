@@ -56,7 +56,7 @@ SHIPPED_DATASETS: Mapping[str, tuple[str, str]] = {
     "activity": (
         "activity.csv.gz",
         "SYNTHETIC activity log (no person's data): 28 days x 144 ten-minute steps of 8 activities, drawn "
-        "from a fixed transition matrix with seed 43 by scripts/build_activity.py (issue 43's benchmark).",
+        "from a fixed transition matrix with seed 43 by scripts/build_activity.py (a benchmark).",
     ),
     "mvad": (
         "mvad.csv.gz",
