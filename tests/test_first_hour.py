@@ -240,11 +240,13 @@ def test_a_second_release_of_a_column_without_a_ledger_says_what_a_ledger_would_
     assert "o1.report.json (eps 1)" in " ".join(again.output.split())
 
 
-def test_ledger_show_names_a_shipped_table_and_prints_whole_times(tmp_path) -> None:
+def test_ledger_show_names_a_shipped_table_and_prints_whole_times(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the tour's relative paths
     book = tmp_path / "l.db"
     args = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "race",
-            "--epsilon", "1", "--output", str(tmp_path / "o.csv"), "--ledger", str(book)]  # fmt: skip
-    assert runner.invoke(app, args).exit_code == 0
+            "--epsilon", "1", "--output", "age1.csv", "--ledger", str(book),
+            "--prior-set", "none"]  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0  # the tour's widest row: 'estimate', 'age1.csv'
     res = runner.invoke(app, ["ledger", "show", str(book)])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())  # the title is wrapped at 80 columns
@@ -254,6 +256,7 @@ def test_ledger_show_names_a_shipped_table_and_prints_whole_times(tmp_path) -> N
 
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", res.output)
     assert max(map(len, res.output.splitlines())) <= 80
+    assert "age1.csv" in res.output and "estimate" in res.output  # whole, not cropped
 
 
 def test_a_session_checks_its_secret_and_pairs_at_once_and_removes_its_own_ledger(tmp_path) -> None:

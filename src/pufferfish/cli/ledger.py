@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -96,7 +97,9 @@ def show(
     console = Console()
     data = summary.data.split(":")[0] if summary.data.startswith("shipped data set ") else summary.data
     console.print(f"ledger: {summary.path}", soft_wrap=True, highlight=False, markup=False)  # never folded
-    table = Table(title=f"releases of {data}")  # a shipped set by its name, not a path
+    table = Table(  # a shipped set by its name, not a path; no outer border: 8 columns in 80
+        title=f"releases of {data}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
+    )
     widths = {"time (UTC)": 16, "mechanism": 9}  # never cut: 2026-11-29 12:35, optimal-mapping folded
     for name in ("#", "time (UTC)", "secret", "columns", "mechanism", "eps", "priors", "output"):
         table.add_column(name, min_width=widths.get(name), overflow="fold")
