@@ -241,22 +241,25 @@ def test_a_second_release_of_a_column_without_a_ledger_says_what_a_ledger_would_
 
 
 def test_ledger_show_names_a_shipped_table_and_prints_whole_times(tmp_path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the tour's relative paths
-    book = tmp_path / "l.db"
-    args = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--public", "race",
-            "--epsilon", "1", "--output", "age1.csv", "--ledger", str(book),
-            "--prior-set", "none"]  # fmt: skip
-    assert runner.invoke(app, args).exit_code == 0  # the tour's widest row: 'estimate', 'age1.csv'
-    res = runner.invoke(app, ["ledger", "show", str(book)])
-    assert res.exit_code == 0, res.output
-    text = " ".join(res.output.split())  # the title is wrapped at 80 columns
-    assert "releases of shipped data set 'adult'" in text and "site-packages" not in res.output
-    assert "datasets/adult.csv.gz" not in res.output and "…" not in res.output
     import re
 
+    monkeypatch.chdir(tmp_path)  # the tour's relative paths
+    book = tmp_path / "l.db"
+    base = ["release", "adult", "--secret", "sex", "--pair", "Male,Female", "--epsilon", "1",
+            "--ledger", str(book), "--prior-set", "none"]  # fmt: skip
+    assert runner.invoke(app, [*base, "--public", "age", "--output", "age1.csv"]).exit_code == 0
+    res = runner.invoke(app, ["ledger", "show", str(book)])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "releases of shipped data set 'adult'" in text and "site-packages" not in res.output
+    assert "datasets/adult.csv.gz" not in res.output and "…" not in res.output
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", res.output)
-    assert max(map(len, res.output.splitlines())) <= 80
-    assert "age1.csv" in res.output and "estimate" in res.output  # whole, not cropped
+    assert max(map(len, res.output.splitlines())) <= 80  # the tour's table fits 80 columns
+    assert "age1.csv" in res.output and "estimate" in res.output
+    # a wider row is never cropped (the table as wide as it needs; was 'age1.cs', 'optimal-mappi')
+    assert runner.invoke(app, [*base, "--public", "race", "--output", "race-release.csv"]).exit_code == 0
+    res = runner.invoke(app, ["ledger", "show", str(book)])
+    assert "optimal-mapping" in res.output and "race-release.csv" in res.output, res.output
 
 
 def test_a_session_checks_its_secret_and_pairs_at_once_and_removes_its_own_ledger(tmp_path) -> None:

@@ -97,12 +97,11 @@ def show(
     console = Console()
     data = summary.data.split(":")[0] if summary.data.startswith("shipped data set ") else summary.data
     console.print(f"ledger: {summary.path}", soft_wrap=True, highlight=False, markup=False)  # never folded
-    table = Table(  # a shipped set by its name, not a path; no outer border: 8 columns in 80
+    table = Table(  # a shipped set by its name, not a path; no outer border: the tour's rows in 80
         title=f"releases of {data}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False
     )
-    widths = {"time (UTC)": 16, "mechanism": 9}  # never cut: 2026-11-29 12:35, optimal-mapping folded
     for name in ("#", "time (UTC)", "secret", "columns", "mechanism", "eps", "priors", "output"):
-        table.add_column(name, min_width=widths.get(name), overflow="fold")
+        table.add_column(name, overflow="fold")
     for e in summary.entries:
         body = e.body
         prior_set = body.get("prior_set") or ["none"]
@@ -116,6 +115,8 @@ def show(
             "estimate" if prior_set[0] == "none" else f"{prior_set[0]} {float(prior_set[1]):.0%}",
             str(body.get("output")),
         )
-    console.print(table)
+    # never cropped: as wide as its widest row (a terminal narrower than that wraps the lines)
+    natural = console.measure(table, options=console.options.update_width(10_000)).maximum
+    Console(width=max(console.width, natural)).print(table)
     for g in summary.secrets:
         console.print(g.line(), soft_wrap=False, highlight=False, markup=False)
