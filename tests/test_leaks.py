@@ -384,6 +384,9 @@ def test_a_one_column_csv_keeps_its_missing_cells_as_rows(tmp_path: Path) -> Non
     lines = out.read_text().splitlines()
     assert len(lines) == n + 1 and "" not in lines[1:]
     assert len(pd.read_csv(out)) == n  # pandas' default skip_blank_lines=True
+    import duckdb
+
+    assert duckdb.sql(f"SELECT count(*) FROM read_csv('{out}')").fetchall() == [(n,)]  # DuckDB's defaults
 
 
 @pytest.mark.slow
