@@ -218,10 +218,20 @@ def test_ctrl_c_inside_duckdb_exits_130_in_one_line(tmp_path, monkeypatch) -> No
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) <= 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
     # the forms a wrapped interrupt takes
-    wrapped = RuntimeError("Invalid Input Error: Python exception: KeyboardInterrupt")
+    wrapped = RuntimeError(
+        "reading the stream failed: Python exception: Traceback (most recent call last):\nKeyboardInterrupt\n"
+    )
     chained = ValueError("stream failed")
     chained.__cause__ = KeyboardInterrupt()
     assert interrupted(wrapped) and interrupted(chained) and not interrupted(ValueError("bad cell"))
+    # a library message quoting a user's value is never read as an interrupt
+    assert not interrupted(ValueError("secret value 'Query interrupted' does not occur in column 's'"))
+    import duckdb
+
+    assert interrupted(
+        duckdb.InvalidInputException("Detail: Python exception: Traceback\nKeyboardInterrupt\n")
+    )
+    assert not interrupted(duckdb.ConversionException("Could not convert string 'KeyboardInterrupt' to INT"))
 
 
 def test_a_second_release_of_a_column_without_a_ledger_says_what_a_ledger_would_check(tmp_path) -> None:

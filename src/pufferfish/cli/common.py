@@ -55,7 +55,12 @@ def interrupted(exc: BaseException) -> bool:
         seen.add(id(at))
         if isinstance(at, KeyboardInterrupt) or type(at).__name__ == "InterruptException":
             return True
-        if "KeyboardInterrupt" in str(at) or "Query interrupted" in str(at):
+        # the text only of an engine's own error (never of the library's messages, which may quote
+        # a user's value such as a label 'Query interrupted')
+        foreign = (
+            type(at).__module__.split(".")[0] in ("duckdb", "_duckdb", "pyarrow") or type(at) is RuntimeError
+        )
+        if foreign and re.search(r"Query interrupted|^KeyboardInterrupt\b", str(at), re.M):
             return True
         at = at.__cause__ or at.__context__
     return False

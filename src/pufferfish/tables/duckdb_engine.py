@@ -98,13 +98,13 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
         shutil.rmtree(spill, ignore_errors=True)
 
 
-_CONNECTIONS, _STOPS = itertools.count(), ("Query interrupted", "KeyboardInterrupt")
+_CONNECTIONS, _STOPS = itertools.count(), re.compile(r"Query interrupted|^KeyboardInterrupt\b", re.M)
 
 
 def _interrupted(exc: BaseException) -> bool:
     """Whether a DuckDB error is a Ctrl-C, not bad data: ``InterruptException``, ``RuntimeError('Query
     interrupted')``, or a ``KeyboardInterrupt`` of a Python (Arrow) stream that DuckDB quotes."""
-    return isinstance(exc, duckdb.InterruptException) or any(w in str(exc) for w in _STOPS)
+    return isinstance(exc, duckdb.InterruptException) or _STOPS.search(str(exc)) is not None
 
 
 def read_error(exc: duckdb.Error, what: str) -> BaseException:
