@@ -229,15 +229,14 @@ def refuse_over(
         )
 
 
-def plan_other(context: LedgerContext, body: Mapping[str, Any]) -> LedgerPlan:
-    """:func:`plan` for a release that is not of table columns (a series, a sum): the earlier
-    releases about its secret must be of the same data (``body["data"]["hash"]``), and with a
-    budget their guarantee together (rules 2 to 4) must meet it.
+def entries_before(context: LedgerContext, body: Mapping[str, Any]) -> list[Entry]:
+    """The ledger's earlier entries about the secret of a release that is not of table columns (a
+    series, a sum), read once; they must be of the same data (``body["data"]["hash"]``).
 
     Raises
     ------
     LedgerError
-        If the data differs from the earlier releases'; :class:`BudgetError` over the budget.
+        If the data differs from the earlier releases'.
     """
     secret = str(body["secret"])
     before = [e for e in context.ledger.entries() if e.secret == secret]
@@ -246,9 +245,71 @@ def plan_other(context: LedgerContext, body: Mapping[str, Any]) -> LedgerPlan:
             f"the data {body['data']['description']} is not the one the ledger's release {before[-1].id} "
             f"about {secret!r} was made from ({before[-1].body['data']['description']}): use another ledger"
         )
-    together = guarantee([*before, _provisional(before, body)], None, checks=context.checks)
+    return before
+
+
+def together_with(context: LedgerContext, body: Mapping[str, Any], before: list[Entry]) -> JointGuarantee:
+    """The guarantee of ``before`` (:func:`entries_before`) and the release ``body`` together
+    (rules 2 to 4, with ``context.checks``)."""
+    return guarantee([*before, _provisional(before, body)], None, checks=context.checks)
+
+
+def plan_other(
+    context: LedgerContext,
+    body: Mapping[str, Any],
+    before: list[Entry] | None = None,
+    together: JointGuarantee | None = None,
+) -> LedgerPlan:
+    """:func:`plan` for a release that is not of table columns (a series, a sum): the earlier
+    releases about its secret must be of the same data (``body["data"]["hash"]``), and with a
+    budget their guarantee together (rules 2 to 4) must meet it. ``before`` and ``together``, when
+    a caller already has them (:func:`entries_before`, :func:`together_with`), are not read again.
+
+    Raises
+    ------
+    LedgerError
+        If the data differs from the earlier releases'; :class:`BudgetError` over the budget.
+    """
+    before = entries_before(context, body) if before is None else before
+    together = together_with(context, body, before) if together is None else together
     refuse_over(together, context.budget, context.ledger)
     return LedgerPlan(context.ledger, context.budget, dict(body), tuple(e.id for e in before), together)
+
+
+#: Largest factor a budget may raise a release's scale by (table and series releases): beyond it
+#: the release is refused, its noise being at least this many times what its own epsilon needs (a
+#: usefulness rule, not a privacy one: any larger scale would meet the budget too).
+MAX_RAISE = 100.0
+
+
+def smallest_raise(epsilon_at: Callable[[float], float | None], budget: float) -> float:
+    """The smallest factor ``f >= 1`` found (to a relative 1e-9, on its passing side) at which the
+    releases together meet ``budget``, ``epsilon_at(f)`` being their guarantee with the new
+    release's scales times ``f`` (None: no guarantee); ``inf`` when no factor up to
+    :data:`MAX_RAISE` does. Doubling from 1, then SciPy's ``brentq`` on ``log f``, then the
+    closest passing value above the root (as Google's dp_accounting). Raising a Laplace scale is
+    post-processing (``Lap(f b) = Lap(b) + Z``, ``Z`` zero with probability ``1 / f^2`` and
+    ``Lap(f b)`` otherwise), so the joint loss never grows with ``f``.
+    """
+    from scipy.optimize import brentq
+
+    def excess(log_f: float) -> float:
+        eps = epsilon_at(math.exp(log_f))
+        return (math.inf if eps is None else eps) - budget
+
+    lo = hi = 0.0
+    while excess(hi) > 0:
+        if hi > math.log(MAX_RAISE):
+            return math.inf  # beyond what a release may be raised to (the caller refuses)
+        lo, hi = hi, hi + math.log(2.0)
+    if hi != lo:
+        root = brentq(lambda t: min(excess(t), 1e3), lo, hi, xtol=1e-12, rtol=1e-10)
+        hi = max(root, lo)
+        step = 1e-9
+        while excess(hi) > 0:  # move to the passing side (the closest passing factor found)
+            hi += step
+            step *= 2
+    return math.exp(hi)
 
 
 def reserve(plan_: LedgerPlan, context: LedgerContext, output: Path | None, temporary: Path | None) -> int:

@@ -23,8 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from pufferfish.ledger.guarantee import RULES, ExactCheck, PairJoint
-from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan_other
+from pufferfish.ledger.guarantee import RULES, ExactCheck, JointGuarantee, PairJoint
+from pufferfish.ledger.record import (
+    MAX_RAISE,
+    BudgetError,
+    LedgerContext,
+    LedgerPlan,
+    entries_before,
+    plan_other,
+    smallest_raise,
+    together_with,
+)
 from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import Unsupported
 from pufferfish.loss.composed import MAX_POINT_ENTRIES, View, composed_point_loss
@@ -119,14 +128,6 @@ def series_joint(entries: Sequence[Entry]) -> tuple[float, tuple[PairJoint, ...]
     )
 
 
-#: Largest factor a budget may raise a series release's scales by (as a table release's,
-#: :data:`pufferfish.pipeline.ledgered.MAX_RAISE`): a usefulness rule, not a privacy one.
-MAX_RAISE = 100.0
-
-#: Bisection steps on ``log(factor)`` between the last failing and the first passing factor.
-RAISE_STEPS = 30
-
-
 def plan_within_budget(
     context: LedgerContext,
     body: dict[str, Any],
@@ -136,12 +137,10 @@ def plan_within_budget(
     """The ledger plan of a series release, its scales raised by the smallest factor found that
     meets the budget together with the ledger's earlier releases.
 
-    Every length's scale is multiplied by one factor ``f >= 1`` (raising a Laplace scale is
-    post-processing: ``Lap(f b) = Lap(b) + Z``, ``Z`` zero with probability ``1 / f^2`` and
-    ``Lap(f b)`` otherwise, so no loss grows with ``f``). Doubling ``f`` from 1 up to
-    :data:`MAX_RAISE`, then bisecting on ``log f`` (:data:`RAISE_STEPS` steps); every candidate is
-    the ledger's own check (:func:`pufferfish.ledger.record.plan_other`), and the result is the
-    smallest passing factor found (the closest passing value, as OpenDP's search helpers).
+    Every length's scale is multiplied by one factor ``f >= 1``, found by the search the table
+    releases use (:func:`pufferfish.ledger.record.smallest_raise`, up to
+    :data:`~pufferfish.ledger.record.MAX_RAISE`); every candidate is the ledger's own joint check
+    of the earlier releases (read once) with this one.
 
     Parameters
     ----------
@@ -161,41 +160,34 @@ def plan_within_budget(
     Raises
     ------
     BudgetError
-        If no factor up to :data:`MAX_RAISE` meets the budget (the ledger's releases alone may
-        reach it), or there is no guarantee together at any.
+        If no factor up to ``MAX_RAISE`` meets the budget (the ledger's releases alone may reach
+        it), or there is no guarantee together at any.
+    LedgerError
+        If the data is not the earlier releases'.
     """
 
-    def attempt(factor: float) -> LedgerPlan | None:
-        try:
-            return plan_other(context, body | {"series": series_record(calibration, scales_at(factor))})
-        except BudgetError:
-            if context.budget is None:
-                raise
-            return None
+    def body_at(factor: float) -> dict[str, Any]:
+        return body | {"series": series_record(calibration, scales_at(factor))}
 
-    first = attempt(1.0)
-    if first is not None:
-        return first, 1.0
-    lo, hi, passed = 1.0, 2.0, attempt(2.0)
-    while passed is None and hi < MAX_RAISE:
-        lo, hi = hi, min(2.0 * hi, MAX_RAISE)
-        passed = attempt(hi)
-    if passed is None:
-        try:  # the ledger's own message at the largest factor: what the releases reach together
-            plan_other(context, body | {"series": series_record(calibration, scales_at(MAX_RAISE))})
-        except BudgetError as exc:
-            raise BudgetError(
-                f"{exc}; raising this release's scales up to {MAX_RAISE:g} times does not meet it"
-            ) from None
-    assert passed is not None
-    for _ in range(RAISE_STEPS):
-        mid = math.sqrt(lo * hi)
-        got = attempt(mid)
-        if got is None:
-            lo = mid
-        else:
-            hi, passed = mid, got
-    return passed, hi
+    before = entries_before(context, body_at(1.0))
+    found: dict[float, JointGuarantee] = {}
+
+    def together(factor: float) -> JointGuarantee:
+        if factor not in found:
+            found[factor] = together_with(context, body_at(factor), before)
+        return found[factor]
+
+    factor, first = 1.0, together(1.0).epsilon
+    if context.budget is not None and (first is None or first > context.budget):
+        factor = smallest_raise(lambda f: together(f).epsilon, context.budget)
+        if not factor <= MAX_RAISE:  # inf, or a doubling past it: refused, as a table release
+            try:  # the ledger's own message at the largest factor: what the releases reach together
+                plan_other(context, body_at(MAX_RAISE), before, together(MAX_RAISE))
+            except BudgetError as exc:
+                raise BudgetError(
+                    f"{exc}; raising this release's scales up to {MAX_RAISE:g} times does not meet it"
+                ) from None
+    return plan_other(context, body_at(factor), before, together(factor)), factor
 
 
 #: The ledger's rule 2 for ``markov`` entries, given explicitly to whoever reads them

@@ -21,7 +21,15 @@ from typing import Any
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped
 from pufferfish.calibration.check import measure
 from pufferfish.ledger.guarantee import COMPOSES, JointGuarantee, guarantee
-from pufferfish.ledger.record import BudgetError, LedgerContext, LedgerPlan, plan, prepare
+from pufferfish.ledger.record import (
+    MAX_RAISE,
+    BudgetError,
+    LedgerContext,
+    LedgerPlan,
+    plan,
+    prepare,
+    smallest_raise,
+)
 from pufferfish.ledger.store import Entry
 from pufferfish.ledger.views import record_views
 from pufferfish.pipeline.draws import released_columns
@@ -29,14 +37,6 @@ from pufferfish.pipeline.results import TableCalibration
 from pufferfish.tables.missing import ATOM_ROUNDING
 from pufferfish.tables.perturb import ReleasedColumn
 from pufferfish.tables.source import TableSource
-
-#: Doublings of the scale tried before the budget is declared out of reach.
-MAX_DOUBLINGS = 60
-
-#: Largest factor a budget may raise a release's scale by: beyond it the release is refused, its
-#: noise being at least this many times what its own epsilon needs (a usefulness rule, not a
-#: privacy one: any larger scale would meet the budget too).
-MAX_RAISE = 100.0
 
 
 def entry_body(
@@ -159,7 +159,7 @@ def against_ledger(
             [*before, new], context.source, engine=context.engine, spark=context.spark, joint=joint
         ), cols
 
-    scale = _search(joint_at, chosen.scale, budget)
+    scale = chosen.scale * smallest_raise(lambda f: joint_at(chosen.scale * f)[0].epsilon, budget)
     if scale > MAX_RAISE * chosen.scale:
         raise BudgetError(
             f"refused before any noise was drawn: the ledger's releases already reach eps {spent:.6g} of "
@@ -326,34 +326,3 @@ def against_each(
         except BudgetError as exc:
             rows.append(Against(c.mechanism, None, None, str(exc)))
     return tuple(rows)
-
-
-def _search(joint_at: Any, start: float, budget: float) -> float:
-    """The smallest scale (to a relative 1e-9, on its passing side) at which ``joint_at`` meets
-    the budget: doubling from ``start``, then SciPy's ``brentq`` on ``log(scale)``; ``inf`` when
-    no scale up to ``MAX_RAISE`` times ``start`` does."""
-    from scipy.optimize import brentq
-
-    def excess(log_scale: float) -> float:
-        eps = joint_at(math.exp(log_scale))[0].epsilon
-        return (math.inf if eps is None else eps) - budget
-
-    lo, hi = math.log(start), math.log(start)
-    for _ in range(MAX_DOUBLINGS):
-        if excess(hi) <= 0:
-            break
-        if hi > math.log(start * MAX_RAISE):
-            return math.inf  # beyond what a release may be raised to (the caller refuses)
-        lo, hi = hi, hi + math.log(2.0)
-    else:
-        raise BudgetError(
-            f"no scale up to {math.exp(hi):.6g} meets the budget {budget:g} together with the ledger"
-        )
-    if hi != lo:
-        root = brentq(lambda t: min(excess(t), 1e3), lo, hi, xtol=1e-12, rtol=1e-10)
-        hi = max(root, lo)
-        step = 1e-9
-        while excess(hi) > 0:  # move to the passing side (the closest passing scale found)
-            hi += step
-            step *= 2
-    return math.exp(hi)
