@@ -24,7 +24,6 @@ import json
 import os
 import socket
 import sqlite3
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pufferfish.tables.outputs import unwritable
 from pufferfish.tables.source import process_alive
 
 #: The format of the ledger file this version reads and writes.
@@ -147,25 +147,19 @@ class Ledger:
         """LedgerError, before any work, when a release could not record here: SQLite writes the
         file and its journal beside it, so the folder must take new files (probed by creating and
         removing a hidden temporary file) and an existing file must open for writing (nothing
-        written)."""
-        try:
-            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.pufferfish-probe-", dir=self.path.parent)
-            os.close(fd)
-            os.unlink(name)
-        except OSError as exc:
+        written; :func:`~pufferfish.tables.outputs.unwritable`, as for outputs)."""
+        found = unwritable(self.path)
+        if found is not None and found[0] == "folder":
             raise LedgerError(
                 f"ledger {str(self.path)!r}: its folder {str(self.path.parent)!r} does not take new files "
-                f"({exc.strerror}; SQLite writes its journal beside the ledger): make the folder writable or "
+                f"({found[1]}; SQLite writes its journal beside the ledger): make the folder writable or "
                 "give a ledger in another folder"
-            ) from None
-        if self.path.exists():
-            try:
-                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND))
-            except OSError as exc:
-                raise LedgerError(
-                    f"ledger {str(self.path)!r} cannot be written ({exc.strerror}: read-only or immutable): "
-                    "make it writable (chattr -i / chmod u+w) or give another ledger"
-                ) from None
+            )
+        if found is not None:
+            raise LedgerError(
+                f"ledger {str(self.path)!r} cannot be written ({found[1]}: read-only or immutable): "
+                "make it writable (chattr -i / chmod u+w) or give another ledger"
+            )
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

@@ -70,28 +70,39 @@ def check_output_path(path: str | Path, *, force: bool, kind: str = "output", fo
     return out
 
 
-def _check_writable(out: Path, kind: str) -> None:
-    """ValueError, before any work, if ``out`` cannot be published: no file can be created in its
-    folder (probed by creating and removing one of this process's hidden temporary files, as
-    :func:`atomic_outputs` will), or an existing file cannot be opened for writing (immutable,
-    read-only for this user; opened to append, nothing written, and closed)."""
+def unwritable(path: Path) -> tuple[str, str] | None:
+    """Why ``path`` cannot be written, probed before any work: ``("folder", reason)`` when no file
+    can be created in its folder (probed by creating and removing one of this process's hidden
+    temporary files, as :func:`atomic_outputs` will), ``("file", reason)`` when the existing file
+    cannot be opened for writing (immutable, read-only for this user; opened to append, nothing
+    written, and closed); None when both can. Used for outputs and for the ledger."""
     try:
-        fd, name = tempfile.mkstemp(prefix=temp_prefix(out), suffix=".tmp", dir=out.parent)
+        fd, name = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
         os.close(fd)
         os.unlink(name)
     except OSError as exc:
-        raise ValueError(
-            f"{kind} folder {str(out.parent)!r} does not take new files ({exc.strerror}): make it writable "
-            "or give a path in another folder"
-        ) from None
-    if out.is_file():
+        return "folder", str(exc.strerror or exc)
+    if path.is_file():
         try:
-            os.close(os.open(out, os.O_WRONLY | os.O_APPEND))
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
         except OSError as exc:
-            raise ValueError(
-                f"{kind} {str(out)!r} cannot be replaced ({exc.strerror}: it is read-only, immutable or "
-                "append-only): make it writable (chattr -i / chmod u+w) or give another path"
-            ) from None
+            return "file", str(exc.strerror or exc)
+    return None
+
+
+def _check_writable(out: Path, kind: str) -> None:
+    """ValueError, before any work, if ``out`` cannot be published (:func:`unwritable`)."""
+    found = unwritable(out)
+    if found is not None and found[0] == "folder":
+        raise ValueError(
+            f"{kind} folder {str(out.parent)!r} does not take new files ({found[1]}): make it writable "
+            "or give a path in another folder"
+        )
+    if found is not None:
+        raise ValueError(
+            f"{kind} {str(out)!r} cannot be replaced ({found[1]}: it is read-only, immutable or "
+            "append-only): make it writable (chattr -i / chmod u+w) or give another path"
+        )
 
 
 #: Marker in the name of every temporary file and folder the package creates:
