@@ -49,6 +49,8 @@ def interrupted(exc: BaseException) -> bool:
     that catches it: DuckDB stops a query with ``InterruptException`` or "Query interrupted", and
     quotes a ``KeyboardInterrupt`` raised in a Python stream or function it was running; PyArrow
     and others chain it (``__cause__``, ``__context__``)."""
+    from pufferfish.tables.errors import INTERRUPT_TEXT  # on an error only: not at start-up
+
     seen: set[int] = set()
     at: BaseException | None = exc
     while at is not None and id(at) not in seen:
@@ -60,7 +62,7 @@ def interrupted(exc: BaseException) -> bool:
         foreign = (
             type(at).__module__.split(".")[0] in ("duckdb", "_duckdb", "pyarrow") or type(at) is RuntimeError
         )
-        if foreign and re.search(r"Query interrupted|^KeyboardInterrupt\b", str(at), re.M):
+        if foreign and INTERRUPT_TEXT.search(str(at)):
             return True
         at = at.__cause__ or at.__context__
     return False
@@ -70,18 +72,12 @@ def guard(fn: Callable[[], T]) -> T:
     """Run ``fn``; turn the library's input errors into one line on stderr and exit code 1, and an
     interrupt however wrapped (:func:`interrupted`) into ``KeyboardInterrupt`` (exit code 130)."""
     try:
-        return fn()
-    except Exception as exc:
-        if interrupted(exc):
-            raise KeyboardInterrupt from None
-        _fail_for(exc)
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _fail_for(exc: Exception) -> None:
-    """One line and exit code 1 for the library's input errors; anything else is raised again."""
-    try:
-        raise exc
+        try:
+            return fn()
+        except Exception as exc:
+            if interrupted(exc):
+                raise KeyboardInterrupt from None
+            raise
     except (ValueError, FileExistsError, FileNotFoundError, PermissionError, IsADirectoryError) as exc:
         fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     except OSError as exc:  # a read-only file system, a full disk, ...: one line, the user's path
@@ -96,6 +92,7 @@ def _fail_for(exc: Exception) -> None:
         if isinstance(exc, PrivacyCheckError):
             fail(f"privacy check failed (please report this bug): {exc}")
         raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def os_error_line(exc: OSError) -> str:

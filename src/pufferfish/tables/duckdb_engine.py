@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.ahead import read_ahead
+from pufferfish.tables.errors import INTERRUPT_TEXT
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
@@ -98,13 +99,12 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
         shutil.rmtree(spill, ignore_errors=True)
 
 
-_CONNECTIONS, _STOPS = itertools.count(), re.compile(r"Query interrupted|^KeyboardInterrupt\b", re.M)
+_CONNECTIONS = itertools.count()
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """Whether a DuckDB error is a Ctrl-C, not bad data: ``InterruptException``, ``RuntimeError('Query
-    interrupted')``, or a ``KeyboardInterrupt`` of a Python (Arrow) stream that DuckDB quotes."""
-    return isinstance(exc, duckdb.InterruptException) or _STOPS.search(str(exc)) is not None
+    """Whether a DuckDB error is a Ctrl-C, not bad data (``InterruptException``, or ``INTERRUPT_TEXT``)."""
+    return isinstance(exc, duckdb.InterruptException) or INTERRUPT_TEXT.search(str(exc)) is not None
 
 
 def read_error(exc: duckdb.Error, what: str) -> BaseException:
