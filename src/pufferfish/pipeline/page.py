@@ -71,8 +71,8 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False) -> None:
     class Readable(LogLocator):
         def tick_values(self, vmin: float, vmax: float) -> Any:
             lo, hi = sorted((max(vmin, 1e-300), max(vmax, 1e-300)))
-            self._subs = np.array([1.0, 2.0, 5.0] if math.log10(hi / lo) <= 2.0 else [1.0])
-            ticks = np.asarray(super().tick_values(vmin, vmax), dtype=np.float64)
+            subs = (1.0, 2.0, 5.0) if math.log10(hi / lo) <= 2.0 else (1.0,)
+            ticks = np.asarray(LogLocator(base=10.0, subs=subs, numticks=8).tick_values(vmin, vmax))
             if np.count_nonzero((ticks >= lo) & (ticks <= hi)) >= 2:
                 return ticks
             linear = np.asarray(MaxNLocator(nbins=4).tick_values(lo, hi), dtype=np.float64)  # a narrow span

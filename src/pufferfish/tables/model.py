@@ -399,13 +399,10 @@ def header_hint(columns: Sequence[str]) -> str:
     )
 
 
-def check_columns(
-    columns: Sequence[str], *, secret: str, public: str, weight: str | None, public_arg: str = "public"
-) -> None:
-    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column
-    (``public_arg``: what the public column is called, ``keep`` for a column kept inside the
-    check), with :func:`header_hint`."""
-    for arg, col in (("secret", secret), (public_arg, public), ("weight", weight)):
+def check_columns(columns: Sequence[str], *, secret: str, public: str, weight: str | None) -> None:
+    """DataError naming the argument if ``secret``, ``public`` or ``weight`` is not a column, with
+    :func:`header_hint`."""
+    for arg, col in (("secret", secret), ("public", public), ("weight", weight)):
         if col is not None and col not in columns:
             hint = header_hint(columns)
             raise DataError(f"{arg} column {col!r} is not in the table; columns are {list(columns)}{hint}")
