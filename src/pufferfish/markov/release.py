@@ -639,7 +639,7 @@ def _drawn_scales(
             raise ValueError(
                 f"mechanism {mechanism} cannot be used at T = {t}: {getattr(row, 'reason', row)}"
             )
-        count_scale = row.scale * factor if factor != 1.0 else row.scale
+        count_scale = row.scale * factor  # exact at factor 1.0
         if query == "frequency":
             count_scale = float(np.nextafter(count_scale * t, np.inf))
         used = exact_grid(count_scale)[2] if secure and count_scale > 0 else count_scale
