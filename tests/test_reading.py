@@ -278,3 +278,42 @@ def test_a_ragged_row_far_into_the_file_names_its_line(tmp_path) -> None:
     path.write_text("s,x,y\n" + "\n".join(rows) + "\n")
     with pytest.raises(DataError, match="line 15002 has 2 fields where the header has 3"):
         calibrate_table(path, secret="s", public="x", pairs=["a,b"], epsilon=1.0, mechanisms=["optimal"])
+
+
+# --- a CSV's types are sniffed once per process and file (tables.duckdb_read) -------------------
+
+
+def test_a_file_changed_between_two_opens_is_sniffed_again(tmp_path: Path) -> None:
+    import os
+
+    from pufferfish.tables.duckdb_read import connect, open_table, table_columns
+    from pufferfish.tables.source import resolve_source
+
+    path = tmp_path / "t.csv"
+    path.write_text("g,x\na,1\nb,2\n")
+    source = resolve_source(str(path))
+    with connect() as con:
+        assert [str(t) for t in open_table(con, source).types] == ["VARCHAR", "BIGINT"]
+        assert open_table(con, source, text_columns=["x"]).fetchall() == [("a", "1"), ("b", "2")]
+        path.write_text("g,x,y\na,one,2.5\nb,two,3.5\n")
+        os.utime(path, ns=(1, 1))  # another modification time even within the clock's resolution
+        assert table_columns(con, resolve_source(str(path))) == ["g", "x", "y"]
+        assert [str(t) for t in open_table(con, resolve_source(str(path))).types] == [
+            "VARCHAR", "VARCHAR", "DOUBLE"
+        ]  # fmt: skip
+
+
+def test_dates_in_a_day_first_format_read_the_same_at_every_open(tmp_path: Path) -> None:
+    """A type DuckDB reads only with its sniffer's format (a date) is sniffed again at each open,
+    never given as a type without its format."""
+    from pufferfish.tables.duckdb_read import connect, open_table
+    from pufferfish.tables.source import resolve_source
+
+    path = tmp_path / "d.csv"
+    path.write_text("g,day,x\n" + "".join(f"{'ab'[i % 2]},{i % 28 + 1:02d}/03/2020,{i}\n" for i in range(60)))
+    source = resolve_source(str(path))
+    with connect() as con:
+        first = open_table(con, source).fetchall()
+        again = open_table(con, source).fetchall()
+        text = open_table(con, source, text_columns=["g"]).fetchall()
+    assert first == again == text and str(first[0][1]) == "2020-03-01"

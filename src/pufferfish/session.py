@@ -35,7 +35,7 @@ def _check_secret_and_pairs(source: TableSource, secret: str, pairs: Sequence[tu
     """
     import duckdb
 
-    from pufferfish.tables.duckdb_engine import connect, open_table, read_error
+    from pufferfish.tables.duckdb_read import connect, open_table, read_error
 
     with connect() as con:
         try:

@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish.markov.chain import MarkovChain
-from pufferfish.tables.duckdb_engine import connect, open_table, read_error
+from pufferfish.tables.duckdb_read import connect, open_table, read_error
 from pufferfish.tables.source import (
     CsvOptions,
     DataError,

@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "DUCKDB_MEMORY_LIMIT": "duckdb_engine",
+    "DUCKDB_MEMORY_LIMIT": "duckdb_read",
     "ReleasedHistogram": "histograms",
     "estimate_class_counts": "duckdb_engine",
     "released_histograms": "histograms",

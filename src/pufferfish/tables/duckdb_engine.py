@@ -1,7 +1,7 @@
 """The DuckDB engine (embedded, the default): read a table, aggregate it (one column, or several
 columns' joint counts), stream a release.
 
-Every connection has a memory limit (:data:`DUCKDB_MEMORY_LIMIT`): DuckDB streams or spills
+Every connection has a memory limit (:data:`~.duckdb_read.DUCKDB_MEMORY_LIMIT`): DuckDB streams or spills
 beyond it, so memory stays bounded whatever the table's size. The priors need only aggregates
 (:class:`~pufferfish.tables.model.TableAggregates`); the release reads, perturbs and writes
 the table one Arrow record batch at a time.
@@ -9,14 +9,8 @@ the table one Arrow record batch at a time.
 
 from __future__ import annotations
 
-import itertools
 import math
-import os
-import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +21,14 @@ from numpy.typing import NDArray
 
 from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.ahead import read_ahead
-from pufferfish.tables.errors import INTERRUPT_TEXT
+from pufferfish.tables.duckdb_read import (
+    connect,
+    csv_dialect,
+    interrupted,
+    open_table,
+    read_error,
+    table_columns,
+)
 from pufferfish.tables.kept import KeptColumn, measured_losses, written_columns
 from pufferfish.tables.model import (
     MISSING_LABEL,
@@ -40,18 +41,12 @@ from pufferfish.tables.model import (
 )
 from pufferfish.tables.perturb import ORDER_KEYS, ReleasedColumn, column_perturber, order_keys, perturb_batch
 from pufferfish.tables.source import (
-    TEMP_MARK,
     DataError,
     TableSource,
     first_line,
     quote_identifier,
-    remove_stale_spills,
     resolve_source,
 )
-
-#: DuckDB memory limit of each connection the library opens: bounded memory on large tables
-#: (DuckDB spills or streams beyond it) whatever the machine's RAM.
-DUCKDB_MEMORY_LIMIT = "512MB"
 
 _NUMERIC_TYPES = (
     "TINYINT",
@@ -70,169 +65,6 @@ _NUMERIC_TYPES = (
 )
 
 _VALUE = "__pufferfish_public_value__"
-
-
-@contextmanager
-def connect() -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB connection with :data:`DUCKDB_MEMORY_LIMIT` and no progress bar
-    (DuckDB would print one on long queries, into the CLI's output), closed when the block ends.
-
-    An interrupt (Ctrl-C, or SIGTERM under the CLI) that stops a query leaves the block as
-    ``KeyboardInterrupt`` (:func:`_interrupted`), not as a DuckDB error.
-
-    DuckDB spills to ``pufferfish-duckdb-PID-N`` in the system's temporary folder (not to ``.tmp``
-    in the working folder), removed when the block ends; a run's first connection removes those
-    of killed runs (:func:`~.source.remove_stale_spills`).
-    """
-    remove_stale_spills()
-    spill = Path(tempfile.gettempdir()) / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_CONNECTIONS)}"
-    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(spill)})
-    try:
-        con.execute("SET enable_progress_bar = false")
-        yield con
-    except (duckdb.Error, RuntimeError) as exc:
-        if _interrupted(exc):
-            raise KeyboardInterrupt from None
-        raise
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
-
-
-_CONNECTIONS = itertools.count()
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """Whether a DuckDB error is a Ctrl-C, not bad data (``InterruptException``, or ``INTERRUPT_TEXT``)."""
-    return isinstance(exc, duckdb.InterruptException) or INTERRUPT_TEXT.search(str(exc)) is not None
-
-
-def read_error(exc: duckdb.Error, what: str) -> BaseException:
-    """The error to raise for a DuckDB error while reading ``what``: ``KeyboardInterrupt`` for
-    an interrupt, else :class:`DataError` with DuckDB's first line."""
-    if _interrupted(exc):
-        return KeyboardInterrupt()
-    text = str(exc)
-    ragged = re.search(
-        r"CSV Error on Line: (\d+).*?Expected Number of Columns: (\d+) Found: (\d+)", text, re.S
-    )
-    if ragged:  # a ragged row beyond the head that inspect_csv checks: its line and field count
-        line, expected, found = ragged.groups()
-        return DataError(
-            f"cannot read {what}: line {line} has {found} fields where the header has {expected}"
-        )
-    return DataError(f"cannot read {what}: {first_line(exc)}")
-
-
-#: How CSV files are read: a header row on the first line, RFC 4180 quoting (a quote inside a
-#: quoted field is doubled), no comment lines and no rows skipped (DuckDB's sniffer may otherwise
-#: take ``#`` for a comment and drop what follows it). The delimiter is sniffed (``,``, ``;``,
-#: tab, ``|``), and a release writes its CSV with the delimiter and line ending of its source
-#: (:func:`csv_dialect`).
-CSV_DIALECT: dict[str, Any] = {
-    "header": True,
-    "quotechar": '"',
-    "escapechar": '"',
-    "comment": "",
-    "skiprows": 0,
-}
-
-
-def csv_args(source: TableSource, *, as_written: bool = False) -> dict[str, Any]:
-    """``read_csv`` arguments of a CSV source: :data:`CSV_DIALECT` with its :class:`CsvOptions`
-    (names of a header-less file, the delimiter, the missing-value markers; with ``as_written``
-    no markers, so every field is read as the text in the file and copied unchanged)."""
-    options = source.csv
-    args = dict(CSV_DIALECT)
-    if options.names is not None:
-        args.update(header=False, names=list(options.names))
-    if options.delimiter is not None:
-        args["delimiter"] = options.delimiter
-    if options.na and not as_written:
-        args["na_values"] = ["", *options.na]
-    return args
-
-
-def csv_dialect(con: duckdb.DuckDBPyConnection, source: TableSource) -> tuple[str, str]:
-    """The field delimiter and line ending of a CSV source (its own delimiter, or DuckDB's
-    sniffer's).
-
-    Returns
-    -------
-    (str, str)
-        The delimiter (as :func:`open_table` reads the file) and the line ending (``"\\n"``,
-        ``"\\r\\n"`` or ``"\\r"``), which a release of the file writes back.
-
-    Raises
-    ------
-    DataError
-        If DuckDB cannot sniff the file.
-    """
-    path_sql = str(source.path).replace("'", "''")
-    header = "true" if source.csv.names is None else "false"
-    given = source.csv.delimiter
-    delim = "" if given is None else ", delim = '{}'".format(given.replace("'", "''"))
-    try:
-        rows = con.execute(
-            f"SELECT Delimiter, NewLineDelimiter FROM sniff_csv('{path_sql}', header = {header}, "
-            f"quote = '\"', escape = '\"', comment = '', skip = 0{delim})"
-        ).fetchall()
-    except duckdb.Error as exc:
-        raise read_error(exc, repr(str(source.data))) from None
-    if not rows:  # pragma: no cover - sniff_csv returns one row
-        return given or ",", "\n"
-    delimiter, newline = rows[0]
-    return given or str(delimiter), {"\\r\\n": "\r\n", "\\r": "\r"}.get(str(newline), "\n")
-
-
-def open_table(
-    con: duckdb.DuckDBPyConnection,
-    source: TableSource,
-    *,
-    all_varchar: bool = False,
-    text_columns: Sequence[str] = (),
-) -> duckdb.DuckDBPyRelation:
-    """A DuckDB relation over a resolved table (CSV, Parquet or DataFrame), row order kept; a CSV
-    file read in the dialect :data:`CSV_DIALECT`, column types sniffed.
-
-    Parameters
-    ----------
-    con : duckdb.DuckDBPyConnection
-        Connection to read with.
-    source : TableSource
-        From :func:`~pufferfish.tables.source.resolve_source`.
-    all_varchar : bool
-        Read every CSV column as the text written in the file, so values are written back
-        unchanged: a quoted empty field ``""`` stays an empty string (an unquoted empty field is
-        missing), where the default reading makes both missing.
-    text_columns : sequence of str
-        CSV columns read as the text written in the file whatever the sniffer guesses (it turns
-        ``yes``/``no`` into BOOLEAN, ``01/02/2020`` into DATE and ``007`` into 7); each must be a
-        column of the file.
-
-    Returns
-    -------
-    duckdb.DuckDBPyRelation
-
-    Raises
-    ------
-    DataError
-        If DuckDB cannot read it.
-    """
-    try:
-        if source.kind == "dataframe":
-            return con.from_df(source.data)
-        if source.kind == "parquet":
-            return con.read_parquet(str(source.data))
-        if text_columns and not all_varchar:
-            dtype = {c: "VARCHAR" for c in text_columns}
-            return con.read_csv(str(source.data), dtype=dtype, **csv_args(source))
-        if all_varchar:
-            args = csv_args(source, as_written=True)
-            return con.read_csv(str(source.data), all_varchar=True, allow_quoted_nulls=False, **args)
-        return con.read_csv(str(source.data), **csv_args(source))
-    except duckdb.Error as exc:
-        raise read_error(exc, repr(str(source.data))) from None
 
 
 #: Integer types whose values may exceed 2^53, where float64 merges neighbours.
@@ -354,22 +186,7 @@ def table_aggregates(
     kinds = dict(kinds or {})
     with connect() as con:
         try:
-            rel = open_table(con, source)
-            names = list(rel.columns)
-            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-            for col in columns:
-                check_columns(names, secret=secret, public=col, weight=weight)
-            sniffed = [is_numeric_type(types[c]) for c in columns]
-            categorical = tuple(
-                kinds.get(c) == "categorical" or (kinds.get(c) is None and not num)
-                for c, num in zip(columns, sniffed, strict=True)
-            )
-            if source.kind == "csv":  # labels as written: the secret, and public columns read as text
-                text = [
-                    c for c, cat, num in zip(columns, categorical, sniffed, strict=True) if cat or not num
-                ]
-                rel = open_table(con, source, text_columns=[secret, *text])
-            con.register("t", rel)
+            types, categorical = _load(con, source, secret, columns, weight, kinds)
             s_col = quote_identifier(secret)
             exprs, valid = _public_exprs(con, s_col, columns, categorical, missing)
             numeric = [c for c, cat in zip(columns, categorical, strict=True) if not cat]
@@ -431,6 +248,38 @@ def table_aggregates(
         missing_cells=tuple(int(n) for n in missing_cells),
         missing_groups=tuple((str(s), int(n), float(w), float(w2)) for s, n, w, w2 in atom),
     )
+
+
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    source: TableSource,
+    secret: str,
+    columns: Sequence[str],
+    weight: str | None,
+    kinds: Mapping[str, str],
+) -> tuple[dict[str, str], tuple[bool, ...]]:
+    """The table as ``t`` on ``con`` and ``(DuckDB type of each column, whether each public column
+    is read as labels)``; a CSV's secret and label columns read as the text written, and its used
+    columns copied once into DuckDB's own storage (spilled beyond its memory limit): the queries
+    of :func:`table_aggregates` each scan ``t``, and a CSV would be parsed again by each."""
+    rel = open_table(con, source)
+    names = list(rel.columns)
+    types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+    for col in columns:
+        check_columns(names, secret=secret, public=col, weight=weight)
+    sniffed = [is_numeric_type(types[c]) for c in columns]
+    categorical = tuple(
+        kinds.get(c) == "categorical" or (kinds.get(c) is None and not num)
+        for c, num in zip(columns, sniffed, strict=True)
+    )
+    if source.kind != "csv":
+        con.register("t", rel)
+        return types, categorical
+    text = [c for c, cat, num in zip(columns, categorical, sniffed, strict=True) if cat or not num]
+    rel = open_table(con, source, text_columns=[secret, *text])
+    used = dict.fromkeys([secret, *columns, *([weight] if weight else [])])
+    rel.select(", ".join(quote_identifier(c) for c in used)).create("t")
+    return types, categorical
 
 
 def _missing_groups(
@@ -700,7 +549,7 @@ def written_and_kept(
     """
     with connect() as con:
         try:
-            written = written_columns(list(open_table(con, source).columns), released, keep)
+            written = written_columns(table_columns(con, source), released, keep)
             if not keep:
                 return written, []
             rel = open_table(con, source, text_columns=[secret, *keep] if source.kind == "csv" else ())
@@ -793,7 +642,7 @@ def copy_arrow_to(
         except (duckdb.Error, RuntimeError) as exc:
             # Ctrl-C (or SIGTERM, see the CLI) stops DuckDB ("Query interrupted", see connect) or
             # surfaces in the Arrow stream, whose Python traceback DuckDB quotes.
-            if _interrupted(exc):
+            if interrupted(exc):
                 raise KeyboardInterrupt from None
             if not isinstance(exc, duckdb.Error):
                 raise

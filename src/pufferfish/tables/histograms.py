@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from pufferfish.tables.duckdb_engine import connect, open_table
+from pufferfish.tables.duckdb_read import connect, open_table
 from pufferfish.tables.estimate import EstimatedPriors
 from pufferfish.tables.model import MISSING_LABEL
 from pufferfish.tables.source import DataError, TableSource, quote_identifier
