@@ -11,9 +11,10 @@ process:
 * ``seeded``: the same with NumPy's seeded generator (insecure);
 * ``secure, input order``: ``secure`` with ``keep_order=True`` (the rows in the input order: what
   the shuffle costs);
-* ``duckdb+random``: DuckDB's ``COPY (SELECT id, s, x + random() AS x, y FROM read_parquet(...))
-  TO ... (FORMAT parquet)``, the same output's shape with no guarantee;
-* ``duckdb copy``: DuckDB copying the table unchanged;
+* ``duckdb+random``: DuckDB's ``COPY (SELECT x + random() AS x FROM read_parquet(...)) TO ...
+  (FORMAT parquet)``: the release's output (it writes the released column alone: every other
+  column, the secret's included, is left out) with no guarantee;
+* ``duckdb copy``: DuckDB copying the column ``x`` unchanged;
 * ``duckdb+random, shuffled``: ``duckdb+random`` with ``ORDER BY random()``: the same output as
   the release's, whose rows are written in a uniformly random order (the release sorts on two
   64-bit keys from OpenSSL, ``pufferfish.tables.perturb.order_keys``).
@@ -93,7 +94,7 @@ def main() -> None:
 
 
 def _duckdb_copy(src: Path, out: Path, *, noise: bool, shuffle: bool) -> None:
-    """DuckDB's own copy of the table to Parquet, ``x`` plus ``random()`` or unchanged, the rows
+    """DuckDB's own copy of the column ``x`` to Parquet, plus ``random()`` or unchanged, the rows
     shuffled or in order (the library's memory limit, :data:`pufferfish.tables.DUCKDB_MEMORY_LIMIT`)."""
     import duckdb
 
@@ -102,7 +103,7 @@ def _duckdb_copy(src: Path, out: Path, *, noise: bool, shuffle: bool) -> None:
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT})
     x = "x + random() AS x" if noise else "x"
     order = " ORDER BY random()" if shuffle else ""
-    con.execute(f"COPY (SELECT id, s, {x}, y FROM read_parquet('{src}'){order}) TO '{out}' (FORMAT parquet)")
+    con.execute(f"COPY (SELECT {x} FROM read_parquet('{src}'){order}) TO '{out}' (FORMAT parquet)")
     con.close()
 
 

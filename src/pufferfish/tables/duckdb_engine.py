@@ -39,7 +39,8 @@ from pufferfish.tables.model import (
     mostly_numbers_hint,
     refuse_mostly_numbers,
 )
-from pufferfish.tables.perturb import ORDER_KEYS, ReleasedColumn, column_perturber, order_keys, perturb_batch
+from pufferfish.tables.perturb import ReleasedColumn, column_perturber, perturb_batch
+from pufferfish.tables.shuffle import shuffled
 from pufferfish.tables.source import (
     DataError,
     TableSource,
@@ -444,10 +445,10 @@ def stream_release(
 
     DuckDB reads the source as Arrow record batches; each batch's released columns are replaced
     (:mod:`~pufferfish.tables.perturb`) and DuckDB's ``COPY`` writes them to ``target``, a
-    temporary file the caller publishes (:func:`~pufferfish.tables.source.atomic_outputs`), sorted
-    by two random keys a row
-    (:func:`~pufferfish.tables.perturb.order_keys`; DuckDB's sort spills beyond its memory limit)
-    or, without ``shuffle``, in the input order; a seed gives one NumPy stream across batches.
+    temporary file the caller publishes (:func:`~pufferfish.tables.source.atomic_outputs`), in a
+    uniformly random order (:func:`~pufferfish.tables.shuffle.shuffled`: random buckets on disk,
+    each shuffled in memory) or, without ``shuffle``, in the input order; a seed gives one NumPy
+    stream across batches (and a stream of its own to the order).
 
     Parameters
     ----------
@@ -494,17 +495,13 @@ def stream_release(
         idx = [[f.name for f in fields].index(n) for n in names]
         for i, c in zip(idx, columns, strict=True):
             fields[i] = pa.field(c.name, c.arrow_type(fields[i].type))
-        if shuffle:
-            fields += [pa.field(k, pa.int64()) for k in ORDER_KEYS]
-        keys_gen = None if gen is None else gen.spawn(1)[0]  # a seeded noise stream left as it was
+        order_gen = None if gen is None else gen.spawn(1)[0]  # a seeded noise stream left as it was
         schema = pa.schema(fields)
         perturbs = [column_perturber(c, noise, workers, sampler) for c in columns]
 
         def perturbed() -> Iterator[tuple[pa.RecordBatch, int, int]]:
             for batch in reader:
                 cols, every = perturb_batch(batch, columns, values, idx, perturbs, gen, described)
-                if shuffle:
-                    cols += order_keys(batch.num_rows, keys_gen)
                 released = int(every.sum())
                 yield pa.RecordBatch.from_arrays(cols, schema=schema), released, every.size - released
 
@@ -517,8 +514,13 @@ def stream_release(
                     progress(counts["released"] + counts["missing"], rows_total)
 
         with read_ahead(perturbed()) as ready:
-            stream = pa.RecordBatchReader.from_batches(schema, batches(ready))
-            copy_arrow_to(stream, target, fmt, gzip, dialect, order=ORDER_KEYS if shuffle else ())
+            if shuffle:  # the rows in a uniformly random order, bucket by bucket (.shuffle)
+                with shuffled(batches(ready), schema, rows_total, order_gen) as ordered:
+                    stream = pa.RecordBatchReader.from_batches(schema, ordered)
+                    copy_arrow_to(stream, target, fmt, gzip, dialect)
+            else:
+                stream = pa.RecordBatchReader.from_batches(schema, batches(ready))
+                copy_arrow_to(stream, target, fmt, gzip, dialect)
         if counts["released"] + counts["missing"] != rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     for c, perturb in zip(columns, perturbs, strict=True):  # no row at all: describe an empty draw
@@ -610,13 +612,11 @@ def copy_arrow_to(
     fmt: str,
     gzip: bool,
     dialect: tuple[str, str] = (",", "\n"),
-    order: Sequence[str] = (),
 ) -> None:
     """DuckDB's ``COPY`` of an Arrow stream to the path ``tmp``: ``fmt`` ``"parquet"``, or ``"csv"``
     with a header and RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if
-    ``gzip``; with ``order``, the rows sorted by those columns, which are not written; a one-column
-    CSV writes a missing cell as ``""`` (an empty line is skipped by pandas and R). Raises
-    DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
+    ``gzip``; a one-column CSV writes a missing cell as ``""`` (an empty line is skipped by pandas
+    and R). Raises DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
     with connect() as out:
         out.register("out_stream", stream)
         if fmt == "parquet":
@@ -629,14 +629,13 @@ def copy_arrow_to(
             )  # no comment character: DuckDB would quote every field holding '#'
             options += ", COMPRESSION gzip" if gzip else ""
         path_sql = str(tmp).replace("'", "''")
-        names = [f.name for f in stream.schema if f.name not in order]
-        keys = ", ".join(quote_identifier(k) for k in order)
-        what = f"* EXCLUDE ({keys})" if order else "*"
+        names = [f.name for f in stream.schema]
+        what = "*"
         if fmt == "csv" and len(names) == 1:  # a missing cell as "", not an empty line readers skip
             what = (
                 f"COALESCE(CAST({quote_identifier(names[0])} AS VARCHAR), '') AS {quote_identifier(names[0])}"
             )
-        query = f"SELECT {what} FROM out_stream" + (f" ORDER BY {keys}" if order else "")
+        query = f"SELECT {what} FROM out_stream"
         try:
             out.execute(f"COPY ({query}) TO '{path_sql}' ({options})")
         except (duckdb.Error, RuntimeError) as exc:

@@ -370,7 +370,8 @@ def order_keys(rows: int, gen: np.random.Generator | None) -> list[pa.Array]:
     Sorting i.i.d. uniform keys gives every order the same probability except on a tie; two rows
     tie on both 64-bit keys with probability ``2^-128``, so over ``n`` rows a tie occurs with
     probability below ``n^2 / 2^129`` (``1.5e-25`` at ``10^7`` rows), the only event in which
-    the sort (DuckDB's) rather than the keys decides two rows' order.
+    the sort (Spark's) rather than the keys decides two rows' order. The DuckDB engine draws its
+    order without keys (:mod:`~pufferfish.tables.shuffle`).
     """
     if gen is None:
         keys = np.frombuffer(secure_bytes(16 * rows), dtype="<i8").reshape(rows, 2)
