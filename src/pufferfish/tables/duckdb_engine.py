@@ -621,6 +621,9 @@ def copy_arrow_to(
         out.register("out_stream", stream)
         if fmt == "parquet":
             options = "FORMAT parquet, USE_TMP_FILE false"  # ``tmp`` is already a temporary file
+            # one Python stream feeds the copy: a second thread only buffers row groups to keep
+            # their order (peak memory growing with the rows), it does not write faster
+            out.execute("SET threads = 1")
         else:
             delim, newline = (part.replace("'", "''") for part in dialect)
             options = (

@@ -24,7 +24,8 @@ row for the bucket when ``B > 1``, eight for the key), or a seeded NumPy generat
 insecure, reproducible run. Before, two 64-bit keys a row were attached to the batches and DuckDB's
 ``ORDER BY`` sorted the whole table on them: ``python benchmarks/bench_row_order_memory.py`` gave
 840 MiB peak and 4.71 s for a release of 3x10^7 rows then (commit fe2bf67), 438 MiB and 3.63 s
-with the buckets, which carry no keys and each sort in the CPU's cache.
+with the buckets, which carry no keys and each sort in the CPU's cache (350 MiB and 3.37 s with
+the Parquet copy on one thread as well, :func:`~pufferfish.tables.duckdb_engine.copy_arrow_to`).
 
 ``B`` keeps a bucket near :data:`BUCKET_ROWS` rows; the memory is one batch in the first pass
 and one bucket in the second. The folder is named like DuckDB's spill folders
