@@ -140,6 +140,31 @@ def test_the_command_line_starts_without_the_numerical_libraries() -> None:
     assert res.returncode == 0 and "release" in res.stdout and "ledger" in res.stdout, res.stderr
 
 
+def test_the_main_job_loads_only_what_it_uses(tmp_path) -> None:
+    """The README's main job (labels by the optimal mapping, the DKW sets) loads neither the
+    optional libraries (POT, scikit-learn, matplotlib, Spark, SciPy's statistics) nor the Markov
+    and multi-user packages: each is imported where it is used."""
+    out = tmp_path / "workclass.csv"
+    code = (
+        "import sys\n"
+        "from pufferfish.cli.entry import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as stop:\n"
+        "    assert not stop.code, stop.code\n"
+        "unused = ('ot', 'sklearn', 'matplotlib', 'pyspark', 'scipy.stats', 'mpmath', 'pufferfish.markov',\n"
+        "          'pufferfish.multiuser', 'pufferfish.session', 'pufferfish.pipeline.plots')\n"
+        "print('LOADED:' + ','.join(m for m in unused if m in sys.modules))\n"
+    )
+    job = ["release", "adult", "--secret", "marital-status", "--pair", "Married-civ-spouse,Never-married",
+           "--public", "workclass", "--epsilon", "0.5", "--output", str(out)]  # fmt: skip
+    res = subprocess.run([sys.executable, "-c", code, *job], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    assert out.exists()
+    (loaded,) = [line for line in res.stdout.splitlines() if line.startswith("LOADED:")]
+    assert loaded == "LOADED:"
+
+
 def test_the_helps_defaults_are_the_librarys() -> None:
     """The CLI's help reads its defaults from :mod:`pufferfish.defaults`; the library uses the
     same objects (one definition)."""
