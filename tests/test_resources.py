@@ -294,6 +294,9 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
     spill = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-0"
     spill.mkdir(exist_ok=True)
     (spill / "duckdb_temp_block").write_bytes(b"0" * 100)
+    buckets = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-shuffle-0"  # tables.shuffle's
+    buckets.mkdir(exist_ok=True)
+    (buckets / "0.arrows").write_bytes(b"0" * 100)
     seen: list[str] = []
     real_copy = duckdb_engine.duckdb.connect
 
@@ -311,7 +314,7 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
     finally:
         duckdb_engine.duckdb.connect = real_copy
     assert res.exit_code == 0, res.output
-    assert not stale.exists() and not spill.exists() and not other.exists()
+    assert not stale.exists() and not spill.exists() and not other.exists() and not buckets.exists()
     assert alive.exists() and mine.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [alive.name, mine.name, "out.csv", "out.report.json", "t.csv"]
