@@ -294,7 +294,7 @@ def test_temporary_files_are_hidden_recognisable_and_removed_by_the_next_run(tmp
     spill = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-0"
     spill.mkdir(exist_ok=True)
     (spill / "duckdb_temp_block").write_bytes(b"0" * 100)
-    buckets = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-shuffle-0"  # tables.shuffle's
+    buckets = Path(tempfile.gettempdir()) / f"pufferfish-duckdb-{dead}-1"  # tables.shuffle's buckets
     buckets.mkdir(exist_ok=True)
     (buckets / "0.arrows").write_bytes(b"0" * 100)
     seen: list[str] = []

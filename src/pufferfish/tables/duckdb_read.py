@@ -12,20 +12,18 @@ reading options, so a file changed in between is sniffed again.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from pufferfish.tables.errors import INTERRUPT_TEXT
-from pufferfish.tables.source import TEMP_MARK, DataError, TableSource, first_line, remove_stale_spills
+from pufferfish.tables.outputs import spill_path
+from pufferfish.tables.source import DataError, TableSource, first_line
 
 #: DuckDB memory limit of each connection the library opens: bounded memory on large tables
 #: (DuckDB spills or streams beyond it) whatever the machine's RAM.
@@ -41,11 +39,10 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
     ``KeyboardInterrupt`` (:func:`interrupted`), not as a DuckDB error.
 
     DuckDB spills to ``pufferfish-duckdb-PID-N`` in the system's temporary folder (not to ``.tmp``
-    in the working folder), removed when the block ends; a run's first connection removes those
-    of killed runs (:func:`~.source.remove_stale_spills`).
+    in the working folder, :func:`~.outputs.spill_path`), removed when the block ends; a run's
+    first connection removes those of killed runs.
     """
-    remove_stale_spills()
-    spill = Path(tempfile.gettempdir()) / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_CONNECTIONS)}"
+    spill = spill_path()
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(spill)})
     try:
         con.execute("SET enable_progress_bar = false")
@@ -57,9 +54,6 @@ def connect() -> Iterator[duckdb.DuckDBPyConnection]:
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-
-
-_CONNECTIONS = itertools.count()
 
 
 def interrupted(exc: BaseException) -> bool:

@@ -11,6 +11,7 @@ folder, an immutable file). This module imports neither DuckDB nor Spark.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import shutil
@@ -155,6 +156,18 @@ def remove_stale_spills() -> None:
     """Remove DuckDB's spill folders left by killed runs (``pufferfish-duckdb-PID-N`` in the
     system's temporary folder), once per process rather than at every connection."""
     remove_stale(Path(tempfile.gettempdir()), SPILL_NAME)
+
+
+_SPILLS = itertools.count()
+
+
+def spill_path() -> Path:
+    """A new path ``pufferfish-duckdb-PID-N`` in the system's temporary folder, not created: this
+    process's scratch data (DuckDB's spill folder, a shuffled release's buckets), matched by
+    :data:`SPILL_NAME`, so that the next run removes it if this one is killed
+    (:func:`remove_stale_spills`, called here first)."""
+    remove_stale_spills()
+    return Path(tempfile.gettempdir()) / f"{TEMP_MARK}-duckdb-{os.getpid()}-{next(_SPILLS)}"
 
 
 def process_alive(pid: int) -> bool:

@@ -28,17 +28,14 @@ with the buckets, which carry no keys and each sort in the CPU's cache (350 MiB 
 the Parquet copy on one thread as well, :func:`~pufferfish.tables.duckdb_engine.copy_arrow_to`).
 
 ``B`` keeps a bucket near :data:`BUCKET_ROWS` rows; the memory is one batch in the first pass
-and one bucket in the second. The folder is named like DuckDB's spill folders
-(``pufferfish-duckdb-PID-...`` in the system's temporary folder): removed when the writing ends,
-or by the next run if this one is killed (:func:`~pufferfish.tables.outputs.remove_stale_spills`).
+and one bucket in the second. The buckets' folder is a spill folder
+(:func:`~pufferfish.tables.outputs.spill_path`, as DuckDB's): removed when the writing ends, or by
+the next run if this one is killed.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,15 +44,13 @@ import numpy as np
 import pyarrow as pa
 
 from pufferfish.noise.randomness import secure_bytes
-from pufferfish.tables.source import TEMP_MARK
+from pufferfish.tables.outputs import spill_path
 
 #: Rows a bucket holds on average.
 BUCKET_ROWS = 2**18
 
 #: Most buckets (files open at once in the first pass; a bucket number is one random byte).
 MAX_BUCKETS = 256
-
-_FOLDERS = itertools.count()
 
 
 def bucket_count(rows: int, bucket_rows: int = BUCKET_ROWS) -> int:
@@ -121,7 +116,7 @@ def shuffled(
         when the block ends, also on an error or an interrupt.
     """
     b = bucket_count(rows, bucket_rows)
-    folder = Path(tempfile.gettempdir()) / f"{TEMP_MARK}-duckdb-{os.getpid()}-shuffle-{next(_FOLDERS)}"
+    folder = spill_path()
     folder.mkdir()
     writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
     try:
