@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -514,13 +515,9 @@ def stream_release(
                     progress(counts["released"] + counts["missing"], rows_total)
 
         with read_ahead(perturbed()) as ready:
-            if shuffle:  # the rows in a uniformly random order, bucket by bucket (.shuffle)
-                with shuffled(batches(ready), schema, rows_total, order_gen) as ordered:
-                    stream = pa.RecordBatchReader.from_batches(schema, ordered)
-                    copy_arrow_to(stream, target, fmt, gzip, dialect)
-            else:
-                stream = pa.RecordBatchReader.from_batches(schema, batches(ready))
-                copy_arrow_to(stream, target, fmt, gzip, dialect)
+            rows = batches(ready)  # with ``shuffle``: in a uniformly random order, bucket by bucket
+            with shuffled(rows, schema, rows_total, order_gen) if shuffle else nullcontext(rows) as ordered:
+                copy_arrow_to(pa.RecordBatchReader.from_batches(schema, ordered), target, fmt, gzip, dialect)
         if counts["released"] + counts["missing"] != rows_total:
             raise DataError("the table changed while it was read")  # pragma: no cover
     for c, perturb in zip(columns, perturbs, strict=True):  # no row at all: describe an empty draw
@@ -632,8 +629,7 @@ def copy_arrow_to(
             )  # no comment character: DuckDB would quote every field holding '#'
             options += ", COMPRESSION gzip" if gzip else ""
         path_sql = str(tmp).replace("'", "''")
-        names = [f.name for f in stream.schema]
-        what = "*"
+        names, what = stream.schema.names, "*"
         if fmt == "csv" and len(names) == 1:  # a missing cell as "", not an empty line readers skip
             what = (
                 f"COALESCE(CAST({quote_identifier(names[0])} AS VARCHAR), '') AS {quote_identifier(names[0])}"

@@ -66,7 +66,10 @@ def _positions(order: np.ndarray) -> pa.Array:
 
 
 def _buckets(rows: int, b: int, gen: np.random.Generator | None) -> np.ndarray:
-    """A uniform bucket number in ``0..b-1`` for each of ``rows`` rows (``b`` a power of two <= 256)."""
+    """A uniform bucket number in ``0..b-1`` for each of ``rows`` rows (``b`` a power of two <= 256;
+    no randomness drawn for one bucket)."""
+    if b == 1:
+        return np.zeros(rows, dtype=np.uint8)
     if gen is not None:
         return gen.integers(0, b, rows, dtype=np.uint8)
     return np.frombuffer(secure_bytes(rows), dtype=np.uint8) & np.uint8(b - 1)
@@ -123,9 +126,9 @@ def shuffled(
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            which = _buckets(batch.num_rows, b, gen) if b > 1 else np.zeros(batch.num_rows, dtype=np.uint8)
+            which = _buckets(batch.num_rows, b, gen)
             # bucket numbers are bytes: NumPy's stable sort of uint8 is a radix sort
-            grouped = batch.take(_positions(np.argsort(which, kind="stable"))) if b > 1 else batch
+            grouped = batch if b == 1 else batch.take(_positions(np.argsort(which, kind="stable")))
             counts = np.bincount(which, minlength=b)
             start = 0
             for j in np.flatnonzero(counts).tolist():
