@@ -181,7 +181,7 @@ def open_table(
         path = str(source.data)
         args = csv_args(source, as_written=all_varchar)
         key = _sniff_key(source, csv_args(source))  # the as-written read takes only the names
-        if key not in _SNIFFED and not all_varchar:
+        if key is not None and key not in _SNIFFED and not all_varchar:
             plain = con.read_csv(path, **args)
             _remember(key, plain)
             if not text_columns:
@@ -211,15 +211,16 @@ _PLAIN_TYPES = frozenset(
 )  # fmt: skip
 
 #: ``key -> {column: type}`` of the CSV files sniffed in this process (module docstring).
-_SNIFFED: dict[tuple[Any, ...], dict[str, str]] = {}
+_SNIFFED: dict[tuple[Any, ...] | None, dict[str, str]] = {}  # None (no key) is never stored
 
 
-def _sniff_key(source: TableSource, args: dict[str, Any]) -> tuple[Any, ...]:
-    """The file (path, size, modification time) and the reading options."""
+def _sniff_key(source: TableSource, args: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The file (path, size, modification time) and the reading options; None when the file
+    cannot be examined (nothing is kept for it: a change could not be seen)."""
     try:
         st = os.stat(source.data)
     except OSError:
-        return ("unreadable", str(source.data))
+        return None
     return (str(source.data), st.st_size, st.st_mtime_ns, repr(sorted(args.items())))
 
 
