@@ -10,9 +10,9 @@ For each log (``epsilon = 1``, count of the target state, the default 95% ``l1-r
 2. a worst-chain search (:func:`pufferfish.markov.attack.attack_scale`, ``N`` chains, seed 1) at 1.3x
    that optimum, the issue's goal for a certified scale;
 3. the chain it found, checked again alone (:func:`pufferfish.markov.audit.audit_scale`), and that
-   chain's own optimum by bisection on the same exact check: the set's certified optimum is at
-   least this (the chain is a member of the set). ``tests/test_markov_set.py`` checks a chain found
-   here with a recursion written independently of the library.
+   chain's own optimum (the library's ``optimal`` search on its count priors): the set's certified
+   optimum is at least this (the chain is a member of the set). ``tests/test_markov_set.py``
+   checks a chain found here with a recursion written independently of the library.
 
 A chain above epsilon at 1.3x the listed optimum shows that no scale certified over the set is
 within 1.3x of it.
@@ -27,10 +27,11 @@ from dataclasses import replace
 import numpy as np
 from _timing import machine
 
+from pufferfish.calibration.registry import compare
 from pufferfish.markov.attack import attack_scale
 from pufferfish.markov.audit import audit_scale
 from pufferfish.markov.chain import MarkovChain
-from pufferfish.markov.counts import CountModel
+from pufferfish.markov.counts import CountModel, count_scenario
 from pufferfish.markov.release import SeriesRequest, calibrate_series
 from pufferfish.markov.rowballs import in_row_balls
 
@@ -41,25 +42,13 @@ LOGS = {
 
 
 def _own_optimum(model: CountModel, chain: np.ndarray, epsilon: float, start: float) -> tuple[float, float]:
-    """The chain's exact loss at ``start`` and its own optimum (relative 1e-4, bisection on the
-    library's exact check, SPEC sec 2.1): the largest scale at which its loss is still above
-    ``epsilon``."""
+    """The chain's exact loss at ``start`` (:func:`~pufferfish.markov.audit.audit_scale`, SPEC sec
+    2.1) and its own optimum: the library's ``optimal`` search over its count priors, the smallest
+    scale passing the exact check."""
     first = model.chains[0]
     one = replace(model, chains=(MarkovChain(chain, "stationary", first.states),), row_balls=None)
-
-    def loss(scale: float) -> float:
-        return audit_scale(one, scale).loss
-
-    at_start = loss(start)
-    lo, hi = start, start
-    while loss(hi) > epsilon:
-        lo, hi = hi, hi * 1.25
-    while loss(lo) <= epsilon:
-        lo /= 1.25
-    while hi - lo > 1e-4 * hi:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if loss(mid) > epsilon else (lo, mid)
-    return at_start, lo
+    (optimum,) = compare(count_scenario(one), epsilon, ["optimal"])
+    return audit_scale(one, start).loss, float(optimum.scale)
 
 
 def main() -> None:
