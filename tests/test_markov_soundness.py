@@ -312,8 +312,10 @@ def test_stationary_start_is_the_nearest_float_in_every_entry(k, seed) -> None:
     exact, _ = _mp_stationary(chain.transition.tolist(), dps=1200)
     for a in range(k):
         got, log_got = chain.initial_distribution[a], chain.log_initial_distribution[a]
-        if log_got == -np.inf:
-            assert got == 0.0 and abs(exact[a]) < mp.mpf(10) ** -1000, (a, exact[a])  # a transient state
+        if log_got == -np.inf:  # a transient state: exactly 0
+            if abs(exact[a]) >= mp.mpf(10) ** -1000:  # the oracle's own noise on an ill-conditioned chain
+                exact, _ = _mp_stationary(chain.transition.tolist(), dps=2400)  # (seed 1814272: -6e-982)
+            assert got == 0.0 and abs(exact[a]) < mp.mpf(10) ** -1000, (a, exact[a])
             continue
         # a probability below the smallest float keeps its log (no secret dropped)
         assert abs(mp.mpf(float(log_got)) - mp.log(exact[a])) <= chain.start_log_error
