@@ -21,6 +21,7 @@ import pytest
 
 from pufferfish import DiscretePrior
 from pufferfish.cli.app import main
+from pufferfish.tables.outputs import unwritable
 from pufferfish.tables.source import OutputExistsError, atomic_outputs
 
 FILES: dict[str, str | bytes] = {
@@ -377,6 +378,30 @@ def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signa
         "error: interrupted; no output was published (unfinished files removed)"
     ]
     assert _snapshot(tmp_path) == before  # the old output intact (or none), no temporary file left
+
+
+def test_interrupted_probe_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The edge probes that an output can be written by creating and removing a hidden file beside
+    # it. A Ctrl-C between the two left that file in the user's folder (CI, issue 57's stop: the
+    # interrupt test's signal, sent when the first ``.out.csv.*`` file appeared, hit the probe).
+    import tempfile
+
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_then_signal(*args: object, **kwargs: object) -> tuple[int, str]:
+        made = real_mkstemp(*args, **kwargs)  # type: ignore[call-overload]
+        signal.raise_signal(signal.SIGINT)  # between the creation and the removal
+        return made  # type: ignore[no-any-return]
+
+    old_handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_signal)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            unwritable(tmp_path / "out.csv")
+    finally:
+        monkeypatch.undo()
+        signal.signal(signal.SIGINT, old_handler)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_outputs_are_published_together_or_not_at_all(

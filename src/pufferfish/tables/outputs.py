@@ -76,11 +76,15 @@ def unwritable(path: Path) -> tuple[str, str] | None:
     can be created in its folder (probed by creating and removing one of this process's hidden
     temporary files, as :func:`atomic_outputs` will), ``("file", reason)`` when the existing file
     cannot be opened for writing (immutable, read-only for this user; opened to append, nothing
-    written, and closed); None when both can. Used for outputs and for the ledger."""
+    written, and closed); None when both can. Used for outputs and for the ledger.
+
+    The probe file is created and removed with Ctrl-C and SIGTERM held back
+    (:func:`_signals_deferred`): an interrupt between the two would leave it in the user's folder."""
     try:
-        fd, name = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        os.unlink(name)
+        with _signals_deferred():
+            fd, name = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".tmp", dir=path.parent)
+            os.close(fd)
+            os.unlink(name)
     except OSError as exc:
         return "folder", str(exc.strerror or exc)
     if path.is_file():
