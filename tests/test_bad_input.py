@@ -346,8 +346,9 @@ def test_api_rejects_bad_masses(support, pmf, message) -> None:
     ("sig", "old"), [(signal.SIGINT, "old\n"), (signal.SIGTERM, None)], ids=["SIGINT", "SIGTERM"]
 )
 def test_interrupted_release_publishes_nothing(tmp_path: Path, sig: signal.Signals, old: str | None) -> None:
-    # 4 million rows: the release writes for seconds (about 7 s on 2 cores), and the signal is sent
-    # as soon as its temporary files exist, so it arrives while the release is read and written.
+    # 4 million rows: the signal is sent as soon as a hidden ``.out.csv.*`` file exists (the edge's
+    # write probe, or the output's temporary file, about 0.8 s before the release would end here),
+    # so it arrives at the edge or while the release is read and written.
     duckdb.execute(
         f"COPY (SELECT i % 7 AS s, (i * 7919) % 100 AS x, 'note ' || i AS t FROM range(4000000) r(i)) "
         f"TO '{tmp_path / 'big.csv'}' (FORMAT csv, HEADER true)"
