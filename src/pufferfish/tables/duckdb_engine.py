@@ -280,7 +280,8 @@ def _load(
     text = [c for c, cat, num in zip(columns, categorical, sniffed, strict=True) if cat or not num]
     rel = open_table(con, source, text_columns=[secret, *text])
     used = dict.fromkeys([secret, *columns, *([weight] if weight else [])])
-    rel.select(", ".join(quote_identifier(c) for c in used)).create("t")
+    con.register("source_table", rel.select(", ".join(quote_identifier(c) for c in used)))
+    con.execute("CREATE TEMP TABLE t AS SELECT * FROM source_table")  # local to this connection
     return types, categorical
 
 
@@ -614,13 +615,12 @@ def copy_arrow_to(
     with a header and RFC 4180 quoting, ``dialect`` = (field delimiter, line ending), compressed if
     ``gzip``; a one-column CSV writes a missing cell as ``""`` (an empty line is skipped by pandas
     and R). Raises DataError if DuckDB cannot write, KeyboardInterrupt when interrupted."""
-    with connect() as out:
+    # Parquet: one Python stream feeds the copy, and a second thread would only buffer row groups
+    # to keep their order (peak memory growing with the rows), not write faster
+    with connect(threads=1 if fmt == "parquet" else None) as out:
         out.register("out_stream", stream)
         if fmt == "parquet":
             options = "FORMAT parquet, USE_TMP_FILE false"  # ``tmp`` is already a temporary file
-            # one Python stream feeds the copy: a second thread only buffers row groups to keep
-            # their order (peak memory growing with the rows), it does not write faster
-            out.execute("SET threads = 1")
         else:
             delim, newline = (part.replace("'", "''") for part in dialect)
             options = (
