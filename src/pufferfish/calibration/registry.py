@@ -114,8 +114,8 @@ class ModelMechanisms(Protocol):
 
 #: Model-specific mechanisms by model kind (the scenario model's ``kind``): registered explicitly by
 #: the package that defines the model (:func:`register_model_mechanisms`; ``pufferfish.markov``
-#: registers ``"markov count"`` when imported, which every count scenario's model implies), so that
-#: this module imports none of them.
+#: registers ``"markov count"`` when imported, which every count scenario's model implies;
+#: ``pufferfish.dataset`` registers ``"dataset property"``), so that this module imports none of them.
 MODEL_MECHANISMS: dict[str, ModelMechanisms] = {}
 
 
@@ -126,8 +126,8 @@ def register_model_mechanisms(kind: str, implementation: ModelMechanisms) -> Non
 
 def _model_kind(which: str) -> tuple[ScaleFunction, AppliesFunction]:
     """The scale and applies functions of the model-specific mechanism ``which`` (Markov counts:
-    ``group-dp``, ``gk16``, ``mqm-approx``, ``mqm-exact``, ``optimal-set``), dispatched by the
-    scenario model's ``kind`` to :data:`MODEL_MECHANISMS`."""
+    ``group-dp``, ``gk16``, ``mqm-approx``, ``mqm-exact``, ``optimal-set``; dataset properties:
+    ``group-dp``), dispatched by the scenario model's ``kind`` to :data:`MODEL_MECHANISMS`."""
 
     def scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
         return MODEL_MECHANISMS[getattr(scenario.model, "kind", "")].scale(which, scenario, epsilon)
@@ -135,7 +135,10 @@ def _model_kind(which: str) -> tuple[ScaleFunction, AppliesFunction]:
     def applies(scenario: Scenario, noise: str, delta: float, epsilon: float) -> str | None:
         found = MODEL_MECHANISMS.get(getattr(scenario.model, "kind", ""))
         if found is None:
-            return "needs a count on a Markov chain (pufferfish markov)"
+            return (
+                "needs a count on a Markov chain (pufferfish markov) or a dataset property "
+                "(pufferfish property)"
+            )
         return found.applies(which, scenario, noise)
 
     return scale, applies
@@ -240,8 +243,9 @@ _ENTRIES = (
               _I.mi_gaussian_entropy_scale, _I.mi_gaussian_entropy_applies),
     Mechanism("mi-laplace", "laplace", "eps-MI PP", "seed 004 Remark 6 (no public function)",
               "any", _I.mi_laplace_scale),
-    Mechanism("group-dp", "laplace", "(eps, delta)-PP", "group differential privacy over the T records",
-              "Markov count", *_model_kind("group-dp"), pure=True, robust=True),
+    Mechanism("group-dp", "laplace", "(eps, delta)-PP",
+              "group differential privacy over all records (a chain's T steps, a data set's n rows)",
+              "Markov count, dataset property", *_model_kind("group-dp"), pure=True, robust=True),
     Mechanism("gk16", "laplace", "(eps, delta)-PP",
               "Ghosh and Kleinberg 2016, inferential privacy of a binary chain (Gamma matrix)",
               "Markov count", *_model_kind("gk16"), pure=True),

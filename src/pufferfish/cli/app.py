@@ -32,6 +32,7 @@ from pufferfish.cli.common import (
     require_pairs,
     working,
 )
+from pufferfish.cli.dataset import property_app
 from pufferfish.cli.ledger import BudgetOpt, LedgerOpt, against_the_ledger, ledger_app, print_against
 from pufferfish.cli.markov import markov_app
 from pufferfish.defaults import DEFAULT_UTILITY_LABELS, DEFAULT_UTILITY_NUMBERS, TIME_LIMIT, UTILITIES
@@ -655,6 +656,7 @@ def _sum_report(
 
 app.add_typer(markov_app, name="markov")
 app.add_typer(ledger_app, name="ledger")
+app.add_typer(property_app, name="property")
 
 
 @app.command()

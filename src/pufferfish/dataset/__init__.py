@@ -1,0 +1,45 @@
+"""Dataset-level secrets (issue 58; SPEC sec 8): protect the share of a table's rows with a
+property (Zhang, Ohrimenko and Cummings 2022; Chen and Ohrimenko 2023), with exact checks.
+
+* :mod:`.spec`: the property (``income=>50K``, ``age>=60``) and the statistics (``count``,
+  ``count:COLUMN=VALUE``, ``sum:COLUMN``, ``mean:COLUMN``).
+* :mod:`.table`: a table's per-row values with and without the property (DuckDB).
+* :mod:`.statistic`: a statistic's exact distribution at a share (binomial, or log-space
+  convolution with a stated error bound).
+* :mod:`.model`: :class:`PropertyModel` and :func:`property_scenario`, which every mechanism of
+  the registry calibrates and the exact check verifies.
+* :mod:`.mechanisms`: the registry's ``group-dp`` on this model, registered explicitly here.
+"""
+
+from pufferfish.dataset import mechanisms
+from pufferfish.dataset.model import (
+    DATASET_GAUSSIAN_MECHANISMS,
+    DATASET_MECHANISMS,
+    PropertyModel,
+    StatisticModel,
+    property_scenario,
+    share_secret,
+)
+from pufferfish.dataset.spec import PropertySpec, StatisticSpec, parse_shares, parse_statistics
+from pufferfish.dataset.statistic import row_mixture, statistic_prior
+from pufferfish.dataset.table import PropertyTable, RowValues, read_property_table
+
+mechanisms.register()  # the registry's group-dp on a dataset property (pufferfish.dataset.mechanisms)
+
+__all__ = [
+    "DATASET_GAUSSIAN_MECHANISMS",
+    "DATASET_MECHANISMS",
+    "PropertyModel",
+    "PropertySpec",
+    "PropertyTable",
+    "RowValues",
+    "StatisticModel",
+    "StatisticSpec",
+    "parse_shares",
+    "parse_statistics",
+    "property_scenario",
+    "read_property_table",
+    "row_mixture",
+    "share_secret",
+    "statistic_prior",
+]

@@ -1,0 +1,56 @@
+"""The registry's model mechanisms on a dataset-level statistic: what ``group-dp`` computes on a
+scenario of :func:`~.model.property_scenario`, registered by :func:`register` (which
+``pufferfish.dataset`` calls when imported; the registry imports nothing of this package).
+
+Group differential privacy: two data sets of ``n`` rows drawn at two shares may differ in every
+row, so a DP release of the statistic protects the share when its sensitivity covers all ``n``
+rows: ``n`` times the per-row range of a sum, the range of a mean (Chen and Ohrimenko 2023,
+sec 6, their group-DP baseline with ``k = n``). It needs no prior: valid for every prior whose
+per-row values lie in the table's range.
+"""
+
+from __future__ import annotations
+
+from pufferfish.calibration.registry import register_model_mechanisms
+from pufferfish.calibration.search import Proposal
+from pufferfish.dataset.model import PropertyModel, StatisticModel
+from pufferfish.priors.scenario import Scenario
+
+
+class DatasetMechanisms:
+    """``group-dp`` on a dataset-level statistic, for
+    :class:`~pufferfish.calibration.registry.ModelMechanisms`."""
+
+    def scale(self, which: str, scenario: Scenario, epsilon: float) -> Proposal:
+        """Group DP's Laplace scale ``sensitivity / epsilon`` (checked by the registry's path).
+
+        Parameters
+        ----------
+        which : {"group-dp"}
+        scenario : Scenario
+            From :func:`~.model.property_scenario`.
+        epsilon : float
+            > 0.
+
+        Returns
+        -------
+        Proposal
+            The scale in the statistic's unit, decided by the first pair.
+        """
+        bound = scenario.model
+        assert isinstance(bound, StatisticModel) and which == "group-dp"
+        sensitivity = bound.model.group_dp_sensitivity(bound.statistic)
+        n = bound.model.rows
+        why = f"group DP over all {n} rows: sensitivity {sensitivity:g} / eps"
+        return Proposal(sensitivity / epsilon, scenario.priors[0].name, scenario.pairs[0], why)
+
+    def applies(self, which: str, scenario: Scenario, noise: str) -> str | None:
+        """Why ``which`` does not apply: every Markov mechanism (a chain's count only)."""
+        if which == "group-dp":
+            return None
+        return "defined for a count on a Markov chain, not a dataset property"
+
+
+def register() -> None:
+    """Give the registry the dataset-level implementations (models of kind ``"dataset property"``)."""
+    register_model_mechanisms(PropertyModel.kind, DatasetMechanisms())

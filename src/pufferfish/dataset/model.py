@@ -1,0 +1,148 @@
+"""The dataset-level pufferfish model: the secret is the share ``theta`` of rows with a property.
+
+Kifer and Machanavajjhala's pufferfish framework lets a secret be a parameter of the
+data-generating distribution; Zhang, Ohrimenko and Cummings (2022) call this attribute privacy and
+Chen and Ohrimenko (2023) distribution privacy. Here (SPEC sec 8): ``n`` i.i.d. rows, each with
+the property with probability ``theta``; the secrets are the shares ``theta_1, theta_2, ...``,
+every pair of them discriminative; the adversary's prior of a statistic under ``theta`` is its
+exact distribution (:func:`~.statistic.statistic_prior`), built from the table's conditional
+distributions (:class:`~.table.PropertyTable`): a point estimate of them, which the guarantee
+names.
+
+:func:`property_scenario` gives a :class:`~pufferfish.priors.scenario.Scenario` of one statistic
+that every mechanism of the registry calibrates and the exact check of SPEC sec 2.1 verifies; the
+registry's ``group-dp`` reads :class:`PropertyModel` (:mod:`.mechanisms`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pufferfish.dataset.statistic import statistic_prior
+from pufferfish.dataset.table import PropertyTable, RowValues
+from pufferfish.priors.scenario import AdversaryPrior, Scenario
+
+#: The name of the adversary's prior in results: the table's conditional distributions.
+PRIOR_NAME = "table conditionals"
+
+#: The mechanisms compared on a statistic by default: group DP, the additive ones, the optimum.
+DATASET_MECHANISMS = ("group-dp", "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal")
+
+#: With Gaussian noise (``delta > 0``).
+DATASET_GAUSSIAN_MECHANISMS = ("kantorovich-gaussian", "analytic-gaussian", "optimal")
+
+
+def share_secret(theta: float) -> str:
+    """The secret's name for share ``theta``: ``share=0.45`` (the shortest text of the float)."""
+    return f"share={float(theta)!r}"
+
+
+@dataclass(frozen=True)
+class PropertyModel:
+    """A dataset-level model: the table's conditionals, the shares and the number of rows.
+
+    Parameters
+    ----------
+    table : PropertyTable
+        From :func:`~.table.read_property_table`.
+    shares : tuple of float
+        The secrets ``theta`` (>= 2, distinct, each in [0, 1]); every pair is discriminative.
+    rows : int
+        ``n``, the rows of the data set released (>= 1): ``--rows`` for a calibration, the
+        table's rows kept for a release of it.
+
+    Raises
+    ------
+    ValueError
+        If ``shares`` or ``rows`` break these rules.
+    """
+
+    table: PropertyTable
+    shares: tuple[float, ...]
+    rows: int
+    kind: ClassVar[str] = "dataset property"
+
+    def __post_init__(self) -> None:
+        shares = tuple(float(t) for t in self.shares)
+        if len(shares) < 2 or len(set(shares)) != len(shares) or not all(0.0 <= t <= 1.0 for t in shares):
+            raise ValueError(f"shares must be at least two distinct values in [0, 1], got {self.shares!r}")
+        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
+            raise ValueError(f"rows must be an integer >= 1, got {self.rows!r}")
+        object.__setattr__(self, "shares", shares)
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every pair of shares, as secrets (:func:`share_secret`)."""
+        return tuple((share_secret(a), share_secret(b)) for a, b in itertools.combinations(self.shares, 2))
+
+    def values(self, statistic: int) -> RowValues:
+        """The per-row values of statistic number ``statistic`` (0-based)."""
+        return self.table.values[statistic]
+
+    def group_dp_sensitivity(self, statistic: int) -> float:
+        """How much the statistic changes when all ``n`` rows change: ``n`` times the per-row
+        range for a sum or count, the range for a mean (group differential privacy)."""
+        values = self.values(statistic)
+        spread = values.value_range
+        return spread if values.statistic.kind == "mean" else self.rows * spread
+
+    def describe(self) -> dict[str, Any]:
+        """The model for JSON output and reports."""
+        t = self.table
+        return {
+            "model": "dataset property (Chen and Ohrimenko 2023; SPEC sec 8)",
+            "property": t.prop.text,
+            "shares": list(self.shares),
+            "rows": self.rows,
+            "table": t.description,
+            "table_rows_kept": t.rows,
+            "table_rows_left_out": t.rows_left_out,
+            "table_share": t.share,
+            "prior": "point estimate: the table's rows with and without the property, as drawn",
+        }
+
+
+def property_scenario(model: PropertyModel, statistic: int = 0) -> Scenario:
+    """The scenario of one statistic: its exact distribution under each share, every pair of
+    shares discriminative, one prior (:data:`PRIOR_NAME`), ``model`` attached.
+
+    Parameters
+    ----------
+    model : PropertyModel
+    statistic : int
+        Which statistic of ``model.table`` (0-based).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ValueError
+        If the statistic's exact distribution cannot be computed
+        (:func:`~.statistic.statistic_prior`).
+    """
+    values = model.values(statistic)
+    conditionals = {share_secret(t): statistic_prior(values, t, model.rows) for t in model.shares}
+    prior = AdversaryPrior(PRIOR_NAME, conditionals)
+    return Scenario(model.pairs, (prior,), model=StatisticModel(model, statistic))
+
+
+@dataclass(frozen=True)
+class StatisticModel:
+    """A scenario's model (:attr:`~pufferfish.priors.scenario.Scenario.model`): the
+    :class:`PropertyModel` and which of its statistics the scenario releases; its ``kind``
+    dispatches the registry's model mechanisms (:mod:`.mechanisms`).
+
+    Attributes
+    ----------
+    model : PropertyModel
+    statistic : int
+        0-based index into ``model.table.values``.
+    """
+
+    model: PropertyModel
+    statistic: int
+    kind: ClassVar[str] = PropertyModel.kind
