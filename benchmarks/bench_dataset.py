@@ -25,10 +25,16 @@ def main() -> None:
     opts = parser.parse_args()
     print(machine())
     from pufferfish.calibration import Calibration, compare
-    from pufferfish.dataset import PropertyModel, PropertySpec, parse_statistics, property_scenario
-    from pufferfish.dataset import read_property_table
+    from pufferfish.dataset import (
+        PropertyModel,
+        PropertySpec,
+        parse_statistics,
+        property_scenario,
+        read_property_table,
+    )
 
-    table = read_property_table("adult", PropertySpec.parse("income=>50K"), parse_statistics("count,mean:age"))
+    prop, statistics = PropertySpec.parse("income=>50K"), parse_statistics("count,mean:age")
+    table = read_property_table("adult", prop, statistics)
     print("property income=>50K, shares 0.45 vs 0.55, eps = 1, Laplace")
     print(f"{'query':<10} {'n':>7} {'points':>9} {'log error':>10} {'priors s':>9} {'optimal':>10} "
           f"{'search s':>9} {'group DP':>9}")  # fmt: skip

@@ -33,8 +33,11 @@ from pufferfish.dataset import (
     read_property_table,
     statistic_prior,
 )
+from pufferfish.dataset.attack import attack_property
 from pufferfish.dataset.calibrate import calibrate_property
-from pufferfish.dataset.statistic import MAX_SUM_POINTS
+from pufferfish.dataset.coupling import binomial_w_infinity, vector_scale
+from pufferfish.dataset.release import release_property
+from pufferfish.dataset.statistic import MAX_SUM_POINTS, StatisticTooLarge
 from pufferfish.dataset.table import PropertyTable
 from pufferfish.loss.exact import privacy_loss
 from pufferfish.priors.distributions import to_release_grid
@@ -270,3 +273,179 @@ def test_cli_bad_input_is_one_line() -> None:
         res.output.strip().splitlines() == [res.output.strip().splitlines()[0]]
         and "column 'nope' is not in the table" in res.output
     )
+
+
+# ------------------------------------------------------------------------------------------
+# Several statistics: the Wasserstein mechanism on the coupling
+
+
+def _exact_w_infinity(n: int, a: float, b: float) -> int:
+    lo, hi = sorted((Fraction(a), Fraction(b)))
+    f_lo = list(itertools.accumulate(math.comb(n, k) * lo**k * (1 - lo) ** (n - k) for k in range(n + 1)))
+    f_hi = list(itertools.accumulate(math.comb(n, k) * hi**k * (1 - hi) ** (n - k) for k in range(n + 1)))
+    return max(next(j for j in range(k, n + 1) if f_hi[j] >= f_lo[k]) - k for k in range(n + 1))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 70),
+    st.sampled_from([0.0, 0.01, 0.1, 0.3, 0.45, 0.5, 0.9, 1.0]),
+    st.sampled_from([0.02, 0.2, 0.4, 0.55, 0.6, 0.95, 1.0]),
+)
+def test_binomial_w_infinity_matches_exact_fractions(n: int, a: float, b: float) -> None:
+    assert binomial_w_infinity(n, a, b) == _exact_w_infinity(n, a, b)
+
+
+def test_binomial_w_infinity_reference() -> None:
+    # issue 58: "about 11 rows at n = 100, 0.45 vs 0.55"; the tails stay in log space at 10^5
+    assert binomial_w_infinity(100, 0.45, 0.55) == 11
+    assert binomial_w_infinity(100_000, 0.45, 0.55) == 10_001
+
+
+def _joint_brute(columns: list[RowValues], pairs: list[tuple[tuple[float, ...], tuple[float, ...]]],
+                 theta: float, n: int) -> dict[tuple[float, ...], Fraction]:  # fmt: skip
+    """The joint distribution of the statistics (sums) of n rows: rows are (has, per-row vector)
+    drawn uniformly from ``pairs[has]`` lists (the table's rows of each group)."""
+    with_rows, without_rows = pairs
+    t = Fraction(theta)
+    row: dict[tuple[float, ...], Fraction] = {}
+    for rows, w in ((with_rows, t), (without_rows, 1 - t)):
+        for r in rows:
+            row[r] = row.get(r, Fraction(0)) + w / len(rows)
+    out: dict[tuple[float, ...], Fraction] = {}
+    for combo in itertools.product(row.items(), repeat=n):
+        s = tuple(float(sum(Fraction(v[k]) for v, _ in combo)) for k in range(len(columns)))
+        p = math.prod((q for _, q in combo), start=Fraction(1))
+        out[s] = out.get(s, Fraction(0)) + p
+    return out
+
+
+def _product_laplace_loss(p1: dict, p2: dict, scales: tuple[float, ...]) -> float:
+    """sup_y |log f1(y) / f2(y)| of product Laplace noise: on the product grid of the support
+    coordinates, where it is attained (monotone between grid lines in each coordinate)."""
+    xs = np.array(list(set(p1) | set(p2)), dtype=float)
+    noisy = [k for k, sk in enumerate(scales) if sk > 0]
+    for k, sk in enumerate(scales):  # no noise only where no row changes the statistic: a constant
+        assert sk > 0 or np.unique(xs[:, k]).size == 1
+    if not noisy:
+        return 0.0 if p1 == p2 else math.inf
+    p1 = {tuple(x[k] for k in noisy): v for x, v in p1.items()}
+    p2 = {tuple(x[k] for k in noisy): v for x, v in p2.items()}
+    scales = tuple(scales[k] for k in noisy)
+    xs = np.array(list(set(p1) | set(p2)), dtype=float)
+    axes = [np.unique(xs[:, k]) for k in range(xs.shape[1])]
+    grid = np.array(list(itertools.product(*axes)), dtype=float)
+    s = np.array(scales)
+
+    def density(p: dict) -> np.ndarray:
+        x = np.array(list(p), dtype=float)
+        w = np.array([float(v) for v in p.values()])
+        return (w[None, :] * np.exp(-(np.abs(grid[:, None, :] - x[None, :, :]) / s).sum(axis=2))).sum(axis=1)
+
+    return float(np.max(np.abs(np.log(density(p1)) - np.log(density(p2)))))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=3),
+    st.integers(1, 3),
+    st.sampled_from([0.3, 1.0, 2.0]),
+)
+def test_coupling_scales_pass_the_brute_force_joint_check(with_rows, without_rows, n, eps) -> None:
+    # two statistics (a sum and a count of the same rows), their joint law enumerated exactly
+    w_rows = [tuple(map(float, r)) for r in with_rows]
+    wo_rows = [tuple(map(float, r)) for r in without_rows]
+    columns = []
+    for k, kind in ((0, "sum"), (1, "sum")):
+        a, b = [r[k] for r in w_rows], [r[k] for r in wo_rows]
+        columns.append(_values(kind, {v: a.count(v) for v in set(a)}, {v: b.count(v) for v in set(b)}))
+    table = PropertyTable(PropertySpec("p", "=", "yes"), 10, 0, 5, tuple(columns), "test")
+    model = PropertyModel(table, (0.2, 0.6), n)
+    found = vector_scale(model, eps)
+    p1 = _joint_brute(columns, [w_rows, wo_rows], 0.2, n)
+    p2 = _joint_brute(columns, [w_rows, wo_rows], 0.6, n)
+    assert _product_laplace_loss(p1, p2, found.scales) <= eps + 1e-9
+
+
+# ------------------------------------------------------------------------------------------
+# Releases
+
+
+def test_release_of_a_count_checks_exactly_and_publishes_no_table_value() -> None:
+    rel = release_property("adult", property="income=>50K", epsilon=1.0, rng=7)
+    out = rel.to_dict()
+    assert out["mechanism"] == "optimal" and out["rows"] == 48842
+    assert out["released"][0]["scale"] == pytest.approx(4884.2, rel=1e-4)  # the tail root, n = 48,842
+    assert "exact loss" in out["checked"] and "point-estimate" in out["checked"]
+    text = json.dumps(out)
+    for secret in ("table_share", "table_value", "rows_with_property", "11687"):
+        assert secret not in text
+
+
+def test_release_of_several_statistics_uses_the_coupling() -> None:
+    rel = release_property("adult", property="income=>50K", epsilon=2.0, queries="count,mean:age", rng=3)
+    assert rel.mechanism == "wasserstein-coupling"
+    w = binomial_w_infinity(48842, 0.45, 0.55)
+    r_age = 73.0 / 48842
+    weights = (1.0, r_age ** (1 / 3))
+    b = w * (1.0 / weights[0] + r_age / weights[1]) / 2.0
+    assert rel.scales == pytest.approx((b * weights[0], b * weights[1]), rel=1e-12)
+    with pytest.raises(ValueError, match="Laplace noise, delta = 0"):
+        release_property("adult", property="income=>50K", epsilon=2.0, queries="count,mean:age", delta=1e-3,
+                         noise="gaussian")  # fmt: skip
+
+
+def test_release_of_a_large_mean_names_the_way_out() -> None:
+    with pytest.raises(StatisticTooLarge, match="release with mechanism wasserstein-coupling"):
+        release_property("adult", property="income=>50K", epsilon=1.0, queries="mean:age", rng=1)
+    rel = release_property(
+        "adult", property="income=>50K", epsilon=1.0, queries="mean:age", mechanism="wasserstein-coupling",
+        rng=1,
+    )  # fmt: skip
+    assert rel.scales[0] == pytest.approx(binomial_w_infinity(48842, 0.45, 0.55) * 73.0 / 48842, rel=1e-12)
+
+
+def test_cli_release_writes_the_json_and_keeps_an_existing_file(tmp_path) -> None:
+    out = tmp_path / "rel.json"
+    args = ["property", "release", "adult", "--property", "income=>50K", "--epsilon", "1", "--seed", "5",
+            "--output", str(out)]  # fmt: skip
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    first = out.read_text()
+    assert json.loads(first)["released"][0]["query"] == "count"
+    assert "NOT secure" in res.output
+    again = runner.invoke(app, args)
+    assert again.exit_code == 1 and "exists" in again.output
+    assert out.read_text() == first
+
+
+# ------------------------------------------------------------------------------------------
+# The attack
+
+ADULT_FIVE = (
+    "mean:age,mean:education-num,count:marital-status=Never-married,count:sex=Female,mean:hours-per-week"
+)
+
+
+@pytest.mark.parametrize(
+    ("queries", "eps"), [("count", 0.5), ("count", 1.0), ("count", 2.0), (ADULT_FIVE, 2.0)]
+)
+def test_attack_accuracy_stays_under_the_bound(queries: str, eps: float) -> None:
+    res = attack_property(
+        "adult", property="income=>50K", epsilon=eps, rows=100, queries=queries, shares=(0.4, 0.6), rng=11
+    )
+    assert res.bound == pytest.approx(math.exp(eps) / (1 + math.exp(eps)))
+    assert res.accuracy_with_noise <= res.bound + res.sampling_error
+    assert res.accuracy_without_noise >= 0.85  # theirs 0.91-0.925 on the five statistics (no noise)
+
+
+def test_attack_cli_json() -> None:
+    res = runner.invoke(
+        app, ["property", "attack", "adult", "--property", "income=>50K", "--rows", "100", "--epsilon", "1",
+              "--samples", "50", "--json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["mechanism"] == "optimal" and out["train"] == 50
+    assert out["scales"][0] == pytest.approx(9.992, abs=1e-3)

@@ -255,6 +255,10 @@ _ENTRIES = (
     Mechanism("mqm-exact", "laplace", "(eps, delta)-PP",
               "Song, Wang and Chaudhuri 2017 Alg 2, MQMExact (exact max-influence)",
               "Markov count", *_model_kind("mqm-exact"), pure=True),
+    Mechanism("wasserstein-coupling", "laplace", "(eps, delta)-PP",
+              "seed 002 Thm 1 on the quantile coupling of the counts of rows with the property (W_inf of two "
+              "binomials) times a row's largest change (pufferfish.dataset.coupling)",
+              "dataset property", *_model_kind("wasserstein-coupling"), pure=True, robust=True),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
     Mechanism("optimal-set", "laplace", "(eps, delta)-PP",

@@ -1,14 +1,18 @@
 """Dataset-level secrets (issue 58; SPEC sec 8): protect the share of a table's rows with a
 property (Zhang, Ohrimenko and Cummings 2022; Chen and Ohrimenko 2023), with exact checks.
 
-* :mod:`.spec`: the property (``income=>50K``, ``age>=60``) and the statistics (``count``,
+* :mod:`pufferfish.dataset.spec`: the property (``income=>50K``, ``age>=60``) and the statistics (``count``,
   ``count:COLUMN=VALUE``, ``sum:COLUMN``, ``mean:COLUMN``).
-* :mod:`.table`: a table's per-row values with and without the property (DuckDB).
-* :mod:`.statistic`: a statistic's exact distribution at a share (binomial, or log-space
-  convolution with a stated error bound).
-* :mod:`.model`: :class:`PropertyModel` and :func:`property_scenario`, which every mechanism of
-  the registry calibrates and the exact check verifies.
-* :mod:`.mechanisms`: the registry's ``group-dp`` on this model, registered explicitly here.
+* :mod:`pufferfish.dataset.table`: a table's per-row values with and without the property (DuckDB).
+* :mod:`pufferfish.dataset.statistic`: a statistic's exact distribution at a share (binomial,
+  or log-space convolution with a stated error bound).
+* :mod:`pufferfish.dataset.model`: :class:`PropertyModel` and :func:`property_scenario`, which
+  every mechanism of the registry calibrates and the exact check verifies.
+* :mod:`pufferfish.dataset.mechanisms`: the registry's ``group-dp`` and ``wasserstein-coupling``
+  on this model, registered explicitly here.
+* :mod:`pufferfish.dataset.coupling`, :mod:`pufferfish.dataset.calibrate`,
+  :mod:`pufferfish.dataset.release`, :mod:`pufferfish.dataset.attack`: several statistics
+  together, the comparison, the release and the shadow-classifier attack.
 """
 
 from pufferfish.dataset import mechanisms

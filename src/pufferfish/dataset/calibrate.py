@@ -2,9 +2,10 @@
 statistic's exact priors, each scale checked exactly (SPEC sec 2.1), group DP beside them.
 
 :func:`calibrate_property` validates its arguments once into a :class:`PropertyRequest`, reads the
-table once (:func:`~.table.read_property_table`) and runs the registry's comparison
-(:func:`~pufferfish.calibration.registry.run_comparison`) on :func:`~.model.property_scenario` of
-each statistic. It is the API behind ``pufferfish property calibrate``.
+table once (:func:`~pufferfish.dataset.table.read_property_table`) and runs the registry's
+comparison (:func:`~pufferfish.calibration.registry.run_comparison`) on
+:func:`~pufferfish.dataset.model.property_scenario` of each statistic. It is the API behind
+``pufferfish property calibrate``.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ def result_row(result: Result | Skipped) -> dict[str, Any]:
     """A result's JSON row with ``checked_for``: the priors its guarantee is stated for.
 
     Group DP holds for every prior whose per-row values lie in the table's range; every other
-    scale is checked on the point estimate (:data:`~.model.PRIOR_NAME`: the table's rows with and
-    without the property, as drawn), not for a set of conditionals around it.
+    scale is checked on the point estimate (:data:`~pufferfish.dataset.model.PRIOR_NAME`: the
+    table's rows with and without the property, as drawn), not for a set of conditionals around
+    it.
     """
     row: dict[str, Any] = result.to_dict()
     if isinstance(result, Skipped):
@@ -140,8 +142,8 @@ def calibrate_property(
         In [0, 1); with Gaussian noise.
     noise : {"laplace", "gaussian"}
     mechanisms : sequence of str, optional
-        Registry names (default :data:`~.model.DATASET_MECHANISMS`, or
-        :data:`~.model.DATASET_GAUSSIAN_MECHANISMS` with Gaussian noise).
+        Registry names (default :data:`~pufferfish.dataset.model.DATASET_MECHANISMS`, or
+        :data:`~pufferfish.dataset.model.DATASET_GAUSSIAN_MECHANISMS` with Gaussian noise).
 
     Returns
     -------
@@ -151,10 +153,10 @@ def calibrate_property(
     ------
     ValueError
         On a bad argument (named), or a statistic whose exact distribution is too large
-        (:data:`~.statistic.MAX_SUM_POINTS`).
+        (:data:`~pufferfish.dataset.statistic.MAX_SUM_POINTS`).
     DataError
         If the table cannot be read or does not fit the property and queries
-        (:func:`~.table.read_property_table`).
+        (:func:`~pufferfish.dataset.table.read_property_table`).
 
     Notes
     -----

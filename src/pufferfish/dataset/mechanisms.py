@@ -1,18 +1,20 @@
-"""The registry's model mechanisms on a dataset-level statistic: what ``group-dp`` computes on a
-scenario of :func:`~.model.property_scenario`, registered by :func:`register` (which
-``pufferfish.dataset`` calls when imported; the registry imports nothing of this package).
+"""The registry's model mechanisms on a dataset-level statistic: what ``group-dp`` and
+``wasserstein-coupling`` (:mod:`pufferfish.dataset.coupling`, on one statistic) compute on a
+scenario of :func:`~pufferfish.dataset.model.property_scenario`, registered by :func:`register`
+(which ``pufferfish.dataset`` calls when imported; the registry imports nothing of this package).
 
 Group differential privacy: two data sets of ``n`` rows drawn at two shares may differ in every
 row, so a DP release of the statistic protects the share when its sensitivity covers all ``n``
-rows: ``n`` times the per-row range of a sum, the range of a mean (Chen and Ohrimenko 2023,
-sec 6, their group-DP baseline with ``k = n``). It needs no prior: valid for every prior whose
-per-row values lie in the table's range.
+rows: ``n`` times the per-row range of a sum, the range of a mean (Chen and Ohrimenko 2023's
+group-DP baseline; their code, ``mgcsls/mechanisms-global-properties``, takes ``k = n``). It
+needs no prior: valid for every prior whose per-row values lie in the table's range.
 """
 
 from __future__ import annotations
 
 from pufferfish.calibration.registry import register_model_mechanisms
 from pufferfish.calibration.search import Proposal
+from pufferfish.dataset.coupling import vector_scale
 from pufferfish.dataset.model import PropertyModel, StatisticModel
 from pufferfish.priors.scenario import Scenario
 
@@ -26,9 +28,9 @@ class DatasetMechanisms:
 
         Parameters
         ----------
-        which : {"group-dp"}
+        which : {"group-dp", "wasserstein-coupling"}
         scenario : Scenario
-            From :func:`~.model.property_scenario`.
+            From :func:`~pufferfish.dataset.model.property_scenario`.
         epsilon : float
             > 0.
 
@@ -38,7 +40,10 @@ class DatasetMechanisms:
             The scale in the statistic's unit, decided by the first pair.
         """
         bound = scenario.model
-        assert isinstance(bound, StatisticModel) and which == "group-dp"
+        assert isinstance(bound, StatisticModel)
+        if which == "wasserstein-coupling":
+            found = vector_scale(bound.model, epsilon, [bound.statistic])
+            return Proposal(found.scales[0], scenario.priors[0].name, scenario.pairs[0], found.sentence())
         sensitivity = bound.model.group_dp_sensitivity(bound.statistic)
         n = bound.model.rows
         why = f"group DP over all {n} rows: sensitivity {sensitivity:g} / eps"
@@ -46,7 +51,7 @@ class DatasetMechanisms:
 
     def applies(self, which: str, scenario: Scenario, noise: str) -> str | None:
         """Why ``which`` does not apply: every Markov mechanism (a chain's count only)."""
-        if which == "group-dp":
+        if which in ("group-dp", "wasserstein-coupling"):
             return None
         return "defined for a count on a Markov chain, not a dataset property"
 

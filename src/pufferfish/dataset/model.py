@@ -5,13 +5,13 @@ data-generating distribution; Zhang, Ohrimenko and Cummings (2022) call this att
 Chen and Ohrimenko (2023) distribution privacy. Here (SPEC sec 8): ``n`` i.i.d. rows, each with
 the property with probability ``theta``; the secrets are the shares ``theta_1, theta_2, ...``,
 every pair of them discriminative; the adversary's prior of a statistic under ``theta`` is its
-exact distribution (:func:`~.statistic.statistic_prior`), built from the table's conditional
-distributions (:class:`~.table.PropertyTable`): a point estimate of them, which the guarantee
-names.
+exact distribution (:func:`~pufferfish.dataset.statistic.statistic_prior`), built from the
+table's conditional distributions (:class:`~pufferfish.dataset.table.PropertyTable`): a point
+estimate of them, which the guarantee names.
 
 :func:`property_scenario` gives a :class:`~pufferfish.priors.scenario.Scenario` of one statistic
 that every mechanism of the registry calibrates and the exact check of SPEC sec 2.1 verifies; the
-registry's ``group-dp`` reads :class:`PropertyModel` (:mod:`.mechanisms`).
+registry's ``group-dp`` reads :class:`PropertyModel` (:mod:`pufferfish.dataset.mechanisms`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from pufferfish.priors.scenario import AdversaryPrior, Scenario
 PRIOR_NAME = "table conditionals"
 
 #: The mechanisms compared on a statistic by default: group DP, the additive ones, the optimum.
-DATASET_MECHANISMS = ("group-dp", "l1", "kantorovich", "wasserstein-inf", "relaxed", "optimal")
+DATASET_MECHANISMS = (
+    "group-dp", "l1", "kantorovich", "wasserstein-inf", "wasserstein-coupling", "relaxed", "optimal",
+)  # fmt: skip
 
 #: With Gaussian noise (``delta > 0``).
 DATASET_GAUSSIAN_MECHANISMS = ("kantorovich-gaussian", "analytic-gaussian", "optimal")
@@ -46,7 +48,7 @@ class PropertyModel:
     Parameters
     ----------
     table : PropertyTable
-        From :func:`~.table.read_property_table`.
+        From :func:`~pufferfish.dataset.table.read_property_table`.
     shares : tuple of float
         The secrets ``theta`` (>= 2, distinct, each in [0, 1]); every pair is discriminative.
     rows : int
@@ -122,7 +124,7 @@ def property_scenario(model: PropertyModel, statistic: int = 0) -> Scenario:
     ------
     ValueError
         If the statistic's exact distribution cannot be computed
-        (:func:`~.statistic.statistic_prior`).
+        (:func:`~pufferfish.dataset.statistic.statistic_prior`).
     """
     values = model.values(statistic)
     conditionals = {share_secret(t): statistic_prior(values, t, model.rows) for t in model.shares}
@@ -134,7 +136,7 @@ def property_scenario(model: PropertyModel, statistic: int = 0) -> Scenario:
 class StatisticModel:
     """A scenario's model (:attr:`~pufferfish.priors.scenario.Scenario.model`): the
     :class:`PropertyModel` and which of its statistics the scenario releases; its ``kind``
-    dispatches the registry's model mechanisms (:mod:`.mechanisms`).
+    dispatches the registry's model mechanisms (:mod:`pufferfish.dataset.mechanisms`).
 
     Attributes
     ----------

@@ -11,7 +11,7 @@ How it is computed, exactly and with a stated bound on every log-probability:
 
 * **two integer values** ``a < b`` (every count): ``S = n a + K (b - a)``, ``K ~ Bin(n, q)`` with
   ``q = m_theta(b)``; ``log C(n, k) + k log q + (n - k) log(1 - q)`` by ``scipy.special.gammaln``
-  (:func:`_binomial_log_pmf`), for any ``n``: no tail underflows (``0.45^100000`` is
+  (:func:`binomial_log_pmf`), for any ``n``: no tail underflows (``0.45^100000`` is
   ``e^-79851``, kept as its log).
 * **otherwise** :func:`pufferfish.multiuser.convolution.sum_distribution` of ``n`` copies of
   ``m_theta``: direct log-space convolution, or FFT convolution of exponentially tilted copies in
@@ -46,13 +46,17 @@ MAX_SUM_POINTS = 400_000
 _U = 2.0**-53
 
 
+class StatisticTooLarge(ValueError):
+    """A sum's lattice beyond :data:`MAX_SUM_POINTS`: its exact distribution is not computed."""
+
+
 def row_mixture(values: RowValues, theta: float) -> DiscretePrior:
     """The per-row value's distribution ``m_theta`` at share ``theta`` (module docstring).
 
     Parameters
     ----------
     values : RowValues
-        The statistic's per-row values in each group (:func:`~.table.read_property_table`).
+        The statistic's per-row values in each group (:func:`~pufferfish.dataset.table.read_property_table`).
     theta : float
         The share of rows with the property, in [0, 1].
 
@@ -82,7 +86,7 @@ def statistic_prior(values: RowValues, theta: float, n: int) -> DiscretePrior:
     Parameters
     ----------
     values : RowValues
-        The statistic and its per-row values (:func:`~.table.read_property_table`).
+        The statistic and its per-row values (:func:`~pufferfish.dataset.table.read_property_table`).
     theta : float
         Share of rows with the property, in [0, 1].
     n : int
@@ -98,8 +102,10 @@ def statistic_prior(values: RowValues, theta: float, n: int) -> DiscretePrior:
     Raises
     ------
     ValueError
-        If ``n`` < 1, or the sum's lattice exceeds :data:`MAX_SUM_POINTS` (the message gives the
-        count and the largest ``n`` that fits).
+        If ``n`` < 1.
+    StatisticTooLarge
+        If the sum's lattice exceeds :data:`MAX_SUM_POINTS` (the message gives the count and the
+        largest ``n`` that fits).
     """
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ValueError(f"rows must be an integer >= 1, got {n!r}")
@@ -131,7 +137,7 @@ def _binomial(row: DiscretePrior, n: int) -> DiscretePrior:
     log_q, log_1q = float(row.log_pmf[1]), float(row.log_pmf[0])
     k = np.arange(n + 1, dtype=np.float64)
     support = n * a + k * (b - a)
-    log_pmf = _binomial_log_pmf(n, log_q, log_1q)
+    log_pmf = binomial_log_pmf(n, log_q, log_1q)
     finite = [abs(v) for v in (log_q, log_1q) if math.isfinite(v)]
     from scipy.special import gammaln
 
@@ -139,7 +145,7 @@ def _binomial(row: DiscretePrior, n: int) -> DiscretePrior:
     return DiscretePrior.from_log_pmf(support, log_pmf, log_error=bound)
 
 
-def _binomial_log_pmf(n: int, log_q: float, log_1q: float) -> NDArray[np.float64]:
+def binomial_log_pmf(n: int, log_q: float, log_1q: float) -> NDArray[np.float64]:
     """``log P(K = k)``, ``k = 0..n``, of ``Bin(n, q)`` given ``log q`` and ``log(1 - q)`` (``-inf``
     for a probability 0)."""
     from scipy.special import gammaln
@@ -162,11 +168,11 @@ def _check_lattice(support: NDArray[np.float64], n: int, name: str) -> None:
     points = n * span / step + 1.0
     if points > MAX_SUM_POINTS:
         fits = max(1, int((MAX_SUM_POINTS - 1) * step / span))
-        raise ValueError(
+        raise StatisticTooLarge(
             f"query {name!r}: the sum of {n} rows takes about {points:,.0f} values (each row "
             f"{support.size} values over {span:g} in steps of {step:g}); the exact convolution is "
-            f"limited to {MAX_SUM_POINTS:,} (about {fits:,} rows here): use fewer rows (--rows), a "
-            "coarser column, or a count"
+            f"limited to {MAX_SUM_POINTS:,} (about {fits:,} rows here): use fewer rows, a coarser "
+            "column, or a count (a binomial: no limit)"
         )
 
 

@@ -116,18 +116,7 @@ def read_property_table(data: Any, prop: PropertySpec, statistics: Sequence[Stat
     source = resolve_source(data)
     with connect() as con:
         try:
-            rel = open_table(con, source)
-            names = list(rel.columns)
-            types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
-            text = _check_columns(names, types, prop, statistics)
-            if source.kind == "csv" and text:  # labels as written (not BOOLEAN, DATE or 7 for 007)
-                rel = open_table(con, source, text_columns=text)
-            con.register("t", rel)
-            has = _predicate(prop)
-            kept = " AND ".join(
-                [f"{quote_identifier(prop.column)} IS NOT NULL"]
-                + [f"{quote_identifier(str(s.column))} IS NOT NULL" for s in statistics if s.kind != "count"]
-            )
+            has, kept = _open(con, source, prop, statistics)
             total, rows, with_prop = con.execute(
                 f"SELECT count(*), count(*) FILTER (WHERE {kept}), "
                 f"count(*) FILTER (WHERE {kept} AND {has}) FROM t"
@@ -137,6 +126,25 @@ def read_property_table(data: Any, prop: PropertySpec, statistics: Sequence[Stat
         except duckdb.Error as exc:
             raise read_error(exc, source.description) from None
     return PropertyTable(prop, int(rows), int(total) - int(rows), int(with_prop), values, source.description)
+
+
+def _open(
+    con: duckdb.DuckDBPyConnection, source: Any, prop: PropertySpec, statistics: Sequence[StatisticSpec]
+) -> tuple[str, str]:
+    """The table as ``t`` on ``con`` (its labels as written), its columns checked; returns the
+    SQL of the property's predicate and of the rows kept (module docstring)."""
+    rel = open_table(con, source)
+    names = list(rel.columns)
+    types = {c: str(t) for c, t in zip(rel.columns, rel.types, strict=True)}
+    text = _check_columns(names, types, prop, statistics)
+    if source.kind == "csv" and text:  # labels as written (not BOOLEAN, DATE or 7 for 007)
+        rel = open_table(con, source, text_columns=text)
+    con.register("t", rel)
+    kept = " AND ".join(
+        [f"{quote_identifier(prop.column)} IS NOT NULL"]
+        + [f"{quote_identifier(str(s.column))} IS NOT NULL" for s in statistics if s.kind != "count"]
+    )
+    return _predicate(prop), kept
 
 
 def _check_columns(
@@ -182,17 +190,52 @@ def _check_rows(rows: int, with_prop: int, prop: PropertySpec) -> None:
         )
 
 
+def _value_sql(s: StatisticSpec, has: str) -> str:
+    """SQL of a row's value ``f(row)`` for statistic ``s`` (``has``: the property's predicate)."""
+    if s.column is None:
+        return f"CAST({has} AS INTEGER)"
+    if s.kind == "count":
+        label = str(s.value).replace("'", "''")
+        return f"CAST(coalesce(CAST({quote_identifier(s.column)} AS VARCHAR) = '{label}', false) AS INTEGER)"
+    return f"CAST({quote_identifier(s.column)} AS DOUBLE)"
+
+
+def property_rows(
+    data: Any, prop: PropertySpec, statistics: Sequence[StatisticSpec]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each kept row's per-row values of every statistic, for simulations (:mod:`pufferfish.dataset.attack`).
+
+    Parameters
+    ----------
+    data, prop, statistics
+        As :func:`read_property_table` (same rules, rows kept and errors).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        Shapes ``(rows with the property, d)`` and ``(rows without, d)``, float64: row ``i``'s
+        ``f_k(row_i)`` for the ``d`` statistics, in the table's order. They hold the table's rows:
+        confidential.
+    """
+    source = resolve_source(data)
+    with connect() as con:
+        try:
+            has, kept = _open(con, source, prop, statistics)
+            exprs = ", ".join(_value_sql(s, has) for s in statistics)
+            out = []
+            for want in ("", "NOT "):
+                rows = con.execute(f"SELECT {exprs} FROM t WHERE {kept} AND {want}{has}").fetchnumpy()
+                out.append(np.column_stack([np.asarray(v, dtype=np.float64) for v in rows.values()]))
+        except duckdb.Error as exc:
+            raise read_error(exc, source.description) from None
+    return out[0], out[1]
+
+
 def _row_values(
     con: duckdb.DuckDBPyConnection, s: StatisticSpec, has: str, kept: str, prop: PropertySpec
 ) -> RowValues:
     """The per-row value's counts in each group, and the table's own statistic."""
-    if s.column is None:
-        value = f"CAST({has} AS INTEGER)"
-    elif s.kind == "count":
-        label = str(s.value).replace("'", "''")
-        value = f"CAST(coalesce(CAST({quote_identifier(s.column)} AS VARCHAR) = '{label}', false) AS INTEGER)"
-    else:
-        value = f"CAST({quote_identifier(s.column)} AS DOUBLE)"
+    value = _value_sql(s, has)
     rows = con.execute(
         f"SELECT {has}, {value}, count(*) FROM t WHERE {kept} GROUP BY 1, 2 ORDER BY 1, 2"
     ).fetchall()

@@ -67,6 +67,8 @@ class MarkovCountMechanisms:
         """
         model = scenario.model
         assert isinstance(model, CountModel)
+        if which == "wasserstein-coupling":
+            return "defined for a dataset property (pufferfish property), not a Markov chain"
         if which == "optimal-set":
             if model.row_balls is None:
                 return (

@@ -23,7 +23,7 @@ from pufferfish.priors.scenario import Scenario
 from pufferfish.tables.model import EstimatedPriors, label_codes
 from pufferfish.tables.perturb import ReleasedColumn
 
-__all__ = ["column_draws", "drawn_scales_check", "released_columns", "sampler_scale"]
+__all__ = ["column_draws", "drawn_scale", "drawn_scales_check", "released_columns", "sampler_scale"]
 
 
 def column_draws(table: TableCalibration, scale: float, sampler: str | None) -> list[ReleasedColumn]:
@@ -177,13 +177,39 @@ def sampler_scale(
         return 0.0
     if rng is not None:
         return picked.scale
+    assert isinstance(table.estimated, EstimatedPriors), "one column: several are drawn_scales_check's"
+    return drawn_scale(table.scenario, picked, sampler, table.estimated.secret_weights)
+
+
+def drawn_scale(scenario: Scenario, picked: Calibration, sampler: str, weights: Any = None) -> float:
+    """:func:`sampler_scale` of a scenario: the smallest scale of the safety ladder above
+    ``picked.scale`` whose draw by the secure ``sampler`` passes the check of what is released
+    (the priors' values rounded to the sampler's grid). Used by :func:`sampler_scale` and by the
+    releases of one value (:mod:`pufferfish.dataset.release`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario ``picked`` was calibrated on.
+    picked : Calibration
+        A scale > 0.
+    sampler : {"exact", "opendp"}
+    weights : optional
+        The secret's marginal, for an eps-MI criterion.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    pufferfish.calibration.PrivacyCheckError
+        If none passes (a bug).
+    """
     with_delta = picked.criterion == "(eps, delta)-PP" and picked.delta > 0.0
     tried: list[str] = []
     target = picked.delta if with_delta else picked.epsilon
-
-    continuous = table.scenario.kind == "gaussian-mixture"
-    assert isinstance(table.estimated, EstimatedPriors), "one column: several are drawn_scales_check's"
-    weights = table.estimated.secret_weights
+    continuous = scenario.kind == "gaussian-mixture"
 
     def passes_at(scale: float) -> bool:
         k, units, drawn = sampler_grid(scale, picked.noise, sampler)
@@ -193,8 +219,8 @@ def sampler_scale(
                 f"the sampler's grid 2^{k} at scale {drawn!r}; use discrete priors (--prior empirical)"
             )
         # what is released: the values rounded to the sampler's grid (priors.to_grid), then noise
-        scenario = table.scenario if continuous else table.scenario.on_grid(k)
-        chk, goal = measure(scenario, picked.criterion, picked.noise, drawn, picked.epsilon,
+        at = scenario if continuous else scenario.on_grid(k)
+        chk, goal = measure(at, picked.criterion, picked.noise, drawn, picked.epsilon,
                             picked.delta, weights)  # fmt: skip
         extra = discretisation_delta(picked.noise, picked.epsilon, units) if with_delta else 0.0
         if continuous:

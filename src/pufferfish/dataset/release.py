@@ -1,0 +1,239 @@
+"""Release a table's statistics with noise that keeps the share of rows with a property secret.
+
+The model's ``n`` is the table's rows kept (:class:`~pufferfish.dataset.table.PropertyTable`).
+One statistic: the registry's mechanism (default ``optimal``) calibrated on its exact priors and
+checked exactly, then checked again as the secure sampler draws it
+(:func:`~pufferfish.pipeline.draws.drawn_scale`). Several statistics: the Wasserstein mechanism
+on the coupling of the shares (:mod:`pufferfish.dataset.coupling`, seed 002 Thm 1), product Laplace noise.
+
+What leaves the process (:meth:`PropertyRelease.to_dict`): the noisy statistics, their noise, the
+model's public parameters (the property, the shares, ``n``) and the guarantee; never the table's
+own statistics, its share of rows with the property (the secret itself) or its rows left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pufferfish._checks import check_epsilon
+from pufferfish.calibration import Calibration
+from pufferfish.calibration.registry import check_mechanisms, run_comparison
+from pufferfish.dataset.calibrate import property_request
+from pufferfish.dataset.coupling import VectorScale, vector_scale
+from pufferfish.dataset.model import PRIOR_NAME, PropertyModel, property_scenario
+from pufferfish.dataset.spec import PropertySpec, StatisticSpec
+from pufferfish.dataset.statistic import StatisticTooLarge
+from pufferfish.dataset.table import read_property_table
+from pufferfish.noise.samplers import add_gaussian, add_laplace, grid_exponent
+from pufferfish.priors.scenario import Scenario
+
+#: First safety factor on the scales of several statistics (:func:`_safe_scales`): the secure
+#: sampler's rounding can move two coupled values apart by a grid step each.
+VECTOR_SAFETY = 1.0 + 2.0**-20
+
+
+@dataclass(frozen=True)
+class PropertyRelease:
+    """Released statistics of a table and the guarantee they carry.
+
+    Attributes
+    ----------
+    model : PropertyModel
+        ``rows`` = the table's rows kept.
+    values : tuple of float
+        The noisy statistics, one per ``model.table.values``.
+    scales : tuple of float
+        The noise scale each was drawn with (Laplace ``b`` or Gaussian ``sigma``).
+    mechanism : str
+        A registry name (one statistic) or ``"wasserstein-coupling"`` (several).
+    epsilon, delta : float
+    noise : {"laplace", "gaussian"}
+    checked : str
+        What the guarantee rests on: the exact check's loss, or the theorem and coupling.
+    sampler : dict
+        How the noise was drawn (secure or seeded).
+    """
+
+    model: PropertyModel
+    values: tuple[float, ...]
+    scales: tuple[float, ...]
+    mechanism: str
+    epsilon: float
+    delta: float
+    noise: str
+    checked: str
+    sampler: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """What may be published: the noisy statistics, the noise, the public parameters and the
+        guarantee (nothing of the table's own values or share)."""
+        t = self.model.table
+        return {
+            "released": [
+                {"query": v.statistic.text, "value": x, "noise": self.noise, "scale": s}
+                for v, x, s in zip(t.values, self.values, self.scales, strict=True)
+            ],
+            "property": t.prop.text,
+            "shares": list(self.model.shares),
+            "rows": self.model.rows,
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "guarantee": (
+                f"({self.epsilon:g}, {self.delta:g})-pufferfish privacy of the share of rows with "
+                f"{t.prop.text}: no pair of the shares {', '.join(f'{s:g}' for s in self.model.shares)} "
+                f"is told apart beyond e^eps, for n = {self.model.rows} i.i.d. rows drawn from the "
+                f"table's rows with and without the property ({PRIOR_NAME}, the point estimate)"
+            ),
+            "checked": self.checked,
+            "sampler": self.sampler,
+            "public": "n (the rows kept) is published as the model's parameter; the table's own share "
+            "and statistics are not",
+        }
+
+
+def release_property(
+    data: Any,
+    *,
+    property: str | PropertySpec,
+    epsilon: float,
+    queries: str | Sequence[str | StatisticSpec] = "count",
+    shares: str | Sequence[float] = (0.45, 0.55),
+    mechanism: str | None = None,
+    delta: float = 0.0,
+    noise: str = "laplace",
+    rng: np.random.Generator | int | None = None,
+) -> PropertyRelease:
+    """Release ``data``'s statistics under the dataset-level guarantee (module docstring).
+
+    Parameters
+    ----------
+    data : str, pathlib.Path or pandas.DataFrame
+        The table released (shipped ``adult``, CSV, Parquet).
+    property, queries, shares, delta, noise
+        As :func:`~pufferfish.dataset.calibrate.calibrate_property`; ``n`` is the table's rows kept.
+    epsilon : float
+        Finite and > 0 (nats).
+    mechanism : str, optional
+        One statistic: a registry name (default ``optimal``, the smallest scale passing the exact
+        check on the statistic's exact distribution). ``wasserstein-coupling`` needs no exact
+        distribution: when the sum's lattice is too large
+        (:class:`~pufferfish.dataset.statistic.StatisticTooLarge`), its scale rests on the theorem
+        alone. Several statistics: ``wasserstein-coupling`` only (the default), Laplace noise and pure eps.
+    rng : numpy.random.Generator, int or None
+        None (default): the secure sampler. A seed or Generator: NumPy's, **not secure**.
+
+    Returns
+    -------
+    PropertyRelease
+
+    Raises
+    ------
+    ValueError
+        On a bad argument; if the mechanism does not apply or fails its check (the reason); for
+        several statistics with another mechanism, Gaussian noise or ``delta > 0``.
+    StatisticTooLarge
+        If the statistic's exact distribution is too large for the mechanism asked for.
+    DataError
+        If the table cannot be read or does not fit the property and queries.
+    """
+    eps = check_epsilon(epsilon)
+    named = [mechanism] if mechanism is not None else None
+    request = property_request(data, property, eps, queries, shares, None, delta, noise, named)
+    several = len(request.statistics) > 1
+    chosen = mechanism if mechanism is not None else ("wasserstein-coupling" if several else "optimal")
+    if several and (chosen != "wasserstein-coupling" or request.noise != "laplace" or request.delta > 0):
+        raise ValueError(
+            "several statistics are released together by the Wasserstein mechanism on the coupling "
+            f"(mechanism wasserstein-coupling, Laplace noise, delta = 0), got mechanism {chosen}, noise "
+            f"{request.noise}, delta {request.delta:g}"
+        )
+    table = read_property_table(request.data, request.prop, request.statistics)
+    model = PropertyModel(table, request.shares, table.rows)
+    if several:
+        return _release_vector(model, eps, vector_scale(model, eps), rng)
+    try:
+        scenario = property_scenario(model, 0)
+    except StatisticTooLarge as exc:
+        if chosen != "wasserstein-coupling":
+            raise StatisticTooLarge(
+                f"{exc}; or release with mechanism wasserstein-coupling, which needs no exact distribution"
+            ) from None
+        return _release_vector(model, eps, vector_scale(model, eps), rng)
+    return _release_one(model, scenario, chosen, eps, request.delta, request.noise, rng)
+
+
+def _release_one(
+    model: PropertyModel, scenario: Scenario, mechanism: str, eps: float, delta: float, noise: str, rng: Any
+) -> PropertyRelease:
+    from pufferfish.pipeline.draws import drawn_scale
+
+    mechs = check_mechanisms([mechanism])
+    (picked,) = run_comparison(scenario, [eps], mechs, delta=delta, noise=noise)
+    if not isinstance(picked, Calibration):
+        reason = getattr(picked, "reason", "")
+        raise ValueError(f"mechanism {mechanism} cannot release this statistic: {reason}")
+    scale = picked.scale if rng is not None else drawn_scale(scenario, picked, "exact")
+    add = add_laplace if picked.noise == "laplace" else add_gaussian
+    drawn = add(np.array([model.table.values[0].total]), scale, rng=rng)
+    checked = (
+        f"exact {'loss' if picked.checked_delta is None else 'delta'} "
+        f"{picked.checked_loss if picked.checked_delta is None else picked.checked_delta:.6g} "
+        f"(+ bound {picked.check_error_bound:.2g}) on the statistic's exact distribution at each share, "
+        f"for the point-estimate prior; {picked.decided_by}"
+    )
+    return PropertyRelease(
+        model, (float(drawn.values[0]),), (float(drawn.scale),), picked.mechanism, eps, picked.delta,
+        picked.noise, checked, drawn.describe(),
+    )  # fmt: skip
+
+
+def _release_vector(model: PropertyModel, eps: float, found: VectorScale, rng: Any) -> PropertyRelease:
+    scales = list(found.scales)
+    moved = 0.0
+    if rng is None:
+        scales, moved = _safe_scales(found.scales, eps)
+    values, samplers = [], []
+    for v, scale in zip(model.table.values, scales, strict=True):
+        drawn = add_laplace(np.array([v.total]), scale, rng=rng)
+        values.append(float(drawn.values[0]))
+        samplers.append(drawn.describe())
+    checked = (
+        f"{found.sentence()}; the theorem, not a numerical check (the statistics' joint distribution "
+        "is too large to enumerate)"
+        + (f"; the secure sampler's rounding costs at most {moved:.2g} nats, covered by the scales' "
+           f"factor {scales[0] / found.scales[0]!r}" if rng is None else "")
+    )  # fmt: skip
+    sampler = samplers[0] if rng is not None else {"per_statistic": samplers}
+    return PropertyRelease(model, tuple(values), tuple(scales), "wasserstein-coupling", eps, 0.0,
+                           "laplace", checked, sampler)  # fmt: skip
+
+
+def _safe_scales(scales: Sequence[float], eps: float) -> tuple[list[float], float]:
+    """The scales times the smallest factor ``f`` of ``1 + 2^-20 2^j`` whose rounding term fits.
+
+    The secure sampler rounds each value to the release grid ``2^-30`` and to its own grid ``2^k``
+    (:func:`~pufferfish.noise.samplers.grid_exponent`), so two coupled values move apart by at most
+    ``max(2^-30, 2^k)`` more: the loss is at most ``(W / b + sum_k max(2^-30, 2^k_k) / s_k) / f``
+    with ``s_k`` the scales before the factor, which is <= eps when the term (``moved``) is at
+    most ``eps (1 - 1 / f)``. Returns the scales and ``moved``.
+
+    Raises
+    ------
+    ValueError
+        If no factor up to 2 covers the term (scales too small for the sampler's grid).
+    """
+    factor = VECTOR_SAFETY
+    while factor <= 2.0:
+        drawn = [s * factor for s in scales]
+        steps = [max(2.0**-30, 2.0 ** grid_exponent(d)) for d in drawn]
+        moved = math.fsum(g / s for g, s in zip(steps, scales, strict=True))
+        if moved <= eps * (1.0 - 1.0 / factor):
+            return drawn, moved
+        factor = 1.0 + 2.0 * (factor - 1.0)
+    raise ValueError(f"scales {list(scales)} are too small for the secure sampler's grid at eps {eps:g}")
