@@ -88,7 +88,8 @@ def test_cli_reproduce_writes_an_index_of_printed_and_our_values(tmp_path: Path)
     assert "not reproduced" in (tmp_path / "002" / "index.md").read_text()
     bad = CliRunner().invoke(app, ["reproduce", "--paper", "999", "--output", str(tmp_path)])
     assert (
-        bad.exit_code == 1 and "paper must be one of 000, 001, 002, 003, 004, markov, got '999'" in bad.output
+        bad.exit_code == 1
+        and "paper must be one of 000, 001, 002, 003, 004, markov, chen2023, got '999'" in bad.output
     )
 
 
@@ -113,3 +114,25 @@ def test_reproduce_markov_grid_of_song_et_al(tmp_path: Path) -> None:
     assert files[1].read_text().startswith("<?xml")
     both = CliRunner().invoke(app, ["reproduce", "markov", "--paper", "001", "--output", str(tmp_path)])
     assert both.exit_code == 1 and "give the paper once" in both.output
+
+
+def test_reproduce_chen2023_adult(tmp_path: Path) -> None:
+    """`pufferfish reproduce chen2023`: Chen and Ohrimenko's mechanisms on their Adult release, the
+    lower bounds of their true losses, and the certified wasserstein-coupling beside them."""
+    from pufferfish.reproduce import reproduce
+    from pufferfish.reproduce.chen2023 import chen2023_adult
+
+    found = chen2023_adult(draws=2000, epsilons=(2.0,))
+    rows = {(r.shares, r.mechanism): r for r in found.rows}
+    # one direction of noise tells the two counts: far above the eps claimed
+    assert found.count_loss[(0.45, 0.55)][1] > 15.0
+    dirm = rows[((0.45, 0.55), "DirM (L)")]
+    assert dirm.bound.startswith("eps ") and float(dirm.bound.split()[1]) > 15.0
+    dau = rows[((0.45, 0.55), "DauM (G)")]
+    assert float(dau.bound.split()[1]) > 1e-3 and dau.ours is None  # their delta 1e-3 refuted
+    ours = rows[((0.45, 0.55), "wasserstein-coupling")]
+    assert ours.bound == "certified" and ours.l2_error < rows[((0.45, 0.55), "GDP (L), k = n")].l2_error / 5
+    assert rows[((0.45, 0.55), "ExpM (L)")].l2_error == pytest.approx(10.75, rel=0.05)  # theirs printed 10.1
+    rep = reproduce("chen2023", tmp_path)
+    assert {p.name for p in rep.files} == {"index.md", "chen2023-adult.md", "chen2023-adult.csv"}
+    assert sum(v.printed is not None for v in rep.values) == 5

@@ -666,7 +666,10 @@ def reproduce(
     ],
     what: Annotated[
         str | None,
-        typer.Argument(help="000, 001, 002, 003, 004 (seed papers) or markov (Song et al. 2017's grid)."),
+        typer.Argument(
+            help="000, 001, 002, 003, 004 (seed papers), markov (Song et al. 2017's grid) or chen2023 "
+            "(Chen and Ohrimenko's Adult release of a dataset property)."
+        ),
     ] = None,
     paper: Annotated[str | None, typer.Option("--paper", help="The same as WHAT (default: all).")] = None,
 ) -> None:

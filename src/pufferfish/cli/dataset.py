@@ -9,7 +9,13 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from pufferfish.cli.common import guard, parse_mechanisms, print_comparisons, working
+from pufferfish.cli.common import (
+    guard,
+    parse_mechanisms,
+    print_comparisons,
+    refuse_report_path_early,
+    working,
+)
 
 property_app = typer.Typer(
     name="property",
@@ -66,11 +72,20 @@ def property_calibrate(
     ] = "laplace",
     delta: Annotated[float, typer.Option("--delta", help="Target delta in [0, 1) (Gaussian noise).")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
+    report: Annotated[
+        str | None,
+        typer.Option(
+            "--report", help="Also write a self-contained HTML report (confidential: the table's values)."
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing report file.")] = False,
 ) -> None:
     """Noise scales that keep the share of rows with --property secret (shares --shares), for each
     statistic of n rows drawn from DATA's rows with and without the property: every mechanism's
     scale checked exactly on the statistic's exact distribution at each share, beside group DP."""
     from pufferfish.dataset.calibrate import calibrate_property
+
+    refuse_report_path_early(report, force)
 
     def run() -> Any:
         return calibrate_property(
@@ -80,10 +95,17 @@ def property_calibrate(
 
     with working("calibrating (exact distributions of the statistics, mechanisms, exact checks)"):
         found = guard(run)
+    if report is not None:
+        from pufferfish.dataset.report import property_report_html, write_property_report
+
+        page = guard(lambda: property_report_html(found))
+        guard(lambda: write_property_report(page, report, force=force))
     if as_json:
         typer.echo(json.dumps(found.to_dict(), allow_nan=False))
         return
     _print(found, delta)
+    if report is not None:
+        Console().print(f"HTML report: {report} (confidential: the table's own values)", highlight=False)
 
 
 def _print(found: Any, delta: float) -> None:
