@@ -29,7 +29,6 @@ from pufferfish.dataset import (
     RowValues,
     StatisticSpec,
     parse_shares,
-    parse_statistics,
     property_scenario,
     read_property_table,
     statistic_prior,
@@ -39,7 +38,7 @@ from pufferfish.dataset.calibrate import calibrate_property
 from pufferfish.dataset.coupling import binomial_w_infinity, vector_scale
 from pufferfish.dataset.release import release_property
 from pufferfish.dataset.statistic import MAX_SUM_POINTS, StatisticTooLarge
-from pufferfish.dataset.table import PropertyTable, property_rows
+from pufferfish.dataset.table import PropertyTable
 from pufferfish.loss.exact import privacy_loss
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.source import DataError
@@ -452,42 +451,25 @@ def test_attack_cli_json() -> None:
     assert out["scales"][0] == pytest.approx(9.992, abs=1e-3)
 
 
-def test_finding_noise_along_one_direction_tells_the_counts() -> None:
-    # Chen and Ohrimenko's DirM (L) and DauM (G) add noise along mu_1 - mu_2 only. On their Adult
-    # release (n = 100, shares 0.45 vs 0.55) the combination v_F S_NM - v_NM S_F of the two counts
-    # is released without noise and takes distinct values on distinct count pairs, so the release
-    # tells both counts: its loss is at least their noiseless loss, computed here exactly (the
-    # multinomial of the four row classes), far above the eps (0.5-4) claimed for it.
-    from scipy.special import gammaln
+def test_joint_counts_of_two_statistics_match_brute_force() -> None:
+    # pufferfish reproduce chen2023 bounds DirM's and DauM's loss by the joint law of two counts
+    # (a multinomial of four row classes, in log space): against every data set of n rows
+    from pufferfish.reproduce.chen2023 import joint_counts
 
-    prop = PropertySpec.parse("income=>50K")
-    stats = parse_statistics("count:marital-status=Never-married,count:sex=Female")
-    w_rows, wo_rows = property_rows("adult", prop, stats)
-    n, shares = 100, (0.45, 0.55)
-    means = [t * w_rows.mean(axis=0) + (1 - t) * wo_rows.mean(axis=0) for t in shares]
-    v = n * (means[0] - means[1])  # the direction's count coordinates (up to the other statistics)
-    d = np.arange(-n, n + 1)
-    gap = np.abs(v[1] * d[:, None] - v[0] * d[None, :])
-    gap[n, n] = np.inf
-    assert gap.min() > 1e-3  # injective on 0..100 x 0..100
-    logs = []
-    for t in shares:
-        p = np.zeros(4)
-        for rows, w in ((w_rows, t), (wo_rows, 1 - t)):
-            p += w * np.bincount((rows[:, 0] * 2 + rows[:, 1]).astype(int), minlength=4) / len(rows)
-        k = np.arange(n + 1)
-        n11, n10, n01 = np.meshgrid(k, k, k, indexing="ij")
-        n00 = n - n11 - n10 - n01
-        ok = n00 >= 0
-        m00 = np.maximum(n00, 0)
-        choose = gammaln(n + 1) - gammaln(n11 + 1) - gammaln(n10 + 1) - gammaln(n01 + 1) - gammaln(m00 + 1)
-        lp = np.log(p)
-        term = np.where(ok, choose + n11 * lp[3] + n10 * lp[2] + n01 * lp[1] + m00 * lp[0], -np.inf)
-        grid = np.full((n + 1, n + 1), -np.inf)
-        np.logaddexp.at(grid, ((n10 + n11)[ok], (n01 + n11)[ok]), term[ok])
-        logs.append(grid)
-    both = np.isfinite(logs[0]) & np.isfinite(logs[1])
-    assert np.max(np.abs(logs[0][both] - logs[1][both])) > 15.0
+    rng = np.random.default_rng(4)
+    w_rows = rng.integers(0, 2, (7, 2)).astype(float)
+    wo_rows = rng.integers(0, 2, (5, 2)).astype(float)
+    for n in (1, 2, 4):
+        logs = joint_counts(w_rows, wo_rows, 0, 1, (0.3, 0.8), n)
+        for t, grid in zip((0.3, 0.8), logs, strict=True):
+            brute = np.zeros((n + 1, n + 1))
+            rows = [(r, t / len(w_rows)) for r in w_rows] + [(r, (1 - t) / len(wo_rows)) for r in wo_rows]
+            for combo in itertools.product(rows, repeat=n):
+                a = int(sum(r[0] for r, _ in combo))
+                b = int(sum(r[1] for r, _ in combo))
+                brute[a, b] += math.prod(p for _, p in combo)
+            with np.errstate(divide="ignore"):
+                assert np.allclose(np.exp(grid), brute, rtol=1e-12, atol=0.0)
 
 
 def test_cli_calibrate_report_is_written_and_confidential(tmp_path) -> None:

@@ -51,6 +51,15 @@ QueryOpt = Annotated[
     ),
 ]
 
+MechanismOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mechanism",
+        help="One statistic: a calibrator (default optimal, the smallest scale passing the exact check; "
+        "wasserstein-coupling needs no exact distribution). Several: wasserstein-coupling.",
+    ),
+]
+
 
 @property_app.command("calibrate")
 def property_calibrate(
@@ -148,14 +157,7 @@ def property_release(
     output: Annotated[str, typer.Option("--output", help="JSON file to write the released statistics to.")],
     shares: SharesOpt = "0.45,0.55",
     query: QueryOpt = "count",
-    mechanism: Annotated[
-        str | None,
-        typer.Option(
-            "--mechanism",
-            help="One statistic: a calibrator (default optimal, the smallest scale passing the exact "
-            "check; wasserstein-coupling needs no exact distribution). Several: wasserstein-coupling.",
-        ),
-    ] = None,
+    mechanism: MechanismOpt = None,
     noise: Annotated[
         str, typer.Option("--noise", help="laplace, or gaussian (one statistic, with --delta > 0).")
     ] = "laplace",
@@ -211,13 +213,7 @@ def property_attack(
     rows: Annotated[int, typer.Option("--rows", min=1, help="Rows n of each simulated data set.")],
     shares: SharesOpt = "0.45,0.55",
     query: QueryOpt = "count",
-    mechanism: Annotated[
-        str | None,
-        typer.Option(
-            "--mechanism",
-            help="One statistic: a calibrator (default optimal); several: wasserstein-coupling.",
-        ),
-    ] = None,
+    mechanism: MechanismOpt = None,
     samples: Annotated[
         int,
         typer.Option("--samples", min=10, help="Simulated data sets of each share, to train and to test."),
