@@ -59,6 +59,12 @@ STOPS = [
         ],
         None,
     ),
+    (
+        "property",
+        ['pufferfish property calibrate adult --property "income=>50K" --rows 100 --epsilon 0.5 '
+         "--epsilon 1 --epsilon 2 --report property.html"],
+        ("property.html", "fig-scales-0"),
+    ),
 ]  # fmt: skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,6 +127,16 @@ def main() -> None:
                     together.append(shown["together"][0]["epsilon"])
                 svg = ledger_figure(together)
                 print(f"{name}: together after 1, 2, 3 releases: {together}")
+            elif name == "property":
+                assert keep is not None
+                run(commands[0], folder)
+                page = folder / keep[0]
+                svg = figure_svg(page, keep[1])
+                report = json.loads(page.read_text().split('id="report-json">')[1].split("</script>")[0])
+                rows = report["statistics"][0]["results"]
+                print(f"{name}: {commands[0]}")
+                for mech in ("optimal", "group-dp"):
+                    print(f"  {mech}: {[(r['epsilon'], r['scale']) for r in rows if r['mechanism'] == mech]}")
             elif name == "sum":
                 assert keep is not None
                 output = run(commands[0], folder)
