@@ -489,3 +489,21 @@ def test_cli_calibrate_report_is_written_and_confidential(tmp_path) -> None:
               "--epsilon", "1", "--report", str(page)],
     )  # fmt: skip
     assert again.exit_code == 1 and "exists" in again.output
+
+
+def test_cli_release_report_and_calibrate_json_say_confidential(tmp_path) -> None:
+    out, page = tmp_path / "rel.json", tmp_path / "rel.html"
+    res = runner.invoke(
+        app, ["property", "release", "adult", "--property", "income=>50K", "--epsilon", "1", "--seed", "2",
+              "--output", str(out), "--report", str(page)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = page.read_text()
+    assert 'id="confidential"' in text and 'id="fig-priors-0"' in text
+    payload = json.loads(text.split('id="report-json">')[1].split("</script>")[0])
+    assert payload == json.loads(out.read_text())  # the page embeds the public output, nothing more
+    cal = runner.invoke(
+        app, ["property", "calibrate", "adult", "--property", "income=>50K", "--rows", "100",
+              "--epsilon", "1", "--json"],
+    )  # fmt: skip
+    assert json.loads(cal.output)["confidential"] is True

@@ -168,6 +168,12 @@ def property_release(
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Also print the JSON written.")] = False,
+    report: Annotated[
+        str | None,
+        typer.Option(
+            "--report", help="Also write a self-contained HTML report (confidential: the distributions)."
+        ),
+    ] = None,
 ) -> None:
     """Release DATA's statistics (n = its rows kept) with noise that keeps the share of rows with
     --property secret among --shares: one statistic by a calibrator checked exactly, several by
@@ -177,6 +183,7 @@ def property_release(
     from pufferfish.tables.outputs import check_output_path, write_text
 
     path = guard(lambda: check_output_path(output, force=force))
+    refuse_report_path_early(report, force)
 
     def run() -> Any:
         return release_property(
@@ -189,6 +196,11 @@ def property_release(
     payload = found.to_dict()
     text = json.dumps(payload, allow_nan=False, indent=1) + "\n"
     guard(lambda: write_text(text, path, force=force))
+    if report is not None:
+        from pufferfish.dataset.report import release_report_html, write_property_report
+
+        page = guard(lambda: release_report_html(found))
+        guard(lambda: write_property_report(page, report, force=force))
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return
@@ -203,6 +215,10 @@ def property_release(
     console.print(f"checked: {payload['checked']}", highlight=False)
     secure = "seeded NumPy (NOT secure)" if seed is not None else "secure (cryptographic randomness)"
     console.print(f"noise: {secure}; written: {path}", highlight=False)
+    if report is not None:
+        console.print(
+            f"HTML report: {report} (confidential: distributions built from the table)", highlight=False
+        )
 
 
 @property_app.command("attack")

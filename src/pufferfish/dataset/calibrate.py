@@ -27,6 +27,14 @@ from pufferfish.dataset.model import (
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec, parse_shares, parse_statistics
 from pufferfish.dataset.table import read_property_table
 from pufferfish.loss.density import check_noise
+from pufferfish.pipeline.public import confidential
+
+#: What a dataset-level calibration's JSON and report hold.
+DATASET_CONFIDENTIAL = (
+    "CONFIDENTIAL: this holds the table's own statistics, its share of rows with the property (the "
+    "secret itself) and distributions built from its rows. Do not publish it: publish the output file "
+    "of pufferfish property release."
+)
 
 
 @dataclass(frozen=True)
@@ -77,8 +85,9 @@ class PropertyComparison:
     results: tuple[tuple[Result | Skipped, ...], ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the model, then per statistic its table value and rows of results (each a
-        calibration's fields and ``checked_for``: which priors the check covers)."""
+        """JSON-ready: ``confidential`` and what it holds (:data:`DATASET_CONFIDENTIAL`), the model,
+        then per statistic its table value and rows of results (each a calibration's fields and
+        ``checked_for``: which priors the check covers)."""
         out = []
         for values, rows in zip(self.model.table.values, self.results, strict=True):
             out.append(
@@ -89,7 +98,7 @@ class PropertyComparison:
                     "results": [result_row(r) for r in rows],
                 }
             )
-        return {"model": self.model.describe(), "statistics": out}
+        return confidential({"model": self.model.describe(), "statistics": out}, DATASET_CONFIDENTIAL)
 
 
 def result_row(result: Result | Skipped) -> dict[str, Any]:

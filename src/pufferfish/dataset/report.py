@@ -1,10 +1,11 @@
-"""The self-contained HTML report of a dataset-level calibration (``pufferfish property calibrate
---report``): the model, and for each statistic its exact distribution under each share, the
-mechanisms' table at each epsilon and their scales against epsilon. Every number shown is one of
-the embedded JSON payload's (:meth:`~pufferfish.dataset.calibrate.PropertyComparison.to_dict`).
+"""The self-contained HTML reports of a dataset-level calibration (``pufferfish property calibrate
+--report``: the model, and for each statistic its exact distribution under each share, the
+mechanisms' table at each epsilon and their scales against epsilon) and release (``pufferfish
+property release --report``: the released values, the guarantee and the distributions). Every
+number shown is one of the embedded JSON payload's.
 
-The page holds the table's own statistics and share and distributions built from its rows: it is
-confidential (the page says so, as every report does).
+The pages hold distributions built from the table's rows (and a calibration's page the table's
+own statistics and share): they are confidential (each page says so, as every report does).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pufferfish.calibration.registry import Result
 from pufferfish.calibration.result import Skipped
 from pufferfish.dataset.calibrate import PropertyComparison
 from pufferfish.dataset.model import property_scenario
+from pufferfish.dataset.release import PropertyRelease
+from pufferfish.dataset.statistic import StatisticTooLarge
 from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, log_axes, svg_text, table_html
 from pufferfish.tables.outputs import write_text
 
@@ -77,6 +80,50 @@ def property_report_html(found: PropertyComparison) -> str:
         )
         parts.append(figure_html(f"fig-priors-{k}", f"{name} under each share", _priors(scenario), caption))
     return html_page("Pufferfish privacy for a property of the table", parts, payload)
+
+
+def release_report_html(found: PropertyRelease) -> str:
+    """The report page of :func:`~pufferfish.dataset.release.release_property`'s result: the
+    released values and their noise, the guarantee, and each statistic's exact distribution under
+    each share where it was computed (confidential: built from the table's rows).
+
+    Parameters
+    ----------
+    found : PropertyRelease
+
+    Returns
+    -------
+    str
+        One HTML document with the public output (:meth:`PropertyRelease.to_dict`) embedded.
+    """
+    payload = found.to_dict()
+    parts = [
+        "<h2>Released</h2>",
+        table_html(
+            ["statistic", "released value", "noise", "scale"],
+            [
+                [
+                    cell(r["query"]),
+                    cell(fmt(r["value"]), f"{r['query']}:value"),
+                    cell(r["noise"]),
+                    cell(fmt(r["scale"]), f"{r['query']}:scale"),
+                ]
+                for r in payload["released"]
+            ],
+            "released",
+        ),
+        f"<p>Mechanism: {html.escape(found.mechanism)}. Guarantee: {html.escape(payload['guarantee'])}.</p>",
+        f"<p>Checked: {html.escape(found.checked)}.</p>",
+    ]
+    for k, values in enumerate(found.model.table.values):
+        try:
+            scenario = property_scenario(found.model, k)
+        except StatisticTooLarge:
+            continue  # its exact distribution was not computed: nothing to draw
+        name = values.statistic.text
+        caption = f"The exact distribution of {name} over n = {found.model.rows} rows under each share."
+        parts.append(figure_html(f"fig-priors-{k}", f"{name} under each share", _priors(scenario), caption))
+    return html_page("Pufferfish privacy for a property of the table: release", parts, payload)
 
 
 def _row(r: Result | Skipped, k: int) -> list[str]:
