@@ -507,3 +507,17 @@ def test_cli_release_report_and_calibrate_json_say_confidential(tmp_path) -> Non
               "--epsilon", "1", "--json"],
     )  # fmt: skip
     assert json.loads(cal.output)["confidential"] is True
+
+
+def test_table_value_is_a_point_of_the_models_distribution(tmp_path) -> None:
+    # the released statistic must be a support point of the checked distribution: the exact sum of
+    # the rows' floats rounded once (0.1 + 0.1 + 0.1 is not 3 * 0.1 in floats), a mean on the grid
+    path = tmp_path / "t.csv"
+    rows = ["p,x"] + [f"{'ab'[i % 2]},{[0.1, 0.7, 1e-9][i % 3]}" for i in range(12)]
+    path.write_text("\n".join(rows) + "\n")
+    stats = [StatisticSpec.parse("sum:x"), StatisticSpec.parse("mean:x")]
+    table = read_property_table(path, PropertySpec.parse("p=a"), stats)
+    model = PropertyModel(table, (0.3, 0.6), table.rows)
+    for k, values in enumerate(table.values):
+        prior = property_scenario(model, k).priors[0].conditionals["share=0.3"]
+        assert float(to_release_grid(values.total)) in set(prior.support.tolist())

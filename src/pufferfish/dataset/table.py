@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import duckdb
@@ -23,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec
+from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.duckdb_engine import is_numeric_type
 from pufferfish.tables.duckdb_read import connect, open_table, read_error
 from pufferfish.tables.source import DataError, quote_identifier, resolve_source
@@ -40,8 +42,9 @@ class RowValues:
     with_counts, without_counts : numpy.ndarray of int64, shape (k,), (m,)
         How many rows of each group have each value (>= 1).
     total : float
-        The statistic of the table itself: ``sum f(row)`` over the rows kept (exact for integer
-        values; ``math.fsum`` otherwise), divided by their number for a mean.
+        The statistic of the table itself: ``sum f(row)`` over the rows kept, exactly summed and
+        rounded once (as the model's distribution rounds it); for a mean, that sum on the release
+        grid divided by their number.
     """
 
     statistic: StatisticSpec
@@ -246,9 +249,13 @@ def _row_values(
             raise DataError(f"query {s.text!r}: column {s.column!r} holds a non-finite value {v!r}")
         groups[bool(h)].append((x, int(n)))
     n_rows = sum(n for g in groups.values() for _, n in g)
-    total = math.fsum(x * n for g in groups.values() for x, n in g)
+    # as the model's distribution has it (pufferfish.multiuser.convolution.sum_distribution): the
+    # exact sum of the rows' floats rounded once to the nearest float; a mean is that sum on the
+    # release grid divided by n (pufferfish.dataset.statistic)
+    exact = sum((Fraction(x) * n for g in groups.values() for x, n in g), Fraction(0))
+    total = float(exact)
     if s.kind == "mean":
-        total = total / n_rows
+        total = float(to_release_grid(total)) / n_rows
     w, wo = groups[True], groups[False]
     return RowValues(
         s,
