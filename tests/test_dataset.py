@@ -37,7 +37,7 @@ from pufferfish.dataset.attack import attack_property
 from pufferfish.dataset.calibrate import calibrate_property
 from pufferfish.dataset.coupling import binomial_w_infinity, vector_scale
 from pufferfish.dataset.release import release_property
-from pufferfish.dataset.statistic import MAX_SUM_POINTS, StatisticTooLarge
+from pufferfish.dataset.statistic import MAX_SUM_POINTS, StatisticTooLarge, joint_count_prior
 from pufferfish.dataset.table import PropertyTable
 from pufferfish.loss.exact import privacy_loss
 from pufferfish.priors.distributions import to_release_grid
@@ -391,7 +391,7 @@ def test_release_of_several_statistics_uses_the_coupling() -> None:
     weights = (1.0, r_age ** (1 / 3))
     b = w * (1.0 / weights[0] + r_age / weights[1]) / 2.0
     assert rel.scales == pytest.approx((b * weights[0], b * weights[1]), rel=1e-12)
-    with pytest.raises(ValueError, match="Laplace noise, delta = 0"):
+    with pytest.raises(ValueError, match="Laplace noise and delta = 0"):
         release_property("adult", property="income=>50K", epsilon=2.0, queries="count,mean:age", delta=1e-3,
                          noise="gaussian")  # fmt: skip
 
@@ -521,3 +521,55 @@ def test_table_value_is_a_point_of_the_models_distribution(tmp_path) -> None:
     for k, values in enumerate(table.values):
         prior = property_scenario(model, k).priors[0].conditionals["share=0.3"]
         assert float(to_release_grid(values.total)) in set(prior.support.tolist())
+
+
+# ------------------------------------------------------------------------------------------
+# Two counts together: the exact joint check
+
+
+def test_joint_count_prior_matches_brute_force() -> None:
+    classes = np.array([[3, 1, 0, 2], [1, 4, 2, 0]], dtype=np.int64)
+    for n in (1, 2, 3):
+        for theta in (0.0, 0.35, 1.0):
+            prior = joint_count_prior(classes, theta, n)
+            p = [Fraction(theta) * int(classes[0, c]) / 6 + (1 - Fraction(theta)) * int(classes[1, c]) / 7
+                 for c in range(4)]  # fmt: skip
+            brute: dict[tuple[int, int], Fraction] = {}
+            for combo in itertools.product(range(4), repeat=n):
+                key = (sum(c >> 1 for c in combo), sum(c & 1 for c in combo))
+                brute[key] = brute.get(key, Fraction(0)) + math.prod((p[c] for c in combo), start=Fraction(1))
+            got = {(int(a), int(b)): q for (a, b), q in zip(prior.support, prior.pmf, strict=True) if q > 0}
+            assert sorted(got) == sorted(k for k, v in brute.items() if v > 0)
+            for key, q in got.items():
+                assert q == pytest.approx(float(brute[key]), rel=1e-12)
+
+
+def test_two_counts_together_are_checked_exactly_and_beat_the_coupling() -> None:
+    res = calibrate_property(
+        "adult", property="income=>50K", epsilon=1.0, rows=100,
+        queries="count:marital-status=Never-married,count:sex=Female",
+    )  # fmt: skip
+    joint = {r.mechanism: r for r in res.joint if isinstance(r, Calibration)}
+    assert joint["optimal"].checked_loss <= 1.0
+    assert joint["wasserstein-coupling"].scale == 22.0  # W_inf 11 rows x (1 + 1)
+    assert joint["group-dp"].scale == 200.0
+    assert joint["optimal"].scale < joint["wasserstein-coupling"].scale / 3
+    # the joint optimum needs more noise than either count alone (releasing both tells more)
+    alone = [next(r.scale for r in rows if r.mechanism == "optimal") for rows in res.results]
+    assert joint["optimal"].scale > max(alone)
+    assert res.to_dict()["joint"]["results"]
+
+
+def test_release_of_two_counts_of_a_small_table_uses_the_joint_check(tmp_path) -> None:
+    path = tmp_path / "t.csv"
+    rng = np.random.default_rng(9)
+    draws = rng.random((60, 3)) < np.array([0.6, 0.3, 0.5])
+    lines = ["p,a,b"] + [f"{'yn'[int(p)]},{int(a)},{int(b)}" for p, a, b in draws]
+    path.write_text("\n".join(lines) + "\n")
+    rel = release_property(path, property="p=y", epsilon=1.0, queries="count:a=1,count:b=1", rng=1)
+    assert rel.mechanism == "optimal" and "exact product loss" in rel.checked
+    assert rel.scales[0] == rel.scales[1]
+    with pytest.raises(ValueError, match="wasserstein-coupling"):
+        release_property(
+            "adult", property="income=>50K", epsilon=1.0, queries="count,mean:age", mechanism="relaxed"
+        )

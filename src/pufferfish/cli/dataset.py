@@ -142,6 +142,14 @@ def _print(found: Any, delta: float) -> None:
             highlight=False,
         )
         print_comparisons(console, results, delta, show_pair=False)
+    if found.joint:
+        names = " and ".join(v.statistic.text for v in t.values)
+        console.print(
+            f"\n{names} released together (each count + Laplace(scale)), checked exactly on their joint "
+            "distribution at each share:",
+            highlight=False,
+        )
+        print_comparisons(console, found.joint, delta, show_pair=False)
     console.print(
         "\nchecked: every scale by the exact privacy loss on the statistic's exact distribution at each "
         "share, for the point-estimate prior; group DP holds for every prior in the table's range",

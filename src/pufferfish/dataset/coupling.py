@@ -104,7 +104,7 @@ class VectorScale:
     row_changes : tuple of float
         ``r_k`` per statistic (its unit; a mean's divided by ``n``).
     weights : tuple of float
-        ``w_k = r_k^(1/3)`` (1 where ``r_k = 0``).
+        ``w_k``: the metric's units given, else ``r_k^(1/3)`` (1 where ``r_k = 0``).
     distance : float
         ``W = w_count * sum_k r_k / w_k`` in the weighted metric.
     scales : tuple of float
@@ -129,7 +129,10 @@ class VectorScale:
 
 
 def vector_scale(
-    model: PropertyModel, epsilon: float, statistics: Sequence[int] | None = None
+    model: PropertyModel,
+    epsilon: float,
+    statistics: Sequence[int] | None = None,
+    units: Sequence[float] | None = None,
 ) -> VectorScale:
     """The Laplace scales of ``model``'s statistics released together at ``epsilon``.
 
@@ -140,6 +143,8 @@ def vector_scale(
         > 0 (checked at the edge).
     statistics : sequence of int, optional
         Which statistics (0-based; default all of them, in order).
+    units : sequence of float, optional
+        The metric's weights ``w_k`` (> 0), one per statistic; default ``r_k^(1/3)``.
 
     Returns
     -------
@@ -156,7 +161,10 @@ def vector_scale(
         w, wo = values.with_support, values.without_support
         r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
         changes.append(r / n if values.statistic.kind == "mean" else r)
-    weights = tuple(r ** (1.0 / 3.0) if r > 0 else 1.0 for r in changes)
+    if units is None:
+        weights = tuple(r ** (1.0 / 3.0) if r > 0 else 1.0 for r in changes)
+    else:
+        weights = tuple(float(w) for w in units)
     distance = w_count * math.fsum(r / wk for r, wk in zip(changes, weights, strict=True))
     b = distance / epsilon
     return VectorScale(epsilon, w_count, tuple(changes), weights, distance, tuple(b * wk for wk in weights))

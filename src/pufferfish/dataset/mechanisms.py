@@ -37,14 +37,20 @@ class DatasetMechanisms:
         Returns
         -------
         Proposal
-            The scale in the statistic's unit, decided by the first pair.
+            The scale ``b`` in the scenario's metric (one statistic: its unit; two counts: each
+            gets ``Laplace(b w_k)``), decided by the first pair.
         """
         bound = scenario.model
         assert isinstance(bound, StatisticModel)
+        units = scenario.metric.units if scenario.metric is not None else (1.0,)
         if which == "wasserstein-coupling":
-            found = vector_scale(bound.model, epsilon, [bound.statistic])
-            return Proposal(found.scales[0], scenario.priors[0].name, scenario.pairs[0], found.sentence())
-        sensitivity = bound.model.group_dp_sensitivity(bound.statistic)
+            found = vector_scale(bound.model, epsilon, bound.statistics, units)
+            return Proposal(
+                found.distance / epsilon, scenario.priors[0].name, scenario.pairs[0], found.sentence()
+            )
+        sensitivity = sum(
+            bound.model.group_dp_sensitivity(k) / w for k, w in zip(bound.statistics, units, strict=True)
+        )
         n = bound.model.rows
         why = f"group DP over all {n} rows: sensitivity {sensitivity:g} / eps"
         return Proposal(sensitivity / epsilon, scenario.priors[0].name, scenario.pairs[0], why)

@@ -3,8 +3,11 @@
 The model's ``n`` is the table's rows kept (:class:`~pufferfish.dataset.table.PropertyTable`).
 One statistic: the registry's mechanism (default ``optimal``) calibrated on its exact priors and
 checked exactly, then checked again as the secure sampler draws it
-(:func:`~pufferfish.pipeline.draws.drawn_scale`). Several statistics: the Wasserstein mechanism
-on the coupling of the shares (:mod:`pufferfish.dataset.coupling`, seed 002 Thm 1), product Laplace noise.
+(:func:`~pufferfish.pipeline.draws.drawn_scale`). Two counts of a small table: the registry's
+mechanism on their exact joint distribution, checked by the product check
+(:func:`~pufferfish.dataset.model.joint_scenario`). Other statistics together: the Wasserstein
+mechanism on the coupling of the shares (:mod:`pufferfish.dataset.coupling`, seed 002 Thm 1),
+product Laplace noise.
 
 What leaves the process (:meth:`PropertyRelease.to_dict`): the noisy statistics, their noise, the
 model's public parameters (the property, the shares, ``n``) and the guarantee; never the table's
@@ -25,7 +28,13 @@ from pufferfish.calibration import Calibration
 from pufferfish.calibration.registry import check_mechanisms, run_comparison
 from pufferfish.dataset.calibrate import property_request
 from pufferfish.dataset.coupling import VectorScale, vector_scale
-from pufferfish.dataset.model import PRIOR_NAME, PropertyModel, property_scenario
+from pufferfish.dataset.model import (
+    MAX_JOINT_POINTS,
+    PRIOR_NAME,
+    PropertyModel,
+    joint_scenario,
+    property_scenario,
+)
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec
 from pufferfish.dataset.statistic import StatisticTooLarge
 from pufferfish.dataset.table import read_property_table
@@ -124,7 +133,9 @@ def release_property(
         check on the statistic's exact distribution). ``wasserstein-coupling`` needs no exact
         distribution: when the sum's lattice is too large
         (:class:`~pufferfish.dataset.statistic.StatisticTooLarge`), its scale rests on the theorem
-        alone. Several statistics: ``wasserstein-coupling`` only (the default), Laplace noise and pure eps.
+        alone. Several statistics (Laplace noise, pure eps): two counts of a small table
+        (:func:`~pufferfish.dataset.model.joint_scenario`) by a registry name (default ``optimal``)
+        checked exactly on their joint distribution; otherwise ``wasserstein-coupling``.
     rng : numpy.random.Generator, int or None
         None (default): the secure sampler. A seed or Generator: NumPy's, **not secure**.
 
@@ -146,16 +157,25 @@ def release_property(
     named = [mechanism] if mechanism is not None else None
     request = property_request(data, property, eps, queries, shares, None, delta, noise, named)
     several = len(request.statistics) > 1
-    chosen = mechanism if mechanism is not None else ("wasserstein-coupling" if several else "optimal")
-    if several and (chosen != "wasserstein-coupling" or request.noise != "laplace" or request.delta > 0):
+    chosen = mechanism if mechanism is not None else "optimal"
+    if several and (request.noise != "laplace" or request.delta > 0):
         raise ValueError(
-            "several statistics are released together by the Wasserstein mechanism on the coupling "
-            f"(mechanism wasserstein-coupling, Laplace noise, delta = 0), got mechanism {chosen}, noise "
-            f"{request.noise}, delta {request.delta:g}"
+            "several statistics are released together with Laplace noise and delta = 0 (two counts: "
+            "checked exactly on their joint law; otherwise the Wasserstein mechanism on the coupling), "
+            f"got noise {request.noise}, delta {request.delta:g}"
         )
     table = read_property_table(request.data, request.prop, request.statistics)
     model = PropertyModel(table, request.shares, table.rows)
     if several:
+        together = joint_scenario(model) if mechanism != "wasserstein-coupling" else None
+        if together is not None:  # two counts: the exact product check on their joint law
+            return _release_joint(model, together, mechanism or "optimal", eps, rng)
+        if mechanism not in (None, "wasserstein-coupling"):
+            raise ValueError(
+                f"mechanism {mechanism} needs the statistics' joint distribution, computed for two counts "
+                f"of at most {int(MAX_JOINT_POINTS**0.5) - 1} rows; these are released by "
+                "wasserstein-coupling (the default here)"
+            )
         return _release_vector(model, eps, vector_scale(model, eps), rng)
     try:
         scenario = property_scenario(model, 0)
@@ -191,6 +211,35 @@ def _release_one(
         model, (float(drawn.values[0]),), (float(drawn.scale),), picked.mechanism, eps, picked.delta,
         picked.noise, checked, drawn.describe(),
     )  # fmt: skip
+
+
+def _release_joint(
+    model: PropertyModel, scenario: Scenario, mechanism: str, eps: float, rng: Any
+) -> PropertyRelease:
+    """Two counts with ``Laplace(b)`` each, ``b`` the registry's mechanism on their joint law
+    (checked exactly by the product check). The secure sampler draws each at a scale rounded up
+    from ``b``; a larger scale on one coordinate is post-processing (SPEC sec 2.1, per coordinate),
+    and the counts are integers, on every sampler grid below 1."""
+    (picked,) = run_comparison(scenario, [eps], check_mechanisms([mechanism]), delta=0.0, noise="laplace")
+    if not isinstance(picked, Calibration):
+        reason = getattr(picked, "reason", "")
+        raise ValueError(f"mechanism {mechanism} cannot release these two counts together: {reason}")
+    values, scales, samplers = [], [], []
+    for v in model.table.values:
+        drawn = add_laplace(np.array([v.total]), picked.scale, rng=rng)
+        values.append(float(drawn.values[0]))
+        scales.append(float(drawn.scale))
+        samplers.append(drawn.describe())
+        if rng is None and 2.0 ** grid_exponent(drawn.scale) > 1.0:
+            raise AssertionError("a count is off the sampler's grid")  # scales beyond 2^40: a bug
+    checked = (
+        f"exact product loss {picked.checked_loss:.6g} (+ bound {picked.check_error_bound:.2g}) of "
+        "Laplace noise on both counts, on their exact joint distribution at each share (a multinomial "
+        f"of the four row classes), for the point-estimate prior; {picked.decided_by}"
+    )
+    sampler = samplers[0] if rng is not None else {"per_statistic": samplers}
+    return PropertyRelease(model, tuple(values), tuple(scales), picked.mechanism, eps, 0.0, "laplace",
+                           checked, sampler)  # fmt: skip
 
 
 def _release_vector(model: PropertyModel, eps: float, found: VectorScale, rng: Any) -> PropertyRelease:

@@ -79,6 +79,11 @@ class PropertyTable:
         One per statistic, in the order asked.
     description : str
         The table, for messages and reports.
+    pair_classes : numpy.ndarray of int64, shape (2, 4), or None
+        For exactly two count statistics: how many rows with the property (row 0) and without
+        (row 1) have the per-row values ``(f_1, f_2)`` = (0, 0), (0, 1), (1, 0), (1, 1) (columns
+        ``2 f_1 + f_2``): their joint distribution, which
+        :func:`~pufferfish.dataset.statistic.joint_count_prior` needs. None otherwise.
     """
 
     prop: PropertySpec
@@ -87,6 +92,7 @@ class PropertyTable:
     rows_with_property: int
     values: tuple[RowValues, ...]
     description: str
+    pair_classes: NDArray[np.int64] | None = None
 
     @property
     def share(self) -> float:
@@ -126,9 +132,26 @@ def read_property_table(data: Any, prop: PropertySpec, statistics: Sequence[Stat
             ).fetchone()  # type: ignore[misc]
             _check_rows(int(rows), int(with_prop), prop)
             values = tuple(_row_values(con, s, has, kept, prop) for s in statistics)
+            pairs = _pair_classes(con, statistics, has, kept)
         except duckdb.Error as exc:
             raise read_error(exc, source.description) from None
-    return PropertyTable(prop, int(rows), int(total) - int(rows), int(with_prop), values, source.description)
+    left_out = int(total) - int(rows)
+    return PropertyTable(prop, int(rows), left_out, int(with_prop), values, source.description, pairs)
+
+
+def _pair_classes(
+    con: duckdb.DuckDBPyConnection, statistics: Sequence[StatisticSpec], has: str, kept: str
+) -> NDArray[np.int64] | None:
+    """:attr:`PropertyTable.pair_classes` of two count statistics (None otherwise)."""
+    if len(statistics) != 2 or any(s.kind != "count" for s in statistics):
+        return None
+    a, b = (_value_sql(s, has) for s in statistics)
+    out = np.zeros((2, 4), dtype=np.int64)
+    for h, v1, v2, n in con.execute(
+        f"SELECT {has}, {a}, {b}, count(*) FROM t WHERE {kept} GROUP BY 1, 2, 3"
+    ).fetchall():
+        out[0 if h else 1, 2 * int(v1) + int(v2)] = int(n)
+    return out
 
 
 def _open(

@@ -239,26 +239,21 @@ def _delta(scenario: Any, sigma: float, eps: float, delta: float) -> float:
 
 def joint_counts(w_rows: NDArray[np.float64], wo_rows: NDArray[np.float64], i: int, j: int,
                  shares: tuple[float, float], n: int) -> list[NDArray[np.float64]]:  # fmt: skip
-    """``log P(S_i = a, S_j = b)`` under each share of two count statistics: rows fall in four
-    classes (``f_i, f_j`` in {0, 1}), the counts are multinomial (log space)."""
-    from scipy.special import gammaln
+    """``log P(S_i = a, S_j = b)`` on the grid ``(n + 1) x (n + 1)`` under each share, of two count
+    statistics (:func:`pufferfish.dataset.statistic.joint_count_prior`: a multinomial of the
+    four row classes, in log space)."""
+    from pufferfish.dataset.statistic import joint_count_prior
 
+    classes = np.zeros((2, 4), dtype=np.int64)
+    for g, rows in enumerate((w_rows, wo_rows)):
+        classes[g] = np.bincount((rows[:, i] * 2 + rows[:, j]).astype(int), minlength=4)
     logs = []
-    k = np.arange(n + 1)
-    n11, n10, n01 = np.meshgrid(k, k, k, indexing="ij")
-    n00 = n - n11 - n10 - n01
-    ok = n00 >= 0
-    m00 = np.maximum(n00, 0)
-    choose = gammaln(n + 1) - gammaln(n11 + 1) - gammaln(n10 + 1) - gammaln(n01 + 1) - gammaln(m00 + 1)
     for t in shares:
-        p = np.zeros(4)
-        for rows, w in ((w_rows, t), (wo_rows, 1 - t)):
-            p += w * np.bincount((rows[:, i] * 2 + rows[:, j]).astype(int), minlength=4) / len(rows)
-        with np.errstate(divide="ignore"):
-            lp = np.log(p)
-        term = np.where(ok, choose + n11 * lp[3] + n10 * lp[2] + n01 * lp[1] + m00 * lp[0], -np.inf)
+        prior = joint_count_prior(classes, t, n)
+        assert prior.log_pmf is not None
         grid = np.full((n + 1, n + 1), -np.inf)
-        np.logaddexp.at(grid, ((n10 + n11)[ok], (n01 + n11)[ok]), term[ok])
+        a, b = prior.support[:, 0].astype(int), prior.support[:, 1].astype(int)
+        grid[a, b] = prior.log_pmf
         logs.append(grid)
     return logs
 
