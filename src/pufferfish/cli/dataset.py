@@ -184,9 +184,10 @@ def property_release(
     ] = None,
 ) -> None:
     """Release DATA's statistics (n = its rows kept) with noise that keeps the share of rows with
-    --property secret among --shares: one statistic by a calibrator checked exactly, several by
-    the Wasserstein mechanism on the coupling of the shares. The output holds the noisy values,
-    their noise and the guarantee, never the table's own values or share."""
+    --property secret among --shares: one statistic by a calibrator checked exactly, two counts of
+    a small table checked on their joint law, others by the Wasserstein mechanism on the coupling
+    of the shares. The output holds the noisy values, their noise and the guarantee, never the
+    table's own values or share."""
     from pufferfish.dataset.release import release_property
     from pufferfish.tables.outputs import check_output_path, write_text
 
