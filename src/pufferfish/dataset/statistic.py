@@ -180,8 +180,10 @@ def joint_count_prior(classes: NDArray[np.int64], theta: float, n: int) -> Joint
     -------
     JointPrior
         On the pairs ``(a, b)`` of positive probability, with ``log_error`` bounding each entry:
-        ``32 u (5 gammaln(n + 1) + n sum_c |log p_c| + n + 8) + log(n + 1) 4 u`` (``gammaln`` to a
-        few ulps of its value, the class probabilities to 4 ulps, one ``logaddexp`` per term).
+        with ``B = 5 gammaln(n + 1) + n sum_c |log p_c| + n + 8`` (at least every term's and every
+        partial sum's magnitude), ``32 u B`` for each term (``gammaln`` to a few ulps of its value,
+        the class probabilities to 4 ulps) plus ``2 u (n + 1) (B + 1)`` for the at most ``n + 1``
+        terms added one after the other by ``logaddexp`` (each step within ``2 u (|s| + 1)``).
     """
     from scipy.special import gammaln
 
@@ -207,9 +209,8 @@ def joint_count_prior(classes: NDArray[np.int64], theta: float, n: int) -> Joint
     np.logaddexp.at(grid, (n10 + n11, n01 + n11), term)
     a, b = np.nonzero(np.isfinite(grid))
     finite = [abs(float(v)) for v in lp if math.isfinite(float(v))]
-    bound = 32.0 * _U * (5.0 * float(gammaln(n + 1.0)) + n * sum(finite) + n + 8.0) + 4.0 * _U * math.log(
-        n + 1.0
-    )
+    big = 5.0 * float(gammaln(n + 1.0)) + n * sum(finite) + n + 8.0  # >= every |term| and |sum|
+    bound = 32.0 * _U * big + 2.0 * _U * (n + 1.0) * (big + 1.0)
     return JointPrior.from_log_pmf(np.column_stack([a, b]).astype(np.float64), grid[a, b], log_error=bound)
 
 
