@@ -35,7 +35,7 @@ from pufferfish.dataset import (
 )
 from pufferfish.dataset.attack import attack_property
 from pufferfish.dataset.calibrate import calibrate_property
-from pufferfish.dataset.coupling import binomial_w_infinity, vector_scale
+from pufferfish.dataset.coupling import binomial_w_infinity, row_w_infinity, vector_scale
 from pufferfish.dataset.release import release_property
 from pufferfish.dataset.statistic import MAX_SUM_POINTS, StatisticTooLarge, joint_count_prior
 from pufferfish.dataset.table import PropertyTable
@@ -403,7 +403,13 @@ def test_release_of_a_large_mean_names_the_way_out() -> None:
         "adult", property="income=>50K", epsilon=1.0, queries="mean:age", mechanism="wasserstein-coupling",
         rng=1,
     )  # fmt: skip
-    assert rel.scales[0] == pytest.approx(binomial_w_infinity(48842, 0.45, 0.55) * 73.0 / 48842, rel=1e-12)
+    r = row_w_infinity(
+        read_property_table(
+            "adult", PropertySpec.parse("income=>50K"), [StatisticSpec.parse("mean:age")]
+        ).values[0]
+    )
+    assert r == 12.0  # ages paired by their quantiles differ by at most 12 years (range 73)
+    assert rel.scales[0] == pytest.approx(binomial_w_infinity(48842, 0.45, 0.55) * r / 48842, rel=1e-12)
 
 
 def test_cli_release_writes_the_json_and_keeps_an_existing_file(tmp_path) -> None:
@@ -573,3 +579,47 @@ def test_release_of_two_counts_of_a_small_table_uses_the_joint_check(tmp_path) -
         release_property(
             "adult", property="income=>50K", epsilon=1.0, queries="count,mean:age", mechanism="relaxed"
         )
+
+
+def _exact_row_w_infinity(values: RowValues) -> float:
+    """sup_u |Q_with(u) - Q_without(u)| over the common refinement of both steps (fractions)."""
+
+    def steps(xs, counts):  # type: ignore[no-untyped-def]
+        total = int(counts.sum())
+        cum = itertools.accumulate(int(c) for c in counts)
+        return [(Fraction(c, total), float(x)) for c, x in zip(cum, xs, strict=True)]
+
+    a, b = (
+        steps(values.with_support, values.with_counts),
+        steps(values.without_support, values.without_counts),
+    )
+    cuts = sorted({u for u, _ in a} | {u for u, _ in b})
+    worst, lo = 0.0, Fraction(0)
+    for hi in cuts:
+        mid = (lo + hi) / 2
+        qa = next(x for u, x in a if u >= mid)
+        qb = next(x for u, x in b if u >= mid)
+        worst, lo = max(worst, abs(qa - qb)), hi
+    return worst
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_cases())
+def test_row_w_infinity_matches_exact_fractions(case: tuple[RowValues, float, int]) -> None:
+    values, _, _ = case
+    assert row_w_infinity(values) == _exact_row_w_infinity(values)
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_cases(), st.sampled_from([0.3, 1.0, 2.5]))
+def test_coupling_scale_of_one_statistic_passes_the_exact_check(
+    case: tuple[RowValues, float, int], eps: float
+) -> None:
+    # one statistic: the rows that change are paired by their quantiles (r = W_inf of a row's value
+    # across the groups, not the range); the scale must pass the exact loss on the exact priors
+    values, _, n = case
+    model = _model(values, (0.2, 0.7), n)
+    found = vector_scale(model, eps, [0], [1.0])
+    scale = found.distance / eps
+    if scale > 0:
+        assert privacy_loss(property_scenario(model), scale).loss <= eps + 1e-9

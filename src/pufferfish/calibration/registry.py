@@ -257,7 +257,8 @@ _ENTRIES = (
               "Markov count", *_model_kind("mqm-exact"), pure=True),
     Mechanism("wasserstein-coupling", "laplace", "(eps, delta)-PP",
               "seed 002 Thm 1 on the quantile coupling of the counts of rows with the property (W_inf of two "
-              "binomials) times a row's largest change (pufferfish.dataset.coupling)",
+              "binomials) times a row's largest change: one statistic, W_inf of a row's value across the "
+              "groups (pufferfish.dataset.coupling)",
               "dataset property", *_model_kind("wasserstein-coupling"), pure=True, robust=True),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),

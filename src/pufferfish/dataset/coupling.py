@@ -17,7 +17,9 @@ coupling, and the statistics differ by at most ``W = w_count * D``:
   (:func:`binomial_w_infinity`: about 11 rows at n = 100, 0.45 vs 0.55);
 * ``D = sum_k r_k / w_k``, ``r_k`` the largest change of statistic ``k`` when one row without the
   property is replaced by one with it (the largest difference of per-row values across the two
-  groups; divided by ``n`` for a mean).
+  groups; divided by ``n`` for a mean). For one statistic the replaced and the replacing rows are
+  paired by their quantiles (each pair is still a draw of each group), so ``r`` is the
+  ``W_inf`` distance of a row's value across the groups (:func:`row_w_infinity`).
 
 The weights ``w_k = r_k^(1/3)`` minimise the expected squared L2 error ``2 b^2 sum_k w_k^2`` of
 the release for this ``D`` (Lagrange: ``w_k^3`` proportional to ``r_k``).
@@ -39,6 +41,7 @@ from numpy.typing import NDArray
 
 from pufferfish.dataset.model import PropertyModel
 from pufferfish.dataset.statistic import binomial_log_pmf
+from pufferfish.dataset.table import RowValues
 
 #: Margin (nats) of every comparison of two log-CDFs in :func:`binomial_w_infinity`: far above
 #: their rounding (``gammaln`` and ``n`` accumulated ``logaddexp`` steps, below 1e-9 nats at
@@ -90,6 +93,40 @@ def _log_cdf_and_sf(n: int, theta: float) -> tuple[NDArray[np.float64], NDArray[
     tail = np.logaddexp.accumulate(log_pmf[::-1])[::-1]  # log P(K >= k)
     log_s = np.concatenate([tail[1:], [-np.inf]])
     return log_f, log_s
+
+
+def row_w_infinity(values: RowValues) -> float:
+    """``W_inf`` between a row's value with the property and without it, exactly.
+
+    The rows that the coupling changes (module docstring) are drawn from the table's rows without
+    the property in one data set and with it in the other; pairing them by their quantiles moves
+    each by at most ``sup_u |Q_with(u) - Q_without(u)|``. The quantile functions are step
+    functions of the integer counts: their breakpoints ``c / N`` are compared exactly, as
+    integers (``c_1 N_2`` against ``c_2 N_1``).
+
+    Parameters
+    ----------
+    values : RowValues
+
+    Returns
+    -------
+    float
+        >= 0, in the statistic's per-row unit.
+    """
+    xs = (values.with_support.tolist(), values.without_support.tolist())
+    cums = tuple(np.cumsum(c).tolist() for c in (values.with_counts, values.without_counts))
+    totals = (int(cums[0][-1]), int(cums[1][-1]))
+    i = j = 0
+    worst = 0.0
+    while i < len(xs[0]) and j < len(xs[1]):
+        # on (previous breakpoint, min of the two next breakpoints] both quantiles are constant
+        worst = max(worst, abs(xs[0][i] - xs[1][j]))
+        a, b = int(cums[0][i]) * totals[1], int(cums[1][j]) * totals[0]  # F_with(x_i) vs F_without(y_j)
+        if a <= b:
+            i += 1
+        if b <= a:
+            j += 1
+    return worst
 
 
 @dataclass(frozen=True)
@@ -149,17 +186,22 @@ def vector_scale(
     Returns
     -------
     VectorScale
-        Valid by seed 002 Thm 1 on the coupling of the module docstring, for every pair of shares;
-        for the point-estimate conditionals, and for any conditionals whose per-row values stay in
-        the table's ranges (``r_k`` is a range).
+        Valid by seed 002 Thm 1 on the coupling of the module docstring, for every pair of shares
+        and the point-estimate conditionals. One statistic: ``r`` is the W-infinity distance of
+        the per-row values with and without the property (:func:`row_w_infinity`: the rows that
+        change are paired by their quantiles); several: the largest difference across the groups
+        of each (a pairing of the rows' whole vectors would need a bottleneck plan).
     """
     n = model.rows
     w_count = max(binomial_w_infinity(n, a, b) for a, b in itertools.combinations(model.shares, 2))
     changes = []
     which = range(len(model.table.values)) if statistics is None else statistics
     for values in (model.table.values[k] for k in which):
-        w, wo = values.with_support, values.without_support
-        r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
+        if len(which) == 1:
+            r = row_w_infinity(values)
+        else:
+            w, wo = values.with_support, values.without_support
+            r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
         changes.append(r / n if values.statistic.kind == "mean" else r)
     if units is None:
         weights = tuple(r ** (1.0 / 3.0) if r > 0 else 1.0 for r in changes)
