@@ -43,9 +43,10 @@ def _database() -> duckdb.DuckDBPyConnection:
     :data:`DUCKDB_MEMORY_LIMIT` and a spill folder of its own (:func:`~.outputs.spill_path`),
     both closed and removed when the process exits.
 
-    Opening a database costs about 14 ms (``duckdb.connect``), a cursor on it 0.2 ms, and a
-    release used four (counts, columns written, rows read, rows written): one database and a
-    cursor for each stage instead. A forked child opens its own (a database is not fork-safe).
+    Opening a database costs 11.6 ms (``duckdb.connect``), a cursor on it 0.19 ms (medians,
+    ``python benchmarks/bench_connections.py``), and a release used four (counts, columns written,
+    rows read, rows written): one database and a cursor for each stage instead. A forked child
+    opens its own (a database is not fork-safe).
     """
     global _DATABASE
     with _DATABASE_LOCK:
