@@ -43,10 +43,13 @@ from pufferfish.dataset.model import PropertyModel
 from pufferfish.dataset.statistic import binomial_log_pmf
 from pufferfish.dataset.table import RowValues
 
-#: Margin (nats) of every comparison of two log-CDFs in :func:`binomial_w_infinity`: far above
-#: their rounding (``gammaln`` and ``n`` accumulated ``logaddexp`` steps, below 1e-9 nats at
-#: n = 10^6), so a comparison too close to call counts as failing, which can only raise ``W``.
+#: Smallest margin (nats) of the comparisons of two log-CDFs in :func:`binomial_w_infinity`; the
+#: margin used is the larger of this and twice the two CDFs' stated rounding bounds
+#: (:func:`_log_cdf_and_sf`), so a comparison too close to call counts as failing, which can only
+#: raise ``W``.
 CDF_MARGIN = 1e-6
+
+_U = 2.0**-53
 
 
 def binomial_w_infinity(n: int, theta_1: float, theta_2: float) -> int:
@@ -64,35 +67,51 @@ def binomial_w_infinity(n: int, theta_1: float, theta_2: float) -> int:
     int
         The smallest ``w >= 0`` with ``F_hi(k + w) >= F_lo(k)`` for every ``k`` (``lo`` the smaller
         share: the binomials are stochastically ordered, and this is their ``W_inf``), with each
-        comparison of log-CDFs (lower half) or log-survival functions (upper half) made
-        :data:`CDF_MARGIN` harder to pass, so rounding can only make ``w`` larger. The tails are
-        kept as logs (``0.45^n`` never underflows).
+        comparison of log-CDFs (lower half) or log-survival functions (upper half) made harder to
+        pass by a margin above both CDFs' rounding (:data:`CDF_MARGIN`), so rounding can only make
+        ``w`` larger. The tails are kept as logs (``0.45^n`` never underflows).
     """
     lo, hi = sorted((float(theta_1), float(theta_2)))
     if lo == hi:
         return 0
-    log_f_lo, log_s_lo = _log_cdf_and_sf(n, lo)
-    log_f_hi, log_s_hi = _log_cdf_and_sf(n, hi)
+    log_f_lo, log_s_lo, err_lo = _log_cdf_and_sf(n, lo)
+    log_f_hi, log_s_hi, err_hi = _log_cdf_and_sf(n, hi)
+    margin = max(CDF_MARGIN, 2.0 * (err_lo + err_hi))
     k = np.arange(n + 1)
     lower = log_f_lo <= math.log(0.5)
     # first j with log F_hi(j) >= log F_lo(k) + margin (log F_hi is non-decreasing)
-    j_f = np.searchsorted(log_f_hi, log_f_lo + CDF_MARGIN, side="left")
+    j_f = np.searchsorted(log_f_hi, log_f_lo + margin, side="left")
     # first j with log S_hi(j) <= log S_lo(k) - margin (log S_hi is non-increasing)
-    j_s = np.searchsorted(-log_s_hi, -(log_s_lo - CDF_MARGIN), side="left")
+    j_s = np.searchsorted(-log_s_hi, -(log_s_lo - margin), side="left")
     j_s = np.where(np.isneginf(log_s_lo), n, j_s)  # S_lo(k) = 0: only S_hi(j) = 0, j = n
     j = np.minimum(np.where(lower, j_f, j_s), n)
     return int(np.max(j - k))
 
 
-def _log_cdf_and_sf(n: int, theta: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``log P(K <= k)`` and ``log P(K > k)``, ``k = 0..n``, of ``Bin(n, theta)`` in log space."""
+def _log_cdf_and_sf(n: int, theta: float) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """``log P(K <= k)`` and ``log P(K > k)``, ``k = 0..n``, of ``Bin(n, theta)`` in log space,
+    and a bound on the error of every entry: each log-probability's (as
+    :func:`~pufferfish.dataset.statistic.statistic_prior` states it for a binomial) plus, for the
+    running ``logaddexp``, ``2 u (|s| + 1)`` a step summed over the steps (``s`` the partial sums
+    as computed)."""
+    from scipy.special import gammaln
+
     log_q = math.log(theta) if theta > 0 else -math.inf
     log_1q = math.log1p(-theta) if theta < 1 else -math.inf
     log_pmf = binomial_log_pmf(n, log_q, log_1q)
     log_f = np.logaddexp.accumulate(log_pmf)
     tail = np.logaddexp.accumulate(log_pmf[::-1])[::-1]  # log P(K >= k)
     log_s = np.concatenate([tail[1:], [-np.inf]])
-    return log_f, log_s
+    finite = [abs(v) for v in (log_q, log_1q) if math.isfinite(v)]
+    err = 32.0 * _U * (3.0 * float(gammaln(n + 1.0)) + n * sum(finite) + n + 4.0)
+    steps = max(_steps_error(log_f), _steps_error(tail))
+    return log_f, log_s, err + steps
+
+
+def _steps_error(partial: NDArray[np.float64]) -> float:
+    """``sum 2 u (|s| + 1)`` over the finite partial sums ``s`` of a running ``logaddexp``."""
+    finite = partial[np.isfinite(partial)]
+    return 2.0 * _U * (float(np.abs(finite).sum()) + finite.size) * (1.0 + 1e-9)
 
 
 def row_w_infinity(values: RowValues) -> float:

@@ -134,7 +134,7 @@ def property_scenario(model: PropertyModel, statistic: int = 0) -> Scenario:
 
 
 #: Most pairs of counts ``(n + 1)^2`` of a joint scenario (:func:`joint_scenario`): the exact
-#: product check reads every pair; at n = 100 (10,201 pairs) ``optimal`` takes well under a second.
+#: product check reads every pair, and the joint law takes ``O(n^3)`` terms (n <= 199 here).
 MAX_JOINT_POINTS = 40_000
 
 
