@@ -623,3 +623,14 @@ def test_coupling_scale_of_one_statistic_passes_the_exact_check(
     scale = found.distance / eps
     if scale > 0:
         assert privacy_loss(property_scenario(model), scale).loss <= eps + 1e-9
+
+
+def test_attack_simulates_the_noise_a_release_would_draw() -> None:
+    # two counts of n = 100 rows: a release uses the joint optimum (checked on their joint law), and
+    # so does the attack's simulation (one plan, pufferfish.dataset.release.plan_release)
+    res = attack_property(
+        "adult", property="income=>50K", epsilon=1.0, rows=100, shares=(0.45, 0.55),
+        queries="count:marital-status=Never-married,count:sex=Female", train=20, test=20,
+    )  # fmt: skip
+    assert res.mechanism == "optimal" and res.scales == pytest.approx((6.1337, 6.1337), abs=1e-4)
+    assert res.accuracy_with_noise <= res.bound + res.sampling_error

@@ -5,7 +5,8 @@ logistic regression on statistics of data sets drawn at each of two shares and m
 accuracy on fresh ones (0.91-0.925 on Adult's five statistics, n = 100, 0.4 vs 0.6, no noise).
 Here each data set is drawn as the model says (SPEC sec 8): ``K ~ Bin(n, theta)`` rows drawn with
 replacement from the table's rows with the property, ``n - K`` from those without; its statistics
-get the calibrated noise (a seeded NumPy sampler: this is a simulation, not a release). The
+get a release's calibrated noise (:func:`~pufferfish.dataset.release.plan_release`; a seeded
+NumPy sampler: this is a simulation, not a release). The
 classifier (standardised features, then logistic regression) is trained on noisy shadow data
 sets of both shares, as an adversary who knows the mechanism would, and scored on fresh noisy
 ones.
@@ -27,11 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish._checks import check_epsilon
-from pufferfish.calibration import Calibration
-from pufferfish.calibration.registry import check_mechanisms, run_comparison
 from pufferfish.dataset.calibrate import property_request
-from pufferfish.dataset.coupling import vector_scale
-from pufferfish.dataset.model import PropertyModel, property_scenario
+from pufferfish.dataset.model import PropertyModel
+from pufferfish.dataset.release import plan_release
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec
 from pufferfish.dataset.table import property_rows, read_property_table
 
@@ -114,7 +113,8 @@ def attack_property(
     shares : str or sequence of float
         Exactly two shares.
     mechanism : str, optional
-        One statistic: a registry name (default ``optimal``); several: ``wasserstein-coupling``.
+        As :func:`~pufferfish.dataset.release.release_property` chooses it
+        (:func:`~pufferfish.dataset.release.plan_release`): the noise simulated is a release's.
     train, test : int
         Data sets of each share to train on and to score (>= 10 each).
     rng : numpy.random.Generator, int or None
@@ -142,7 +142,8 @@ def attack_property(
     table = read_property_table(request.data, request.prop, request.statistics)
     assert request.rows is not None
     model = PropertyModel(table, request.shares, request.rows)
-    chosen, scales = _scales(model, eps, mechanism)
+    plan = plan_release(model, eps, mechanism, 0.0, "laplace")
+    chosen, scales = plan.mechanism, plan.scales
     with_rows, without_rows = property_rows(request.data, request.prop, request.statistics)
     gen = np.random.default_rng(rng)
     kinds = [s.kind for s in request.statistics]
@@ -169,20 +170,6 @@ def attack_property(
     return AttackResult(
         shares_pair, model.rows, eps, chosen, tuple(scales), plain, noisy, bound, margin, train, test
     )
-
-
-def _scales(model: PropertyModel, eps: float, mechanism: str | None) -> tuple[str, list[float]]:
-    """The mechanism and the Laplace scale of each statistic, as a release would use them."""
-    if len(model.table.values) > 1 or mechanism == "wasserstein-coupling":
-        if mechanism not in (None, "wasserstein-coupling"):
-            raise ValueError(f"several statistics take mechanism wasserstein-coupling, got {mechanism}")
-        return "wasserstein-coupling", list(vector_scale(model, eps).scales)
-    name = mechanism or "optimal"
-    (picked,) = run_comparison(property_scenario(model, 0), [eps], check_mechanisms([name]), delta=0.0,
-                               noise="laplace")  # fmt: skip
-    if not isinstance(picked, Calibration):
-        raise ValueError(f"mechanism {name} does not apply: {getattr(picked, 'reason', '')}")
-    return name, [picked.scale]
 
 
 def _statistics(

@@ -156,9 +156,7 @@ def release_property(
     eps = check_epsilon(epsilon)
     named = [mechanism] if mechanism is not None else None
     request = property_request(data, property, eps, queries, shares, None, delta, noise, named)
-    several = len(request.statistics) > 1
-    chosen = mechanism if mechanism is not None else "optimal"
-    if several and (request.noise != "laplace" or request.delta > 0):
+    if len(request.statistics) > 1 and (request.noise != "laplace" or request.delta > 0):
         raise ValueError(
             "several statistics are released together with Laplace noise and delta = 0 (two counts: "
             "checked exactly on their joint law; otherwise the Wasserstein mechanism on the coupling), "
@@ -166,101 +164,155 @@ def release_property(
         )
     table = read_property_table(request.data, request.prop, request.statistics)
     model = PropertyModel(table, request.shares, table.rows)
-    if several:
-        together = joint_scenario(model) if mechanism != "wasserstein-coupling" else None
+    plan = plan_release(model, eps, mechanism, request.delta, request.noise)
+    checked = plan.checked
+    if rng is not None:  # the seeded sampler draws the scales as calibrated
+        scales = plan.scales
+    elif plan.coupling is not None:
+        safe, moved = _safe_scales(plan.scales, eps)
+        scales = tuple(safe)
+        checked += (
+            f"; the secure sampler's rounding costs at most {moved:.2g} nats, covered by the scales' "
+            f"factor {scales[0] / plan.scales[0]!r}"
+        )
+    elif plan.scenario is not None:  # one statistic: checked again as the sampler draws it
+        from pufferfish.pipeline.draws import drawn_scale
+
+        assert plan.picked is not None
+        scales = (drawn_scale(plan.scenario, plan.picked, "exact"),)
+    else:  # two counts: integers, on every sampler grid below 1; a larger scale is post-processing
+        scales = plan.scales
+        if any(2.0 ** grid_exponent(s) > 1.0 for s in scales):
+            raise AssertionError("a count is off the sampler's grid")  # scales beyond 2^40: a bug
+    add = add_laplace if plan.noise == "laplace" else add_gaussian
+    draws = [add(np.array([v.total]), s, rng=rng) for v, s in zip(table.values, scales, strict=True)]
+    sampler = draws[0].describe() if len(draws) == 1 else {"per_statistic": [d.describe() for d in draws]}
+    return PropertyRelease(
+        model, tuple(float(d.values[0]) for d in draws), tuple(float(d.scale) for d in draws), plan.mechanism,
+        eps, plan.delta, plan.noise, checked, sampler,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """How a release of a model's statistics draws its noise (:func:`plan_release`).
+
+    Attributes
+    ----------
+    mechanism : str
+        A registry name, or ``wasserstein-coupling`` for several statistics on the theorem.
+    scales : tuple of float
+        Each statistic's scale as calibrated (Laplace ``b`` or Gaussian ``sigma``), before the
+        secure sampler rounds it.
+    noise : {"laplace", "gaussian"}
+    delta : float
+    checked : str
+        What the guarantee rests on.
+    scenario : Scenario or None
+        One statistic checked exactly: its scenario, which the sampler's draw is checked on again.
+    picked : Calibration or None
+        The registry's result (one statistic, or two counts together).
+    coupling : VectorScale or None
+        Several statistics (or one too large to compute) on the theorem of the coupling.
+    """
+
+    mechanism: str
+    scales: tuple[float, ...]
+    noise: str
+    delta: float
+    checked: str
+    scenario: Scenario | None = None
+    picked: Calibration | None = None
+    coupling: VectorScale | None = None
+
+
+def plan_release(
+    model: PropertyModel, eps: float, mechanism: str | None, delta: float, noise: str
+) -> ReleasePlan:
+    """The mechanism and scales a release of ``model``'s statistics uses (module docstring): one
+    statistic by the registry (default ``optimal``) on its exact priors, or ``wasserstein-coupling``
+    when they are too large; two counts of a small table by the registry on their joint law;
+    others by ``wasserstein-coupling``. Used by :func:`release_property` and by the attack
+    (:mod:`pufferfish.dataset.attack`), which simulates the same noise.
+
+    Parameters
+    ----------
+    model : PropertyModel
+    eps : float
+        > 0 (checked at the edge).
+    mechanism : str or None
+        A registry name (checked at the edge), or None for the default.
+    delta, noise
+        One statistic only; several take Laplace noise and delta = 0 (checked at the edge).
+
+    Returns
+    -------
+    ReleasePlan
+
+    Raises
+    ------
+    ValueError
+        If the mechanism does not apply or fails its check, or needs a joint distribution that is
+        not computed.
+    StatisticTooLarge
+        If one statistic's exact distribution is too large for the mechanism asked for.
+    """
+    coupling = "wasserstein-coupling"
+    if len(model.table.values) > 1:
+        together = joint_scenario(model) if mechanism != coupling else None
         if together is not None:  # two counts: the exact product check on their joint law
-            return _release_joint(model, together, mechanism or "optimal", eps, rng)
-        if mechanism not in (None, "wasserstein-coupling"):
+            picked = _pick(together, mechanism or "optimal", eps, 0.0, "laplace", "these two counts together")
+            checked = (
+                f"exact product loss {picked.checked_loss:.6g} (+ bound {picked.check_error_bound:.2g}) of "
+                "Laplace noise on both counts, on their exact joint distribution at each share (a "
+                f"multinomial of the four row classes), for the point-estimate prior; {picked.decided_by}"
+            )
+            return ReleasePlan(picked.mechanism, (picked.scale,) * 2, "laplace", 0.0, checked, picked=picked)
+        if mechanism not in (None, coupling):
             raise ValueError(
                 f"mechanism {mechanism} needs the statistics' joint distribution, computed for two counts "
                 f"of at most {int(MAX_JOINT_POINTS**0.5) - 1} rows; these are released by "
                 "wasserstein-coupling (the default here)"
             )
-        return _release_vector(model, eps, vector_scale(model, eps), rng)
+        return _coupling_plan(model, eps)
+    chosen = mechanism or "optimal"
     try:
         scenario = property_scenario(model, 0)
     except StatisticTooLarge as exc:
-        if chosen != "wasserstein-coupling":
+        if chosen != coupling:
             raise StatisticTooLarge(
                 f"{exc}; or release with mechanism wasserstein-coupling, which needs no exact distribution"
             ) from None
-        return _release_vector(model, eps, vector_scale(model, eps), rng)
-    return _release_one(model, scenario, chosen, eps, request.delta, request.noise, rng)
-
-
-def _release_one(
-    model: PropertyModel, scenario: Scenario, mechanism: str, eps: float, delta: float, noise: str, rng: Any
-) -> PropertyRelease:
-    from pufferfish.pipeline.draws import drawn_scale
-
-    mechs = check_mechanisms([mechanism])
-    (picked,) = run_comparison(scenario, [eps], mechs, delta=delta, noise=noise)
-    if not isinstance(picked, Calibration):
-        reason = getattr(picked, "reason", "")
-        raise ValueError(f"mechanism {mechanism} cannot release this statistic: {reason}")
-    scale = picked.scale if rng is not None else drawn_scale(scenario, picked, "exact")
-    add = add_laplace if picked.noise == "laplace" else add_gaussian
-    drawn = add(np.array([model.table.values[0].total]), scale, rng=rng)
+        return _coupling_plan(model, eps)
+    picked = _pick(scenario, chosen, eps, delta, noise, "this statistic")
     checked = (
         f"exact {'loss' if picked.checked_delta is None else 'delta'} "
         f"{picked.checked_loss if picked.checked_delta is None else picked.checked_delta:.6g} "
         f"(+ bound {picked.check_error_bound:.2g}) on the statistic's exact distribution at each share, "
         f"for the point-estimate prior; {picked.decided_by}"
     )
-    return PropertyRelease(
-        model, (float(drawn.values[0]),), (float(drawn.scale),), picked.mechanism, eps, picked.delta,
-        picked.noise, checked, drawn.describe(),
-    )  # fmt: skip
+    return ReleasePlan(
+        picked.mechanism, (picked.scale,), picked.noise, picked.delta, checked, scenario, picked
+    )
 
 
-def _release_joint(
-    model: PropertyModel, scenario: Scenario, mechanism: str, eps: float, rng: Any
-) -> PropertyRelease:
-    """Two counts with ``Laplace(b)`` each, ``b`` the registry's mechanism on their joint law
-    (checked exactly by the product check). The secure sampler draws each at a scale rounded up
-    from ``b``; a larger scale on one coordinate is post-processing (SPEC sec 2.1, per coordinate),
-    and the counts are integers, on every sampler grid below 1."""
-    (picked,) = run_comparison(scenario, [eps], check_mechanisms([mechanism]), delta=0.0, noise="laplace")
+def _pick(scenario: Scenario, mechanism: str, eps: float, delta: float, noise: str, what: str) -> Calibration:
+    """The registry's calibration of ``mechanism`` on ``scenario`` (checked exactly), or ValueError."""
+    (picked,) = run_comparison(scenario, [eps], check_mechanisms([mechanism]), delta=delta, noise=noise)
     if not isinstance(picked, Calibration):
         reason = getattr(picked, "reason", "")
-        raise ValueError(f"mechanism {mechanism} cannot release these two counts together: {reason}")
-    values, scales, samplers = [], [], []
-    for v in model.table.values:
-        drawn = add_laplace(np.array([v.total]), picked.scale, rng=rng)
-        values.append(float(drawn.values[0]))
-        scales.append(float(drawn.scale))
-        samplers.append(drawn.describe())
-        if rng is None and 2.0 ** grid_exponent(drawn.scale) > 1.0:
-            raise AssertionError("a count is off the sampler's grid")  # scales beyond 2^40: a bug
-    checked = (
-        f"exact product loss {picked.checked_loss:.6g} (+ bound {picked.check_error_bound:.2g}) of "
-        "Laplace noise on both counts, on their exact joint distribution at each share (a multinomial "
-        f"of the four row classes), for the point-estimate prior; {picked.decided_by}"
-    )
-    sampler = samplers[0] if rng is not None else {"per_statistic": samplers}
-    return PropertyRelease(model, tuple(values), tuple(scales), picked.mechanism, eps, 0.0, "laplace",
-                           checked, sampler)  # fmt: skip
+        raise ValueError(f"mechanism {mechanism} cannot release {what}: {reason}")
+    return picked
 
 
-def _release_vector(model: PropertyModel, eps: float, found: VectorScale, rng: Any) -> PropertyRelease:
-    scales = list(found.scales)
-    moved = 0.0
-    if rng is None:
-        scales, moved = _safe_scales(found.scales, eps)
-    values, samplers = [], []
-    for v, scale in zip(model.table.values, scales, strict=True):
-        drawn = add_laplace(np.array([v.total]), scale, rng=rng)
-        values.append(float(drawn.values[0]))
-        samplers.append(drawn.describe())
+def _coupling_plan(model: PropertyModel, eps: float) -> ReleasePlan:
+    """Every statistic by the Wasserstein mechanism on the coupling (the theorem alone)."""
+    found = vector_scale(model, eps)
     checked = (
         f"{found.sentence()}; the theorem, not a numerical check (the statistics' joint distribution "
         "is too large to enumerate)"
-        + (f"; the secure sampler's rounding costs at most {moved:.2g} nats, covered by the scales' "
-           f"factor {scales[0] / found.scales[0]!r}" if rng is None else "")
-    )  # fmt: skip
-    sampler = samplers[0] if rng is not None else {"per_statistic": samplers}
-    return PropertyRelease(model, tuple(values), tuple(scales), "wasserstein-coupling", eps, 0.0,
-                           "laplace", checked, sampler)  # fmt: skip
+    )
+    return ReleasePlan("wasserstein-coupling", found.scales, "laplace", 0.0, checked, coupling=found)
 
 
 def _safe_scales(scales: Sequence[float], eps: float) -> tuple[list[float], float]:
