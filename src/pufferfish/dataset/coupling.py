@@ -94,16 +94,12 @@ def _log_cdf_and_sf(n: int, theta: float) -> tuple[NDArray[np.float64], NDArray[
     :func:`~pufferfish.dataset.statistic.statistic_prior` states it for a binomial) plus, for the
     running ``logaddexp``, ``2 u (|s| + 1)`` a step summed over the steps (``s`` the partial sums
     as computed)."""
-    from scipy.special import gammaln
-
     log_q = math.log(theta) if theta > 0 else -math.inf
     log_1q = math.log1p(-theta) if theta < 1 else -math.inf
-    log_pmf = binomial_log_pmf(n, log_q, log_1q)
+    log_pmf, err = binomial_log_pmf(n, log_q, log_1q)
     log_f = np.logaddexp.accumulate(log_pmf)
     tail = np.logaddexp.accumulate(log_pmf[::-1])[::-1]  # log P(K >= k)
     log_s = np.concatenate([tail[1:], [-np.inf]])
-    finite = [abs(v) for v in (log_q, log_1q) if math.isfinite(v)]
-    err = 32.0 * _U * (3.0 * float(gammaln(n + 1.0)) + n * sum(finite) + n + 4.0)
     steps = max(_steps_error(log_f), _steps_error(tail))
     return log_f, log_s, err + steps
 

@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pufferfish.dataset.table import RowValues
-from pufferfish.priors.distributions import DiscretePrior, to_release_grid
+from pufferfish.priors.distributions import DiscretePrior, merged_points, to_release_grid
 from pufferfish.priors.joint import JointPrior
 
 #: Largest lattice of a sum (``n (max - min) / step + 1`` points) computed by convolution: the two
@@ -138,17 +138,14 @@ def _binomial(row: DiscretePrior, n: int) -> DiscretePrior:
     log_q, log_1q = float(row.log_pmf[1]), float(row.log_pmf[0])
     k = np.arange(n + 1, dtype=np.float64)
     support = n * a + k * (b - a)
-    log_pmf = binomial_log_pmf(n, log_q, log_1q)
-    finite = [abs(v) for v in (log_q, log_1q) if math.isfinite(v)]
-    from scipy.special import gammaln
-
-    bound = 32.0 * _U * (3.0 * float(gammaln(n + 1.0)) + n * sum(finite) + n + 4.0) + row.log_error
-    return DiscretePrior.from_log_pmf(support, log_pmf, log_error=bound)
+    log_pmf, error = binomial_log_pmf(n, log_q, log_1q)
+    return DiscretePrior.from_log_pmf(support, log_pmf, log_error=error + row.log_error)
 
 
-def binomial_log_pmf(n: int, log_q: float, log_1q: float) -> NDArray[np.float64]:
+def binomial_log_pmf(n: int, log_q: float, log_1q: float) -> tuple[NDArray[np.float64], float]:
     """``log P(K = k)``, ``k = 0..n``, of ``Bin(n, q)`` given ``log q`` and ``log(1 - q)`` (``-inf``
-    for a probability 0)."""
+    for a probability 0), and the bound on each entry's error of the module docstring (the
+    caller adds the error of ``q`` itself beyond 4 ulps)."""
     from scipy.special import gammaln
 
     k = np.arange(n + 1, dtype=np.float64)
@@ -156,7 +153,9 @@ def binomial_log_pmf(n: int, log_q: float, log_1q: float) -> NDArray[np.float64]
     with np.errstate(invalid="ignore"):
         a = np.where(k > 0, k * log_q, 0.0)  # 0 log 0 = 0: the point k = 0 when q = 0
         b = np.where(k < n, (n - k) * log_1q, 0.0)
-    return np.asarray(log_choose + a + b, dtype=np.float64)
+    finite = [abs(v) for v in (log_q, log_1q) if math.isfinite(v)]
+    error = 32.0 * _U * (3.0 * float(gammaln(n + 1.0)) + n * sum(finite) + n + 4.0)
+    return np.asarray(log_choose + a + b, dtype=np.float64), error
 
 
 def joint_count_prior(classes: NDArray[np.int64], theta: float, n: int) -> JointPrior:
@@ -234,12 +233,6 @@ def _check_lattice(support: NDArray[np.float64], n: int, name: str) -> None:
 
 def _divided(total: DiscretePrior, n: int) -> DiscretePrior:
     """The mean ``S / n`` as released (float division, then the release grid); sums that meet
-    are merged."""
+    are merged (:func:`~pufferfish.priors.distributions.merged_points`)."""
     assert total.log_pmf is not None
-    support = to_release_grid(total.support / float(n))
-    uniq, inverse = np.unique(support, return_inverse=True)
-    if uniq.size == support.size:
-        return DiscretePrior.from_log_pmf(support, total.log_pmf, log_error=total.log_error)
-    log_pmf = np.full(uniq.size, -np.inf)
-    np.logaddexp.at(log_pmf, inverse, total.log_pmf)
-    return DiscretePrior.from_log_pmf(uniq, log_pmf, log_error=total.log_error)
+    return merged_points(to_release_grid(total.support / float(n)), total.log_pmf, total.log_error)

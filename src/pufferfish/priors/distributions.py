@@ -661,10 +661,33 @@ def on_grid(prior: DiscretePrior, exponent: int = RELEASE_EXPONENT) -> DiscreteP
     if np.array_equal(support, prior.support):
         return prior
     assert prior.log_pmf is not None
-    uniq, inverse = np.unique(support, return_inverse=True)
-    log_pmf = np.full(uniq.size, -np.inf)
-    np.logaddexp.at(log_pmf, inverse, prior.log_pmf)
-    return DiscretePrior.from_log_pmf(uniq, log_pmf, log_error=prior.log_error)
+    return merged_points(support, prior.log_pmf, prior.log_error)
+
+
+def merged_points(support: Any, log_pmf: Any, log_error: float) -> DiscretePrior:
+    """A prior on ``support`` (non-decreasing values, which may repeat: points that met when
+    rounded) whose equal points' masses are added in log space.
+
+    Parameters
+    ----------
+    support : array_like of float, shape (n,)
+        Non-decreasing.
+    log_pmf : array_like of float, shape (n,)
+        ``log P`` of each point (``-inf`` for zero mass).
+    log_error : float
+        Bound on each entry's error (nats); adding in log space keeps it a bound.
+
+    Returns
+    -------
+    DiscretePrior
+        On the distinct values of ``support``.
+    """
+    uniq, inverse = np.unique(np.asarray(support, dtype=np.float64), return_inverse=True)
+    if uniq.size == inverse.size:
+        return DiscretePrior.from_log_pmf(uniq, log_pmf, log_error=log_error)
+    merged = np.full(uniq.size, -np.inf)
+    np.logaddexp.at(merged, inverse, np.asarray(log_pmf, dtype=np.float64))
+    return DiscretePrior.from_log_pmf(uniq, merged, log_error=log_error)
 
 
 def on_release_grid(prior: DiscretePrior) -> DiscretePrior:
