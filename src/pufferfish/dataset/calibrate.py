@@ -11,7 +11,7 @@ comparison (:func:`~pufferfish.calibration.registry.run_comparison`) on
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pufferfish._checks import check_delta, check_epsilons
@@ -29,6 +29,7 @@ from pufferfish.dataset.spec import PropertySpec, StatisticSpec, parse_shares, p
 from pufferfish.dataset.table import read_property_table
 from pufferfish.loss.density import check_noise
 from pufferfish.pipeline.public import confidential
+from pufferfish.priors.scenario import Scenario
 
 #: The mechanisms compared on two counts together (the transport plans of 10,201 x 10,201 pairs
 #: would need about 9 GiB: ``kantorovich``, ``wasserstein-inf`` and ``relaxed`` are left out).
@@ -88,11 +89,15 @@ class PropertyComparison:
         Two count statistics released together, checked exactly on their joint distribution
         (:func:`~pufferfish.dataset.model.joint_scenario`; each count gets ``Laplace(scale)``);
         empty when that scenario does not apply.
+    scenarios : tuple of Scenario
+        The scenario each statistic's results were computed on (its exact priors), kept for the
+        report (:mod:`pufferfish.dataset.report`), which draws them instead of computing them again.
     """
 
     model: PropertyModel
     results: tuple[tuple[Result | Skipped, ...], ...]
     joint: tuple[Result | Skipped, ...] = ()
+    scenarios: tuple[Scenario, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``confidential`` and what it holds (:data:`DATASET_CONFIDENTIAL`), the model,
@@ -229,12 +234,11 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
     table = read_property_table(request.data, request.prop, request.statistics)
     model = PropertyModel(table, request.shares, request.rows if request.rows is not None else table.rows)
     mechs = check_mechanisms(request.mechanisms)
-    results = []
-    for k in range(len(table.values)):
-        scenario = property_scenario(model, k)
-        results.append(
-            run_comparison(scenario, request.epsilons, mechs, delta=request.delta, noise=request.noise)
-        )
+    scenarios = tuple(property_scenario(model, k) for k in range(len(table.values)))
+    results = [
+        run_comparison(scenario, request.epsilons, mechs, delta=request.delta, noise=request.noise)
+        for scenario in scenarios
+    ]
     joint: tuple[Result | Skipped, ...] = ()
     scenario2 = joint_scenario(model)
     if scenario2 is not None:
@@ -242,4 +246,4 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
         joint = run_comparison(
             scenario2, request.epsilons, check_mechanisms(named), delta=request.delta, noise=request.noise
         )
-    return PropertyComparison(model, tuple(results), joint)
+    return PropertyComparison(model, tuple(results), joint, scenarios)

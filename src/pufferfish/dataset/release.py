@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,6 +66,8 @@ class PropertyRelease:
         What the guarantee rests on: the exact check's loss, or the theorem and coupling.
     sampler : dict
         How the noise was drawn (secure or seeded).
+    scenario : Scenario or None
+        One statistic checked exactly: the scenario of its exact priors (for the report).
     """
 
     model: PropertyModel
@@ -77,6 +79,7 @@ class PropertyRelease:
     noise: str
     checked: str
     sampler: dict[str, Any]
+    scenario: Scenario | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """What may be published: the noisy statistics, the noise, the public parameters and the
@@ -189,7 +192,7 @@ def release_property(
     sampler = draws[0].describe() if len(draws) == 1 else {"per_statistic": [d.describe() for d in draws]}
     return PropertyRelease(
         model, tuple(float(d.values[0]) for d in draws), tuple(float(d.scale) for d in draws), plan.mechanism,
-        eps, plan.delta, plan.noise, checked, sampler,
+        eps, plan.delta, plan.noise, checked, sampler, plan.scenario,
     )  # fmt: skip
 
 

@@ -74,7 +74,7 @@ def property_report_html(found: PropertyComparison) -> str:
             parts.append(
                 figure_html(f"fig-scales-{k}", f"Scale against epsilon: {name}", _curve(used), caption)
             )
-        scenario = property_scenario(model, k)
+        scenario = found.scenarios[k] if found.scenarios else property_scenario(model, k)
         caption = (
             f"The exact distribution of {name} over n = {model.rows} rows under each share (before noise)."
         )
@@ -116,8 +116,8 @@ def release_report_html(found: PropertyRelease) -> str:
         f"<p>Checked: {html.escape(found.checked)}.</p>",
     ]
     for k, values in enumerate(found.model.table.values):
-        try:
-            scenario = property_scenario(found.model, k)
+        try:  # the release's own scenario when it computed one (one statistic checked exactly)
+            scenario = found.scenario if found.scenario is not None else property_scenario(found.model, k)
         except StatisticTooLarge:
             continue  # its exact distribution was not computed: nothing to draw
         name = values.statistic.text
