@@ -300,9 +300,7 @@ def _theirs(diff: NDArray[np.float64], cov: NDArray[np.float64], eps: float, del
             hi = mid
         else:
             lo = mid
-    ranges = np.array(
-        [float(np.ptp(np.concatenate([x.with_support, x.without_support]))) for x in table.values]
-    )
+    ranges = np.array([x.value_range for x in table.values])
     sens = ranges * scale_by  # their sens_all: range / n for a mean, 1 for a count
     gdp_l = n * float(sens.sum()) / eps
     gdp_g = c * n * float(np.linalg.norm(sens)) / eps

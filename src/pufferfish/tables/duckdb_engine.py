@@ -1,8 +1,9 @@
 """The DuckDB engine (embedded, the default): read a table, aggregate it (one column, or several
 columns' joint counts), stream a release.
 
-Every connection has a memory limit (:data:`~.duckdb_read.DUCKDB_MEMORY_LIMIT`): DuckDB streams or spills
-beyond it, so memory stays bounded whatever the table's size. The priors need only aggregates
+The process's DuckDB database has a memory limit (:data:`~.duckdb_read.DUCKDB_MEMORY_LIMIT`;
+each stage takes a cursor of it, :func:`~.duckdb_read.connect`): DuckDB streams or spills beyond
+it, so memory stays bounded whatever the table's size. The priors need only aggregates
 (:class:`~pufferfish.tables.model.TableAggregates`); the release reads, perturbs and writes
 the table one Arrow record batch at a time.
 """
