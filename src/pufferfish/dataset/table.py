@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.duckdb_engine import is_numeric_type
-from pufferfish.tables.duckdb_read import connect, open_table, read_error
+from pufferfish.tables.duckdb_read import connect, copy_columns, open_table, read_error
 from pufferfish.tables.source import DataError, quote_identifier, resolve_source
 
 
@@ -165,7 +165,10 @@ def _open(
     text = _check_columns(names, types, prop, statistics)
     if source.kind == "csv" and text:  # labels as written (not BOOLEAN, DATE or 7 for 007)
         rel = open_table(con, source, text_columns=text)
-    con.register("t", rel)
+    if source.kind == "csv":  # the counts' queries each scan t: the file is parsed once
+        copy_columns(con, rel, [prop.column, *(str(s.column) for s in statistics if s.column)])
+    else:
+        con.register("t", rel)
     kept = " AND ".join(
         [f"{quote_identifier(prop.column)} IS NOT NULL"]
         + [f"{quote_identifier(str(s.column))} IS NOT NULL" for s in statistics if s.kind != "count"]

@@ -25,6 +25,7 @@ from pufferfish.noise.samplers import insecure_generator
 from pufferfish.tables.ahead import read_ahead
 from pufferfish.tables.duckdb_read import (
     connect,
+    copy_columns,
     csv_dialect,
     interrupted,
     open_table,
@@ -280,9 +281,7 @@ def _load(
         return types, categorical
     text = [c for c, cat, num in zip(columns, categorical, sniffed, strict=True) if cat or not num]
     rel = open_table(con, source, text_columns=[secret, *text])
-    used = dict.fromkeys([secret, *columns, *([weight] if weight else [])])
-    con.register("source_table", rel.select(", ".join(quote_identifier(c) for c in used)))
-    con.execute("CREATE TEMP TABLE t AS SELECT * FROM source_table")  # local to this connection
+    copy_columns(con, rel, [secret, *columns, *([weight] if weight else [])])
     return types, categorical
 
 

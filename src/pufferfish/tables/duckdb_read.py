@@ -26,9 +26,9 @@ import duckdb
 
 from pufferfish.tables.errors import INTERRUPT_TEXT
 from pufferfish.tables.outputs import spill_path
-from pufferfish.tables.source import DataError, TableSource, first_line
+from pufferfish.tables.source import DataError, TableSource, first_line, quote_identifier
 
-#: DuckDB memory limit of each connection the library opens: bounded memory on large tables
+#: DuckDB memory limit of the database the library opens: bounded memory on large tables
 #: (DuckDB spills or streams beyond it) whatever the machine's RAM.
 DUCKDB_MEMORY_LIMIT = "512MB"
 
@@ -117,6 +117,15 @@ def connect(*, threads: int | None = None) -> Iterator[duckdb.DuckDBPyConnection
         con.close()
         if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
+
+
+def copy_columns(
+    con: duckdb.DuckDBPyConnection, rel: duckdb.DuckDBPyRelation, columns: Sequence[str]
+) -> None:
+    """``columns`` of ``rel`` copied once into a temporary table ``t`` local to ``con`` (spilled
+    beyond the memory limit): queries that each scan ``t`` then read a CSV once, not once each."""
+    con.register("source_table", rel.select(", ".join(quote_identifier(c) for c in dict.fromkeys(columns))))
+    con.execute("CREATE TEMP TABLE t AS SELECT * FROM source_table")
 
 
 def interrupted(exc: BaseException) -> bool:
