@@ -4,6 +4,7 @@ thin layer over :mod:`pufferfish.dataset`."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -105,10 +106,9 @@ def property_calibrate(
     with working("calibrating (exact distributions of the statistics, mechanisms, exact checks)"):
         found = guard(run)
     if report is not None:
-        from pufferfish.dataset.report import property_report_html, write_property_report
+        from pufferfish.dataset.report import property_report_html
 
-        page = guard(lambda: property_report_html(found))
-        guard(lambda: write_property_report(page, report, force=force))
+        _write_report(property_report_html, found, report, force)
     if as_json:
         typer.echo(json.dumps(found.to_dict(), allow_nan=False))
         return
@@ -206,10 +206,9 @@ def property_release(
     text = json.dumps(payload, allow_nan=False, indent=1) + "\n"
     guard(lambda: write_text(text, path, force=force))
     if report is not None:
-        from pufferfish.dataset.report import release_report_html, write_property_report
+        from pufferfish.dataset.report import release_report_html
 
-        page = guard(lambda: release_report_html(found))
-        guard(lambda: write_property_report(page, report, force=force))
+        _write_report(release_report_html, found, report, force)
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return
@@ -280,3 +279,14 @@ def property_attack(
         f"accuracy here: +/- {found.sampling_error:.3f})",
         highlight=False,
     )
+
+
+def _write_report(render: Callable[[Any], str], found: Any, report: str, force: bool) -> None:
+    """``render(found)`` written to ``report`` atomically (:func:`pufferfish.tables.outputs.write_text`);
+    an error is one line and exit code 1."""
+    from pathlib import Path
+
+    from pufferfish.tables.outputs import write_text
+
+    page = guard(lambda: render(found))
+    guard(lambda: write_text(page, Path(report), force=force, kind="report"))

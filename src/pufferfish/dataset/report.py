@@ -11,7 +11,6 @@ own statistics and share): they are confidential (each page says so, as every re
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -24,7 +23,6 @@ from pufferfish.dataset.model import property_scenario
 from pufferfish.dataset.release import PropertyRelease
 from pufferfish.dataset.statistic import StatisticTooLarge
 from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, log_axes, svg_text, table_html
-from pufferfish.tables.outputs import write_text
 
 
 def property_report_html(found: PropertyComparison) -> str:
@@ -171,8 +169,3 @@ def _priors(scenario: object) -> str:
     ax.set_ylabel("probability")
     ax.legend()
     return svg_text(fig)
-
-
-def write_property_report(page: str, path: str | Path, *, force: bool = False) -> Path:
-    """Write the page atomically (:func:`pufferfish.tables.outputs.write_text`)."""
-    return write_text(page, Path(path), force=force, kind="report")
