@@ -30,12 +30,15 @@ def main() -> None:
             f"release tells both counts, whose joint law alone has loss {joint:.4g} nats"
         )
         print(
-            f"{'eps':>4}  {'mechanism':<22} {'L2 error':>9}  {'true loss >=':>15}  {'ours at that eps':>16}"
+            f"{'eps':>4}  {'mechanism':<22} {'L2 error':>9}  {'true loss >=':>15}  {'true loss <=':>12}  "
+            f"{'ours at that eps':>16}"
         )
         for r in found.rows:
             if r.shares == shares:
                 ours = "-" if r.ours is None else f"{r.ours:.3f}"
-                print(f"{r.epsilon:>4g}  {r.mechanism:<22} {r.l2_error:>9.3f}  {r.bound:>15}  {ours:>16}")
+                upper = "-" if r.upper is None else f"{r.upper:.4g}"
+                head = f"{r.epsilon:>4g}  {r.mechanism:<22} {r.l2_error:>9.3f}"
+                print(f"{head}  {r.bound:>15}  {upper:>12}  {ours:>16}")
     print(f"\n{time.perf_counter() - t0:.1f} s")
 
 

@@ -127,7 +127,8 @@ def register_model_mechanisms(kind: str, implementation: ModelMechanisms) -> Non
 def _model_kind(which: str) -> tuple[ScaleFunction, AppliesFunction]:
     """The scale and applies functions of the model-specific mechanism ``which`` (Markov counts:
     ``group-dp``, ``gk16``, ``mqm-approx``, ``mqm-exact``, ``optimal-set``; dataset properties:
-    ``group-dp``), dispatched by the scenario model's ``kind`` to :data:`MODEL_MECHANISMS`."""
+    ``group-dp``, ``wasserstein-coupling``, ``row-composition``), dispatched by the scenario
+    model's ``kind`` to :data:`MODEL_MECHANISMS`."""
 
     def scale(scenario: Scenario, epsilon: float, delta: float, secret_weights: Any) -> Proposal:
         return MODEL_MECHANISMS[getattr(scenario.model, "kind", "")].scale(which, scenario, epsilon)
@@ -260,6 +261,11 @@ _ENTRIES = (
               "binomials) times a row's largest change: one statistic, W_inf of a row's value across the "
               "groups (pufferfish.dataset.coupling)",
               "dataset property", *_model_kind("wasserstein-coupling"), pure=True, robust=True),
+    Mechanism("row-composition", "laplace", "(eps, delta)-PP",
+              "exact loss of one row (the product check, seed 002 Thm 1's channel) composed through the "
+              "binomial count of rows with the property, its moment generating function "
+              "(pufferfish.dataset.composition)",
+              "dataset property", *_model_kind("row-composition"), pure=True),
     Mechanism("optimal", None, "(eps, delta)-PP", OPTIMAL_SOURCE, "any", None, _optimal_applies,
               robust=True),
     Mechanism("optimal-set", "laplace", "(eps, delta)-PP",

@@ -57,7 +57,8 @@ MechanismOpt = Annotated[
     typer.Option(
         "--mechanism",
         help="One statistic: a calibrator (default optimal, the smallest scale passing the exact check; "
-        "wasserstein-coupling needs no exact distribution). Several: wasserstein-coupling.",
+        "row-composition and wasserstein-coupling need no exact distribution). Several: row-composition "
+        "(default) or wasserstein-coupling; two counts of a small table: a calibrator on their joint law.",
     ),
 ]
 
@@ -185,9 +186,9 @@ def property_release(
 ) -> None:
     """Release DATA's statistics (n = its rows kept) with noise that keeps the share of rows with
     --property secret among --shares: one statistic by a calibrator checked exactly, two counts of
-    a small table checked on their joint law, others by the Wasserstein mechanism on the coupling
-    of the shares. The output holds the noisy values, their noise and the guarantee, never the
-    table's own values or share."""
+    a small table checked on their joint law, others by row-composition (one row's exact loss
+    composed through the binomial count of rows with the property). The output holds the noisy
+    values, their noise and the guarantee, never the table's own values or share."""
     from pufferfish.dataset.release import release_property
     from pufferfish.tables.outputs import check_output_path, write_text
 

@@ -33,7 +33,9 @@ from pufferfish.priors.scenario import Scenario
 
 #: The mechanisms compared on two counts together (the transport plans of 10,201 x 10,201 pairs
 #: would need about 9 GiB: ``kantorovich``, ``wasserstein-inf`` and ``relaxed`` are left out).
-JOINT_COUNT_MECHANISMS = ("group-dp", "wasserstein-coupling", "l1", "optimal", "analytic-gaussian")
+JOINT_COUNT_MECHANISMS = (
+    "group-dp", "wasserstein-coupling", "row-composition", "l1", "optimal", "analytic-gaussian",
+)  # fmt: skip
 
 #: What a dataset-level calibration's JSON and report hold.
 DATASET_CONFIDENTIAL = (

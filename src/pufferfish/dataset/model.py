@@ -30,7 +30,8 @@ PRIOR_NAME = "table conditionals"
 
 #: The mechanisms compared on a statistic by default: group DP, the additive ones, the optimum.
 DATASET_MECHANISMS = (
-    "group-dp", "l1", "kantorovich", "wasserstein-inf", "wasserstein-coupling", "relaxed", "optimal",
+    "group-dp", "l1", "kantorovich", "wasserstein-inf", "wasserstein-coupling", "row-composition", "relaxed",
+    "optimal",
 )  # fmt: skip
 
 #: With Gaussian noise (``delta > 0``).

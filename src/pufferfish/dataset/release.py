@@ -5,9 +5,10 @@ One statistic: the registry's mechanism (default ``optimal``) calibrated on its 
 checked exactly, then checked again as the secure sampler draws it
 (:func:`~pufferfish.pipeline.draws.drawn_scale`). Two counts of a small table: the registry's
 mechanism on their exact joint distribution, checked by the product check
-(:func:`~pufferfish.dataset.model.joint_scenario`). Other statistics together: the Wasserstein
-mechanism on the coupling of the shares (:mod:`pufferfish.dataset.coupling`, seed 002 Thm 1),
-product Laplace noise.
+(:func:`~pufferfish.dataset.model.joint_scenario`). Other statistics together, or one whose exact
+distribution is too large: product Laplace noise certified by ``row-composition`` (one row's exact
+loss composed through the binomial count, :mod:`pufferfish.dataset.composition`), or on request by
+``wasserstein-coupling`` (:mod:`pufferfish.dataset.coupling`, seed 002 Thm 1).
 
 What leaves the process (:meth:`PropertyRelease.to_dict`): the noisy statistics, their noise, the
 model's public parameters (the property, the shares, ``n``) and the guarantee; never the table's
@@ -27,6 +28,7 @@ from pufferfish._checks import check_epsilon
 from pufferfish.calibration import Calibration
 from pufferfish.calibration.registry import check_mechanisms, run_comparison
 from pufferfish.dataset.calibrate import property_request
+from pufferfish.dataset.composition import RowComposition, composition_scales
 from pufferfish.dataset.coupling import VectorScale, vector_scale
 from pufferfish.dataset.model import (
     MAX_JOINT_POINTS,
@@ -59,11 +61,12 @@ class PropertyRelease:
     scales : tuple of float
         The noise scale each was drawn with (Laplace ``b`` or Gaussian ``sigma``).
     mechanism : str
-        A registry name (one statistic) or ``"wasserstein-coupling"`` (several).
+        A registry name: the registry's calibration checked exactly, or ``row-composition`` /
+        ``wasserstein-coupling`` (a theorem; several statistics, or one too large to compute).
     epsilon, delta : float
     noise : {"laplace", "gaussian"}
     checked : str
-        What the guarantee rests on: the exact check's loss, or the theorem and coupling.
+        What the guarantee rests on: the exact check's loss, or the theorem's bound.
     sampler : dict
         How the noise was drawn (secure or seeded).
     scenario : Scenario or None
@@ -133,12 +136,14 @@ def release_property(
         Finite and > 0 (nats).
     mechanism : str, optional
         One statistic: a registry name (default ``optimal``, the smallest scale passing the exact
-        check on the statistic's exact distribution). ``wasserstein-coupling`` needs no exact
-        distribution: when the sum's lattice is too large
-        (:class:`~pufferfish.dataset.statistic.StatisticTooLarge`), its scale rests on the theorem
-        alone. Several statistics (Laplace noise, pure eps): two counts of a small table
+        check on the statistic's exact distribution; when the sum's lattice is too large,
+        :class:`~pufferfish.dataset.statistic.StatisticTooLarge`, ``row-composition``).
+        ``row-composition`` and ``wasserstein-coupling`` need no exact distribution: their scales
+        rest on a theorem (:mod:`pufferfish.dataset.composition`, :mod:`pufferfish.dataset.coupling`).
+        Several statistics (Laplace noise, pure eps): two counts of a small table
         (:func:`~pufferfish.dataset.model.joint_scenario`) by a registry name (default ``optimal``)
-        checked exactly on their joint distribution; otherwise ``wasserstein-coupling``.
+        checked exactly on their joint distribution; otherwise ``row-composition`` (default) or
+        ``wasserstein-coupling``.
     rng : numpy.random.Generator, int or None
         None (default): the secure sampler. A seed or Generator: NumPy's, **not secure**.
 
@@ -162,22 +167,15 @@ def release_property(
     if len(request.statistics) > 1 and (request.noise != "laplace" or request.delta > 0):
         raise ValueError(
             "several statistics are released together with Laplace noise and delta = 0 (two counts: "
-            "checked exactly on their joint law; otherwise the Wasserstein mechanism on the coupling), "
+            "checked exactly on their joint law; otherwise row-composition), "
             f"got noise {request.noise}, delta {request.delta:g}"
         )
     table = read_property_table(request.data, request.prop, request.statistics)
     model = PropertyModel(table, request.shares, table.rows)
-    plan = plan_release(model, eps, mechanism, request.delta, request.noise)
+    plan = plan_release(model, eps, mechanism, request.delta, request.noise, secure=rng is None)
     checked = plan.checked
-    if rng is not None:  # the seeded sampler draws the scales as calibrated
+    if rng is not None or plan.theorem is not None:  # as calibrated (and drawn)
         scales = plan.scales
-    elif plan.coupling is not None:
-        safe, moved = _safe_scales(plan.scales, eps)
-        scales = tuple(safe)
-        checked += (
-            f"; the secure sampler's rounding costs at most {moved:.2g} nats, covered by the scales' "
-            f"factor {scales[0] / plan.scales[0]!r}"
-        )
     elif plan.scenario is not None:  # one statistic: checked again as the sampler draws it
         from pufferfish.pipeline.draws import drawn_scale
 
@@ -203,10 +201,11 @@ class ReleasePlan:
     Attributes
     ----------
     mechanism : str
-        A registry name, or ``wasserstein-coupling`` for several statistics on the theorem.
+        A registry name.
     scales : tuple of float
-        Each statistic's scale as calibrated (Laplace ``b`` or Gaussian ``sigma``), before the
-        secure sampler rounds it.
+        Each statistic's scale (Laplace ``b`` or Gaussian ``sigma``): as calibrated for a
+        registry's result; for a theorem's plan, as drawn (the secure sampler's rounding included
+        when planned for it).
     noise : {"laplace", "gaussian"}
     delta : float
     checked : str
@@ -215,8 +214,9 @@ class ReleasePlan:
         One statistic checked exactly: its scenario, which the sampler's draw is checked on again.
     picked : Calibration or None
         The registry's result (one statistic, or two counts together).
-    coupling : VectorScale or None
-        Several statistics (or one too large to compute) on the theorem of the coupling.
+    theorem : RowComposition, VectorScale or None
+        Statistics certified by a theorem (``row-composition`` or ``wasserstein-coupling``) without
+        their exact distribution.
     """
 
     mechanism: str
@@ -226,16 +226,20 @@ class ReleasePlan:
     checked: str
     scenario: Scenario | None = None
     picked: Calibration | None = None
-    coupling: VectorScale | None = None
+    theorem: RowComposition | VectorScale | None = None
+
+
+#: The mechanisms that need no exact distribution of the statistics (a theorem certifies them).
+THEOREM_MECHANISMS = ("row-composition", "wasserstein-coupling")
 
 
 def plan_release(
-    model: PropertyModel, eps: float, mechanism: str | None, delta: float, noise: str
+    model: PropertyModel, eps: float, mechanism: str | None, delta: float, noise: str, *, secure: bool = False
 ) -> ReleasePlan:
     """The mechanism and scales a release of ``model``'s statistics uses (module docstring): one
-    statistic by the registry (default ``optimal``) on its exact priors, or ``wasserstein-coupling``
-    when they are too large; two counts of a small table by the registry on their joint law;
-    others by ``wasserstein-coupling``. Used by :func:`release_property` and by the attack
+    statistic by the registry (default ``optimal``) on its exact priors; two counts of a small
+    table by the registry on their joint law; otherwise (or when asked) by a theorem,
+    ``row-composition`` by default. Used by :func:`release_property` and by the attack
     (:mod:`pufferfish.dataset.attack`), which simulates the same noise.
 
     Parameters
@@ -247,6 +251,9 @@ def plan_release(
         A registry name (checked at the edge), or None for the default.
     delta, noise
         One statistic only; several take Laplace noise and delta = 0 (checked at the edge).
+    secure : bool
+        The noise is drawn by the secure sampler: a theorem's scales also cover its rounding
+        (:func:`sampler_rounding`). Default False (seeded draws, simulations).
 
     Returns
     -------
@@ -260,9 +267,14 @@ def plan_release(
     StatisticTooLarge
         If one statistic's exact distribution is too large for the mechanism asked for.
     """
-    coupling = "wasserstein-coupling"
+    if mechanism in THEOREM_MECHANISMS:
+        if noise != "laplace" or delta > 0:
+            raise ValueError(
+                f"mechanism {mechanism} adds Laplace noise with delta = 0, got {noise}, delta {delta:g}"
+            )
+        return _theorem_plan(model, eps, mechanism, secure)
     if len(model.table.values) > 1:
-        together = joint_scenario(model) if mechanism != coupling else None
+        together = joint_scenario(model)
         if together is not None:  # two counts: the exact product check on their joint law
             picked = _pick(together, mechanism or "optimal", eps, 0.0, "laplace", "these two counts together")
             checked = (
@@ -271,23 +283,23 @@ def plan_release(
                 f"multinomial of the four row classes), for the point-estimate prior; {picked.decided_by}"
             )
             return ReleasePlan(picked.mechanism, (picked.scale,) * 2, "laplace", 0.0, checked, picked=picked)
-        if mechanism not in (None, coupling):
+        if mechanism is not None:
             raise ValueError(
                 f"mechanism {mechanism} needs the statistics' joint distribution, computed for two counts "
                 f"of at most {int(MAX_JOINT_POINTS**0.5) - 1} rows; these are released by "
-                "wasserstein-coupling (the default here)"
+                "row-composition (the default here) or wasserstein-coupling"
             )
-        return _coupling_plan(model, eps)
-    chosen = mechanism or "optimal"
+        return _theorem_plan(model, eps, "row-composition", secure)
     try:
         scenario = property_scenario(model, 0)
     except StatisticTooLarge as exc:
-        if chosen != coupling:
+        if mechanism is not None or noise != "laplace" or delta > 0:
             raise StatisticTooLarge(
-                f"{exc}; or release with mechanism wasserstein-coupling, which needs no exact distribution"
+                f"{exc}; or release with mechanism row-composition (the default here) or "
+                "wasserstein-coupling, which need no exact distribution"
             ) from None
-        return _coupling_plan(model, eps)
-    picked = _pick(scenario, chosen, eps, delta, noise, "this statistic")
+        return _theorem_plan(model, eps, "row-composition", secure)
+    picked = _pick(scenario, mechanism or "optimal", eps, delta, noise, "this statistic")
     checked = (
         f"exact {'loss' if picked.checked_delta is None else 'delta'} "
         f"{picked.checked_loss if picked.checked_delta is None else picked.checked_delta:.6g} "
@@ -308,24 +320,51 @@ def _pick(scenario: Scenario, mechanism: str, eps: float, delta: float, noise: s
     return picked
 
 
-def _coupling_plan(model: PropertyModel, eps: float) -> ReleasePlan:
-    """Every statistic by the Wasserstein mechanism on the coupling (the theorem alone)."""
-    found = vector_scale(model, eps)
-    checked = (
-        f"{found.sentence()}; the theorem, not a numerical check (the statistics' joint distribution "
-        "is too large to enumerate)"
-    )
-    return ReleasePlan("wasserstein-coupling", found.scales, "laplace", 0.0, checked, coupling=found)
+def _theorem_plan(model: PropertyModel, eps: float, mechanism: str, secure: bool) -> ReleasePlan:
+    """Every statistic by ``row-composition`` or ``wasserstein-coupling`` (a theorem, no exact
+    distribution of the statistics), the secure sampler's rounding covered when ``secure``."""
+    found: RowComposition | VectorScale
+    if mechanism == "row-composition":
+        found = composition_scales(model, eps, rounding=sampler_rounding if secure else None)
+        scales, checked = found.scales, found.sentence()
+        if secure:
+            checked += f", of which the secure sampler's rounding {found.rounding:.2g}"
+    else:
+        found = vector_scale(model, eps)
+        scales, checked = found.scales, found.sentence()
+        if secure:
+            safe, moved = _safe_scales(found.scales, eps)
+            scales = tuple(safe)
+            checked += (
+                f"; the secure sampler's rounding costs at most {moved:.2g} nats, covered by the scales' "
+                f"factor {scales[0] / found.scales[0]!r}"
+            )
+    checked += "; the theorem and the point-estimate conditionals, not the statistics' exact distribution"
+    return ReleasePlan(mechanism, tuple(scales), "laplace", 0.0, checked, theorem=found)
+
+
+def sampler_rounding(scales: Sequence[float]) -> float:
+    """``sum_k max(2^-30, 2^k_k) / s_k``: the most the secure sampler's rounding adds to the loss of
+    Laplace scales ``s_k`` (nats).
+
+    The sampler rounds each value to the release grid ``2^-30`` and to its own grid ``2^k_k``
+    (:func:`~pufferfish.noise.samplers.grid_exponent`), moving it by at most half the coarser grid,
+    and draws exact discrete Laplace on its grid at a scale rounded up. So each output's
+    probability is the Laplace density at the drawn scale, up to the factor ``e^{g / (2 s)}`` either
+    way per value moved: ratios of two such move by at most ``e^{g / s}``; a larger scale is
+    post-processing of Laplace noise. A zero scale adds no noise and is not rounded by the sampler
+    (a statistic released as it is: no term).
+    """
+    return math.fsum(max(2.0**-30, 2.0 ** grid_exponent(s)) / s for s in scales if s > 0)
 
 
 def _safe_scales(scales: Sequence[float], eps: float) -> tuple[list[float], float]:
     """The scales times the smallest factor ``f`` of ``1 + 2^-20 2^j`` whose rounding term fits.
 
-    The secure sampler rounds each value to the release grid ``2^-30`` and to its own grid ``2^k``
-    (:func:`~pufferfish.noise.samplers.grid_exponent`), so two coupled values move apart by at most
-    ``max(2^-30, 2^k)`` more: the loss is at most ``(W / b + sum_k max(2^-30, 2^k_k) / s_k) / f``
-    with ``s_k`` the scales before the factor, which is <= eps when the term (``moved``) is at
-    most ``eps (1 - 1 / f)``. Returns the scales and ``moved``.
+    Two coupled values move apart by at most the grid step of :func:`sampler_rounding` more, so
+    the coupling's loss is at most ``(W / b + sum_k g_k / s_k) / f`` with ``s_k`` the scales
+    before the factor, which is <= eps when the term (``moved``) is at most ``eps (1 - 1 / f)``.
+    Returns the scales and ``moved``.
 
     Raises
     ------

@@ -13,7 +13,6 @@ number of rows ``n`` of a release is the number of rows kept.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -62,6 +61,32 @@ class RowValues:
 
 
 @dataclass(frozen=True)
+class RowVectors:
+    """Every statistic's per-row value at once: the distinct vectors ``(f_1(row), ..., f_d(row))``
+    among the rows with the property and among those without, with their counts (the joint law of
+    one row in each group, which :mod:`pufferfish.dataset.composition` checks).
+
+    Attributes
+    ----------
+    with_support, without_support : numpy.ndarray of float64, shape (k, d), (m, d)
+        Distinct vectors, sorted lexicographically; column ``j`` is statistic ``j``'s per-row
+        value (a mean's is the row's value, not yet divided by ``n``).
+    with_counts, without_counts : numpy.ndarray of int64, shape (k,), (m,)
+        How many rows of each group have each vector (>= 1).
+    """
+
+    with_support: NDArray[np.float64]
+    with_counts: NDArray[np.int64]
+    without_support: NDArray[np.float64]
+    without_counts: NDArray[np.int64]
+
+    @property
+    def dimension(self) -> int:
+        """``d``, the number of statistics."""
+        return int(self.with_support.shape[1])
+
+
+@dataclass(frozen=True)
 class PropertyTable:
     """What the dataset-level model reads of a table (module docstring).
 
@@ -79,11 +104,9 @@ class PropertyTable:
         One per statistic, in the order asked.
     description : str
         The table, for messages and reports.
-    pair_classes : numpy.ndarray of int64, shape (2, 4), or None
-        For exactly two count statistics: how many rows with the property (row 0) and without
-        (row 1) have the per-row values ``(f_1, f_2)`` = (0, 0), (0, 1), (1, 0), (1, 1) (columns
-        ``2 f_1 + f_2``): their joint distribution, which
-        :func:`~pufferfish.dataset.statistic.joint_count_prior` needs. None otherwise.
+    vectors : RowVectors or None
+        The statistics' per-row values jointly (:func:`read_property_table` always reads them).
+        None only for a table built by hand: :attr:`row_vectors` then has them for one statistic.
     """
 
     prop: PropertySpec
@@ -92,12 +115,47 @@ class PropertyTable:
     rows_with_property: int
     values: tuple[RowValues, ...]
     description: str
-    pair_classes: NDArray[np.int64] | None = None
+    vectors: RowVectors | None = None
 
     @property
     def share(self) -> float:
         """The table's own share of rows with the property (in [0, 1])."""
         return self.rows_with_property / self.rows
+
+    @property
+    def row_vectors(self) -> RowVectors:
+        """:attr:`vectors`; for one statistic built by hand, its :class:`RowValues` as vectors.
+
+        Raises
+        ------
+        ValueError
+            If several statistics were built by hand without their joint per-row values.
+        """
+        if self.vectors is not None:
+            return self.vectors
+        if len(self.values) != 1:
+            raise ValueError(
+                f"the joint per-row values of the {len(self.values)} statistics are not known (vectors=None)"
+            )
+        v = self.values[0]
+        with_, without = v.with_support[:, None], v.without_support[:, None]
+        return RowVectors(with_, v.with_counts, without, v.without_counts)
+
+    @property
+    def pair_classes(self) -> NDArray[np.int64] | None:
+        """For exactly two count statistics: how many rows with the property (row 0) and without
+        (row 1) have the per-row values ``(f_1, f_2)`` = (0, 0), (0, 1), (1, 0), (1, 1) (columns
+        ``2 f_1 + f_2``): their joint distribution, which
+        :func:`~pufferfish.dataset.statistic.joint_count_prior` needs. None otherwise."""
+        if len(self.values) != 2 or any(v.statistic.kind != "count" for v in self.values):
+            return None
+        vec = self.row_vectors
+        out = np.zeros((2, 4), dtype=np.int64)
+        for g, (support, counts) in enumerate(
+            ((vec.with_support, vec.with_counts), (vec.without_support, vec.without_counts))
+        ):
+            np.add.at(out[g], (2 * support[:, 0] + support[:, 1]).astype(np.int64), counts)
+        return out
 
 
 def read_property_table(data: Any, prop: PropertySpec, statistics: Sequence[StatisticSpec]) -> PropertyTable:
@@ -131,27 +189,34 @@ def read_property_table(data: Any, prop: PropertySpec, statistics: Sequence[Stat
                 f"count(*) FILTER (WHERE {kept} AND {has}) FROM t"
             ).fetchone()  # type: ignore[misc]
             _check_rows(int(rows), int(with_prop), prop)
-            values = tuple(_row_values(con, s, has, kept, prop) for s in statistics)
-            pairs = _pair_classes(con, statistics, has, kept)
+            vectors = _row_vectors(con, statistics, has, kept)
         except duckdb.Error as exc:
             raise read_error(exc, source.description) from None
+    values = tuple(_row_values(vectors, j, s) for j, s in enumerate(statistics))
     left_out = int(total) - int(rows)
-    return PropertyTable(prop, int(rows), left_out, int(with_prop), values, source.description, pairs)
+    return PropertyTable(prop, int(rows), left_out, int(with_prop), values, source.description, vectors)
 
 
-def _pair_classes(
+def _row_vectors(
     con: duckdb.DuckDBPyConnection, statistics: Sequence[StatisticSpec], has: str, kept: str
-) -> NDArray[np.int64] | None:
-    """:attr:`PropertyTable.pair_classes` of two count statistics (None otherwise)."""
-    if len(statistics) != 2 or any(s.kind != "count" for s in statistics):
-        return None
-    a, b = (_value_sql(s, has) for s in statistics)
-    out = np.zeros((2, 4), dtype=np.int64)
-    for h, v1, v2, n in con.execute(
-        f"SELECT {has}, {a}, {b}, count(*) FROM t WHERE {kept} GROUP BY 1, 2, 3"
-    ).fetchall():
-        out[0 if h else 1, 2 * int(v1) + int(v2)] = int(n)
-    return out
+) -> RowVectors:
+    """The distinct per-row vectors of every statistic in each group, and their counts (one scan)."""
+    exprs = ", ".join(_value_sql(s, has) for s in statistics)
+    keys = ", ".join(str(k) for k in range(1, len(statistics) + 2))
+    found = con.execute(
+        f"SELECT {has}, {exprs}, count(*) FROM t WHERE {kept} GROUP BY {keys} ORDER BY {keys}"
+    ).fetchnumpy()
+    cols = list(found.values())
+    group = np.asarray(cols[0], dtype=bool)
+    support = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols[1:-1]])
+    counts = np.asarray(cols[-1], dtype=np.int64)
+    bad = ~np.isfinite(support)
+    if bad.any():
+        j = int(np.nonzero(bad.any(axis=0))[0][0])
+        s = statistics[j]
+        v = support[bad[:, j], j][0]
+        raise DataError(f"query {s.text!r}: column {s.column!r} holds a non-finite value {v!r}")
+    return RowVectors(support[group], counts[group], support[~group], counts[~group])
 
 
 def _open(
@@ -260,34 +325,28 @@ def property_rows(
     return out[0], out[1]
 
 
-def _row_values(
-    con: duckdb.DuckDBPyConnection, s: StatisticSpec, has: str, kept: str, prop: PropertySpec
-) -> RowValues:
-    """The per-row value's counts in each group, and the table's own statistic."""
-    value = _value_sql(s, has)
-    rows = con.execute(
-        f"SELECT {has}, {value}, count(*) FROM t WHERE {kept} GROUP BY 1, 2 ORDER BY 1, 2"
-    ).fetchall()
-    groups: dict[bool, list[tuple[float, int]]] = {True: [], False: []}
-    for h, v, n in rows:
-        x = float(v)
-        if not math.isfinite(x):
-            raise DataError(f"query {s.text!r}: column {s.column!r} holds a non-finite value {v!r}")
-        groups[bool(h)].append((x, int(n)))
-    n_rows = sum(n for g in groups.values() for _, n in g)
+def _row_values(vectors: RowVectors, j: int, s: StatisticSpec) -> RowValues:
+    """Statistic ``j``'s per-row values in each group (the vectors' marginal) and the table's own
+    statistic."""
+    groups = []
+    for support, counts in (
+        (vectors.with_support, vectors.with_counts),
+        (vectors.without_support, vectors.without_counts),
+    ):
+        xs, where = np.unique(support[:, j], return_inverse=True)
+        summed = np.zeros(xs.size, dtype=np.int64)
+        np.add.at(summed, where.ravel(), counts)
+        groups.append((xs, summed))
+    n_rows = int(vectors.with_counts.sum() + vectors.without_counts.sum())
     # as the model's distribution has it (pufferfish.multiuser.convolution.sum_distribution): the
     # exact sum of the rows' floats rounded once to the nearest float; a mean is that sum on the
     # release grid divided by n (pufferfish.dataset.statistic)
-    exact = sum((Fraction(x) * n for g in groups.values() for x, n in g), Fraction(0))
+    exact = sum(
+        (Fraction(x) * int(n) for xs, ns in groups for x, n in zip(xs.tolist(), ns.tolist(), strict=True)),
+        Fraction(0),
+    )
     total = float(exact)
     if s.kind == "mean":
         total = float(to_release_grid(total)) / n_rows
-    w, wo = groups[True], groups[False]
-    return RowValues(
-        s,
-        np.array([x for x, _ in w], dtype=np.float64),
-        np.array([n for _, n in w], dtype=np.int64),
-        np.array([x for x, _ in wo], dtype=np.float64),
-        np.array([n for _, n in wo], dtype=np.int64),
-        float(total),
-    )
+    (w, wn), (wo, won) = groups
+    return RowValues(s, w, wn, wo, won, float(total))
