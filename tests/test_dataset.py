@@ -220,7 +220,11 @@ def test_table_reads_labels_as_written_and_leaves_out_missing_cells(tmp_path) ->
         ({"shares": "0.5"}, ValueError, "shares must hold at least two values"),
         ({"shares": "0.5,1.5"}, ValueError, "shares must be numbers in [0, 1], got '1.5'"),
         ({"rows": 0}, ValueError, "rows must be an integer >= 1, got 0"),
-        ({"queries": "sum:fnlwgt"}, ValueError, "the exact convolution is limited to"),
+        (
+            {"queries": "sum:fnlwgt", "noise": "gaussian", "delta": 1e-3},
+            ValueError,
+            "the exact convolution is limited to",
+        ),
         ({"epsilon": -1.0}, ValueError, "epsilon must be finite and > 0"),
     ],
 )

@@ -221,3 +221,37 @@ def test_large_grids_fall_back_to_the_range_bound() -> None:
         for v in table.values
     ]
     assert c == pytest.approx(moves[0] / 1e5 + moves[1] / 10.0 + moves[2] / 10.0, rel=1e-12)
+
+
+def test_calibrate_gives_the_theorems_for_a_statistic_too_large_and_for_statistics_together() -> None:
+    from typer.testing import CliRunner
+
+    from pufferfish.cli.app import app
+
+    # a mean of the whole table: every exact mechanism skipped with the reason, the theorems listed
+    res = calibrate_property("adult", property="income=>50K", epsilon=1.0, queries="mean:age")
+    assert all(not isinstance(r, Calibration) and "exact distribution" in r.reason for r in res.results[0])
+    rows = {t.mechanism: t for t in res.theorems}
+    assert list(rows) == ["group-dp", "wasserstein-coupling", "row-composition"]
+    assert rows["row-composition"].scales[0] == pytest.approx(0.76188, abs=1e-5)
+    assert rows["group-dp"].scales[0] == 73.0 and rows["row-composition"].loss <= 1.0
+    # several statistics: their joint law is not computed; the theorems certify them together
+    five = "mean:age,count:sex=Female"
+    res = calibrate_property("adult", property="income=>50K", epsilon=2.0, rows=100, queries=five)
+    together = {t.mechanism: t for t in res.theorems}
+    assert together["row-composition"].queries == ("mean:age", "count:sex=Female")
+    assert together["row-composition"].l2_error < together["wasserstein-coupling"].l2_error / 3
+    # Chen and Ohrimenko's five statistics (docs/reference.md quotes these L2 errors)
+    from pufferfish.reproduce.chen2023 import FIVE
+
+    res5 = calibrate_property("adult", property="income=>50K", epsilon=2.0, rows=100, queries=FIVE,
+                              mechanisms=["optimal"])  # fmt: skip
+    l2 = {t.mechanism: t.l2_error for t in res5.theorems}
+    want = {"group-dp": 582.67, "wasserstein-coupling": 64.094, "row-composition": 11.034}
+    assert l2 == pytest.approx(want, abs=1e-3)
+    body = res.to_dict()
+    assert body["confidential"] and [t["mechanism"] for t in body["theorems"]][-1] == "row-composition"
+    out = CliRunner().invoke(app, ["property", "calibrate", "adult", "--property", "income=>50K", "--query",
+                                   "mean:age", "--epsilon", "1"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "not calibrated on it" in out.output and "row-composition" in out.output

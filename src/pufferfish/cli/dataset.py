@@ -93,7 +93,9 @@ def property_calibrate(
 ) -> None:
     """Noise scales that keep the share of rows with --property secret (shares --shares), for each
     statistic of n rows drawn from DATA's rows with and without the property: every mechanism's
-    scale checked exactly on the statistic's exact distribution at each share, beside group DP."""
+    scale checked exactly on the statistic's exact distribution at each share, beside group DP;
+    and the theorems' product Laplace scales (group-dp, wasserstein-coupling, row-composition) for
+    the statistics together, or for one whose exact distribution is too large."""
     from pufferfish.dataset.calibrate import calibrate_property
 
     refuse_report_path_early(report, force)
@@ -135,13 +137,16 @@ def _print(found: Any, delta: float) -> None:
         "without), the point estimate",
         highlight=False,
     )
-    for values, results in zip(t.values, found.results, strict=True):
+    for values, results, scenario in zip(t.values, found.results, found.scenarios, strict=True):
         console.print(
             f"\nquery {values.statistic.text}: the table's own value {values.total:g} (its {t.rows} "
             f"rows), per-row range "
             f"{values.value_range:g}",
             highlight=False,
         )
+        if scenario is None:  # every mechanism skipped for the same reason: said once
+            console.print(f"not calibrated on it: {results[0].reason}", highlight=False)
+            continue
         print_comparisons(console, results, delta, show_pair=False)
     if found.joint:
         names = " and ".join(v.statistic.text for v in t.values)
@@ -151,11 +156,32 @@ def _print(found: Any, delta: float) -> None:
             highlight=False,
         )
         print_comparisons(console, found.joint, delta, show_pair=False)
+    if found.theorems:
+        _print_theorems(console, found.theorems)
     console.print(
         "\nchecked: every scale by the exact privacy loss on the statistic's exact distribution at each "
-        "share, for the point-estimate prior; group DP holds for every prior in the table's range",
+        "share, for the point-estimate prior; group DP holds for every prior in the table's range; the "
+        "theorems' scales by their bound (one row checked exactly), for the point-estimate prior",
         highlight=False,
     )
+
+
+def _print_theorems(console: Console, theorems: Any) -> None:
+    """The theorems' product Laplace scales, one table per group of statistics."""
+    from rich.table import Table
+
+    for queries in dict.fromkeys(t.queries for t in theorems):
+        console.print(
+            f"\n{', '.join(queries)}{' together' if len(queries) > 1 else ''}: product Laplace certified by "
+            "a theorem, without the exact distribution",
+            highlight=False,
+        )
+        table = Table("epsilon", "mechanism", "scales", "L2 error (rms)", "loss <=")
+        for t in theorems:
+            if t.queries == queries:
+                table.add_row(f"{t.epsilon:g}", t.mechanism, ", ".join(f"{x:.5g}" for x in t.scales),
+                              f"{t.l2_error:.5g}", f"{t.loss:.6g}")  # fmt: skip
+        console.print(table)
 
 
 @property_app.command("release")

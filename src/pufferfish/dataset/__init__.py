@@ -8,8 +8,10 @@ property (Zhang, Ohrimenko and Cummings 2022; Chen and Ohrimenko 2023), with exa
   or log-space convolution with a stated error bound).
 * :mod:`pufferfish.dataset.model`: :class:`PropertyModel` and :func:`property_scenario`, which
   every mechanism of the registry calibrates and the exact check verifies.
-* :mod:`pufferfish.dataset.mechanisms`: the registry's ``group-dp`` and ``wasserstein-coupling``
-  on this model, registered explicitly here.
+* :mod:`pufferfish.dataset.mechanisms`: the registry's ``group-dp``, ``wasserstein-coupling`` and
+  ``row-composition`` on this model, registered explicitly here.
+* :mod:`pufferfish.dataset.composition`: one row's exact loss composed through the binomial count
+  (``row-composition``), for any statistics released with product Laplace noise.
 * :mod:`pufferfish.dataset.coupling`, :mod:`pufferfish.dataset.calibrate`,
   :mod:`pufferfish.dataset.release`, :mod:`pufferfish.dataset.attack`: several statistics
   together, the comparison, the release and the shadow-classifier attack.
@@ -28,7 +30,7 @@ from pufferfish.dataset.spec import PropertySpec, StatisticSpec, parse_shares, p
 from pufferfish.dataset.statistic import row_mixture, statistic_prior
 from pufferfish.dataset.table import PropertyTable, RowValues, read_property_table
 
-mechanisms.register()  # the registry's group-dp on a dataset property (pufferfish.dataset.mechanisms)
+mechanisms.register()  # the registry's dataset-property mechanisms (pufferfish.dataset.mechanisms)
 
 __all__ = [
     "DATASET_GAUSSIAN_MECHANISMS",

@@ -1,5 +1,7 @@
 """Calibrate the noise of dataset-level statistics: every mechanism of the registry on each
-statistic's exact priors, each scale checked exactly (SPEC sec 2.1), group DP beside them.
+statistic's exact priors, each scale checked exactly (SPEC sec 2.1), group DP beside them; and
+the theorems that need no exact distribution (``row-composition``, ``wasserstein-coupling``) on
+the statistics together and on a statistic whose exact distribution is too large.
 
 :func:`calibrate_property` validates its arguments once into a :class:`PropertyRequest`, reads the
 table once (:func:`~pufferfish.dataset.table.read_property_table`) and runs the registry's
@@ -10,6 +12,7 @@ comparison (:func:`~pufferfish.calibration.registry.run_comparison`) on
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +20,8 @@ from typing import Any
 from pufferfish._checks import check_delta, check_epsilons
 from pufferfish.calibration.registry import Result, check_mechanisms, run_comparison
 from pufferfish.calibration.result import Skipped
+from pufferfish.dataset.composition import composition_scales
+from pufferfish.dataset.coupling import vector_scale
 from pufferfish.dataset.model import (
     DATASET_GAUSSIAN_MECHANISMS,
     DATASET_MECHANISMS,
@@ -26,6 +31,7 @@ from pufferfish.dataset.model import (
     property_scenario,
 )
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec, parse_shares, parse_statistics
+from pufferfish.dataset.statistic import StatisticTooLarge
 from pufferfish.dataset.table import read_property_table
 from pufferfish.loss.density import check_noise
 from pufferfish.pipeline.public import confidential
@@ -78,6 +84,74 @@ class PropertyRequest:
 
 
 @dataclass(frozen=True)
+class TheoremScales:
+    """Product Laplace scales certified by a theorem without the statistics' exact (joint)
+    distribution: ``row-composition`` (:mod:`pufferfish.dataset.composition`) or
+    ``wasserstein-coupling`` (:mod:`pufferfish.dataset.coupling`).
+
+    Attributes
+    ----------
+    queries : tuple of str
+        The statistics released together (one: a statistic whose exact distribution is too large).
+    mechanism : str
+    epsilon : float
+    scales : tuple of float
+        The Laplace scale of each statistic (its unit).
+    loss : float
+        The theorem's bound on the loss at these scales (<= ``epsilon``).
+    checked : str
+        What the guarantee rests on.
+    """
+
+    queries: tuple[str, ...]
+    mechanism: str
+    epsilon: float
+    scales: tuple[float, ...]
+    loss: float
+    checked: str
+
+    @property
+    def l2_error(self) -> float:
+        """``sqrt(2 sum_j s_j^2)``: the root mean square of the noise's L2 norm."""
+        return math.sqrt(2.0 * math.fsum(s * s for s in self.scales))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, with ``checked_for`` as :func:`result_row`."""
+        return {
+            "queries": list(self.queries), "mechanism": self.mechanism, "epsilon": self.epsilon,
+            "noise": "laplace", "delta": 0.0, "scales": list(self.scales), "l2_error_rms": self.l2_error,
+            "loss_bound": self.loss, "checked": self.checked,
+            "checked_for": f"the point estimate ({PRIOR_NAME}: the table's rows as drawn)",
+        }  # fmt: skip
+
+
+def theorem_scales(model: PropertyModel, statistics: Sequence[int], epsilon: float) -> list[TheoremScales]:
+    """``group-dp``, ``wasserstein-coupling`` and ``row-composition`` on ``statistics`` together
+    at ``epsilon``, product Laplace (weights: ``r^(1/3)`` of each one's change, group DP's the
+    change of all ``n`` rows; ``row-composition``'s from the first order of one row's loss).
+
+    Returns
+    -------
+    list of TheoremScales
+        In that order (most noise first, as the registry's comparisons).
+    """
+    queries = tuple(model.values(k).statistic.text for k in statistics)
+    sens = [model.group_dp_sensitivity(k) for k in statistics]
+    weights = [x ** (1.0 / 3.0) if x > 0 else 1.0 for x in sens]
+    b = math.fsum(x / w for x, w in zip(sens, weights, strict=True)) / epsilon
+    group = tuple(b * w for w in weights)
+    moves = ", ".join(f"{x:g}" for x in sens)
+    why = f"group DP over all {model.rows} rows: the statistics move by at most {moves}"
+    coupled = vector_scale(model, epsilon, statistics)
+    comp = composition_scales(model, epsilon, statistics)
+    return [
+        TheoremScales(queries, "group-dp", epsilon, group, epsilon, why),
+        TheoremScales(queries, "wasserstein-coupling", epsilon, coupled.scales, epsilon, coupled.sentence()),
+        TheoremScales(queries, "row-composition", epsilon, comp.scales, comp.loss, comp.sentence()),
+    ]
+
+
+@dataclass(frozen=True)
 class PropertyComparison:
     """The calibrations of each statistic of a dataset-level model.
 
@@ -91,15 +165,20 @@ class PropertyComparison:
         Two count statistics released together, checked exactly on their joint distribution
         (:func:`~pufferfish.dataset.model.joint_scenario`; each count gets ``Laplace(scale)``);
         empty when that scenario does not apply.
-    scenarios : tuple of Scenario
-        The scenario each statistic's results were computed on (its exact priors), kept for the
-        report (:mod:`pufferfish.dataset.report`), which draws them instead of computing them again.
+    theorems : tuple of TheoremScales
+        Laplace, pure eps: the statistics together (two or more), and each statistic whose exact
+        distribution is too large (its ``results`` are then skipped, with the reason).
+    scenarios : tuple of (Scenario or None)
+        The scenario each statistic's results were computed on (its exact priors; None when too
+        large), kept for the report (:mod:`pufferfish.dataset.report`), which draws them instead
+        of computing them again.
     """
 
     model: PropertyModel
     results: tuple[tuple[Result | Skipped, ...], ...]
     joint: tuple[Result | Skipped, ...] = ()
-    scenarios: tuple[Scenario, ...] = field(default=(), compare=False, repr=False)
+    theorems: tuple[TheoremScales, ...] = ()
+    scenarios: tuple[Scenario | None, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``confidential`` and what it holds (:data:`DATASET_CONFIDENTIAL`), the model,
@@ -119,6 +198,7 @@ class PropertyComparison:
         if self.joint:
             names = [v.statistic.text for v in self.model.table.values]
             body["joint"] = {"queries": names, "results": [result_row(r) for r in self.joint]}
+        body["theorems"] = [t.to_dict() for t in self.theorems]
         return confidential(body, DATASET_CONFIDENTIAL)
 
 
@@ -236,11 +316,27 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
     table = read_property_table(request.data, request.prop, request.statistics)
     model = PropertyModel(table, request.shares, request.rows if request.rows is not None else table.rows)
     mechs = check_mechanisms(request.mechanisms)
-    scenarios = tuple(property_scenario(model, k) for k in range(len(table.values)))
-    results = [
-        run_comparison(scenario, request.epsilons, mechs, delta=request.delta, noise=request.noise)
-        for scenario in scenarios
-    ]
+    laplace = request.noise == "laplace" and request.delta == 0.0
+    scenarios: list[Scenario | None] = []
+    results: list[tuple[Result | Skipped, ...]] = []
+    theorems: list[TheoremScales] = []
+    for k in range(len(table.values)):
+        try:
+            scenario = property_scenario(model, k)
+        except StatisticTooLarge as exc:
+            if not laplace:
+                raise
+            reason = f"needs the exact distribution: {exc}; the theorems' scales are listed apart"
+            results.append(tuple(Skipped(m, e, reason) for e in request.epsilons for m in request.mechanisms))
+            theorems += [t for e in request.epsilons for t in theorem_scales(model, [k], e)]
+            scenarios.append(None)
+            continue
+        scenarios.append(scenario)
+        found = run_comparison(scenario, request.epsilons, mechs, delta=request.delta, noise=request.noise)
+        results.append(found)
+    if laplace and len(table.values) > 1:
+        every = range(len(table.values))
+        theorems += [t for e in request.epsilons for t in theorem_scales(model, every, e)]
     joint: tuple[Result | Skipped, ...] = ()
     scenario2 = joint_scenario(model)
     if scenario2 is not None:
@@ -248,4 +344,4 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
         joint = run_comparison(
             scenario2, request.epsilons, check_mechanisms(named), delta=request.delta, noise=request.noise
         )
-    return PropertyComparison(model, tuple(results), joint, scenarios)
+    return PropertyComparison(model, tuple(results), joint, tuple(theorems), tuple(scenarios))

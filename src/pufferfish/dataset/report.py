@@ -73,10 +73,30 @@ def property_report_html(found: PropertyComparison) -> str:
                 figure_html(f"fig-scales-{k}", f"Scale against epsilon: {name}", _curve(used), caption)
             )
         scenario = found.scenarios[k] if found.scenarios else property_scenario(model, k)
+        if scenario is None:
+            parts.append("<p>Its exact distribution is too large to compute: see the theorems below.</p>")
+            continue
         caption = (
             f"The exact distribution of {name} over n = {model.rows} rows under each share (before noise)."
         )
         parts.append(figure_html(f"fig-priors-{k}", f"{name} under each share", _priors(scenario), caption))
+    if found.theorems:
+        parts.append("<h2>Certified by a theorem (no exact distribution)</h2>")
+        parts.append(
+            "<p>Product Laplace noise on the statistics listed, pure eps, certified by the theorem named "
+            "(row-composition: one row's exact loss composed through the binomial count of rows with the "
+            "property; wasserstein-coupling: seed 002 Thm 1 on the coupling of the shares).</p>"
+        )
+        rows = [
+            [
+                cell(", ".join(t.queries)), cell(fmt(t.epsilon)), cell(t.mechanism, f"theorem:{j}"),
+                cell(", ".join(fmt(x) for x in t.scales), f"theorem:{j}:scales"), cell(fmt(t.l2_error)),
+                cell(fmt(t.loss)), cell(t.checked),
+            ]
+            for j, t in enumerate(found.theorems)
+        ]  # fmt: skip
+        heads = ["statistics", "epsilon", "mechanism", "scales", "L2 error (rms)", "loss <=", "checked"]
+        parts.append(table_html(heads, rows, "theorems"))
     return html_page("Pufferfish privacy for a property of the table", parts, payload)
 
 
