@@ -38,7 +38,7 @@ from pufferfish.dataset.calibrate import calibrate_property
 from pufferfish.dataset.coupling import binomial_w_infinity, row_w_infinity, vector_scale
 from pufferfish.dataset.release import release_property
 from pufferfish.dataset.statistic import MAX_SUM_POINTS, StatisticTooLarge, joint_count_prior
-from pufferfish.dataset.table import PropertyTable
+from pufferfish.dataset.table import PropertyTable, RowVectors
 from pufferfish.loss.exact import privacy_loss
 from pufferfish.priors.distributions import to_release_grid
 from pufferfish.tables.source import DataError
@@ -466,6 +466,11 @@ def test_attack_cli_json() -> None:
     assert out["scales"][0] == pytest.approx(9.992, abs=1e-3)
 
 
+def _vectors(w_rows: np.ndarray, wo_rows: np.ndarray) -> RowVectors:
+    (ws, wc), (wos, woc) = (np.unique(r, axis=0, return_counts=True) for r in (w_rows, wo_rows))
+    return RowVectors(ws, wc.astype(np.int64), wos, woc.astype(np.int64))
+
+
 def test_joint_counts_of_two_statistics_match_brute_force() -> None:
     # pufferfish reproduce chen2023 bounds DirM's and DauM's loss by the joint law of two counts
     # (a multinomial of four row classes, in log space): against every data set of n rows
@@ -475,7 +480,7 @@ def test_joint_counts_of_two_statistics_match_brute_force() -> None:
     w_rows = rng.integers(0, 2, (7, 2)).astype(float)
     wo_rows = rng.integers(0, 2, (5, 2)).astype(float)
     for n in (1, 2, 4):
-        logs = joint_counts(w_rows, wo_rows, 0, 1, (0.3, 0.8), n)
+        logs = joint_counts(_vectors(w_rows, wo_rows), 0, 1, (0.3, 0.8), n)
         for t, grid in zip((0.3, 0.8), logs, strict=True):
             brute = np.zeros((n + 1, n + 1))
             rows = [(r, t / len(w_rows)) for r in w_rows] + [(r, (1 - t) / len(wo_rows)) for r in wo_rows]

@@ -32,7 +32,7 @@ from pufferfish.dataset.calibrate import property_request
 from pufferfish.dataset.model import PropertyModel
 from pufferfish.dataset.release import plan_release
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec
-from pufferfish.dataset.table import property_rows, read_property_table
+from pufferfish.dataset.table import RowVectors, read_property_table
 
 
 @dataclass(frozen=True)
@@ -144,16 +144,12 @@ def attack_property(
     model = PropertyModel(table, request.shares, request.rows)
     plan = plan_release(model, eps, mechanism, 0.0, "laplace")
     chosen, scales = plan.mechanism, plan.scales
-    with_rows, without_rows = property_rows(request.data, request.prop, request.statistics)
     gen = np.random.default_rng(rng)
     kinds = [s.kind for s in request.statistics]
 
     def sets(count: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-        x = [
-            _statistics(with_rows, without_rows, t, model.rows, kinds, gen)
-            for t in model.shares
-            for _ in range(count)
-        ]
+        vec = table.row_vectors
+        x = [_statistics(vec, t, model.rows, kinds, gen) for t in model.shares for _ in range(count)]
         return np.array(x), np.repeat(np.arange(2), count)
 
     x_train, y_train = sets(train)
@@ -173,23 +169,26 @@ def attack_property(
 
 
 def _statistics(
-    with_rows: NDArray[np.float64],
-    without_rows: NDArray[np.float64],
-    theta: float,
-    n: int,
-    kinds: Sequence[str],
-    gen: np.random.Generator,
+    vectors: RowVectors, theta: float, n: int, kinds: Sequence[str], gen: np.random.Generator
 ) -> NDArray[np.float64]:
-    """The statistics of one data set of ``n`` rows drawn at share ``theta``."""
+    """The statistics of one data set of ``n`` rows drawn at share ``theta``: ``K ~ Bin(n, theta)``
+    rows drawn from the table's rows with the property, the others from those without (a row's
+    vector of values drawn with probability its count over the group's)."""
     k = int(gen.binomial(n, theta))
     picked = np.concatenate(
         [
-            with_rows[gen.integers(0, len(with_rows), k)],
-            without_rows[gen.integers(0, len(without_rows), n - k)],
+            vectors.with_support[gen.choice(len(vectors.with_counts), k, p=_weights(vectors.with_counts))],
+            vectors.without_support[
+                gen.choice(len(vectors.without_counts), n - k, p=_weights(vectors.without_counts))
+            ],
         ]
     )
     total = picked.sum(axis=0)
     return np.where(np.array([kind == "mean" for kind in kinds]), total / n, total)
+
+
+def _weights(counts: NDArray[np.int64]) -> NDArray[np.float64]:
+    return counts / counts.sum()
 
 
 def _score(

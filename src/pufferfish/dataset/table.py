@@ -85,6 +85,18 @@ class RowVectors:
         """``d``, the number of statistics."""
         return int(self.with_support.shape[1])
 
+    def pair_classes(self, i: int, j: int) -> NDArray[np.int64]:
+        """For two count statistics ``i`` and ``j`` (per-row values 0 or 1): how many rows with the
+        property (row 0) and without (row 1) have ``(f_i, f_j)`` = (0, 0), (0, 1), (1, 0), (1, 1)
+        (columns ``2 f_i + f_j``), the input of
+        :func:`~pufferfish.dataset.statistic.joint_count_prior`."""
+        out = np.zeros((2, 4), dtype=np.int64)
+        for g, (support, counts) in enumerate(
+            ((self.with_support, self.with_counts), (self.without_support, self.without_counts))
+        ):
+            np.add.at(out[g], (2 * support[:, i] + support[:, j]).astype(np.int64), counts)
+        return out
+
 
 @dataclass(frozen=True)
 class PropertyTable:
@@ -149,13 +161,7 @@ class PropertyTable:
         :func:`~pufferfish.dataset.statistic.joint_count_prior` needs. None otherwise."""
         if len(self.values) != 2 or any(v.statistic.kind != "count" for v in self.values):
             return None
-        vec = self.row_vectors
-        out = np.zeros((2, 4), dtype=np.int64)
-        for g, (support, counts) in enumerate(
-            ((vec.with_support, vec.with_counts), (vec.without_support, vec.without_counts))
-        ):
-            np.add.at(out[g], (2 * support[:, 0] + support[:, 1]).astype(np.int64), counts)
-        return out
+        return self.row_vectors.pair_classes(0, 1)
 
 
 def read_property_table(data: Any, prop: PropertySpec, statistics: Sequence[StatisticSpec]) -> PropertyTable:
@@ -292,37 +298,6 @@ def _value_sql(s: StatisticSpec, has: str) -> str:
         label = str(s.value).replace("'", "''")
         return f"CAST(coalesce(CAST({quote_identifier(s.column)} AS VARCHAR) = '{label}', false) AS INTEGER)"
     return f"CAST({quote_identifier(s.column)} AS DOUBLE)"
-
-
-def property_rows(
-    data: Any, prop: PropertySpec, statistics: Sequence[StatisticSpec]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Each kept row's per-row values of every statistic, for simulations (:mod:`pufferfish.dataset.attack`).
-
-    Parameters
-    ----------
-    data, prop, statistics
-        As :func:`read_property_table` (same rules, rows kept and errors).
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray)
-        Shapes ``(rows with the property, d)`` and ``(rows without, d)``, float64: row ``i``'s
-        ``f_k(row_i)`` for the ``d`` statistics, in the table's order. They hold the table's rows:
-        confidential.
-    """
-    source = resolve_source(data)
-    with connect() as con:
-        try:
-            has, kept = _open(con, source, prop, statistics)
-            exprs = ", ".join(_value_sql(s, has) for s in statistics)
-            out = []
-            for want in ("", "NOT "):
-                rows = con.execute(f"SELECT {exprs} FROM t WHERE {kept} AND {want}{has}").fetchnumpy()
-                out.append(np.column_stack([np.asarray(v, dtype=np.float64) for v in rows.values()]))
-        except duckdb.Error as exc:
-            raise read_error(exc, source.description) from None
-    return out[0], out[1]
 
 
 def _row_values(vectors: RowVectors, j: int, s: StatisticSpec) -> RowValues:

@@ -119,12 +119,12 @@ def chen2023_adult(draws: int = 20000, epsilons: tuple[float, ...] = (0.5, 1.0, 
     from pufferfish.dataset import PropertyModel, PropertySpec, parse_statistics, property_scenario
     from pufferfish.dataset.composition import composed_loss, row_loss
     from pufferfish.dataset.coupling import vector_scale
-    from pufferfish.dataset.table import property_rows, read_property_table
+    from pufferfish.dataset.table import read_property_table
 
     n, delta = 100, 1e-3
     prop, stats = PropertySpec.parse("income=>50K"), parse_statistics(FIVE)
     table = read_property_table("adult", prop, stats)
-    w_rows, wo_rows = property_rows("adult", prop, stats)
+    vectors = table.row_vectors
     scale_by = np.array([1.0 / n if s.kind == "mean" else 1.0 for s in stats])
     gen = np.random.default_rng(0)
     rows: list[ChenRow] = []
@@ -132,10 +132,10 @@ def chen2023_adult(draws: int = 20000, epsilons: tuple[float, ...] = (0.5, 1.0, 
     for shares in ((0.4, 0.6), (0.45, 0.55)):
         model = PropertyModel(table, shares, n)
         scenarios = [property_scenario(model, k) for k in range(len(stats))]
-        mus, covs = _moments(w_rows, wo_rows, shares, n, scale_by)
+        mus, covs = _moments(vectors, shares, n, scale_by)
         diff = mus[0] - mus[1]
         i, j = (k for k, s in enumerate(stats) if s.kind == "count")
-        logs = joint_counts(w_rows, wo_rows, i, j, shares, n)
+        logs = joint_counts(vectors, i, j, shares, n)
         v = diff / np.linalg.norm(diff)
         steps = np.arange(-n, n + 1)
         gap = np.abs(v[j] * steps[:, None] - v[i] * steps[None, :])
@@ -223,22 +223,19 @@ def write_chen2023(found: ChenTable, out: Path) -> list[Path]:
 
 
 def _moments(
-    w_rows: NDArray[np.float64],
-    wo_rows: NDArray[np.float64],
-    shares: tuple[float, float],
-    n: int,
-    scale_by: NDArray[np.float64],
+    vectors: Any, shares: tuple[float, float], n: int, scale_by: NDArray[np.float64]
 ) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
-    """Exact mean and covariance of the statistics of n i.i.d. rows at each share."""
+    """Exact mean and covariance of the statistics of n i.i.d. rows at each share (each group's
+    rows weighted by their counts: :class:`~pufferfish.dataset.table.RowVectors`)."""
     mus, covs = [], []
-    d = w_rows.mean(axis=0) - wo_rows.mean(axis=0)
+    groups = ((vectors.with_support, vectors.with_counts), (vectors.without_support, vectors.without_counts))
+    (m1, c1), (m0, c0) = (
+        (np.average(x, axis=0, weights=w), np.cov(x.T, aweights=w, bias=True)) for x, w in groups
+    )
+    d = m1 - m0
     for t in shares:
-        mean = t * w_rows.mean(axis=0) + (1 - t) * wo_rows.mean(axis=0)
-        cov = (
-            t * np.cov(w_rows.T, bias=True)
-            + (1 - t) * np.cov(wo_rows.T, bias=True)
-            + t * (1 - t) * np.outer(d, d)
-        )
+        mean = t * m1 + (1 - t) * m0
+        cov = t * c1 + (1 - t) * c0 + t * (1 - t) * np.outer(d, d)
         mus.append(n * mean * scale_by)
         covs.append(n * cov * np.outer(scale_by, scale_by))
     return mus, covs
@@ -264,16 +261,16 @@ def _delta(scenario: Any, sigma: float, eps: float, delta: float) -> float:
         return 0.0
 
 
-def joint_counts(w_rows: NDArray[np.float64], wo_rows: NDArray[np.float64], i: int, j: int,
-                 shares: tuple[float, float], n: int) -> list[NDArray[np.float64]]:  # fmt: skip
+def joint_counts(
+    vectors: Any, i: int, j: int, shares: tuple[float, float], n: int
+) -> list[NDArray[np.float64]]:
     """``log P(S_i = a, S_j = b)`` on the grid ``(n + 1) x (n + 1)`` under each share, of two count
-    statistics (:func:`pufferfish.dataset.statistic.joint_count_prior`: a multinomial of the
-    four row classes, in log space)."""
+    statistics ``i``, ``j`` of :class:`~pufferfish.dataset.table.RowVectors` ``vectors``
+    (:func:`pufferfish.dataset.statistic.joint_count_prior`: a multinomial of the four row
+    classes, in log space)."""
     from pufferfish.dataset.statistic import joint_count_prior
 
-    classes = np.zeros((2, 4), dtype=np.int64)
-    for g, rows in enumerate((w_rows, wo_rows)):
-        classes[g] = np.bincount((rows[:, i] * 2 + rows[:, j]).astype(int), minlength=4)
+    classes = vectors.pair_classes(i, j)
     logs = []
     for t in shares:
         prior = joint_count_prior(classes, t, n)
