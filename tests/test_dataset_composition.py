@@ -10,6 +10,7 @@ reference of SPEC sec 8 (where the bound is the exact loss); the order optimal <
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from fractions import Fraction
 
@@ -255,3 +256,21 @@ def test_calibrate_gives_the_theorems_for_a_statistic_too_large_and_for_statisti
                                    "mean:age", "--epsilon", "1"])  # fmt: skip
     assert out.exit_code == 0, out.output
     assert "not calibrated on it" in out.output and "row-composition" in out.output
+
+
+def test_cli_prints_queries_and_labels_as_written(tmp_path) -> None:
+    # ":x:" is an emoji code and "[y]" markup to Rich: both must reach the screen as written; a
+    # table of 4 rows needs no noise at eps 1 (telling the count itself has loss 4 log(11/9) < 1)
+    from typer.testing import CliRunner
+
+    from pufferfish.cli.app import app
+
+    data = tmp_path / "t.csv"
+    data.write_text("p,x,z\n[y],1,3\n[y],2,4\nn,1,3\nn,2,5\n")
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(app, ["property", "release", str(data), "--property", "p=[y]", "--query",
+                                   "sum:x,sum:z", "--epsilon", "1", "--output", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "released sum:x: 6" in res.output and "p=[y]" in res.output
+    assert "tells at most the count of rows with the property" in json.loads(out.read_text())["checked"]
+    assert 4 * math.log(0.55 / 0.45) < 1.0

@@ -26,6 +26,7 @@ from pufferfish.cli.common import (
     num,
     parse_mechanisms,
     parse_order,
+    plain_console,
     progress_bar,
     publish,
     refuse_report_path_early,
@@ -586,7 +587,7 @@ def multiuser(
                 num(d["checked_loss"], 6),
                 d["source"],
             )
-    Console().print(table)
+    plain_console().print(table)
 
 
 @app.command("multiuser-release")
@@ -631,7 +632,7 @@ def multiuser_release(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
         return
-    console = Console()
+    console = plain_console()
     console.print(f"released sum: {result.value:.6g}")
     console.print(
         f"mechanism: {result.mechanism} ({pair_set}, user {user or 'every user'}), "

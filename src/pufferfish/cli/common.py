@@ -160,10 +160,28 @@ def publish(
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return
-    console = Console()
+    console = plain_console()
     show(console)
     if report is not None:
         console.print(f"HTML report: {report}")
+
+
+def plain_console(*, stderr: bool = False, width: int | None = None) -> Console:
+    """A Rich console that prints text as written: no markup (``[x]``), no emoji codes (``:x:``)
+    and no highlighting, so labels, queries and paths are never rewritten on screen.
+
+    Parameters
+    ----------
+    stderr : bool
+        Print to standard error.
+    width : int, optional
+        Fixed width (default: the terminal's).
+
+    Returns
+    -------
+    rich.console.Console
+    """
+    return Console(stderr=stderr, width=width, markup=False, emoji=False, highlight=False)
 
 
 def num(x: float, digits: int = 4) -> str:
@@ -331,7 +349,7 @@ def progress_bar(what: str = "releasing rows") -> Iterator[Callable[[int, int], 
         TimeRemainingColumn,
     )
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -357,7 +375,7 @@ def working(what: str) -> Iterator[None]:
     terminal; issue 44: ``markov calibrate`` printed nothing for 85 s)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     spin = Progress(SpinnerColumn(), TextColumn(what), TimeElapsedColumn(), console=err, transient=True,
                     disable=not err.is_terminal)  # fmt: skip
     with spin:

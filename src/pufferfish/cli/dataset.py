@@ -13,6 +13,7 @@ from rich.console import Console
 from pufferfish.cli.common import (
     guard,
     parse_mechanisms,
+    plain_console,
     print_comparisons,
     refuse_report_path_early,
     working,
@@ -117,11 +118,11 @@ def property_calibrate(
         return
     _print(found, delta)
     if report is not None:
-        Console().print(f"HTML report: {report} (confidential: the table's own values)", highlight=False)
+        plain_console().print(f"HTML report: {report} (confidential: the table's own values)")
 
 
 def _print(found: Any, delta: float) -> None:
-    console = Console()
+    console = plain_console()
     model = found.model
     t = model.table
     console.print(f"data: {t.description}", highlight=False)
@@ -239,7 +240,7 @@ def property_release(
     if as_json:
         typer.echo(json.dumps(payload, allow_nan=False))
         return
-    console = Console()
+    console = plain_console()
     for row in payload["released"]:
         console.print(
             f"released {row['query']}: {row['value']:.6g} ({row['noise']} noise of scale {row['scale']:.6g})",
@@ -288,7 +289,7 @@ def property_attack(
     if as_json:
         typer.echo(json.dumps(found.to_dict(), allow_nan=False))
         return
-    console = Console()
+    console = plain_console()
     a, b = found.shares
     console.print(
         f"shadow classifier: {found.train} + {found.train} simulated data sets of n = {found.rows} rows at "

@@ -12,7 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from pufferfish.cli.common import guard, working
+from pufferfish.cli.common import guard, plain_console, working
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -94,7 +94,7 @@ def show(
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), indent=2, allow_nan=False))
         return
-    console = Console()
+    console = plain_console()
     data = summary.data.split(":")[0] if summary.data.startswith("shipped data set ") else summary.data
     console.print(f"ledger: {summary.path}", soft_wrap=True, highlight=False, markup=False)  # never folded
     table = Table(  # a shipped set by its name, not a path; no outer border: the tour's rows in 80
@@ -117,6 +117,6 @@ def show(
         )
     # never cropped: as wide as its widest row (a terminal narrower than that wraps the lines)
     natural = console.measure(table, options=console.options.update_width(10_000)).maximum
-    Console(width=max(console.width, natural)).print(table)
+    plain_console(width=max(console.width, natural)).print(table)
     for g in summary.secrets:
         console.print(g.line(), soft_wrap=False, highlight=False, markup=False)

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from pufferfish._checks import check_epsilons
 from pufferfish.cli.common import (
     guard,
     parse_mechanisms,
+    plain_console,
     print_comparisons,
     refuse_report_path_early,
     working,
@@ -194,7 +194,7 @@ def markov_calibrate(
 
 def _print_chain(model: Any, results: Any, certified: list[str]) -> None:
     """The text output of a calibration on ``--transition`` or ``--interval``."""
-    console = Console()
+    console = plain_console()
     chain = model.chains[0]
     if chain.any_start:
         console.print(
@@ -265,7 +265,7 @@ def _audit(
             json.dumps({k: v for k, v in head.items() if v is not None} | {"audit": audited}, allow_nan=False)
         )
         return
-    console = Console()
+    console = plain_console()
     for t, a in audits.items():
         w = a.worst
         which = "" if len(a.chains) == 1 else f", chain {w.chain!r}"
@@ -437,7 +437,7 @@ def _calibrate_data(
     if as_json:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
         return
-    console = Console()
+    console = plain_console()
     s = result.series
     console.print(f"data: {s.source}", markup=False)
     console.print(f"{len(s.ids)} ids, {s.rows} rows ({s.rows_dropped} without an id or a time left out)")
@@ -522,7 +522,7 @@ def markov_release(
             ledger=ledger, budget=budget,
         )  # fmt: skip
 
-    console = Console()
+    console = plain_console()
     with working("estimating the chain, calibrating and releasing the series"):
         result = guard(run)
     cal = result.calibration

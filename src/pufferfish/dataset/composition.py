@@ -90,12 +90,14 @@ def composed_loss(n: int, shares: Sequence[float], c: float) -> float:
     shares : sequence of float
         The secrets ``theta`` in [0, 1], at least two.
     c : float
-        The loss of one row (nats, >= 0, ``inf`` allowed).
+        The loss of one row (nats, >= 0; ``inf`` when a row can tell its group).
 
     Returns
     -------
     float
-        An upper bound on the pufferfish loss of the release (nats; ``inf`` if ``c`` is).
+        An upper bound on the pufferfish loss of the release (nats). At ``c = inf`` it is the
+        loss of the count ``K`` itself, ``n max(log(theta_1 / theta_2), log((1 - theta_2) / (1 -
+        theta_1)))``: ``inf`` when a share is 0 or 1.
     """
     worst = 0.0
     for lo, hi in (sorted(p) for p in itertools.combinations(shares, 2)):
@@ -310,7 +312,11 @@ def composition_scales(
     c0 = _noiseless_row_loss(model, which)
     if composed_loss(model.rows, model.shares, c0) <= epsilon:  # no noise needed at all
         zero = (0.0,) * len(which)
-        how = "no noise: the groups' laws of a row are within this ratio"
+        how = (
+            "no noise: the release tells at most the count of rows with the property, within eps"
+            if math.isinf(c0)
+            else "no noise: the two groups' laws of a row are within this ratio"
+        )
         return RowComposition(epsilon, zero, weights, c0, how, composed_loss(model.rows, model.shares, c0))
 
     def loss_at(b: float) -> tuple[float, float, str, float]:
