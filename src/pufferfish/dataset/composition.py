@@ -25,15 +25,15 @@ c``. Let ``theta_1 > theta_2``. Then ``h_k = e^{t_k - c k}`` is non-increasing i
 ``b_i(k) e^{c k} = M_i(c) b'_i(k)`` with ``M_i(c) = (1 - theta_i + theta_i e^c)^n`` the binomial's
 moment generating function and ``b'_i = Bin(n, theta'_i)``, ``theta'_i = theta_i e^c / (1 -
 theta_i + theta_i e^c)``, still ``theta'_1 > theta'_2``. The larger binomial is stochastically
-larger, so ``E'_1[h] <= E'_2[h]`` for the non-increasing ``h``, and
+larger, so ``E'_1[h] <= E'_2[h]`` for the non-increasing ``h``, and::
 
-    ``p_theta_1(y) / p_theta_2(y) = (M_1(c) / M_2(c)) E'_1[h] / E'_2[h] <= M_1(c) / M_2(c)``.
+    p_theta_1(y) / p_theta_2(y) = (M_1(c) / M_2(c)) E'_1[h] / E'_2[h] <= M_1(c) / M_2(c).
 
 The other way round ``t_k + c k`` is non-decreasing, and ``p_theta_2(y) / p_theta_1(y) <=
-M_2(-c) / M_1(-c)``. So the release is eps-pufferfish private for the pair when
+M_2(-c) / M_1(-c)``. So the release is eps-pufferfish private for the pair when::
 
-    ``L(c) = n max(log1p(theta_1 expm1(c)) - log1p(theta_2 expm1(c)),
-                   log1p(theta_2 expm1(-c)) - log1p(theta_1 expm1(-c))) <= eps``
+    L(c) = n max(log1p(theta_1 expm1(c)) - log1p(theta_2 expm1(c)),
+                 log1p(theta_2 expm1(-c)) - log1p(theta_1 expm1(-c))) <= eps
 
 (:func:`composed_loss`). For the count of rows with the property (``g`` = 1 or 0, ``c = 1 / b``)
 ``L`` is SPEC sec 8's tail formula and the exact loss: the bound is tight there.
