@@ -132,17 +132,6 @@ def _log_mgf(theta: float, t: float) -> float:
     return math.log((1.0 - theta) + theta * math.exp(t))
 
 
-def contribution_changes(model: PropertyModel, statistics: Sequence[int]) -> tuple[float, ...]:
-    """``r_j``: the largest change of each statistic's contribution when a row changes groups
-    (the largest difference of per-row values across the groups; over ``n`` for a mean)."""
-    out = []
-    for values in (model.values(k) for k in statistics):
-        w, wo = values.with_support, values.without_support
-        r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
-        out.append(r / model.rows if values.statistic.kind == "mean" else r)
-    return tuple(out)
-
-
 def first_order_weights(model: PropertyModel, statistics: Sequence[int]) -> tuple[float, ...]:
     """Weights ``w_j = a_j^(1/3)`` of the scales ``s_j = b w_j`` that minimise the expected squared
     L2 error ``2 b^2 sum_j w_j^2`` for a loss ``n |theta_1 - theta_2| sum_j a_j / s_j``: the first
@@ -241,7 +230,7 @@ def row_loss(model: PropertyModel, statistics: Sequence[int], scales: Sequence[f
     try:
         found = product_laplace_loss(priors[0], priors[1], Metric(tuple(units)), 1.0)
     except MemoryLimitError:
-        changes = contribution_changes(model, cols)
+        changes = [model.row_change(k) for k in cols]
         bound = math.fsum(r / s for r, s in zip(changes, scales, strict=True)) * (1.0 + 4.0 * len(cols) * _U)
         return bound, "the range bound: the exact check's grid is too large"
     return found.loss + found.error_bound, f"exact product check on {found.vertices:,} vertices"
@@ -335,7 +324,7 @@ def _first_guess(
 ) -> float:
     """``b`` at which the range bound's first order ``n gap sum r_j / (b w_j)`` equals ``epsilon``."""
     gap = max(abs(a - b) for a, b in itertools.combinations(model.shares, 2))
-    changes = contribution_changes(model, which)
+    changes = [model.row_change(k) for k in which]
     guess = model.rows * gap * math.fsum(r / w for r, w in zip(changes, weights, strict=True)) / epsilon
     return guess if guess > 0 else 1.0
 

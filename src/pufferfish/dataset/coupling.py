@@ -211,13 +211,13 @@ def vector_scale(
     w_count = max(binomial_w_infinity(n, a, b) for a, b in itertools.combinations(model.shares, 2))
     changes = []
     which = range(len(model.table.values)) if statistics is None else statistics
-    for values in (model.table.values[k] for k in which):
+    for k in which:
+        values = model.values(k)
         if len(which) == 1:
             r = row_w_infinity(values)
+            changes.append(r / n if values.statistic.kind == "mean" else r)
         else:
-            w, wo = values.with_support, values.without_support
-            r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
-        changes.append(r / n if values.statistic.kind == "mean" else r)
+            changes.append(model.row_change(k))
     if units is None:
         weights = tuple(r ** (1.0 / 3.0) if r > 0 else 1.0 for r in changes)
     else:

@@ -85,6 +85,14 @@ class PropertyModel:
         """The per-row values of statistic number ``statistic`` (0-based)."""
         return self.table.values[statistic]
 
+    def row_change(self, statistic: int) -> float:
+        """``r``: the largest change of the statistic when one row changes groups (the largest
+        difference of a per-row value across the groups; over ``n`` for a mean), >= 0."""
+        values = self.values(statistic)
+        w, wo = values.with_support, values.without_support
+        r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
+        return r / self.rows if values.statistic.kind == "mean" else r
+
     def group_dp_sensitivity(self, statistic: int) -> float:
         """How much the statistic changes when all ``n`` rows change: ``n`` times the per-row
         range for a sum or count, the range for a mean (group differential privacy)."""
