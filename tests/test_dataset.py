@@ -390,14 +390,20 @@ def test_release_of_a_count_checks_exactly_and_publishes_no_table_value() -> Non
 def test_release_of_several_statistics_uses_the_coupling_when_asked() -> None:
     rel = release_property(
         "adult", property="income=>50K", epsilon=2.0, queries="count,mean:age", rng=3,
-        mechanism="wasserstein-coupling",
+        mechanism="wasserstein-coupling", weights="l2",
     )  # fmt: skip
     assert rel.mechanism == "wasserstein-coupling"
     w = binomial_w_infinity(48842, 0.45, 0.55)
     r_age = 73.0 / 48842
-    weights = (1.0, r_age ** (1 / 3))
+    weights = (1.0, r_age ** (1 / 3))  # l2: the plain squared error smallest, w^3 ~ r
     b = w * (1.0 / weights[0] + r_age / weights[1]) / 2.0
     assert rel.scales == pytest.approx((b * weights[0], b * weights[1]), rel=1e-12)
+    rows = release_property(
+        "adult", property="income=>50K", epsilon=2.0, queries="count,mean:age", rng=3,
+        mechanism="wasserstein-coupling",
+    )  # fmt: skip
+    b = w * 2.0 / 2.0  # rows (default): each noise in units of one row's change, w = r
+    assert rows.scales == pytest.approx((b, b * r_age), rel=1e-12)
     with pytest.raises(ValueError, match="Laplace noise and delta = 0"):
         release_property("adult", property="income=>50K", epsilon=2.0, queries="count,mean:age", delta=1e-3,
                          noise="gaussian")  # fmt: skip

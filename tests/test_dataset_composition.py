@@ -245,11 +245,20 @@ def test_calibrate_gives_the_theorems_for_a_statistic_too_large_and_for_statisti
     # Chen and Ohrimenko's five statistics (docs/reference.md quotes these L2 errors)
     from pufferfish.reproduce.chen2023 import FIVE
 
-    res5 = calibrate_property("adult", property="income=>50K", epsilon=2.0, rows=100, queries=FIVE,
-                              mechanisms=["optimal"])  # fmt: skip
-    l2 = {t.mechanism: t.l2_error for t in res5.theorems}
-    want = {"group-dp": 582.67, "wasserstein-coupling": 64.094, "row-composition": 11.034}
-    assert l2 == pytest.approx(want, abs=1e-3)
+    for weights, want in (
+        ("rows", {"group-dp": 662.929, "wasserstein-coupling": 72.922, "row-composition": 12.147}),
+        ("l2", {"group-dp": 582.671, "wasserstein-coupling": 64.094, "row-composition": 11.034}),
+    ):
+        res5 = calibrate_property("adult", property="income=>50K", epsilon=2.0, rows=100, queries=FIVE,
+                                  mechanisms=["optimal"], weights=weights)  # fmt: skip
+        l2 = {t.mechanism: t.l2_error for t in res5.theorems}
+        assert l2 == pytest.approx(want, abs=1e-3)
+    # the whole table: l2 puts noise of scale 117 on a mean of age (docs/reference.md), rows 2.63
+    for weights, want in (("l2", 116.674), ("rows", 2.6282)):
+        whole = calibrate_property("adult", property="income=>50K", epsilon=2.0, queries=FIVE,
+                                   mechanisms=["optimal"], weights=weights)  # fmt: skip
+        (mine,) = [t for t in whole.theorems if len(t.queries) == 5 and t.mechanism == "row-composition"]
+        assert mine.scales[0] == pytest.approx(want, abs=1e-3)
     body = res.to_dict()
     assert body["confidential"] and [t["mechanism"] for t in body["theorems"]][-1] == "row-composition"
     out = CliRunner().invoke(app, ["property", "calibrate", "adult", "--property", "income=>50K", "--query",

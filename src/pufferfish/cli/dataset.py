@@ -53,6 +53,16 @@ QueryOpt = Annotated[
     ),
 ]
 
+WeightsOpt = Annotated[
+    str,
+    typer.Option(
+        "--weights",
+        help="How statistics released together share the noise: rows (each statistic's noise in units of "
+        "what one row changes it by, the squared sum smallest) or l2 (the plain squared L2 error smallest, "
+        "Chen and Ohrimenko's measure).",
+    ),
+]
+
 MechanismOpt = Annotated[
     str | None,
     typer.Option(
@@ -72,6 +82,7 @@ def property_calibrate(
     shares: SharesOpt = "0.45,0.55",
     rows: RowsOpt = None,
     query: QueryOpt = "count",
+    weights: WeightsOpt = "rows",
     mechanism: Annotated[
         str,
         typer.Option(
@@ -104,7 +115,7 @@ def property_calibrate(
     def run() -> Any:
         return calibrate_property(
             data, property=prop, epsilon=epsilon, queries=query, shares=shares, rows=rows,
-            delta=delta, noise=noise, mechanisms=parse_mechanisms(mechanism),
+            delta=delta, noise=noise, mechanisms=parse_mechanisms(mechanism), weights=weights,
         )  # fmt: skip
 
     with working("calibrating (exact distributions of the statistics, mechanisms, exact checks)"):
@@ -193,6 +204,7 @@ def property_release(
     output: Annotated[str, typer.Option("--output", help="JSON file to write the released statistics to.")],
     shares: SharesOpt = "0.45,0.55",
     query: QueryOpt = "count",
+    weights: WeightsOpt = "rows",
     mechanism: MechanismOpt = None,
     noise: Annotated[
         str, typer.Option("--noise", help="laplace, or gaussian (one statistic, with --delta > 0).")
@@ -225,7 +237,7 @@ def property_release(
     def run() -> Any:
         return release_property(
             data, property=prop, epsilon=epsilon, queries=query, shares=shares, mechanism=mechanism,
-            delta=delta, noise=noise, rng=seed,
+            delta=delta, noise=noise, weights=weights, rng=seed,
         )  # fmt: skip
 
     with working("releasing (exact distributions, calibration, checks, noise)"):
@@ -265,6 +277,7 @@ def property_attack(
     rows: Annotated[int, typer.Option("--rows", min=1, help="Rows n of each simulated data set.")],
     shares: SharesOpt = "0.45,0.55",
     query: QueryOpt = "count",
+    weights: WeightsOpt = "rows",
     mechanism: MechanismOpt = None,
     samples: Annotated[
         int,
@@ -281,7 +294,7 @@ def property_attack(
     def run() -> Any:
         return attack_property(
             data, property=prop, epsilon=epsilon, rows=rows, queries=query, shares=shares,
-            mechanism=mechanism, train=samples, test=samples, rng=seed,
+            mechanism=mechanism, train=samples, test=samples, weights=weights, rng=seed,
         )  # fmt: skip
 
     with working("simulating data sets and training the shadow classifier"):

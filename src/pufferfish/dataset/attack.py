@@ -98,6 +98,7 @@ def attack_property(
     mechanism: str | None = None,
     train: int = 200,
     test: int = 200,
+    weights: str = "rows",
     rng: np.random.Generator | int | None = 0,
 ) -> AttackResult:
     """Train and score the shadow classifier (module docstring).
@@ -117,6 +118,8 @@ def attack_property(
         (:func:`~pufferfish.dataset.release.plan_release`): the noise simulated is a release's.
     train, test : int
         Data sets of each share to train on and to score (>= 10 each).
+    weights : {"rows", "l2"}
+        As :func:`~pufferfish.dataset.release.release_property`.
     rng : numpy.random.Generator, int or None
         The simulation's seed (default 0; None: fresh entropy).
 
@@ -133,7 +136,7 @@ def attack_property(
     """
     eps = check_epsilon(epsilon)
     named = [mechanism] if mechanism is not None else None
-    request = property_request(data, property, eps, queries, shares, rows, 0.0, "laplace", named)
+    request = property_request(data, property, eps, queries, shares, rows, 0.0, "laplace", named, weights)
     if len(request.shares) != 2:
         raise ValueError(f"shares must be exactly two for the attack, got {list(request.shares)}")
     for name, value in (("train", train), ("test", test)):
@@ -142,7 +145,7 @@ def attack_property(
     table = read_property_table(request.data, request.prop, request.statistics)
     assert request.rows is not None
     model = PropertyModel(table, request.shares, request.rows)
-    plan = plan_release(model, eps, mechanism, 0.0, "laplace")
+    plan = plan_release(model, eps, mechanism, 0.0, "laplace", weights=request.weights)
     chosen, scales = plan.mechanism, plan.scales
     gen = np.random.default_rng(rng)
     kinds = [s.kind for s in request.statistics]

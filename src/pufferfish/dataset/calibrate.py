@@ -26,8 +26,10 @@ from pufferfish.dataset.model import (
     DATASET_GAUSSIAN_MECHANISMS,
     DATASET_MECHANISMS,
     PRIOR_NAME,
+    WEIGHTINGS,
     PropertyModel,
     joint_scenario,
+    noise_weights,
     property_scenario,
 )
 from pufferfish.dataset.spec import PropertySpec, StatisticSpec, parse_shares, parse_statistics
@@ -70,6 +72,9 @@ class PropertyRequest:
     noise : {"laplace", "gaussian"}
     mechanisms : tuple of str
         Registry names.
+    weights : {"rows", "l2"}
+        How statistics released together share the noise
+        (:data:`~pufferfish.dataset.model.WEIGHTINGS`).
     """
 
     data: Any
@@ -81,6 +86,7 @@ class PropertyRequest:
     delta: float
     noise: str
     mechanisms: tuple[str, ...]
+    weights: str = "rows"
 
 
 @dataclass(frozen=True)
@@ -125,10 +131,14 @@ class TheoremScales:
         }  # fmt: skip
 
 
-def theorem_scales(model: PropertyModel, statistics: Sequence[int], epsilon: float) -> list[TheoremScales]:
+def theorem_scales(
+    model: PropertyModel, statistics: Sequence[int], epsilon: float, weights: str = "rows"
+) -> list[TheoremScales]:
     """``group-dp``, ``wasserstein-coupling`` and ``row-composition`` on ``statistics`` together
-    at ``epsilon``, product Laplace (weights: ``r^(1/3)`` of each one's change, group DP's the
-    change of all ``n`` rows; ``row-composition``'s from the first order of one row's loss).
+    at ``epsilon``, product Laplace, each one's noise shared by
+    :func:`~pufferfish.dataset.model.noise_weights` (``weights``) of its own first order: group
+    DP's change of all ``n`` rows, the coupling's change of one row, ``row-composition``'s
+    :func:`~pufferfish.dataset.composition.first_order_weights`.
 
     Returns
     -------
@@ -137,13 +147,13 @@ def theorem_scales(model: PropertyModel, statistics: Sequence[int], epsilon: flo
     """
     queries = tuple(model.values(k).statistic.text for k in statistics)
     sens = [model.group_dp_sensitivity(k) for k in statistics]
-    weights = [x ** (1.0 / 3.0) if x > 0 else 1.0 for x in sens]
-    b = math.fsum(x / w for x, w in zip(sens, weights, strict=True)) / epsilon
-    group = tuple(b * w for w in weights)
+    units = noise_weights(model, statistics, sens, weights)
+    b = math.fsum(x / w for x, w in zip(sens, units, strict=True)) / epsilon
+    group = tuple(b * w for w in units)
     moves = ", ".join(f"{x:g}" for x in sens)
     why = f"group DP over all {model.rows} rows: the statistics move by at most {moves}"
-    coupled = vector_scale(model, epsilon, statistics)
-    comp = composition_scales(model, epsilon, statistics)
+    coupled = vector_scale(model, epsilon, statistics, weighting=weights)
+    comp = composition_scales(model, epsilon, statistics, weighting=weights)
     return [
         TheoremScales(queries, "group-dp", epsilon, group, epsilon, why),
         TheoremScales(queries, "wasserstein-coupling", epsilon, coupled.scales, epsilon, coupled.sentence()),
@@ -229,6 +239,7 @@ def calibrate_property(
     delta: float = 0.0,
     noise: str = "laplace",
     mechanisms: Sequence[str] | None = None,
+    weights: str = "rows",
 ) -> PropertyComparison:
     """Noise scales protecting the share of rows with a property, for each statistic.
 
@@ -254,6 +265,9 @@ def calibrate_property(
     mechanisms : sequence of str, optional
         Registry names (default :data:`~pufferfish.dataset.model.DATASET_MECHANISMS`, or
         :data:`~pufferfish.dataset.model.DATASET_GAUSSIAN_MECHANISMS` with Gaussian noise).
+    weights : {"rows", "l2"}
+        How the theorems' product Laplace shares the noise among statistics together
+        (:data:`~pufferfish.dataset.model.WEIGHTINGS`; default ``rows``).
 
     Returns
     -------
@@ -273,7 +287,9 @@ def calibrate_property(
     SPEC sec 8. The count of ``n = 100`` rows at shares 0.45 vs 0.55 needs Laplace scale 19.996 /
     9.992 / 4.983 at eps 0.5 / 1 / 2 (``optimal``), against group DP's 200 / 100 / 50.
     """
-    request = property_request(data, property, epsilon, queries, shares, rows, delta, noise, mechanisms)
+    request = property_request(
+        data, property, epsilon, queries, shares, rows, delta, noise, mechanisms, weights
+    )
     return run_property_calibration(request)
 
 
@@ -287,8 +303,11 @@ def property_request(
     delta: float,
     noise: str,
     mechanisms: Sequence[str] | None,
+    weights: str = "rows",
 ) -> PropertyRequest:
     """Check every argument of :func:`calibrate_property` once (same rules and errors)."""
+    if weights not in WEIGHTINGS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}, got {weights!r}")
     spec = prop if isinstance(prop, PropertySpec) else PropertySpec.parse(prop)
     if isinstance(queries, str):
         statistics = parse_statistics(queries)
@@ -308,7 +327,7 @@ def property_request(
     default = DATASET_GAUSSIAN_MECHANISMS if noise == "gaussian" else DATASET_MECHANISMS
     names = tuple(mechanisms) if mechanisms is not None else default
     check_mechanisms(names)
-    return PropertyRequest(data, spec, statistics, share_values, rows, eps, d, noise, names)
+    return PropertyRequest(data, spec, statistics, share_values, rows, eps, d, noise, names, weights)
 
 
 def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
@@ -328,7 +347,7 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
                 raise
             reason = f"needs the exact distribution: {exc}; the theorems' scales are listed apart"
             results.append(tuple(Skipped(m, e, reason) for e in request.epsilons for m in request.mechanisms))
-            theorems += [t for e in request.epsilons for t in theorem_scales(model, [k], e)]
+            theorems += [t for e in request.epsilons for t in theorem_scales(model, [k], e, request.weights)]
             scenarios.append(None)
             continue
         scenarios.append(scenario)
@@ -336,7 +355,7 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
         results.append(found)
     if laplace and len(table.values) > 1:
         every = range(len(table.values))
-        theorems += [t for e in request.epsilons for t in theorem_scales(model, every, e)]
+        theorems += [t for e in request.epsilons for t in theorem_scales(model, every, e, request.weights)]
     joint: tuple[Result | Skipped, ...] = ()
     scenario2 = joint_scenario(model)
     if scenario2 is not None:

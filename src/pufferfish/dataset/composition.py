@@ -67,7 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pufferfish.dataset.model import PropertyModel
+from pufferfish.dataset.model import PropertyModel, noise_weights
 from pufferfish.dataset.table import RowValues
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.loss.product import product_laplace_loss
@@ -132,22 +132,32 @@ def _log_mgf(theta: float, t: float) -> float:
     return math.log((1.0 - theta) + theta * math.exp(t))
 
 
-def first_order_weights(model: PropertyModel, statistics: Sequence[int]) -> tuple[float, ...]:
-    """Weights ``w_j = a_j^(1/3)`` of the scales ``s_j = b w_j`` that minimise the expected squared
-    L2 error ``2 b^2 sum_j w_j^2`` for a loss ``n |theta_1 - theta_2| sum_j a_j / s_j``: the first
-    order of ``L(c)`` in ``1 / s`` (Lagrange: ``w_j^3`` proportional to ``a_j``).
+def first_order_weights(
+    model: PropertyModel, statistics: Sequence[int], weighting: str = "rows"
+) -> tuple[float, ...]:
+    """Weights of the scales ``s_j = b w_j`` for the first order of ``L(c)`` in ``1 / s``,
+    ``n |theta_1 - theta_2| sum_j a_j / s_j`` (:func:`~pufferfish.dataset.model.noise_weights`).
 
     ``a_j = sup_z |E_0 |z - g_j| - E_1 |z - g_j||`` over ``z`` in the extended line (``|mu_1 - mu_0|``
     at the ends), statistic ``j``'s contribution ``g_j`` under each group: the first order of one
     row's loss under ``Laplace(s_j)``. The weights only shape the noise; the guarantee is checked.
-    A statistic whose groups agree to first order gets the largest of the others' weights.
+
+    Parameters
+    ----------
+    model : PropertyModel
+    statistics : sequence of int
+    weighting : {"rows", "l2"}
+        As :data:`~pufferfish.dataset.model.WEIGHTINGS`.
+
+    Returns
+    -------
+    tuple of float
     """
     a = []
     for values in (model.values(k) for k in statistics):
         unit = model.rows if values.statistic.kind == "mean" else 1.0
         a.append(_first_order(values) / unit)
-    top = max(a) if max(a) > 0 else 1.0
-    return tuple((x if x > 0 else top) ** (1.0 / 3.0) for x in a)
+    return noise_weights(model, statistics, a, weighting)
 
 
 def _first_order(values: RowValues) -> float:
@@ -273,6 +283,7 @@ def composition_scales(
     statistics: Sequence[int] | None = None,
     units: Sequence[float] | None = None,
     *,
+    weighting: str = "rows",
     rounding: Callable[[Sequence[float]], float] | None = None,
 ) -> RowComposition:
     """The smallest scales ``b w`` found whose composed loss is at most ``epsilon``.
@@ -286,6 +297,9 @@ def composition_scales(
         Which statistics (0-based; default all, in order).
     units : sequence of float, optional
         The weights ``w_j`` (> 0), one per statistic; default :func:`first_order_weights`.
+    weighting : {"rows", "l2"}
+        How :func:`first_order_weights` shares the noise when ``units`` is not given
+        (:data:`~pufferfish.dataset.model.WEIGHTINGS`; default ``rows``).
     rounding : callable, optional
         ``rounding(scales) -> float``: a term (nats) added to the loss, the secure sampler's
         rounding (:attr:`RowComposition.rounding`); default none.
@@ -297,7 +311,10 @@ def composition_scales(
         docstring's theorem for every pair of shares and the point-estimate conditionals.
     """
     which = tuple(range(len(model.table.values))) if statistics is None else tuple(statistics)
-    weights = first_order_weights(model, which) if units is None else tuple(float(w) for w in units)
+    if units is None:
+        weights = first_order_weights(model, which, weighting)
+    else:
+        weights = tuple(float(w) for w in units)
     c0 = _noiseless_row_loss(model, which)
     if composed_loss(model.rows, model.shares, c0) <= epsilon:  # no noise needed at all
         zero = (0.0,) * len(which)

@@ -21,8 +21,9 @@ coupling, and the statistics differ by at most ``W = w_count * D``:
   paired by their quantiles (each pair is still a draw of each group), so ``r`` is the
   ``W_inf`` distance of a row's value across the groups (:func:`row_w_infinity`).
 
-The weights ``w_k = r_k^(1/3)`` minimise the expected squared L2 error ``2 b^2 sum_k w_k^2`` of
-the release for this ``D`` (Lagrange: ``w_k^3`` proportional to ``r_k``).
+The weights ``w_k`` (:func:`~pufferfish.dataset.model.noise_weights` with ``a_k = r_k``) minimise
+the squared noise scales for this ``D``, each counted in its statistic's unit (``rows``, default)
+or plainly (``l2``: ``w_k = r_k^(1/3)``).
 
 This scale rests on the theorem and the coupling, not on a numerical check: the statistics'
 joint distribution under a share has far too many points to enumerate. A single statistic is
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pufferfish.dataset.model import PropertyModel
+from pufferfish.dataset.model import PropertyModel, noise_weights
 from pufferfish.dataset.statistic import binomial_log_pmf
 from pufferfish.dataset.table import RowValues
 
@@ -156,7 +157,7 @@ class VectorScale:
     row_changes : tuple of float
         ``r_k`` per statistic (its unit; a mean's divided by ``n``).
     weights : tuple of float
-        ``w_k``: the metric's units given, else ``r_k^(1/3)`` (1 where ``r_k = 0``).
+        ``w_k``: the metric's units given, else :func:`~pufferfish.dataset.model.noise_weights`.
     distance : float
         ``W = w_count * sum_k r_k / w_k`` in the weighted metric.
     scales : tuple of float
@@ -185,6 +186,7 @@ def vector_scale(
     epsilon: float,
     statistics: Sequence[int] | None = None,
     units: Sequence[float] | None = None,
+    weighting: str = "rows",
 ) -> VectorScale:
     """The Laplace scales of ``model``'s statistics released together at ``epsilon``.
 
@@ -196,7 +198,10 @@ def vector_scale(
     statistics : sequence of int, optional
         Which statistics (0-based; default all of them, in order).
     units : sequence of float, optional
-        The metric's weights ``w_k`` (> 0), one per statistic; default ``r_k^(1/3)``.
+        The metric's weights ``w_k`` (> 0), one per statistic; default
+        :func:`~pufferfish.dataset.model.noise_weights` of ``r_k``.
+    weighting : {"rows", "l2"}
+        When ``units`` is not given (:data:`~pufferfish.dataset.model.WEIGHTINGS`).
 
     Returns
     -------
@@ -219,7 +224,7 @@ def vector_scale(
         else:
             changes.append(model.row_change(k))
     if units is None:
-        weights = tuple(r ** (1.0 / 3.0) if r > 0 else 1.0 for r in changes)
+        weights = noise_weights(model, list(which), changes, weighting)
     else:
         weights = tuple(float(w) for w in units)
     distance = w_count * math.fsum(r / wk for r, wk in zip(changes, weights, strict=True))

@@ -17,6 +17,7 @@ registry's ``group-dp`` reads :class:`PropertyModel` (:mod:`pufferfish.dataset.m
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -114,6 +115,53 @@ class PropertyModel:
             "table_share": t.share,
             "prior": "point estimate: the table's rows with and without the property, as drawn",
         }
+
+
+#: How statistics released together share product Laplace noise (:func:`noise_weights`): ``rows``
+#: (default) makes the sum of squared noise scales smallest with each statistic's scale counted in
+#: its own unit, the change one row can make (so a mean and a count get noise of like size
+#: relative to what one row moves them); ``l2`` makes the plain squared L2 error smallest (Chen
+#: and Ohrimenko's measure, which favours the statistics of smaller units).
+WEIGHTINGS = ("rows", "l2")
+
+
+def noise_weights(
+    model: PropertyModel, statistics: Sequence[int], coefficients: Sequence[float], weighting: str = "rows"
+) -> tuple[float, ...]:
+    """The weights ``w_j`` of product Laplace scales ``s_j = b w_j`` for a loss whose first order is
+    ``sum_j a_j / s_j`` (the ``coefficients`` ``a_j >= 0``).
+
+    Lagrange: minimising ``sum_j (s_j / u_j)^2`` under a fixed ``sum_j a_j / s_j`` gives ``w_j^3``
+    proportional to ``a_j u_j^2``. ``weighting="rows"`` takes ``u_j`` = :meth:`PropertyModel.row_change`
+    (1 where it is 0), ``"l2"`` takes ``u_j = 1`` (the plain squared L2 error). A zero ``a_j``
+    (the statistic's groups agree to first order) is given the largest of the others. The weights
+    only shape the noise: each mechanism's guarantee is its own.
+
+    Parameters
+    ----------
+    model : PropertyModel
+    statistics : sequence of int
+        0-based.
+    coefficients : sequence of float
+        ``a_j``, one per statistic.
+    weighting : {"rows", "l2"}
+
+    Returns
+    -------
+    tuple of float
+        ``w_j > 0``, one per statistic.
+
+    Raises
+    ------
+    ValueError
+        If ``weighting`` is not one of :data:`WEIGHTINGS`.
+    """
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+    units = [model.row_change(k) if weighting == "rows" else 1.0 for k in statistics]
+    terms = [a * (u if u > 0 else 1.0) ** 2 for a, u in zip(coefficients, units, strict=True)]
+    top = max(terms) if terms and max(terms) > 0 else 1.0
+    return tuple((t if t > 0 else top) ** (1.0 / 3.0) for t in terms)
 
 
 def property_scenario(model: PropertyModel, statistic: int = 0) -> Scenario:

@@ -122,6 +122,7 @@ def release_property(
     mechanism: str | None = None,
     delta: float = 0.0,
     noise: str = "laplace",
+    weights: str = "rows",
     rng: np.random.Generator | int | None = None,
 ) -> PropertyRelease:
     """Release ``data``'s statistics under the dataset-level guarantee (module docstring).
@@ -130,7 +131,7 @@ def release_property(
     ----------
     data : str, pathlib.Path or pandas.DataFrame
         The table released (shipped ``adult``, CSV, Parquet).
-    property, queries, shares, delta, noise
+    property, queries, shares, delta, noise, weights
         As :func:`~pufferfish.dataset.calibrate.calibrate_property`; ``n`` is the table's rows kept.
     epsilon : float
         Finite and > 0 (nats).
@@ -163,7 +164,7 @@ def release_property(
     """
     eps = check_epsilon(epsilon)
     named = [mechanism] if mechanism is not None else None
-    request = property_request(data, property, eps, queries, shares, None, delta, noise, named)
+    request = property_request(data, property, eps, queries, shares, None, delta, noise, named, weights)
     if len(request.statistics) > 1 and (request.noise != "laplace" or request.delta > 0):
         raise ValueError(
             "several statistics are released together with Laplace noise and delta = 0 (two counts: "
@@ -172,7 +173,9 @@ def release_property(
         )
     table = read_property_table(request.data, request.prop, request.statistics)
     model = PropertyModel(table, request.shares, table.rows)
-    plan = plan_release(model, eps, mechanism, request.delta, request.noise, secure=rng is None)
+    plan = plan_release(
+        model, eps, mechanism, request.delta, request.noise, secure=rng is None, weights=request.weights
+    )
     checked = plan.checked
     if rng is not None or plan.theorem is not None:  # as calibrated (and drawn)
         scales = plan.scales
@@ -234,7 +237,14 @@ THEOREM_MECHANISMS = ("row-composition", "wasserstein-coupling")
 
 
 def plan_release(
-    model: PropertyModel, eps: float, mechanism: str | None, delta: float, noise: str, *, secure: bool = False
+    model: PropertyModel,
+    eps: float,
+    mechanism: str | None,
+    delta: float,
+    noise: str,
+    *,
+    secure: bool = False,
+    weights: str = "rows",
 ) -> ReleasePlan:
     """The mechanism and scales a release of ``model``'s statistics uses (module docstring): one
     statistic by the registry (default ``optimal``) on its exact priors; two counts of a small
@@ -254,6 +264,9 @@ def plan_release(
     secure : bool
         The noise is drawn by the secure sampler: a theorem's scales also cover its rounding
         (:func:`sampler_rounding`). Default False (seeded draws, simulations).
+    weights : {"rows", "l2"}
+        How a theorem's product Laplace shares the noise among statistics
+        (:data:`~pufferfish.dataset.model.WEIGHTINGS`; checked at the edge).
 
     Returns
     -------
@@ -272,7 +285,7 @@ def plan_release(
             raise ValueError(
                 f"mechanism {mechanism} adds Laplace noise with delta = 0, got {noise}, delta {delta:g}"
             )
-        return _theorem_plan(model, eps, mechanism, secure)
+        return _theorem_plan(model, eps, mechanism, secure, weights)
     if len(model.table.values) > 1:
         together = joint_scenario(model)
         if together is not None:  # two counts: the exact product check on their joint law
@@ -289,7 +302,7 @@ def plan_release(
                 f"of at most {int(MAX_JOINT_POINTS**0.5) - 1} rows; these are released by "
                 "row-composition (the default here) or wasserstein-coupling"
             )
-        return _theorem_plan(model, eps, "row-composition", secure)
+        return _theorem_plan(model, eps, "row-composition", secure, weights)
     try:
         scenario = property_scenario(model, 0)
     except StatisticTooLarge as exc:
@@ -298,7 +311,7 @@ def plan_release(
                 f"{exc}; or release with mechanism row-composition (the default here) or "
                 "wasserstein-coupling, which need no exact distribution"
             ) from None
-        return _theorem_plan(model, eps, "row-composition", secure)
+        return _theorem_plan(model, eps, "row-composition", secure, weights)
     picked = _pick(scenario, mechanism or "optimal", eps, delta, noise, "this statistic")
     checked = (
         f"exact {'loss' if picked.checked_delta is None else 'delta'} "
@@ -320,17 +333,20 @@ def _pick(scenario: Scenario, mechanism: str, eps: float, delta: float, noise: s
     return picked
 
 
-def _theorem_plan(model: PropertyModel, eps: float, mechanism: str, secure: bool) -> ReleasePlan:
+def _theorem_plan(
+    model: PropertyModel, eps: float, mechanism: str, secure: bool, weights: str
+) -> ReleasePlan:
     """Every statistic by ``row-composition`` or ``wasserstein-coupling`` (a theorem, no exact
     distribution of the statistics), the secure sampler's rounding covered when ``secure``."""
     found: RowComposition | VectorScale
     if mechanism == "row-composition":
-        found = composition_scales(model, eps, rounding=sampler_rounding if secure else None)
+        rounding = sampler_rounding if secure else None
+        found = composition_scales(model, eps, weighting=weights, rounding=rounding)
         scales, checked = found.scales, found.sentence()
         if secure:
             checked += f", of which the secure sampler's rounding {found.rounding:.2g}"
     else:
-        found = vector_scale(model, eps)
+        found = vector_scale(model, eps, weighting=weights)
         scales, checked = found.scales, found.sentence()
         if secure:
             safe, moved = _safe_scales(found.scales, eps)

@@ -167,7 +167,7 @@ def chen2023_adult(draws: int = 20000, epsilons: tuple[float, ...] = (0.5, 1.0, 
                 rows.append(ChenRow(shares, eps, name, l2, bound, ours, upper))
             mine = _l2(_certified(model, eps, cache), gen, draws)
             rows.append(ChenRow(shares, eps, "row-composition", mine, "certified", mine))
-            coupled = _l2(vector_scale(model, eps).scales, gen, draws)
+            coupled = _l2(vector_scale(model, eps, weighting="l2").scales, gen, draws)
             rows.append(ChenRow(shares, eps, "wasserstein-coupling", coupled, "certified", mine))
     return ChenTable(tuple(rows), count_loss, draws)
 
@@ -177,7 +177,7 @@ def _certified(model: Any, eps: float, cache: dict[float, tuple[float, ...]]) ->
     from pufferfish.dataset.composition import composition_scales
 
     if eps not in cache:
-        cache[eps] = composition_scales(model, eps).scales
+        cache[eps] = composition_scales(model, eps, weighting="l2").scales
     return cache[eps]
 
 
