@@ -32,7 +32,8 @@ Their Laplace mechanisms that add product Laplace noise (ExpM (L), GDP (L)) also
 bound** of their true loss: ``row-composition``'s theorem at their scales
 (:mod:`pufferfish.dataset.composition`: one row's exact loss composed through the binomial count).
 
-``row-composition`` and ``wasserstein-coupling`` are certified at eps (Laplace, pure eps);
+``row-composition`` and ``wasserstein-coupling`` are certified at eps (Laplace, pure eps), their
+noise shared by ``weighting="l2"`` (the plain squared L2 error smallest: their measure);
 ``ours`` is ``row-composition``'s L2 error at the larger of their eps and the lower bound of
 their loss (None where their delta is refuted: their true eps at that delta is not computed).
 """
