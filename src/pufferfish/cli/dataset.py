@@ -63,6 +63,19 @@ WeightsOpt = Annotated[
     ),
 ]
 
+PriorSetOpt = Annotated[
+    str,
+    typer.Option(
+        "--prior-set",
+        help="The adversary's conditionals: none (the table's rows as drawn, the point estimate) or dkw / l1 "
+        "(every pair in confidence sets around them, on the values seen; certified by row-composition).",
+    ),
+]
+
+ConfidenceOpt = Annotated[
+    float, typer.Option("--confidence", help="Confidence level of --prior-set dkw or l1, in (0, 1).")
+]
+
 MechanismOpt = Annotated[
     str | None,
     typer.Option(
@@ -83,6 +96,8 @@ def property_calibrate(
     rows: RowsOpt = None,
     query: QueryOpt = "count",
     weights: WeightsOpt = "rows",
+    prior_set: PriorSetOpt = "none",
+    confidence: ConfidenceOpt = 0.95,
     mechanism: Annotated[
         str,
         typer.Option(
@@ -116,6 +131,7 @@ def property_calibrate(
         return calibrate_property(
             data, property=prop, epsilon=epsilon, queries=query, shares=shares, rows=rows,
             delta=delta, noise=noise, mechanisms=parse_mechanisms(mechanism), weights=weights,
+            prior_set=prior_set, confidence=confidence,
         )  # fmt: skip
 
     with working("calibrating (exact distributions of the statistics, mechanisms, exact checks)"):
@@ -146,7 +162,7 @@ def _print(found: Any, delta: float) -> None:
     console.print(
         f"secret: the share of rows with {t.prop.text} among n = {model.rows} rows, one of {shares} "
         "(every pair protected); prior: each row drawn from the table's rows with the property (or "
-        "without), the point estimate",
+        f"without): {model.prior_text()}",
         highlight=False,
     )
     for values, results, scenario in zip(t.values, found.results, found.scenarios, strict=True):
@@ -173,7 +189,7 @@ def _print(found: Any, delta: float) -> None:
     console.print(
         "\nchecked: every scale by the exact privacy loss on the statistic's exact distribution at each "
         "share, for the point-estimate prior; group DP holds for every prior in the table's range; the "
-        "theorems' scales by their bound (one row checked exactly), for the point-estimate prior",
+        f"theorems' scales by their bound (one row checked exactly), for {model.prior_text()}",
         highlight=False,
     )
 
@@ -205,6 +221,8 @@ def property_release(
     shares: SharesOpt = "0.45,0.55",
     query: QueryOpt = "count",
     weights: WeightsOpt = "rows",
+    prior_set: PriorSetOpt = "none",
+    confidence: ConfidenceOpt = 0.95,
     mechanism: MechanismOpt = None,
     noise: Annotated[
         str, typer.Option("--noise", help="laplace, or gaussian (one statistic, with --delta > 0).")
@@ -237,7 +255,7 @@ def property_release(
     def run() -> Any:
         return release_property(
             data, property=prop, epsilon=epsilon, queries=query, shares=shares, mechanism=mechanism,
-            delta=delta, noise=noise, weights=weights, rng=seed,
+            delta=delta, noise=noise, weights=weights, prior_set=prior_set, confidence=confidence, rng=seed,
         )  # fmt: skip
 
     with working("releasing (exact distributions, calibration, checks, noise)"):
@@ -278,6 +296,8 @@ def property_attack(
     shares: SharesOpt = "0.45,0.55",
     query: QueryOpt = "count",
     weights: WeightsOpt = "rows",
+    prior_set: PriorSetOpt = "none",
+    confidence: ConfidenceOpt = 0.95,
     mechanism: MechanismOpt = None,
     samples: Annotated[
         int,
@@ -294,7 +314,8 @@ def property_attack(
     def run() -> Any:
         return attack_property(
             data, property=prop, epsilon=epsilon, rows=rows, queries=query, shares=shares,
-            mechanism=mechanism, train=samples, test=samples, weights=weights, rng=seed,
+            mechanism=mechanism, train=samples, test=samples, weights=weights, prior_set=prior_set,
+            confidence=confidence, rng=seed,
         )  # fmt: skip
 
     with working("simulating data sets and training the shadow classifier"):

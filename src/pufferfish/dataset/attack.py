@@ -99,6 +99,8 @@ def attack_property(
     train: int = 200,
     test: int = 200,
     weights: str = "rows",
+    prior_set: str = "none",
+    confidence: float = 0.95,
     rng: np.random.Generator | int | None = 0,
 ) -> AttackResult:
     """Train and score the shadow classifier (module docstring).
@@ -118,8 +120,9 @@ def attack_property(
         (:func:`~pufferfish.dataset.release.plan_release`): the noise simulated is a release's.
     train, test : int
         Data sets of each share to train on and to score (>= 10 each).
-    weights : {"rows", "l2"}
-        As :func:`~pufferfish.dataset.release.release_property`.
+    weights, prior_set, confidence
+        As :func:`~pufferfish.dataset.release.release_property` (the simulated data sets are
+        drawn from the point estimate; a prior set only raises the noise).
     rng : numpy.random.Generator, int or None
         The simulation's seed (default 0; None: fresh entropy).
 
@@ -136,7 +139,9 @@ def attack_property(
     """
     eps = check_epsilon(epsilon)
     named = [mechanism] if mechanism is not None else None
-    request = property_request(data, property, eps, queries, shares, rows, 0.0, "laplace", named, weights)
+    request = property_request(
+        data, property, eps, queries, shares, rows, 0.0, "laplace", named, weights, prior_set, confidence
+    )
     if len(request.shares) != 2:
         raise ValueError(f"shares must be exactly two for the attack, got {list(request.shares)}")
     for name, value in (("train", train), ("test", test)):
@@ -144,7 +149,7 @@ def attack_property(
             raise ValueError(f"{name} must be an integer >= 10, got {value!r}")
     table = read_property_table(request.data, request.prop, request.statistics)
     assert request.rows is not None
-    model = PropertyModel(table, request.shares, request.rows)
+    model = PropertyModel(table, request.shares, request.rows, request.prior_set, request.confidence)
     plan = plan_release(model, eps, mechanism, 0.0, "laplace", weights=request.weights)
     chosen, scales = plan.mechanism, plan.scales
     gen = np.random.default_rng(rng)

@@ -38,6 +38,7 @@ from pufferfish.dataset.table import read_property_table
 from pufferfish.loss.density import check_noise
 from pufferfish.pipeline.public import confidential
 from pufferfish.priors.scenario import Scenario
+from pufferfish.priors.sets import PRIOR_SET_KINDS
 
 #: The mechanisms compared on two counts together (the transport plans of 10,201 x 10,201 pairs
 #: would need about 9 GiB: ``kantorovich``, ``wasserstein-inf`` and ``relaxed`` are left out).
@@ -75,6 +76,9 @@ class PropertyRequest:
     weights : {"rows", "l2"}
         How statistics released together share the noise
         (:data:`~pufferfish.dataset.model.WEIGHTINGS`).
+    prior_set : {"none", "dkw", "l1"}
+    confidence : float
+        As :class:`~pufferfish.dataset.model.PropertyModel`.
     """
 
     data: Any
@@ -87,6 +91,8 @@ class PropertyRequest:
     noise: str
     mechanisms: tuple[str, ...]
     weights: str = "rows"
+    prior_set: str = "none"
+    confidence: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,8 @@ def theorem_scales(
     Returns
     -------
     list of TheoremScales
-        In that order (most noise first, as the registry's comparisons).
+        In that order (most noise first, as the registry's comparisons); with a prior set
+        without ``wasserstein-coupling`` (its coupling pairs the point estimate's rows).
     """
     queries = tuple(model.values(k).statistic.text for k in statistics)
     sens = [model.group_dp_sensitivity(k) for k in statistics]
@@ -152,13 +159,17 @@ def theorem_scales(
     group = tuple(b * w for w in units)
     moves = ", ".join(f"{x:g}" for x in sens)
     why = f"group DP over all {model.rows} rows: the statistics move by at most {moves}"
-    coupled = vector_scale(model, epsilon, statistics, weighting=weights)
     comp = composition_scales(model, epsilon, statistics, weighting=weights)
-    return [
-        TheoremScales(queries, "group-dp", epsilon, group, epsilon, why),
-        TheoremScales(queries, "wasserstein-coupling", epsilon, coupled.scales, epsilon, coupled.sentence()),
-        TheoremScales(queries, "row-composition", epsilon, comp.scales, comp.loss, comp.sentence()),
-    ]
+    out = [TheoremScales(queries, "group-dp", epsilon, group, epsilon, why)]
+    if model.prior_set == "none":  # the coupling pairs the point estimate's rows
+        coupled = vector_scale(model, epsilon, statistics, weighting=weights)
+        out.append(
+            TheoremScales(
+                queries, "wasserstein-coupling", epsilon, coupled.scales, epsilon, coupled.sentence()
+            )
+        )
+    out.append(TheoremScales(queries, "row-composition", epsilon, comp.scales, comp.loss, comp.sentence()))
+    return out
 
 
 @dataclass(frozen=True)
@@ -240,6 +251,8 @@ def calibrate_property(
     noise: str = "laplace",
     mechanisms: Sequence[str] | None = None,
     weights: str = "rows",
+    prior_set: str = "none",
+    confidence: float = 0.95,
 ) -> PropertyComparison:
     """Noise scales protecting the share of rows with a property, for each statistic.
 
@@ -268,6 +281,13 @@ def calibrate_property(
     weights : {"rows", "l2"}
         How the theorems' product Laplace shares the noise among statistics together
         (:data:`~pufferfish.dataset.model.WEIGHTINGS`; default ``rows``).
+    prior_set : {"none", "dkw", "l1"}
+        ``none`` (default): the point estimate of the conditionals. ``dkw`` or ``l1``: every pair
+        in confidence sets around them (:meth:`~pufferfish.dataset.model.PropertyModel.row_sets`),
+        certified by the theorems only (Laplace, delta 0): the exact mechanisms are listed as not
+        run.
+    confidence : float
+        The sets' confidence level, in (0, 1) (default 0.95).
 
     Returns
     -------
@@ -288,7 +308,18 @@ def calibrate_property(
     9.992 / 4.983 at eps 0.5 / 1 / 2 (``optimal``), against group DP's 200 / 100 / 50.
     """
     request = property_request(
-        data, property, epsilon, queries, shares, rows, delta, noise, mechanisms, weights
+        data,
+        property,
+        epsilon,
+        queries,
+        shares,
+        rows,
+        delta,
+        noise,
+        mechanisms,
+        weights,
+        prior_set,
+        confidence,
     )
     return run_property_calibration(request)
 
@@ -304,10 +335,21 @@ def property_request(
     noise: str,
     mechanisms: Sequence[str] | None,
     weights: str = "rows",
+    prior_set: str = "none",
+    confidence: float = 0.95,
 ) -> PropertyRequest:
     """Check every argument of :func:`calibrate_property` once (same rules and errors)."""
     if weights not in WEIGHTINGS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}, got {weights!r}")
+    if prior_set not in PRIOR_SET_KINDS:
+        raise ValueError(f"prior_set must be one of {', '.join(PRIOR_SET_KINDS)}, got {prior_set!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, float | int) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if prior_set != "none" and (noise != "laplace" or delta != 0.0):
+        raise ValueError(
+            f"a prior set is certified by row-composition (Laplace noise, delta = 0), got noise {noise!r}, "
+            f"delta {delta!r}"
+        )
     spec = prop if isinstance(prop, PropertySpec) else PropertySpec.parse(prop)
     if isinstance(queries, str):
         statistics = parse_statistics(queries)
@@ -327,25 +369,35 @@ def property_request(
     default = DATASET_GAUSSIAN_MECHANISMS if noise == "gaussian" else DATASET_MECHANISMS
     names = tuple(mechanisms) if mechanisms is not None else default
     check_mechanisms(names)
-    return PropertyRequest(data, spec, statistics, share_values, rows, eps, d, noise, names, weights)
+    return PropertyRequest(
+        data,
+        spec,
+        statistics,
+        share_values,
+        rows,
+        eps,
+        d,
+        noise,
+        names,
+        weights,
+        prior_set,
+        float(confidence),
+    )
 
 
 def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
     """:func:`calibrate_property` on a checked request."""
     table = read_property_table(request.data, request.prop, request.statistics)
-    model = PropertyModel(table, request.shares, request.rows if request.rows is not None else table.rows)
+    rows = request.rows if request.rows is not None else table.rows
+    model = PropertyModel(table, request.shares, rows, request.prior_set, request.confidence)
     mechs = check_mechanisms(request.mechanisms)
     laplace = request.noise == "laplace" and request.delta == 0.0
     scenarios: list[Scenario | None] = []
     results: list[tuple[Result | Skipped, ...]] = []
     theorems: list[TheoremScales] = []
     for k in range(len(table.values)):
-        try:
-            scenario = property_scenario(model, k)
-        except StatisticTooLarge as exc:
-            if not laplace:
-                raise
-            reason = f"needs the exact distribution: {exc}; the theorems' scales are listed apart"
+        scenario, reason = _exact_scenario(model, k, laplace)
+        if scenario is None:
             results.append(tuple(Skipped(m, e, reason) for e in request.epsilons for m in request.mechanisms))
             theorems += [t for e in request.epsilons for t in theorem_scales(model, [k], e, request.weights)]
             scenarios.append(None)
@@ -357,10 +409,27 @@ def run_property_calibration(request: PropertyRequest) -> PropertyComparison:
         every = range(len(table.values))
         theorems += [t for e in request.epsilons for t in theorem_scales(model, every, e, request.weights)]
     joint: tuple[Result | Skipped, ...] = ()
-    scenario2 = joint_scenario(model)
+    scenario2 = joint_scenario(model) if model.prior_set == "none" else None
     if scenario2 is not None:
         named = tuple(m for m in request.mechanisms if m in JOINT_COUNT_MECHANISMS) or ("optimal",)
         joint = run_comparison(
             scenario2, request.epsilons, check_mechanisms(named), delta=request.delta, noise=request.noise
         )
     return PropertyComparison(model, tuple(results), joint, tuple(theorems), tuple(scenarios))
+
+
+def _exact_scenario(model: PropertyModel, k: int, laplace: bool) -> tuple[Scenario | None, str]:
+    """Statistic ``k``'s scenario of exact priors, or None and why the exact mechanisms do not run
+    on it: a prior set (the exact check is the point estimate's), or a distribution too large
+    (with Laplace noise, pure eps; otherwise :class:`StatisticTooLarge` is raised)."""
+    if model.prior_set != "none":
+        return None, (
+            "not run: the exact check is the point estimate's, not every prior of the "
+            f"{model.prior_set} sets; the theorems' scales are listed apart"
+        )
+    try:
+        return property_scenario(model, k), ""
+    except StatisticTooLarge as exc:
+        if not laplace:
+            raise
+        return None, f"needs the exact distribution: {exc}; the theorems' scales are listed apart"

@@ -56,6 +56,14 @@ the grid of one row's values exceeds the check's memory limit
 (:data:`pufferfish.loss.product.MAX_VERTICES`), ``c`` is bounded by ``sum_j r_j / s_j`` instead,
 ``r_j`` the largest change of statistic ``j``'s contribution when a row changes groups (the
 coupling's bound, valid by the argument above).
+
+**Prior sets** (``PropertyModel.prior_set`` ``dkw`` or ``l1``). The adversary's conditionals may
+be any pair ``(D_1, D_0)`` in confidence sets around the table's rows with and without the
+property (:meth:`~pufferfish.dataset.model.PropertyModel.row_sets`). The theorem holds for each
+pair with its own ``c(D_1, D_0)``, and ``L`` grows with ``c``, so ``c`` is replaced by its
+supremum over the two sets: for one statistic the exact worst case of the Laplace channel over
+them (:func:`pufferfish.loss.robust.worst_case_loss`, with its rounding bound); for several, the
+range bound with ``r_j`` the range of the values seen (any conditionals on them).
 """
 
 from __future__ import annotations
@@ -71,6 +79,7 @@ from pufferfish.dataset.model import PropertyModel, noise_weights
 from pufferfish.dataset.table import RowValues
 from pufferfish.loss.divergence import MemoryLimitError
 from pufferfish.loss.product import product_laplace_loss
+from pufferfish.loss.robust import worst_case_loss
 from pufferfish.priors.joint import JointPrior, Metric
 
 _U = 2.0**-53
@@ -217,7 +226,8 @@ class RowComposition:
 
 def row_loss(model: PropertyModel, statistics: Sequence[int], scales: Sequence[float]) -> tuple[float, str]:
     """``c + e_c``: the exact loss of one row's contributions under ``Laplace(scales)`` (module
-    docstring, step (i)), or the range bound where the check's grid is too large.
+    docstring, step (i)), its exact worst case over the prior sets of one statistic, or the range
+    bound (the check's grid too large, or several statistics under prior sets).
 
     Parameters
     ----------
@@ -236,21 +246,36 @@ def row_loss(model: PropertyModel, statistics: Sequence[int], scales: Sequence[f
     for k, s in zip(cols, scales, strict=True):
         mean = model.values(k).statistic.kind == "mean"
         units.append(s * model.rows if mean else s)
-    priors = _row_priors(model, cols)
-    try:
-        found = product_laplace_loss(priors[0], priors[1], Metric(tuple(units)), 1.0)
-    except MemoryLimitError:
-        changes = [model.row_change(k) for k in cols]
-        bound = math.fsum(r / s for r, s in zip(changes, scales, strict=True)) * (1.0 + 4.0 * len(cols) * _U)
-        return bound, "the range bound: the exact check's grid is too large"
-    return found.loss + found.error_bound, f"exact product check on {found.vertices:,} vertices"
+    if model.prior_set != "none" and len(cols) == 1:  # every pair of the two sets, exactly
+        with_set, without_set = model.row_sets(cols[0])
+        worst = worst_case_loss(with_set, without_set, units[0])
+        radii = f"{with_set.radius:.3g} and {without_set.radius:.3g}"
+        return worst.loss + worst.error, f"exact worst case over the {model.prior_set} sets of radius {radii}"
+    why = "any conditionals on the values seen"  # several statistics under a prior set
+    if model.prior_set == "none":
+        priors = _row_priors(model, cols)
+        try:
+            found = product_laplace_loss(priors[0], priors[1], Metric(tuple(units)), 1.0)
+        except MemoryLimitError:
+            why = "the exact check's grid is too large"
+        else:
+            return found.loss + found.error_bound, f"exact product check on {found.vertices:,} vertices"
+    changes = [model.row_change(k) for k in cols]
+    bound = math.fsum(r / s for r, s in zip(changes, scales, strict=True)) * (1.0 + 4.0 * len(cols) * _U)
+    return bound, f"the range bound ({why})"
 
 
 def _noiseless_row_loss(model: PropertyModel, statistics: Sequence[int]) -> float:
     """``c`` without noise: ``max |log P_1(x) - log P_0(x)|`` over the rows' vectors (``inf`` if
     one group has a vector the other has not), with a margin of ``16 u`` times the logs' size
-    for the rounding of the counts' ratios and logs."""
+    for the rounding of the counts' ratios and logs; with prior sets, their exact worst case at
+    scale 0 for one statistic (``inf`` for several)."""
     cols = list(statistics)
+    if model.prior_set != "none":  # one statistic: the sets' exact worst case without noise
+        if len(cols) > 1:
+            return math.inf
+        worst = worst_case_loss(*model.row_sets(cols[0]), 0.0)
+        return worst.loss + worst.error
     priors = _row_priors(model, cols)
     if priors[0].support.shape != priors[1].support.shape or not np.array_equal(
         priors[0].support, priors[1].support

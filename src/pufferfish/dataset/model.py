@@ -21,10 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from pufferfish.dataset.statistic import joint_count_prior, statistic_prior
 from pufferfish.dataset.table import PropertyTable, RowValues
 from pufferfish.priors.joint import Metric
 from pufferfish.priors.scenario import AdversaryPrior, Scenario
+from pufferfish.priors.sets import PRIOR_SET_KINDS, PriorSet, dkw_radius, l1_radius
 
 #: The name of the adversary's prior in results: the table's conditional distributions.
 PRIOR_NAME = "table conditionals"
@@ -57,16 +60,24 @@ class PropertyModel:
     rows : int
         ``n``, the rows of the data set released (>= 1): ``--rows`` for a calibration, the
         table's rows kept for a release of it.
+    prior_set : {"none", "dkw", "l1"}
+        The adversary's conditionals: ``none`` (default) the point estimate, the table's rows
+        with and without the property as drawn; ``dkw`` or ``l1`` every pair of conditionals in
+        a confidence set around each (:meth:`row_sets`), for which only the theorems certify.
+    confidence : float
+        In (0, 1): the sets' confidence level, shared by the two groups (default 0.95).
 
     Raises
     ------
     ValueError
-        If ``shares`` or ``rows`` break these rules.
+        If an argument breaks these rules.
     """
 
     table: PropertyTable
     shares: tuple[float, ...]
     rows: int
+    prior_set: str = "none"
+    confidence: float = 0.95
     kind: ClassVar[str] = "dataset property"
 
     def __post_init__(self) -> None:
@@ -75,7 +86,12 @@ class PropertyModel:
             raise ValueError(f"shares must be at least two distinct values in [0, 1], got {self.shares!r}")
         if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
             raise ValueError(f"rows must be an integer >= 1, got {self.rows!r}")
+        if self.prior_set not in PRIOR_SET_KINDS:
+            raise ValueError(f"prior_set must be one of {', '.join(PRIOR_SET_KINDS)}, got {self.prior_set!r}")
+        if not (isinstance(self.confidence, float | int) and 0.0 < float(self.confidence) < 1.0):
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
         object.__setattr__(self, "shares", shares)
+        object.__setattr__(self, "confidence", float(self.confidence))
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -88,11 +104,59 @@ class PropertyModel:
 
     def row_change(self, statistic: int) -> float:
         """``r``: the largest change of the statistic when one row changes groups (the largest
-        difference of a per-row value across the groups; over ``n`` for a mean), >= 0."""
+        difference of a per-row value across the groups; with a prior set, whose priors may put
+        mass on any value seen, the values' range; over ``n`` for a mean), >= 0."""
         values = self.values(statistic)
         w, wo = values.with_support, values.without_support
         r = max(float(w.max() - wo.min()), float(wo.max() - w.min()), 0.0)
+        if self.prior_set != "none":
+            r = values.value_range
         return r / self.rows if values.statistic.kind == "mean" else r
+
+    def row_sets(self, statistic: int) -> tuple[PriorSet, PriorSet]:
+        """The confidence sets of a row's value of statistic ``statistic`` with the property and
+        without it (``prior_set`` ``dkw`` or ``l1``; ``none``: the point estimates alone).
+
+        Both live on the values seen in either group (a value never seen lies outside every
+        set). Their radii hold together at :attr:`confidence` (union bound over the two groups):
+        DKW ``eta = sqrt(ln(4 / alpha) / (2 N))`` (:func:`~pufferfish.priors.sets.dkw_radius`),
+        L1 (:func:`~pufferfish.priors.sets.l1_radius`), ``N`` the group's rows in the table.
+
+        Returns
+        -------
+        (PriorSet, PriorSet)
+            With the property, without it.
+        """
+        values = self.values(statistic)
+        alphabet = np.union1d(values.with_support, values.without_support)
+        out = []
+        for support, counts in (
+            (values.with_support, values.with_counts),
+            (values.without_support, values.without_counts),
+        ):
+            center = np.zeros(alphabet.size)
+            center[np.searchsorted(alphabet, support)] = counts / counts.sum()
+            rows = float(counts.sum())
+            if self.prior_set == "dkw":
+                radius = dkw_radius(rows, self.confidence, secrets=2)
+            elif self.prior_set == "l1" and alphabet.size >= 2:
+                radius = l1_radius(rows, alphabet.size, self.confidence, secrets=2)
+            else:
+                radius = 0.0
+            kind = self.prior_set if radius > 0 else "none"
+            conf = self.confidence if radius > 0 else None
+            out.append(PriorSet(kind, alphabet, center, radius, conf))
+        return out[0], out[1]
+
+    def prior_text(self) -> str:
+        """Which conditionals a guarantee covers, for the guarantee's sentence."""
+        if self.prior_set == "none":
+            return f"{PRIOR_NAME}, the point estimate"
+        return (
+            f"every pair of conditionals in the {self.prior_set.upper()} confidence sets "
+            f"(confidence {self.confidence:g}) around the table's rows with and without the property, "
+            "on the values seen"
+        )
 
     def group_dp_sensitivity(self, statistic: int) -> float:
         """How much the statistic changes when all ``n`` rows change: ``n`` times the per-row
@@ -113,7 +177,11 @@ class PropertyModel:
             "table_rows_kept": t.rows,
             "table_rows_left_out": t.rows_left_out,
             "table_share": t.share,
-            "prior": "point estimate: the table's rows with and without the property, as drawn",
+            "prior": "point estimate: the table's rows with and without the property, as drawn"
+            if self.prior_set == "none"
+            else self.prior_text(),
+            "prior_set": self.prior_set,
+            "confidence": self.confidence if self.prior_set != "none" else None,
         }
 
 

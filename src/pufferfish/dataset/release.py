@@ -32,7 +32,6 @@ from pufferfish.dataset.composition import RowComposition, composition_scales
 from pufferfish.dataset.coupling import VectorScale, vector_scale
 from pufferfish.dataset.model import (
     MAX_JOINT_POINTS,
-    PRIOR_NAME,
     PropertyModel,
     joint_scenario,
     property_scenario,
@@ -103,7 +102,7 @@ class PropertyRelease:
                 f"({self.epsilon:g}, {self.delta:g})-pufferfish privacy of the share of rows with "
                 f"{t.prop.text}: no pair of the shares {', '.join(f'{s:g}' for s in self.model.shares)} "
                 f"is told apart beyond e^eps, for n = {self.model.rows} i.i.d. rows drawn from the "
-                f"table's rows with and without the property ({PRIOR_NAME}, the point estimate)"
+                f"table's rows with and without the property ({self.model.prior_text()})"
             ),
             "checked": self.checked,
             "sampler": self.sampler,
@@ -123,6 +122,8 @@ def release_property(
     delta: float = 0.0,
     noise: str = "laplace",
     weights: str = "rows",
+    prior_set: str = "none",
+    confidence: float = 0.95,
     rng: np.random.Generator | int | None = None,
 ) -> PropertyRelease:
     """Release ``data``'s statistics under the dataset-level guarantee (module docstring).
@@ -131,8 +132,9 @@ def release_property(
     ----------
     data : str, pathlib.Path or pandas.DataFrame
         The table released (shipped ``adult``, CSV, Parquet).
-    property, queries, shares, delta, noise, weights
+    property, queries, shares, delta, noise, weights, prior_set, confidence
         As :func:`~pufferfish.dataset.calibrate.calibrate_property`; ``n`` is the table's rows kept.
+        With a prior set the statistics are released by ``row-composition``.
     epsilon : float
         Finite and > 0 (nats).
     mechanism : str, optional
@@ -164,7 +166,9 @@ def release_property(
     """
     eps = check_epsilon(epsilon)
     named = [mechanism] if mechanism is not None else None
-    request = property_request(data, property, eps, queries, shares, None, delta, noise, named, weights)
+    request = property_request(
+        data, property, eps, queries, shares, None, delta, noise, named, weights, prior_set, confidence
+    )
     if len(request.statistics) > 1 and (request.noise != "laplace" or request.delta > 0):
         raise ValueError(
             "several statistics are released together with Laplace noise and delta = 0 (two counts: "
@@ -172,7 +176,7 @@ def release_property(
             f"got noise {request.noise}, delta {request.delta:g}"
         )
     table = read_property_table(request.data, request.prop, request.statistics)
-    model = PropertyModel(table, request.shares, table.rows)
+    model = PropertyModel(table, request.shares, table.rows, request.prior_set, request.confidence)
     plan = plan_release(
         model, eps, mechanism, request.delta, request.noise, secure=rng is None, weights=request.weights
     )
@@ -280,6 +284,13 @@ def plan_release(
     StatisticTooLarge
         If one statistic's exact distribution is too large for the mechanism asked for.
     """
+    if model.prior_set != "none":
+        if mechanism not in (None, "row-composition"):
+            raise ValueError(
+                f"with prior set {model.prior_set} the statistics are released by row-composition (the "
+                f"theorem holds for every pair of conditionals in the sets), got mechanism {mechanism}"
+            )
+        mechanism = "row-composition"
     if mechanism in THEOREM_MECHANISMS:
         if noise != "laplace" or delta > 0:
             raise ValueError(
@@ -355,7 +366,7 @@ def _theorem_plan(
                 f"; the secure sampler's rounding costs at most {moved:.2g} nats, covered by the scales' "
                 f"factor {scales[0] / found.scales[0]!r}"
             )
-    checked += "; the theorem and the point-estimate conditionals, not the statistics' exact distribution"
+    checked += f"; the theorem for {model.prior_text()}, not the statistics' exact distribution"
     return ReleasePlan(mechanism, tuple(scales), "laplace", 0.0, checked, theorem=found)
 
 
