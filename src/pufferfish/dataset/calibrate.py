@@ -146,6 +146,16 @@ def theorem_scales(
     DP's change of all ``n`` rows, the coupling's change of one row, ``row-composition``'s
     :func:`~pufferfish.dataset.composition.first_order_weights`.
 
+    Parameters
+    ----------
+    model : PropertyModel
+    statistics : sequence of int
+        0-based indices of the statistics released together (one or more).
+    epsilon : float
+        > 0 (checked at the edge).
+    weights : {"rows", "l2"}
+        :data:`~pufferfish.dataset.model.WEIGHTINGS` (checked at the edge).
+
     Returns
     -------
     list of TheoremScales

@@ -333,7 +333,14 @@ def composition_scales(
     -------
     RowComposition
         ``b`` within a relative 1e-9 of the root on its passing side; valid by the module
-        docstring's theorem for every pair of shares and the point-estimate conditionals.
+        docstring's theorem for every pair of shares and the model's conditionals (the point
+        estimate, or every pair in its prior sets); zero scales when no noise is needed.
+
+    Raises
+    ------
+    ValueError
+        If no scale up to ``2^200`` times the first guess passes (not reached for finite values:
+        ``c`` is at most the range bound, which falls to 0 as the scale grows).
     """
     which = tuple(range(len(model.table.values))) if statistics is None else tuple(statistics)
     if units is None:

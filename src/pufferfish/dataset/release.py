@@ -381,6 +381,16 @@ def sampler_rounding(scales: Sequence[float]) -> float:
     way per value moved: ratios of two such move by at most ``e^{g / s}``; a larger scale is
     post-processing of Laplace noise. A zero scale adds no noise and is not rounded by the sampler
     (a statistic released as it is: no term).
+
+    Parameters
+    ----------
+    scales : sequence of float
+        The Laplace scales drawn, each >= 0, in the statistics' units.
+
+    Returns
+    -------
+    float
+        The term (nats, >= 0) a theorem's loss bound adds for the secure sampler.
     """
     return math.fsum(max(2.0**-30, 2.0 ** grid_exponent(s)) / s for s in scales if s > 0)
 
