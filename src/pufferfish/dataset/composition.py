@@ -252,28 +252,45 @@ def row_loss(model: PropertyModel, statistics: Sequence[int], scales: Sequence[f
     (float, str)
         The loss (nats) and how it was found.
     """
+    return _row_check(model, statistics)(scales)
+
+
+def _row_check(
+    model: PropertyModel, statistics: Sequence[int]
+) -> Callable[[Sequence[float]], tuple[float, str]]:
+    """:func:`row_loss` at any scales, with what does not depend on them (the rows' laws, the sets,
+    the ranges) computed once: the search of :func:`composition_scales` calls it at every step."""
     cols = list(statistics)
-    units = []
-    for k, s in zip(cols, scales, strict=True):
-        mean = model.values(k).statistic.kind == "mean"
-        units.append(s * model.rows if mean else s)
-    if model.prior_set != "none" and len(cols) == 1:  # every pair of the two sets, exactly
-        with_set, without_set = model.row_sets(cols[0])
-        worst = worst_case_loss(with_set, without_set, units[0])
-        radii = f"{with_set.radius:.3g} and {without_set.radius:.3g}"
-        return worst.loss + worst.error, f"exact worst case over the {model.prior_set} sets of radius {radii}"
-    why = "any conditionals on the values seen"  # several statistics under a prior set
-    if model.prior_set == "none":
-        priors = _row_priors(model, cols)
-        try:
-            found = product_laplace_loss(priors[0], priors[1], Metric(tuple(units)), 1.0)
-        except MemoryLimitError:
-            why = "the exact check's grid is too large"
-        else:
-            return found.loss + found.error_bound, f"exact product check on {found.vertices:,} vertices"
+    per_row = [float(model.rows) if model.values(k).statistic.kind == "mean" else 1.0 for k in cols]
     changes = [model.row_change(k) for k in cols]
-    bound = math.fsum(r / s for r, s in zip(changes, scales, strict=True)) * (1.0 + 4.0 * len(cols) * _U)
-    return bound, f"the range bound ({why})"
+    sets = model.row_sets(cols[0]) if model.prior_set != "none" and len(cols) == 1 else None
+    priors = _row_priors(model, cols) if model.prior_set == "none" else None
+    over_sets = (
+        ""
+        if sets is None
+        else (
+            f"exact worst case over the {model.prior_set} sets of radius {sets[0].radius:.3g} and "
+            f"{sets[1].radius:.3g}"
+        )
+    )
+
+    def check(scales: Sequence[float]) -> tuple[float, str]:
+        units = tuple(s * u for s, u in zip(scales, per_row, strict=True))
+        if sets is not None:  # every pair of the two sets, exactly
+            worst = worst_case_loss(sets[0], sets[1], units[0])
+            return worst.loss + worst.error, over_sets
+        why = "any conditionals on the values seen"  # several statistics under a prior set
+        if priors is not None:
+            try:
+                found = product_laplace_loss(priors[0], priors[1], Metric(units), 1.0)
+            except MemoryLimitError:
+                why = "the exact check's grid is too large"
+            else:
+                return found.loss + found.error_bound, f"exact product check on {found.vertices:,} vertices"
+        bound = math.fsum(r / s for r, s in zip(changes, scales, strict=True)) * (1.0 + 4.0 * len(cols) * _U)
+        return bound, f"the range bound ({why})"
+
+    return check
 
 
 def _noiseless_row_loss(model: PropertyModel, statistics: Sequence[int]) -> float:
@@ -368,9 +385,11 @@ def composition_scales(
         )
         return RowComposition(epsilon, zero, weights, c0, how, composed_loss(model.rows, model.shares, c0))
 
+    check = _row_check(model, which)
+
     def loss_at(b: float) -> tuple[float, float, str, float]:
         scales = [b * w for w in weights]
-        c, how = row_loss(model, which, scales)
+        c, how = check(scales)
         extra = 0.0 if rounding is None else rounding(scales)
         return composed_loss(model.rows, model.shares, c) + extra, c, how, extra
 
