@@ -22,7 +22,7 @@ from pufferfish.dataset.calibrate import PropertyComparison
 from pufferfish.dataset.model import property_scenario
 from pufferfish.dataset.release import PropertyRelease
 from pufferfish.dataset.statistic import StatisticTooLarge
-from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, log_axes, svg_text, table_html
+from pufferfish.pipeline.page import cell, curves_svg, figure_html, fmt, html_page, svg_text, table_html
 
 
 def property_report_html(found: PropertyComparison) -> str:
@@ -162,17 +162,9 @@ def _row(r: Result | Skipped, k: int) -> list[str]:
 
 
 def _curve(used: list[Calibration]) -> str:
-    fig = Figure(figsize=(6.0, 3.4))
-    ax = fig.subplots()
-    for name in dict.fromkeys(r.mechanism for r in used):
-        points = sorted((r.epsilon, r.scale) for r in used if r.mechanism == name and r.scale > 0)
-        if points:
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=name)
-    log_axes(ax, x=True, y=True)
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel("noise scale")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
+    names = dict.fromkeys(r.mechanism for r in used)
+    points = {m: [(r.epsilon, r.scale) for r in used if r.mechanism == m and r.scale > 0] for m in names}
+    return curves_svg(points, "epsilon", "noise scale")
 
 
 def _priors(scenario: object) -> str:

@@ -15,7 +15,15 @@ from matplotlib.figure import Figure
 
 from pufferfish.calibration import Calibration, MappingCalibration, Skipped
 from pufferfish.markov.counts import Binding, CountModel
-from pufferfish.pipeline.page import cell, figure_html, fmt, html_page, log_axes, svg_text, table_html
+from pufferfish.pipeline.page import (
+    cell,
+    curves_svg,
+    figure_html,
+    fmt,
+    html_page,
+    svg_text,
+    table_html,
+)
 from pufferfish.priors.distributions import DiscretePrior
 from pufferfish.tables.source import write_text
 
@@ -110,23 +118,18 @@ def length_ladder(length: int) -> list[int]:
 
 
 def _length_figure(curve: dict[int, tuple[Result, ...]]) -> str:
-    fig = Figure(figsize=(6.0, 3.4))
-    ax = fig.subplots()
     lengths = sorted(curve)
     names = dict.fromkeys(r.mechanism for t in lengths for r in curve[t] if isinstance(r, Calibration))
-    for name in names:
-        points = [
+    points = {
+        name: [
             (t, r.scale)
             for t in lengths
             for r in curve[t]
             if isinstance(r, Calibration) and r.mechanism == name and r.scale > 0
         ]
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=name)
-    log_axes(ax, x=True, y=True)
-    ax.set_xlabel("T (length of the series)")
-    ax.set_ylabel("Laplace scale")
-    ax.legend(fontsize=7)
-    return svg_text(fig)
+        for name in names
+    }
+    return curves_svg(points, "T (length of the series)", "Laplace scale")
 
 
 def _row(r: Result) -> list[str]:

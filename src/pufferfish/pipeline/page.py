@@ -11,7 +11,7 @@ import html
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,37 @@ def log_axes(ax: Any, *, x: bool = False, y: bool = False) -> None:
             axis.set_major_formatter(plain)
             axis.set_minor_locator(LogLocator(base=10.0, subs="auto", numticks=12))
             axis.set_minor_formatter(NullFormatter())
+
+
+def curves_svg(curves: Mapping[str, Sequence[tuple[float, float]]], xlabel: str, ylabel: str) -> str:
+    """One line per name through its ``(x, y)`` points (sorted by ``x``; a name without points is
+    left out), on log axes (:func:`log_axes`), with a legend: a mechanism's scale against epsilon
+    or against a series' length.
+
+    Parameters
+    ----------
+    curves : mapping of str to sequence of (float, float)
+        Positive ``x`` and ``y``, per line, in the legend's order.
+    xlabel, ylabel : str
+
+    Returns
+    -------
+    str
+        The figure as inline SVG (:func:`svg_text`).
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.0, 3.4))
+    ax = fig.subplots()
+    for name, points in curves.items():
+        ordered = sorted(points)
+        if ordered:
+            ax.plot([p[0] for p in ordered], [p[1] for p in ordered], marker="o", markersize=3, label=name)
+    log_axes(ax, x=True, y=True)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    return svg_text(fig)
 
 
 def figure_html(fig_id: str, title: str, svg: str, caption: str) -> str:
